@@ -1,0 +1,359 @@
+//! `critpath`: full-system critical-path analysis from the command line.
+//! Each subcommand reads a trace through `critpath-formats`, runs the
+//! engine of `critpath-core` once, and hands the results to a view.
+
+mod bench;
+mod views;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use critpath_core::{analyze, Analysis, Options, ReadError, RecordSource};
+use critpath_formats::{open, AnySource, Codec, CptWriter, JsonlWriter};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "critpath", version, about = "Full-system critical-path analysis: which states bound end-to-end performance")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Critical path, criticality table and diagnostics of a trace.
+    Analyze {
+        /// Trace file (JSONL or .cpt; detected from the content).
+        trace: PathBuf,
+        /// Print the JSON report (SPEC §5) instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show only the N most critical states.
+        #[arg(long, value_name = "N")]
+        top: Option<usize>,
+        /// Keep only paths that start at this SM's first node (SM or SYS/SM).
+        #[arg(long, value_name = "SM")]
+        from: Option<String>,
+        /// End at this SM's last node, or its last transition into STATE.
+        #[arg(long, value_name = "SM[:STATE]")]
+        to: Option<String>,
+        /// Include the critical path's edges, in time order, in the JSON.
+        #[arg(long)]
+        path: bool,
+        /// Write the output to FILE instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Convert a trace between JSONL and the native .cpt format, losslessly.
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        /// Output format (default: from OUTPUT's extension, .cpt or .jsonl).
+        #[arg(long, value_enum)]
+        format: Option<OutFormat>,
+        /// Compression of .cpt chunks.
+        #[arg(long, value_enum, default_value = "zstd")]
+        compress: Compress,
+    },
+    /// Validate a trace and the cgraph invariants; exit 1 on violation.
+    Check {
+        trace: PathBuf,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the combined graph (cgraph) in Graphviz DOT.
+    Cgraph {
+        trace: PathBuf,
+        /// Output file (.dot); standard output when omitted.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[arg(long, value_name = "SM")]
+        from: Option<String>,
+        #[arg(long, value_name = "SM[:STATE]")]
+        to: Option<String>,
+    },
+    /// Measure the engine: synthetic traces of given sizes, records/s and peak RSS.
+    Bench {
+        /// Trace sizes in records (comma-separated; k and M suffixes allowed).
+        #[arg(long, value_delimiter = ',', default_value = "1M,10M")]
+        records: Vec<String>,
+        /// Number of state machines in the synthetic pipeline.
+        #[arg(long, default_value_t = 16)]
+        stages: u32,
+        /// Formats to measure.
+        #[arg(long, value_delimiter = ',', default_value = "cpt,cpt-raw,jsonl")]
+        formats: Vec<String>,
+        /// Directory for the generated traces (default: a temporary one).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutFormat {
+    Cpt,
+    Jsonl,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Compress {
+    None,
+    Zstd,
+}
+
+/// Why a command failed, and its exit code.
+pub enum Failure {
+    /// Bad input or usage: exit 2.
+    Input(String),
+    /// A check found violations: exit 1.
+    Check,
+}
+
+impl From<ReadError> for Failure {
+    fn from(e: ReadError) -> Self {
+        Failure::Input(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli.cmd) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Check) => ExitCode::from(1),
+        Err(Failure::Input(msg)) => {
+            eprintln!("critpath: error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cmd: Cmd) -> Result<(), Failure> {
+    match cmd {
+        Cmd::Analyze { trace, json, top, from, to, path, output } => {
+            let opts = Options { from, to, keep_path: path, ..Default::default() };
+            let (mut a, err) = run_analysis(&trace, opts)?;
+            if let Some(n) = top {
+                a.truncate_states(n);
+            }
+            let text = if json { views::json(&a) + "\n" } else { views::table(&a, &trace.display().to_string()) };
+            emit(output.as_deref(), text.as_bytes())?;
+            finish_with(err)
+        }
+        Cmd::Convert { input, output, format, compress } => convert(&input, &output, format, compress),
+        Cmd::Check { trace, json } => check(&trace, json),
+        Cmd::Cgraph { trace, output, from, to } => {
+            if let Some(o) = &output {
+                let ext = o.extension().and_then(|e| e.to_str()).unwrap_or("");
+                if ext != "dot" && ext != "gv" {
+                    return Err(Failure::Input(format!(
+                        "{}: cgraph writes Graphviz DOT; name the output FILE.dot (render it with `dot -Tsvg FILE.dot`)",
+                        o.display()
+                    )));
+                }
+            }
+            let (a, err) = run_analysis(&trace, Options { from, to, ..Default::default() })?;
+            emit(output.as_deref(), views::dot(&a).as_bytes())?;
+            finish_with(err)
+        }
+        Cmd::Bench { records, stages, formats, dir, json } => bench::run(&records, stages, &formats, dir.as_deref(), json),
+    }
+}
+
+/// A reader error that still let the analysis finish becomes exit code 2
+/// after the results are out.
+fn finish_with(err: Option<ReadError>) -> Result<(), Failure> {
+    match err {
+        Some(e) => Err(Failure::Input(e.to_string())),
+        None => Ok(()),
+    }
+}
+
+fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
+    match output {
+        Some(p) => std::fs::write(p, bytes).map_err(|e| Failure::Input(format!("{}: cannot write: {e}", p.display()))),
+        None => {
+            let mut out = io::stdout().lock();
+            match out.write_all(bytes).and_then(|_| out.flush()) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(Failure::Input(format!("cannot write to standard output: {e}"))),
+            }
+        }
+    }
+}
+
+/// A progress bar over the input's bytes, drawn only on a terminal and
+/// only for inputs big enough to take a while.
+pub fn progress_bar(path: &Path) -> Option<ProgressBar> {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if len < (32 << 20) || !io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {bytes}/{total_bytes} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(path.display().to_string());
+    Some(pb)
+}
+
+/// Opens and analyzes a trace, with a progress bar on a terminal.
+pub fn run_analysis(trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>), Failure> {
+    let mut src = open(trace)?;
+    analyze_source(&mut src, trace, opts)
+}
+
+fn analyze_source(src: &mut AnySource, trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>), Failure> {
+    let pb = progress_bar(trace);
+    let result = analyze(src, opts, |_, bytes| {
+        if let Some(pb) = &pb {
+            pb.set_position(bytes);
+        }
+    });
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let (a, err) = result.map_err(|e| match e.kind() {
+        io::ErrorKind::InvalidInput => Failure::Input(e.to_string()),
+        _ => Failure::Input(format!("{}: analysis failed: {e}", trace.display())),
+    })?;
+    if a.stats.records == 0 {
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        return Err(Failure::Input(format!("{}: the trace holds no records", trace.display())));
+    }
+    Ok((a, err))
+}
+
+fn convert(input: &Path, output: &Path, format: Option<OutFormat>, compress: Compress) -> Result<(), Failure> {
+    let format = match format {
+        Some(f) => f,
+        None => match output.extension().and_then(|e| e.to_str()) {
+            Some("cpt") => OutFormat::Cpt,
+            Some("jsonl") | Some("json") | Some("ndjson") => OutFormat::Jsonl,
+            _ => {
+                return Err(Failure::Input(format!(
+                    "{}: cannot tell the output format from the name; use .cpt or .jsonl, or --format",
+                    output.display()
+                )))
+            }
+        },
+    };
+    let mut src = open(input)?;
+    let file = std::fs::File::create(output).map_err(|e| Failure::Input(format!("{}: cannot create: {e}", output.display())))?;
+    let out = BufWriter::with_capacity(1 << 20, file);
+    let werr = |e: io::Error| Failure::Input(format!("{}: write failed: {e}", output.display()));
+    let pb = progress_bar(input);
+    let mut first_err: Option<ReadError> = None;
+    let mut n = 0u64;
+    let mut pump = |write: &mut dyn FnMut(&critpath_core::Record, &critpath_core::Interner) -> io::Result<()>, src: &mut AnySource| -> Result<(), Failure> {
+        loop {
+            match src.next_record() {
+                Ok(Some((r, _))) => {
+                    write(&r, src.strings()).map_err(werr)?;
+                    n += 1;
+                    if n & 0xffff == 0 {
+                        if let Some(pb) = &pb {
+                            pb.set_position(src.bytes_read());
+                        }
+                    }
+                }
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    let fatal = e.fatal;
+                    eprintln!("critpath: warning: {e}");
+                    first_err.get_or_insert(e);
+                    if fatal {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    };
+    match format {
+        OutFormat::Cpt => {
+            let codec = match compress {
+                Compress::None => Codec::None,
+                Compress::Zstd => Codec::Zstd,
+            };
+            let mut w = CptWriter::new(out, codec).map_err(werr)?;
+            pump(&mut |r, s| w.write(r, s), &mut src)?;
+            w.finish().map_err(werr)?;
+        }
+        OutFormat::Jsonl => {
+            let mut w = JsonlWriter::new(out);
+            pump(&mut |r, s| w.write(r, s), &mut src)?;
+            w.finish().map_err(werr)?;
+        }
+    }
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    match first_err {
+        Some(e) => Err(Failure::Input(format!("{e} (converted the {n} records that could be read)"))),
+        None => Ok(()),
+    }
+}
+
+fn check(trace: &Path, json: bool) -> Result<(), Failure> {
+    let (a, err) = run_analysis(trace, Options::default())?;
+    let violations = critpath_core::check::violations(&a);
+    let trace_errors: Vec<&critpath_core::Diagnostic> = a
+        .diagnostics
+        .iter()
+        .filter(|d| critpath_core::check::TRACE_ERRORS.contains(&d.kind.as_str()))
+        .collect();
+    let ok = violations.is_empty() && trace_errors.is_empty();
+    if json {
+        let v = serde_json::json!({
+            "ok": ok,
+            "invariant_violations": violations,
+            "trace_errors": trace_errors,
+            "stats": a.stats,
+            "cgraph": {"nodes": a.cgraph.nodes.len(), "edges": a.cgraph.edges.len()},
+        });
+        emit(None, (serde_json::to_string_pretty(&v).expect("json") + "\n").as_bytes())?;
+    } else {
+        let mut o = String::new();
+        for v in &violations {
+            o.push_str(&format!("violation: {v}\n"));
+        }
+        for d in &trace_errors {
+            o.push_str(&format!("{}: {}\n", d.kind, d.message));
+        }
+        o.push_str(&format!(
+            "{}: {} records, {} nodes, {} state machines, cgraph {} nodes / {} edges: {}\n",
+            trace.display(),
+            a.stats.records,
+            a.stats.nodes,
+            a.stats.state_machines,
+            a.cgraph.nodes.len(),
+            a.cgraph.edges.len(),
+            if ok { "ok" } else { "FAILED" }
+        ));
+        emit(None, o.as_bytes())?;
+    }
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::Check)
+    }
+}

@@ -1,0 +1,108 @@
+//! The event model of SPEC §1: records in time order, each naming a state
+//! machine (directly, or through a thread's SM stack or a CPU's current
+//! thread) and what it does.
+
+use crate::strings::Sym;
+
+/// Who a record is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Who {
+    /// A state machine named directly (`sm`).
+    Sm(Sym),
+    /// The SM on top of this thread's SM stack (`thread`).
+    Thread(Sym),
+    /// The SM on top of the stack of the thread running on this CPU (`cpu`).
+    Cpu(Sym),
+}
+
+/// The id of a causal link between a `send` and a `recv`: a number or a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkId {
+    Num(u64),
+    Str(Sym),
+}
+
+/// What a record does. Field meanings follow SPEC §1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Transition into `state`.
+    State { who: Who, state: Sym },
+    /// Transition into a waiting `state`, waiting until SM `on` (in system
+    /// `on_sys`, default the record's own) enters `on_state` (any state when
+    /// `None`). With `on == None` only a `recv` ends the wait.
+    Wait {
+        who: Who,
+        state: Sym,
+        on: Option<Sym>,
+        on_sys: Option<Sym>,
+        on_state: Option<Sym>,
+    },
+    /// A point node inside the current state; the state goes on.
+    Send { who: Who, id: LinkId },
+    /// Transition into `state` that depends on the `send` with the same id.
+    Recv { who: Who, id: LinkId, state: Sym },
+    /// The SM's life ends.
+    End { who: Who },
+    /// Implicit software state: enter state `func`.
+    Call { who: Who, func: Sym },
+    /// Return from `func` to the caller's state.
+    Ret { who: Who, func: Sym },
+    /// Push SM `sm` on `thread`'s SM stack.
+    Push { thread: Sym, sm: Sym },
+    /// Pop SM `sm` (which must be on top) from `thread`'s SM stack.
+    Pop { thread: Sym, sm: Sym },
+    /// `thread` now runs on `cpu`.
+    Switch { cpu: Sym, thread: Sym },
+}
+
+impl Event {
+    /// The `ev` name used by the JSONL format.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::State { .. } => "state",
+            Event::Wait { .. } => "wait",
+            Event::Send { .. } => "send",
+            Event::Recv { .. } => "recv",
+            Event::End { .. } => "end",
+            Event::Call { .. } => "call",
+            Event::Ret { .. } => "ret",
+            Event::Push { .. } => "push",
+            Event::Pop { .. } => "pop",
+            Event::Switch { .. } => "switch",
+        }
+    }
+
+    /// All `ev` names, for error messages.
+    pub const NAMES: &'static [&'static str] = &[
+        "state", "wait", "send", "recv", "end", "call", "ret", "push", "pop", "switch",
+    ];
+}
+
+/// One trace record: a time in nanoseconds, a system and an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub t: u64,
+    /// The system (`sys`); `Sym::LOCAL` by default.
+    pub sys: Sym,
+    pub ev: Event,
+}
+
+/// Where a record came from, for diagnostics: a line of a text file or the
+/// index of a record in a binary file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Pos {
+    #[default]
+    None,
+    Line(u64),
+    Record(u64),
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pos::None => Ok(()),
+            Pos::Line(n) => write!(f, "line {n}"),
+            Pos::Record(n) => write!(f, "record {n}"),
+        }
+    }
+}

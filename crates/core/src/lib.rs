@@ -1,0 +1,76 @@
+//! critpath-core: the event model, the streaming critical-path engine with
+//! its on-disk node log, and the result tables that every view renders.
+//!
+//! Data flows one way: a [`RecordSource`] yields [`Record`]s, the [`Engine`]
+//! consumes them in one pass, and [`Engine::finish`] returns an [`Analysis`].
+
+pub mod check;
+pub mod engine;
+pub mod event;
+pub mod nodelog;
+pub mod results;
+pub mod source;
+pub mod strings;
+pub mod synth;
+
+pub use engine::{Engine, Options};
+pub use event::{Event, LinkId, Pos, Record, Who};
+pub use results::{Analysis, Diagnostic};
+pub use source::{Location, ReadError, RecordSource, VecSource};
+pub use strings::{Interner, Sym};
+
+/// Runs the engine over a whole source. Reader errors that let reading go on
+/// become diagnostics; the first error of all is returned beside the
+/// analysis so the caller can report it (exit code 2) without losing what
+/// was read. `progress` is called now and then with (records, bytes read).
+pub fn analyze<S: RecordSource + ?Sized>(
+    source: &mut S,
+    opts: Options,
+    mut progress: impl FnMut(u64, u64),
+) -> std::io::Result<(Analysis, Option<ReadError>)> {
+    let mut engine = Engine::new(opts);
+    let mut first_error: Option<ReadError> = None;
+    let mut skipped = 0u64;
+    loop {
+        match source.next_record() {
+            Ok(Some((rec, pos))) => {
+                engine.feed(&rec, pos, source.strings());
+                if engine.records() & 0xffff == 0 {
+                    progress(engine.records(), source.bytes_read());
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let fatal = e.fatal;
+                if fatal || skipped < 10 {
+                    engine.add_diagnostic(Diagnostic::new(
+                        if fatal { "input-cut" } else { "input-skipped" },
+                        if fatal {
+                            format!("{e}; the analysis covers the records before this point")
+                        } else {
+                            format!("{e}; record skipped")
+                        },
+                    ));
+                }
+                if !fatal {
+                    skipped += 1;
+                }
+                if first_error.is_none() {
+                    first_error = Some(e);
+                }
+                if fatal {
+                    break;
+                }
+            }
+        }
+    }
+    if skipped > 10 {
+        engine.add_diagnostic(
+            Diagnostic::new("input-skipped", format!("{} more bad records skipped ({skipped} in all)", skipped - 10))
+                .count(skipped - 10),
+        );
+    }
+    progress(engine.records(), source.bytes_read());
+    let analysis = engine.finish(source.strings())?;
+    Ok((analysis, first_error))
+}

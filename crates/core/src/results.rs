@@ -1,0 +1,181 @@
+//! What an analysis produces, as plain tables (the critical path, the
+//! per-state table, diagnostics, the combined graph) that every view —
+//! table, JSON, DOT, HTML — renders without recomputing anything.
+
+use crate::event::Pos;
+use crate::strings::{Interner, Sym};
+use serde::Serialize;
+
+/// One end of the critical path.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Endpoint {
+    pub sys: String,
+    pub sm: String,
+    pub t: u64,
+}
+
+/// The critical path's summary (SPEC §5 `critical_path`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct CriticalPath {
+    pub length_ns: u64,
+    pub start: Endpoint,
+    pub end: Endpoint,
+    /// Number of bgraph edges on the path.
+    pub edges: u64,
+    /// False when the trace has no node (or none reachable from `--from`).
+    pub found: bool,
+}
+
+/// One row of the criticality table: a `(sys, sm, state)`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StateRow {
+    pub sys: String,
+    pub sm: String,
+    pub state: String,
+    pub visits: u64,
+    pub total_ns: u64,
+    pub critical_ns: u64,
+    pub criticality: f64,
+}
+
+/// A finding that helps complete the model (SPEC §2 diagnostics) or says
+/// what was wrong with the input.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub kind: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sm: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t: Option<u64>,
+    /// Line (JSONL) or record index (binary) of the record concerned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<u64>,
+    /// For a summary of diagnostics not shown one by one: how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
+impl Diagnostic {
+    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            kind: kind.to_string(),
+            message: message.into(),
+            sys: None,
+            sm: None,
+            state: None,
+            t: None,
+            line: None,
+            record: None,
+            count: None,
+        }
+    }
+    pub fn on(mut self, strings: &Interner, sys: Sym, sm: Sym) -> Self {
+        self.sys = Some(strings.resolve(sys).to_string());
+        self.sm = Some(strings.resolve(sm).to_string());
+        self
+    }
+    pub fn state(mut self, state: &str) -> Self {
+        self.state = Some(state.to_string());
+        self
+    }
+    pub fn time(mut self, t: u64) -> Self {
+        self.t = Some(t);
+        self
+    }
+    pub fn at(mut self, t: u64, pos: Pos) -> Self {
+        self.t = Some(t);
+        match pos {
+            Pos::Line(n) => self.line = Some(n),
+            Pos::Record(n) => self.record = Some(n),
+            Pos::None => {}
+        }
+        self
+    }
+    pub fn count(mut self, n: u64) -> Self {
+        self.count = Some(n);
+        self
+    }
+}
+
+/// Counts of what was processed.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Stats {
+    pub records: u64,
+    pub nodes: u64,
+    pub state_machines: u64,
+    /// Bytes of node log that spilled to disk.
+    pub node_log_bytes: u64,
+}
+
+/// A cgraph node: the transition `from → to` of one SM (`start`, `end` and
+/// `send` mark a life's first node, its end, and a send point).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CNodeRow {
+    pub id: u32,
+    pub sys: String,
+    pub sm: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// A cgraph edge: time in `state` between two transitions (intra-SM), or an
+/// inter-SM dependence (dashed) charged to the waiting SM's `state`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CEdgeRow {
+    pub from: u32,
+    pub to: u32,
+    pub state: String,
+    pub inter: bool,
+    pub visits: u64,
+    pub total_ns: u64,
+    pub critical_ns: u64,
+}
+
+/// The combined graph (SPEC §2).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct CGraph {
+    pub nodes: Vec<CNodeRow>,
+    pub edges: Vec<CEdgeRow>,
+}
+
+/// One edge of the critical path, in time order.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PathSegment {
+    pub sys: String,
+    /// The SM whose node ends the edge.
+    pub sm: String,
+    /// The state the edge's time is charged to.
+    pub state: String,
+    /// The SM whose node starts the edge (differs from `sm` on inter-SM edges).
+    pub from_sm: String,
+    pub inter: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Everything one analysis found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Analysis {
+    pub critical_path: CriticalPath,
+    pub states: Vec<StateRow>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: Stats,
+    #[serde(skip)]
+    pub cgraph: CGraph,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<PathSegment>>,
+}
+
+impl Analysis {
+    /// Keeps the `n` most critical states.
+    pub fn truncate_states(&mut self, n: usize) {
+        self.states.truncate(n);
+    }
+}

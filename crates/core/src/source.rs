@@ -1,0 +1,91 @@
+//! The one trait every trace reader implements, and the error it reports.
+//! Readers turn bytes into [`Record`]s in time order; they never analyse.
+
+use crate::event::{Pos, Record};
+use crate::strings::Interner;
+use std::fmt;
+
+/// Where in a file an error was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A whole-file problem (empty, unknown kind).
+    File,
+    /// 1-based line of a text file.
+    Line(u64),
+    /// Byte offset in a binary file.
+    Offset(u64),
+}
+
+/// A problem reading a trace: which file, where, and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    pub file: String,
+    pub location: Location,
+    pub message: String,
+    /// When false the reader skipped the bad part and can go on; when true
+    /// nothing more can be read (the rest is truncated or corrupt).
+    pub fatal: bool,
+}
+
+impl ReadError {
+    pub fn new(file: &str, location: Location, message: impl Into<String>, fatal: bool) -> Self {
+        ReadError {
+            file: file.to_string(),
+            location,
+            message: message.into(),
+            fatal,
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.location {
+            Location::File => write!(f, "{}: {}", self.file, self.message),
+            Location::Line(n) => write!(f, "{}:{}: {}", self.file, n, self.message),
+            Location::Offset(n) => write!(f, "{}: at byte offset {}: {}", self.file, n, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// A stream of records in time order.
+pub trait RecordSource {
+    /// The next record and where it came from; `Ok(None)` at the end. A
+    /// non-fatal error means the bad record was skipped and reading can go on.
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError>;
+    /// The names the records' symbols stand for.
+    fn strings(&self) -> &Interner;
+    /// How far through the input the reader is, in bytes (for progress bars).
+    fn bytes_read(&self) -> u64 {
+        0
+    }
+}
+
+/// A source over records already in memory (tests, generators, models).
+pub struct VecSource {
+    records: std::vec::IntoIter<Record>,
+    strings: Interner,
+    index: u64,
+}
+
+impl VecSource {
+    pub fn new(records: Vec<Record>, strings: Interner) -> Self {
+        VecSource {
+            records: records.into_iter(),
+            strings,
+            index: 0,
+        }
+    }
+}
+
+impl RecordSource for VecSource {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        self.index += 1;
+        Ok(self.records.next().map(|r| (r, Pos::Record(self.index))))
+    }
+    fn strings(&self) -> &Interner {
+        &self.strings
+    }
+}

@@ -1,0 +1,117 @@
+//! critpath-formats: trace readers and writers, each behind
+//! [`critpath_core::RecordSource`], and detection of a file's format from
+//! its content (never its name).
+
+pub mod cpt;
+pub mod jsonl;
+
+use critpath_core::{Interner, Location, Pos, ReadError, Record, RecordSource};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+pub use cpt::{Codec, CptReader, CptWriter};
+pub use jsonl::{JsonlReader, JsonlWriter};
+
+/// The formats critpath knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Cpt,
+}
+
+/// A reader for any supported format.
+pub enum AnySource {
+    Jsonl(JsonlReader<BufReader<File>>),
+    Cpt(CptReader<BufReader<File>>),
+}
+
+impl AnySource {
+    pub fn format(&self) -> Format {
+        match self {
+            AnySource::Jsonl(_) => Format::Jsonl,
+            AnySource::Cpt(_) => Format::Cpt,
+        }
+    }
+}
+
+impl RecordSource for AnySource {
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        match self {
+            AnySource::Jsonl(r) => r.next_record(),
+            AnySource::Cpt(r) => r.next_record(),
+        }
+    }
+    fn strings(&self) -> &Interner {
+        match self {
+            AnySource::Jsonl(r) => r.strings(),
+            AnySource::Cpt(r) => r.strings(),
+        }
+    }
+    fn bytes_read(&self) -> u64 {
+        match self {
+            AnySource::Jsonl(r) => r.bytes_read(),
+            AnySource::Cpt(r) => r.bytes_read(),
+        }
+    }
+}
+
+/// What a file's first bytes say it is.
+pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
+    let fail = |msg: String| Err(ReadError::new(name, Location::File, msg, true));
+    if head.is_empty() {
+        return fail("the file is empty: expected trace records (JSONL or .cpt)".into());
+    }
+    if head.starts_with(cpt::MAGIC) {
+        return Ok(Format::Cpt);
+    }
+    if head.starts_with(b"PERFILE2") || head.starts_with(b"PERFFILE") {
+        return fail("this is a perf.data file, which this build of critpath cannot read yet; supported: JSONL records and .cpt".into());
+    }
+    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || head.starts_with(&[0x1f, 0x8b]) {
+        return fail("this is a compressed file (zstd or gzip); decompress it first (critpath reads JSONL and .cpt)".into());
+    }
+    // Text: the first line that is not blank or a comment.
+    let text = String::from_utf8_lossy(head);
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    match first {
+        None if head.len() < 4096 => fail("the file holds no records (only blank lines or comments)".into()),
+        Some(l) if l.starts_with('[') || l.starts_with("{\"traceEvents\"") || l.contains("\"traceEvents\"") => {
+            fail("this looks like Chrome/Perfetto trace JSON, which this build of critpath cannot read yet; supported: JSONL records and .cpt".into())
+        }
+        Some(l) if l.starts_with('{') => Ok(Format::Jsonl),
+        _ => {
+            let shown: String = text.chars().take(40).map(|c| if c.is_control() { '.' } else { c }).collect();
+            fail(format!(
+                "not a trace critpath can read: expected JSONL records (one JSON object per line) or a .cpt file (starting with CRITPATH); the file starts with \"{shown}\""
+            ))
+        }
+    }
+}
+
+/// Opens a trace, detecting its format from the content.
+pub fn open(path: &Path) -> Result<AnySource, ReadError> {
+    let name = path.display().to_string();
+    let io_err = |e: std::io::Error| ReadError::new(&name, Location::File, format!("cannot open: {e}"), true);
+    let mut f = File::open(path).map_err(io_err)?;
+    if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(ReadError::new(&name, Location::File, "is a directory, expected a trace file", true));
+    }
+    let mut head = vec![0u8; 4096];
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]).map_err(io_err)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    head.truncate(n);
+    let format = detect(&head, &name)?;
+    let f = File::open(path).map_err(io_err)?;
+    let r = BufReader::with_capacity(1 << 20, f);
+    Ok(match format {
+        Format::Jsonl => AnySource::Jsonl(JsonlReader::new(r, &name)),
+        Format::Cpt => AnySource::Cpt(CptReader::new(r, &name)?),
+    })
+}
