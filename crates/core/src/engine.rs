@@ -86,6 +86,9 @@ struct Sm {
     first_t: u64,
     last_t: u64,
     nodes: u64,
+    /// Completed state visits: count and summed duration.
+    visits: u64,
+    visit_sum: u64,
     /// Is this the `--from` SM whose first node is a path start?
     is_from: bool,
 }
@@ -239,6 +242,8 @@ impl Engine {
             first_t: 0,
             last_t: 0,
             nodes: 0,
+            visits: 0,
+            visit_sum: 0,
             is_from,
         });
         self.sm_index.insert((sys, name), idx);
@@ -654,7 +659,7 @@ impl Engine {
             match cur_wait {
                 WaitOn::No => {}
                 WaitOn::Open => {
-                    self.early(sm, cur_key, t, pos, strings, "only a recv can end it, but the SM moved on without one".into());
+                    self.early(sm, cur_key, t, pos, strings, "it is an open wait that only a recv can end, and the SM moved on without one".into());
                 }
                 WaitOn::On { sys, sm: on, state } => {
                     let target = self.sm_index.get(&(sys, on)).copied();
@@ -680,9 +685,9 @@ impl Engine {
                             };
                             let seen = match m {
                                 Some(m) => format!("its latest such transition was at t={}, before the wait began at t={entered}", m.t),
-                                None => "no such transition was ever seen".into(),
+                                None => "none had happened yet".into(),
                             };
-                            self.early(sm, cur_key, t, pos, strings, format!("it waited for {what}, but {seen}"));
+                            self.early(sm, cur_key, t, pos, strings, format!("it waited for {what} and {seen}"));
                         }
                     }
                 }
@@ -705,6 +710,10 @@ impl Engine {
             let k = &mut self.keys[cur_key as usize];
             k.total += occ;
             let visit = t.saturating_sub(entered);
+            let sm_state = &mut self.sms[sm as usize];
+            sm_state.visits += 1;
+            sm_state.visit_sum += visit;
+            let k = &mut self.keys[cur_key as usize];
             if visit > k.max_visit {
                 k.max_visit = visit;
                 k.max_visit_at = entered;
@@ -775,7 +784,7 @@ impl Engine {
             Diagnostic::new(
                 "wait-advanced-early",
                 format!(
-                    "{}: left waiting state '{state}' at t={t} ({pos}), but {why}; the dependence is probably wrong or incomplete",
+                    "{}: left waiting state '{state}' at t={t} ({pos}) too early: {why}; the dependence is probably wrong or incomplete",
                     sm_label(strings, s.sys, s.name),
                 ),
             )
@@ -886,7 +895,15 @@ impl Engine {
         for k in &self.keys {
             let s = &self.sms[k.sm as usize];
             let life = s.last_t.saturating_sub(s.first_t);
-            if !k.waited && s.nodes >= 3 && life > 0 && k.max_visit as f64 >= share * life as f64 {
+            // Long against the SM's life and against its other visits.
+            let others = s.visits.saturating_sub(1);
+            let other_mean = if others > 0 { (s.visit_sum - k.max_visit) as f64 / others as f64 } else { f64::INFINITY };
+            if !k.waited
+                && others >= 3
+                && life > 0
+                && k.max_visit as f64 >= share * life as f64
+                && k.max_visit as f64 >= 10.0 * other_mean
+            {
                 long.push((k.max_visit, k));
             }
         }
