@@ -125,9 +125,10 @@ pub fn dot(a: &Analysis) -> String {
     clusters.sort();
     clusters.dedup();
     for (ci, (sys, sm)) in clusters.iter().enumerate() {
-        let _ = writeln!(o, "  subgraph cluster_{ci} {{\n    label=\"{}: {}\";", esc(sys), esc(sm));
+        let label = if *sys == "local" { sm.to_string() } else { format!("{sys}: {sm}") };
+        let _ = writeln!(o, "  subgraph cluster_{ci} {{\n    label=\"{}\";", esc(&label));
         for n in g.nodes.iter().filter(|n| n.sys == *sys && n.sm == *sm) {
-            let _ = writeln!(o, "    n{} [label=\"{}\\n{} → {}\"];", n.id, esc(sys), esc(&n.from), esc(&n.to));
+            let _ = writeln!(o, "    n{} [label=\"{} → {}\"];", n.id, esc(&n.from), esc(&n.to));
         }
         o.push_str("  }\n");
     }

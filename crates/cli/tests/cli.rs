@@ -1,0 +1,405 @@
+//! End-to-end tests of the `critpath` binary: hand-checked scenarios, format
+//! round trips, and every kind of bad input the contract names.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_critpath"))
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let o = run(args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{args:?} failed: {err}");
+    serde_json::from_str(&out).expect("valid JSON")
+}
+
+fn state<'a>(v: &'a Value, sm: &str, st: &str) -> &'a Value {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sm"] == sm && s["state"] == st)
+        .unwrap_or_else(|| panic!("no state {sm}:{st}"))
+}
+
+/// Asserts a bad-input failure: exit 2, the message names the file and the
+/// place, and nothing panicked.
+fn assert_bad(o: &Output, file: &str, wants: &[&str]) {
+    let (_, err) = text(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "panic: {err}");
+    assert!(err.contains(file), "message does not name {file}: {err}");
+    for w in wants {
+        assert!(err.contains(w), "message lacks {w:?}: {err}");
+    }
+}
+
+#[test]
+fn figure3_nic_critical_path() {
+    let f = example("nic-fig3.jsonl");
+    let v = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
+    let p = &v["critical_path"];
+    assert_eq!(p["length_ns"], 830);
+    assert_eq!(p["edges"], 7);
+    assert_eq!(p["start"]["sm"], "nic.descfetch");
+    assert_eq!(p["start"]["t"], 0);
+    assert_eq!(p["end"]["sm"], "nic.txfifo");
+    assert_eq!(p["end"]["t"], 830);
+    assert_eq!(v["states"][0]["state"], "DMA packet");
+    for (sm, st, visits, total, crit) in [
+        ("nic.tx", "DMA packet", 2, 600, 600),
+        ("nic.txfifo", "transmit", 2, 240, 120),
+        ("nic.descfetch", "fetch desc", 2, 200, 100),
+        ("nic.tx", "fill fifo", 2, 20, 10),
+        ("nic.txfifo", "wait packet", 3, 590, 0),
+        ("nic.tx", "wait desc", 2, 100, 0),
+    ] {
+        let s = state(&v, sm, st);
+        assert_eq!((s["visits"].as_u64(), s["total_ns"].as_u64(), s["critical_ns"].as_u64()), (Some(visits), Some(total), Some(crit)), "{sm}:{st}");
+    }
+    let sum: f64 = v["states"].as_array().unwrap().iter().map(|s| s["criticality"].as_f64().unwrap()).sum();
+    assert!((sum - 1.0).abs() < 1e-9);
+    assert_eq!(v["stats"]["records"], 16);
+    assert_eq!(v["stats"]["nodes"], 16);
+    assert_eq!(v["stats"]["state_machines"], 3);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn table_shows_the_top_state() {
+    let f = example("nic-fig3.jsonl");
+    let o = run(&["analyze", f.to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(out.contains("critical path: 830 ns"), "{out}");
+    let first_row = out.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
+    assert!(first_row.contains("DMA packet") && first_row.contains("72.29%"), "{first_row}");
+}
+
+#[test]
+fn top_to_and_from() {
+    let f = example("nic-fig3.jsonl");
+    let f = f.to_str().unwrap();
+    let v = json_of(&["analyze", f, "--json", "--top", "2"]);
+    assert_eq!(v["states"].as_array().unwrap().len(), 2);
+    // The path to Transmit's last entry into "fill fifo" (t=710).
+    let v = json_of(&["analyze", f, "--json", "--to", "nic.tx:fill fifo"]);
+    assert_eq!(v["critical_path"]["length_ns"], 710);
+    assert_eq!(v["critical_path"]["end"]["t"], 710);
+    // Transmit's last node is its wait at t=720.
+    let v = json_of(&["analyze", f, "--json", "--to", "nic.tx"]);
+    assert_eq!(v["critical_path"]["length_ns"], 720);
+    // From TX FIFO's first node only TX FIFO's own chain is reachable: its
+    // two transmits (its waits weigh 0 once resolved).
+    let v = json_of(&["analyze", f, "--json", "--from", "nic.txfifo"]);
+    assert_eq!(v["critical_path"]["start"]["sm"], "nic.txfifo");
+    assert_eq!(v["critical_path"]["length_ns"], 240);
+    assert_eq!(state(&v, "nic.txfifo", "transmit")["criticality"], 1.0);
+    // Nothing reaches Descriptor Fetch from TX FIFO: a disconnected diagnostic.
+    let v = json_of(&["analyze", f, "--json", "--from", "nic.txfifo", "--to", "nic.descfetch"]);
+    assert_eq!(v["critical_path"]["found"], false);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["kind"], "disconnected");
+    assert!(d["message"].as_str().unwrap().contains("nic.descfetch"), "{d}");
+}
+
+#[test]
+fn unknown_to_and_from_name_nearest() {
+    let f = example("nic-fig3.jsonl");
+    let o = run(&["analyze", f.to_str().unwrap(), "--to", "nic.txx"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("nearest: nic.tx"), "{err}");
+    let o = run(&["analyze", f.to_str().unwrap(), "--to", "nic.tx:DMA pkt"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("DMA packet"), "{err}");
+    let o = run(&["analyze", f.to_str().unwrap(), "--from", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn call_ret_nesting() {
+    let f = example("calls.jsonl");
+    let v = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100);
+    for (st, visits, crit) in [("main", 2, 50), ("parse", 2, 35), ("lex", 1, 15)] {
+        let s = state(&v, "app", st);
+        assert_eq!((s["visits"].as_u64(), s["critical_ns"].as_u64()), (Some(visits), Some(crit)), "{st}");
+    }
+}
+
+#[test]
+fn sm_stacks_across_threads() {
+    let f = example("stacks.jsonl");
+    let v = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
+    let p = &v["critical_path"];
+    assert_eq!(p["length_ns"], 120);
+    assert_eq!(p["edges"], 4);
+    assert_eq!((p["start"]["sm"].as_str(), p["end"]["sm"].as_str()), (Some("udp"), Some("driver")));
+    for (sm, st, crit) in [("udp", "udp_sendmsg", 50), ("udp", "copy", 30), ("driver", "wait pkt", 10), ("driver", "xmit", 30), ("ip", "ip_output", 0)] {
+        assert_eq!(state(&v, sm, st)["critical_ns"].as_u64(), Some(crit), "{sm}:{st}");
+    }
+    assert_eq!(v["stats"]["state_machines"], 3);
+}
+
+#[test]
+fn diagnostics_name_sm_state_time_and_line() {
+    let f = example("diagnostics.jsonl");
+    let v = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
+    let d = v["diagnostics"].as_array().unwrap();
+    let find = |k: &str| d.iter().find(|x| x["kind"] == k).unwrap_or_else(|| panic!("no {k}: {d:?}"));
+    let early = find("wait-advanced-early");
+    assert_eq!((early["sm"].as_str(), early["state"].as_str(), early["t"].as_u64(), early["line"].as_u64()), (Some("consumer"), Some("wait data"), Some(5), Some(6)));
+    let rws = find("recv-without-send");
+    assert_eq!((rws["t"].as_u64(), rws["line"].as_u64()), (Some(12), Some(8)));
+    assert!(rws["message"].as_str().unwrap().contains("req-9"));
+    let long = find("long-state");
+    assert_eq!((long["sm"].as_str(), long["state"].as_str()), (Some("producer"), Some("spin")));
+    let sm = find("stack-mismatch");
+    assert_eq!(sm["line"].as_u64(), Some(12));
+    // check fails on such a trace, exit 1.
+    let o = run(&["check", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let (out, _) = text(&o);
+    assert!(out.contains("stack-mismatch") && out.contains("FAILED"), "{out}");
+}
+
+#[test]
+fn check_passes_on_good_traces() {
+    for name in ["nic-fig3.jsonl", "calls.jsonl", "stacks.jsonl"] {
+        let f = example(name);
+        let o = run(&["check", f.to_str().unwrap()]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {out}{err}");
+        assert!(out.contains(": ok"), "{out}");
+    }
+}
+
+#[test]
+fn cgraph_dot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.dot");
+    let f = example("nic-fig3.jsonl");
+    let o = run(&["cgraph", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    let dot = std::fs::read_to_string(&out).unwrap();
+    assert!(dot.starts_with("digraph cgraph {"));
+    assert!(dot.contains("style=dashed"), "inter-SM edges are dashed");
+    // Each DMA packet edge holds 300 of the path's 830 ns: red 0x5c.
+    let dma: Vec<&str> = dot.lines().filter(|l| l.contains("label=\"DMA packet\\n(1, 300 ns, 300 ns)\"")).collect();
+    assert_eq!(dma.len(), 2, "{dot}");
+    assert!(dma.iter().all(|l| l.contains("color=\"#5c0000\"")), "{dot}");
+    // A state off the path stays black.
+    assert!(dot.lines().any(|l| l.contains("label=\"wait packet\\n") && l.contains("color=\"#000000\"")), "{dot}");
+    assert!(dot.contains("label=\"nic.tx\";"), "one cluster per SM: {dot}");
+    let o = run(&["cgraph", f.to_str().unwrap(), "-o", dir.path().join("g.png").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+fn analysis_bytes(path: &Path) -> Vec<u8> {
+    let o = run(&["analyze", path.to_str().unwrap(), "--json", "--path"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    // The file name is not part of the JSON, so outputs compare directly.
+    o.stdout
+}
+
+#[test]
+fn convert_round_trip_is_lossless() {
+    let dir = tempfile::tempdir().unwrap();
+    // A larger synthetic trace too, spanning several .cpt chunks.
+    let big = dir.path().join("big.jsonl");
+    let mut lines = String::new();
+    let mut t = 0u64;
+    for i in 0..300_000u64 {
+        t += i % 3;
+        let sm = format!("sm{}", i % 7);
+        match i % 5 {
+            0 => lines.push_str(&format!("{{\"t\":{t},\"sm\":\"{sm}\",\"ev\":\"state\",\"state\":\"s{}\"}}\n", i % 11)),
+            1 => lines.push_str(&format!("{{\"t\":{t},\"sys\":\"h{}\",\"sm\":\"{sm}\",\"ev\":\"send\",\"id\":{}}}\n", i % 2, i / 5)),
+            2 => lines.push_str(&format!("{{\"t\":{t},\"sm\":\"{sm}\",\"ev\":\"wait\",\"state\":\"w\",\"on\":\"sm{}\",\"on_state\":\"s{}\"}}\n", (i + 1) % 7, i % 11)),
+            3 => lines.push_str(&format!("{{\"t\":{t},\"sm\":\"{sm}\",\"ev\":\"recv\",\"id\":\"k{}\",\"state\":\"r\"}}\n", i / 5)),
+            _ => lines.push_str(&format!("{{\"t\":{t},\"thread\":{},\"ev\":\"call\",\"fn\":\"f\\\"{}\"}}\n", i % 3, i % 4)),
+        }
+    }
+    std::fs::write(&big, lines).unwrap();
+    for src in [example("nic-fig3.jsonl"), example("stacks.jsonl"), example("calls.jsonl"), example("diagnostics.jsonl"), big] {
+        let base = analysis_bytes(&src);
+        for compress in ["zstd", "none"] {
+            let cpt = dir.path().join(format!("a-{compress}.cpt"));
+            let back = dir.path().join(format!("b-{compress}.jsonl"));
+            let o = run(&["convert", src.to_str().unwrap(), cpt.to_str().unwrap(), "--compress", compress]);
+            assert!(o.status.success(), "{}", text(&o).1);
+            assert_eq!(&std::fs::read(&cpt).unwrap()[..8], b"CRITPATH");
+            let o = run(&["convert", cpt.to_str().unwrap(), back.to_str().unwrap()]);
+            assert!(o.status.success(), "{}", text(&o).1);
+            let strip = |b: Vec<u8>| -> Value {
+                let mut v: Value = serde_json::from_slice(&b).unwrap();
+                // Positions differ by format (line vs record index).
+                for d in v["diagnostics"].as_array_mut().unwrap() {
+                    d.as_object_mut().unwrap().remove("line");
+                    d.as_object_mut().unwrap().remove("record");
+                    d.as_object_mut().unwrap().remove("message");
+                }
+                v
+            };
+            assert_eq!(strip(analysis_bytes(&cpt)), strip(base.clone()), "{} via {compress}", src.display());
+            // Without diagnostics (whose positions say line or record) the
+            // analyses are byte-identical across formats.
+            let plain = !src.to_str().unwrap().contains("diagnostics") && !src.ends_with("big.jsonl");
+            if plain {
+                assert_eq!(analysis_bytes(&cpt), base, "{}", src.display());
+                assert_eq!(analysis_bytes(&back), base, "{}", src.display());
+            }
+            assert_eq!(strip(analysis_bytes(&back)), strip(base.clone()));
+            let again = dir.path().join(format!("c-{compress}.cpt"));
+            assert!(run(&["convert", back.to_str().unwrap(), again.to_str().unwrap(), "--compress", compress]).status.success());
+            assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&cpt).unwrap(), "cpt is reproducible");
+            assert_eq!(analysis_bytes(&again), analysis_bytes(&cpt));
+        }
+    }
+}
+
+fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+#[test]
+fn bad_jsonl_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n";
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("malformed.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"\n", &[":2:", "expected"]),
+        ("unknown-ev.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"jump\",\"state\":\"y\"}\n", &[":2:", "unknown ev \"jump\"", "state, wait"]),
+        ("missing-state.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\"}\n", &[":2:", "field `state`"]),
+        ("missing-t.jsonl", "{\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "field `t`"]),
+        ("missing-sm.jsonl", "{\"t\":1,\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "`sm`"]),
+        ("missing-id.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"send\"}\n", &[":2:", "field `id`"]),
+        ("bad-t.jsonl", "{\"t\":-4,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "column"]),
+        ("backwards.jsonl", "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "time goes backwards"]),
+    ];
+    for (name, second, wants) in cases {
+        let body = if *name == "backwards.jsonl" {
+            format!("{{\"t\":5,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}}\n{second}")
+        } else {
+            format!("{good}{second}{{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}}\n")
+        };
+        let p = write(dir.path(), name, body.as_bytes());
+        let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+        assert_bad(&o, name, wants);
+        // What could be read is still analyzed, with a diagnostic.
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{name}: no analysis"));
+        assert!(v["diagnostics"].as_array().unwrap().iter().any(|d| d["kind"] == "input-skipped"), "{name}");
+        assert!(v["stats"]["records"].as_u64().unwrap() >= 1);
+    }
+}
+
+#[test]
+fn empty_and_foreign_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &[u8], &str)] = &[
+        ("empty.jsonl", b"", "empty"),
+        ("comments.jsonl", b"# nothing here\n\n", "no records"),
+        ("image.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "not a trace"),
+        ("notes.txt", b"hello world\nthis is text\n", "not a trace"),
+        ("perf.data", b"PERFILE2\0\0\0\0\0\0\0\0", "perf.data"),
+        ("trace.json", b"{\"traceEvents\":[]}", "Chrome"),
+    ];
+    for (name, body, want) in cases {
+        let p = write(dir.path(), name, body);
+        for cmd in ["analyze", "check"] {
+            let o = run(&[cmd, p.to_str().unwrap()]);
+            assert_bad(&o, name, &[want]);
+        }
+    }
+    let o = run(&["analyze", dir.path().join("missing.jsonl").to_str().unwrap()]);
+    assert_bad(&o, "missing.jsonl", &["cannot open"]);
+}
+
+#[test]
+fn truncated_and_corrupt_cpt() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough records for several chunks.
+    let mut body = String::new();
+    for i in 0..400_000u64 {
+        body.push_str(&format!("{{\"t\":{},\"sm\":\"sm{}\",\"ev\":\"state\",\"state\":\"s{}\"}}\n", i * 10, i % 5, i % 13));
+    }
+    let src = write(dir.path(), "src.jsonl", body.as_bytes());
+    for compress in ["none", "zstd"] {
+        let cpt = dir.path().join(format!("t-{compress}.cpt"));
+        assert!(run(&["convert", src.to_str().unwrap(), cpt.to_str().unwrap(), "--compress", compress]).status.success());
+        let bytes = std::fs::read(&cpt).unwrap();
+        // Cut in the middle: the whole chunks before the cut are analyzed.
+        let cut = write(dir.path(), &format!("cut-{compress}.cpt"), &bytes[..bytes.len() * 2 / 3]);
+        let o = run(&["analyze", cut.to_str().unwrap(), "--json"]);
+        assert_bad(&o, &format!("cut-{compress}.cpt"), &["truncated", "byte"]);
+        let v: Value = serde_json::from_slice(&o.stdout).expect("analysis of the intact part");
+        let n = v["stats"]["records"].as_u64().unwrap();
+        assert!(n > 0 && n < 400_000, "{n}");
+        let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["kind"] == "input-cut").expect("cut diagnostic");
+        assert!(d["message"].as_str().unwrap().contains("truncated"));
+        // Cut just before the end marker.
+        let cut = write(dir.path(), "nomarker.cpt", &bytes[..bytes.len() - 16]);
+        let o = run(&["analyze", cut.to_str().unwrap(), "--json"]);
+        assert_bad(&o, "nomarker.cpt", &["end marker"]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["stats"]["records"], 400_000);
+        // A flipped byte inside a chunk fails its checksum.
+        let mut bad = bytes.clone();
+        let at = bad.len() / 2;
+        bad[at] ^= 0x55;
+        let p = write(dir.path(), "corrupt.cpt", &bad);
+        let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+        assert_bad(&o, "corrupt.cpt", &["checksum", "byte offset"]);
+        // A cut header.
+        let p = write(dir.path(), "header.cpt", &bytes[..10]);
+        let o = run(&["analyze", p.to_str().unwrap()]);
+        assert_bad(&o, "header.cpt", &["header"]);
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = run(&["analyze"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let f = example("nic-fig3.jsonl");
+    let o = run(&["convert", f.to_str().unwrap(), "/tmp/out.unknown"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains(".cpt or .jsonl"));
+}
+
+#[test]
+fn bench_reports_rate_and_rss() {
+    let o = run(&["bench", "--records", "20k", "--formats", "cpt,jsonl,engine", "--json"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    // The same trace gives the same path whatever the format.
+    let len = rows[0]["length_ns"].as_u64().unwrap();
+    assert!(len > 0);
+    for r in rows {
+        assert_eq!(r["length_ns"].as_u64(), Some(len));
+        assert!(r["records_per_s"].as_f64().unwrap() > 0.0);
+        assert!(r["peak_rss_kib"].as_u64().unwrap() > 0);
+    }
+}
