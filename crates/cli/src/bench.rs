@@ -43,7 +43,7 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-pub fn run(records: &[String], stages: u32, formats: &[String], dir: Option<&Path>, json: bool) -> Result<(), Failure> {
+pub fn run(records: &[String], stages: u32, formats: &[String], dir: Option<&Path>, keep: bool, json: bool) -> Result<(), Failure> {
     let counts = records.iter().map(|s| parse_count(s)).collect::<Result<Vec<_>, _>>()?;
     for f in formats {
         if !["cpt", "cpt-raw", "jsonl", "engine"].contains(&f.as_str()) {
@@ -106,7 +106,9 @@ pub fn run(records: &[String], stages: u32, formats: &[String], dir: Option<&Pat
                 }
                 let secs = t1.elapsed().as_secs_f64();
                 let peak = peak_rss_kib();
-                let _ = std::fs::remove_file(&path);
+                if !keep {
+                    let _ = std::fs::remove_file(&path);
+                }
                 (size, secs, peak, a.stats.nodes, a.critical_path.length_ns)
             };
             let gen_s = t0.elapsed().as_secs_f64() - analyze_s;

@@ -88,6 +88,9 @@ enum Cmd {
         /// Directory for the generated traces (default: a temporary one).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Keep the generated traces (in --dir) for other tools.
+        #[arg(long, requires = "dir")]
+        keep: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -167,7 +170,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             emit(output.as_deref(), views::dot(&a).as_bytes())?;
             finish_with(err)
         }
-        Cmd::Bench { records, stages, formats, dir, json } => bench::run(&records, stages, &formats, dir.as_deref(), json),
+        Cmd::Bench { records, stages, formats, dir, keep, json } => bench::run(&records, stages, &formats, dir.as_deref(), keep, json),
     }
 }
 

@@ -106,6 +106,9 @@ struct Key {
 }
 
 struct CNode {
+    /// One-entry memo of `Engine::trans`: the last `to` taken from here and
+    /// where it led (cnode, intra cedge).
+    memo: (u32, u32, u32),
     sm: u32,
     from: u32,
     to: u32,
@@ -146,6 +149,8 @@ pub struct Engine {
     opts: Options,
     sms: Vec<Sm>,
     sm_index: FxHashMap<(Sym, Sym), u32>,
+    /// Fast path of `sm_index`: by name, the first system's SM of that name.
+    sm_by_name: Vec<(Sym, u32)>,
     keys: Vec<Key>,
     key_index: FxHashMap<(u32, Sym), u32>,
     cnodes: Vec<CNode>,
@@ -173,6 +178,7 @@ impl Engine {
             opts,
             sms: Vec::new(),
             sm_index: FxHashMap::default(),
+            sm_by_name: Vec::new(),
             keys: Vec::new(),
             key_index: FxHashMap::default(),
             cnodes: Vec::new(),
@@ -210,13 +216,25 @@ impl Engine {
         self.extra.push(d);
     }
 
+    #[inline]
     fn sm_of(&mut self, sys: Sym, name: Sym, strings: &Interner) -> u32 {
+        if let Some(&(s, i)) = self.sm_by_name.get(name.index()) {
+            if s == sys && i != NONE32 {
+                return i;
+            }
+        }
         if let Some(&i) = self.sm_index.get(&(sys, name)) {
             return i;
         }
+        self.new_sm(sys, name, strings)
+    }
+
+    #[cold]
+    fn new_sm(&mut self, sys: Sym, name: Sym, strings: &Interner) -> u32 {
         let idx = self.sms.len() as u32;
         let origin = self.cnodes.len() as u32;
         self.cnodes.push(CNode {
+            memo: (NONE32, 0, 0),
             sm: idx,
             from: M_ORIGIN,
             to: M_ORIGIN,
@@ -247,6 +265,12 @@ impl Engine {
             is_from,
         });
         self.sm_index.insert((sys, name), idx);
+        if self.sm_by_name.len() <= name.index() {
+            self.sm_by_name.resize(name.index() + 1, (Sym(0), NONE32));
+        }
+        if self.sm_by_name[name.index()].1 == NONE32 {
+            self.sm_by_name[name.index()] = (sys, idx);
+        }
         idx
     }
 
@@ -276,7 +300,7 @@ impl Engine {
         }
         let to_key = if to < M_SEND { self.key_of(sm, Sym(to)) } else { NONE32 };
         let c = self.cnodes.len() as u32;
-        self.cnodes.push(CNode { sm, from, to, to_key });
+        self.cnodes.push(CNode { memo: (NONE32, 0, 0), sm, from, to, to_key });
         self.cnode_index.insert((sm, from, to), c);
         c
     }
@@ -286,6 +310,16 @@ impl Engine {
     /// origin). `key` is the state the edge spends time in.
     #[inline]
     fn step(&mut self, sm: u32, from_cnode: u32, cur: u32, cur_key: u32, to: u32) -> (u32, u32) {
+        let memo = self.cnodes[from_cnode as usize].memo;
+        if memo.0 == to {
+            return (memo.1, memo.2);
+        }
+        let r = self.step_slow(sm, from_cnode, cur, cur_key, to);
+        self.cnodes[from_cnode as usize].memo = (to, r.0, r.1);
+        r
+    }
+
+    fn step_slow(&mut self, sm: u32, from_cnode: u32, cur: u32, cur_key: u32, to: u32) -> (u32, u32) {
         if let Some(&r) = self.trans.get(&(from_cnode, to)) {
             return r;
         }
@@ -839,7 +873,7 @@ impl Engine {
             let mut id = n.id;
             let mut t = n.t;
             loop {
-                let e = self.log.get(id);
+                let e = self.log.get(id)?;
                 if e.pred == NO_PRED {
                     let s = &self.sms[e.tag as usize];
                     path.start = Endpoint {

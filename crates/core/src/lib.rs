@@ -19,6 +19,9 @@ pub use results::{Analysis, Diagnostic};
 pub use source::{Location, ReadError, RecordSource, VecSource};
 pub use strings::{Interner, Sym};
 
+/// Records handed from reader to engine at a time.
+const BATCH: usize = 256;
+
 /// Runs the engine over a whole source. Reader errors that let reading go on
 /// become diagnostics; the first error of all is returned beside the
 /// analysis so the caller can report it (exit code 2) without losing what
@@ -31,15 +34,15 @@ pub fn analyze<S: RecordSource + ?Sized>(
     let mut engine = Engine::new(opts);
     let mut first_error: Option<ReadError> = None;
     let mut skipped = 0u64;
+    let mut batch = Vec::with_capacity(BATCH);
     loop {
-        match source.next_record() {
-            Ok(Some((rec, pos))) => {
-                engine.feed(&rec, pos, source.strings());
-                if engine.records() & 0xffff == 0 {
-                    progress(engine.records(), source.bytes_read());
-                }
-            }
-            Ok(None) => break,
+        let res = source.next_batch(&mut batch, BATCH);
+        for (rec, pos) in &batch {
+            engine.feed(rec, *pos, source.strings());
+        }
+        match res {
+            Ok(()) if batch.is_empty() => break,
+            Ok(()) => progress(engine.records(), source.bytes_read()),
             Err(e) => {
                 let fatal = e.fatal;
                 if fatal || skipped < 10 {
@@ -70,7 +73,6 @@ pub fn analyze<S: RecordSource + ?Sized>(
                 .count(skipped - 10),
         );
     }
-    progress(engine.records(), source.bytes_read());
     let analysis = engine.finish(source.strings())?;
     Ok((analysis, first_error))
 }

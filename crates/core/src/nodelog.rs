@@ -1,16 +1,25 @@
 //! The node log: for every node of the dependence graph, its chosen
 //! predecessor and the edge that leads from it, written in node order while
 //! the engine streams, and walked backwards from the path's last node at the
-//! end. It stays in memory while small and spills to an anonymous temporary
-//! file (read back through a memory map), so RAM does not grow with the trace.
+//! end.
+//!
+//! Entries are packed in blocks of [`BLOCK`] nodes, each entry three varints
+//! (distance back to the predecessor, weight, tag), about 4 bytes instead of
+//! 20, and each block ends with a fixed trailer (payload length, first node,
+//! count). The log stays in memory while small and spills to an anonymous
+//! temporary file; reading walks blocks backwards from the end through their
+//! trailers, so no index is kept and RAM does not grow with the trace: the
+//! critical-path walk only ever moves to earlier nodes.
 
-use memmap2::Mmap;
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 
 /// Marks a node without a predecessor.
 pub const NO_PRED: u64 = u64::MAX;
-const ENTRY: usize = 20;
+/// Nodes per block.
+pub const BLOCK: u64 = 4096;
+const TRAILER: usize = 16;
 const SPILL_BYTES: usize = 8 << 20;
 
 /// One node's entry. For a node with a predecessor, `weight` is the weight of
@@ -23,11 +32,50 @@ pub struct Entry {
     pub tag: u32,
 }
 
+/// Writes `v` as a varint at `tmp[at..]`; returns the end.
+#[inline(always)]
+fn put_into(tmp: &mut [u8; 30], mut at: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        tmp[at] = (v as u8) | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    tmp[at] = v as u8;
+    at + 1
+}
+
+fn get(buf: &[u8], pos: &mut usize) -> io::Result<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    while let Some(&b) = buf.get(*pos) {
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Ok(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            break;
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::InvalidData, "node log: bad varint"))
+}
+
 pub struct NodeLog {
+    /// Encoded bytes not yet spilled (whole blocks, then the open block).
     buf: Vec<u8>,
+    /// Where the open block starts in `buf`.
+    block_at: usize,
+    block_first: u64,
+    next: u64,
     file: Option<File>,
-    file_entries: u64,
-    map: Option<Mmap>,
+    file_len: u64,
+    sealed_len: u64,
+    /// Reader state: the decoded block, its first node, and the store offset
+    /// where it starts.
+    cur: Vec<Entry>,
+    cur_first: u64,
+    cur_at: u64,
 }
 
 impl Default for NodeLog {
@@ -40,22 +88,45 @@ impl NodeLog {
     pub fn new() -> Self {
         NodeLog {
             buf: Vec::with_capacity(64 * 1024),
+            block_at: 0,
+            block_first: 0,
+            next: 0,
             file: None,
-            file_entries: 0,
-            map: None,
+            file_len: 0,
+            sealed_len: 0,
+            cur: Vec::new(),
+            cur_first: 0,
+            cur_at: 0,
         }
     }
 
     /// Appends the entry of the next node.
     #[inline]
     pub fn push(&mut self, e: Entry) -> io::Result<()> {
-        self.buf.extend_from_slice(&e.pred.to_le_bytes());
-        self.buf.extend_from_slice(&e.weight.to_le_bytes());
-        self.buf.extend_from_slice(&e.tag.to_le_bytes());
-        if self.buf.len() >= SPILL_BYTES {
-            self.spill()?;
+        let back = if e.pred == NO_PRED { 0 } else { self.next - e.pred };
+        let mut tmp = [0u8; 30];
+        let mut n = put_into(&mut tmp, 0, back);
+        n = put_into(&mut tmp, n, e.weight);
+        n = put_into(&mut tmp, n, u64::from(e.tag));
+        self.buf.extend_from_slice(&tmp[..n]);
+        self.next += 1;
+        if self.next - self.block_first == BLOCK {
+            self.close_block();
+            if self.buf.len() >= SPILL_BYTES {
+                self.spill()?;
+            }
         }
         Ok(())
+    }
+
+    fn close_block(&mut self) {
+        let len = (self.buf.len() - self.block_at) as u32;
+        let count = (self.next - self.block_first) as u32;
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.extend_from_slice(&self.block_first.to_le_bytes());
+        self.buf.extend_from_slice(&count.to_le_bytes());
+        self.block_first = self.next;
+        self.block_at = self.buf.len();
     }
 
     fn spill(&mut self) -> io::Result<()> {
@@ -63,53 +134,91 @@ impl NodeLog {
             self.file = Some(tempfile::tempfile()?);
         }
         let file = self.file.as_mut().expect("file just created");
-        file.write_all(&self.buf)?;
-        self.file_entries += (self.buf.len() / ENTRY) as u64;
-        self.buf.clear();
+        file.write_all(&self.buf[..self.block_at])?;
+        self.file_len += self.block_at as u64;
+        self.buf.drain(..self.block_at);
+        self.block_at = 0;
         Ok(())
     }
 
-    /// Makes the whole log readable; call once writing is over.
+    /// Ends writing; the log can then be read.
     pub fn seal(&mut self) -> io::Result<()> {
-        if let Some(file) = &self.file {
-            if self.file_entries > 0 {
-                // SAFETY: the file is an anonymous temporary file that only
-                // this log writes, and writing is over.
-                self.map = Some(unsafe { Mmap::map(file)? });
-            }
+        if self.next > self.block_first {
+            self.close_block();
         }
+        if self.file.is_some() {
+            self.spill()?;
+        }
+        self.sealed_len = self.file_len + self.buf.len() as u64;
+        self.cur_at = self.sealed_len;
+        self.cur_first = self.next;
+        self.cur.clear();
         Ok(())
     }
 
     /// Number of entries written.
     pub fn len(&self) -> u64 {
-        self.file_entries + (self.buf.len() / ENTRY) as u64
+        self.next
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.next == 0
     }
 
-    /// The entry of node `i` (after [`NodeLog::seal`]).
-    pub fn get(&self, i: u64) -> Entry {
-        let bytes = if i < self.file_entries {
-            let map = self.map.as_ref().expect("node log read before seal");
-            let at = i as usize * ENTRY;
-            &map[at..at + ENTRY]
-        } else {
-            let at = (i - self.file_entries) as usize * ENTRY;
-            &self.buf[at..at + ENTRY]
-        };
-        Entry {
-            pred: u64::from_le_bytes(bytes[0..8].try_into().unwrap()),
-            weight: u64::from_le_bytes(bytes[8..16].try_into().unwrap()),
-            tag: u32::from_le_bytes(bytes[16..20].try_into().unwrap()),
+    fn read_at(&self, at: u64, out: &mut [u8]) -> io::Result<()> {
+        match &self.file {
+            Some(f) => f.read_exact_at(out, at),
+            None => {
+                out.copy_from_slice(&self.buf[at as usize..at as usize + out.len()]);
+                Ok(())
+            }
         }
+    }
+
+    /// The entry of node `i` (after [`NodeLog::seal`]). Reading walks blocks
+    /// backwards, so asking for ever earlier nodes, as the critical-path
+    /// walk does, reads each block at most once.
+    pub fn get(&mut self, i: u64) -> io::Result<Entry> {
+        if i >= self.next {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("node log: no node {i}")));
+        }
+        if i >= self.cur_first + self.cur.len() as u64 {
+            // Asked for a later node than the current block: start over.
+            self.cur_at = self.sealed_len;
+            self.cur_first = self.next;
+            self.cur.clear();
+        }
+        while i < self.cur_first {
+            let mut t = [0u8; TRAILER];
+            self.read_at(self.cur_at - TRAILER as u64, &mut t)?;
+            let len = u32::from_le_bytes(t[0..4].try_into().unwrap()) as u64;
+            let first = u64::from_le_bytes(t[4..12].try_into().unwrap());
+            let count = u32::from_le_bytes(t[12..16].try_into().unwrap()) as u64;
+            let start = self.cur_at - TRAILER as u64 - len;
+            if i >= first {
+                let mut bytes = vec![0u8; len as usize];
+                self.read_at(start, &mut bytes)?;
+                self.cur.clear();
+                let mut pos = 0;
+                for k in 0..count {
+                    let back = get(&bytes, &mut pos)?;
+                    let weight = get(&bytes, &mut pos)?;
+                    let tag = get(&bytes, &mut pos)? as u32;
+                    let pred = if back == 0 { NO_PRED } else { first + k - back };
+                    self.cur.push(Entry { pred, weight, tag });
+                }
+            } else {
+                self.cur.clear();
+            }
+            self.cur_first = first;
+            self.cur_at = start;
+        }
+        Ok(self.cur[(i - self.cur_first) as usize])
     }
 
     /// Bytes written to disk so far.
     pub fn disk_bytes(&self) -> u64 {
-        self.file_entries * ENTRY as u64
+        self.file_len
     }
 }
 
@@ -117,18 +226,39 @@ impl NodeLog {
 mod tests {
     use super::*;
 
+    fn entry(i: u64) -> Entry {
+        let pred = if i % 7 == 0 { NO_PRED } else { i - 1 - (i % 5).min(i - 1) };
+        Entry { pred, weight: i * 3 + (i % 11) * 1_000_000, tag: (i % 300) as u32 }
+    }
+
     #[test]
-    fn spills_and_reads_back() {
+    fn spills_and_reads_back_walking_backwards() {
         let mut log = NodeLog::new();
-        let n = (SPILL_BYTES / ENTRY) as u64 * 2 + 17;
+        let n = 5_000_000u64;
         for i in 0..n {
-            log.push(Entry { pred: i.wrapping_sub(1), weight: i * 3, tag: i as u32 }).unwrap();
+            log.push(entry(i)).unwrap();
         }
         log.seal().unwrap();
-        assert!(log.disk_bytes() > 0);
+        assert!(log.disk_bytes() > 0, "a log this size spills to disk");
         assert_eq!(log.len(), n);
-        for i in [0, 1, n / 2, n - 18, n - 17, n - 1] {
-            assert_eq!(log.get(i), Entry { pred: i.wrapping_sub(1), weight: i * 3, tag: i as u32 });
+        for i in [n - 1, n - 17, n - 4096, n - 4097, n / 2, n / 2 - 1, 70_000, 4096, 4095, 1, 0] {
+            assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
+        }
+        // Going forward again restarts from the end.
+        assert_eq!(log.get(n - 2).unwrap(), entry(n - 2));
+        assert!(log.get(n).is_err());
+    }
+
+    #[test]
+    fn small_log_stays_in_memory() {
+        let mut log = NodeLog::new();
+        for i in 0..10_000 {
+            log.push(entry(i)).unwrap();
+        }
+        log.seal().unwrap();
+        assert_eq!(log.disk_bytes(), 0);
+        for i in (0..10_000).rev() {
+            assert_eq!(log.get(i).unwrap(), entry(i));
         }
     }
 }

@@ -55,6 +55,20 @@ pub trait RecordSource {
     /// The next record and where it came from; `Ok(None)` at the end. A
     /// non-fatal error means the bad record was skipped and reading can go on.
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError>;
+    /// Appends up to `max` records to `out` (cleared first); stops early at
+    /// the end or at an error, which it returns after the records before it.
+    /// Readers override it with a tight loop; batches keep the hand-off from
+    /// reader to engine cheap.
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        out.clear();
+        while out.len() < max {
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
     /// The names the records' symbols stand for.
     fn strings(&self) -> &Interner;
     /// How far through the input the reader is, in bytes (for progress bars).

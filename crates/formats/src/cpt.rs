@@ -210,6 +210,8 @@ pub struct CptReader<R: Read> {
     last_t: u64,
     strings: Interner,
     record: u64,
+    /// Strings defined so far (symbols at or above are corrupt).
+    nstrings: u64,
     done: bool,
 }
 
@@ -246,6 +248,7 @@ impl<R: Read> CptReader<R> {
             last_t: 0,
             strings: Interner::new(),
             record: 0,
+            nstrings: 1,
             done: false,
         })
     }
@@ -311,8 +314,19 @@ impl<R: Read> CptReader<R> {
         Ok(true)
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, ReadError> {
+        if let Some(&b) = self.raw.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64, ReadError> {
         let mut v = 0u64;
         let mut shift = 0;
         while let Some(&b) = self.raw.get(self.pos) {
@@ -330,10 +344,10 @@ impl<R: Read> CptReader<R> {
         Err(self.fatal(at, format!("corrupt: bad varint at payload offset {pos} of the chunk starting here")))
     }
 
-    #[inline]
+    #[inline(always)]
     fn sym(&mut self) -> Result<Sym, ReadError> {
         let v = self.varint()?;
-        if v >= self.strings.len() as u64 {
+        if v >= self.nstrings {
             let (at, pos) = (self.chunk_at, self.pos);
             return Err(self.fatal(at, format!("corrupt: string #{v} used before it is defined (payload offset {pos} of the chunk starting here)")));
         }
@@ -342,6 +356,18 @@ impl<R: Read> CptReader<R> {
 }
 
 impl<R: Read> RecordSource for CptReader<R> {
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        out.clear();
+        while out.len() < max {
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
         loop {
             if self.done {
@@ -362,6 +388,7 @@ impl<R: Read> RecordSource for CptReader<R> {
                 match text {
                     Some(text) => {
                         self.strings.push(&text);
+                        self.nstrings += 1;
                         self.pos = end;
                         continue;
                     }

@@ -43,6 +43,12 @@ impl RecordSource for AnySource {
             AnySource::Cpt(r) => r.next_record(),
         }
     }
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        match self {
+            AnySource::Jsonl(r) => r.next_batch(out, max),
+            AnySource::Cpt(r) => r.next_batch(out, max),
+        }
+    }
     fn strings(&self) -> &Interner {
         match self {
             AnySource::Jsonl(r) => r.strings(),
