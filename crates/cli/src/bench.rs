@@ -22,7 +22,11 @@ fn parse_count(s: &str) -> Result<u64, Failure> {
         .ok()
         .filter(|&n| n > 0)
         .map(|n| n * mul)
-        .ok_or_else(|| Failure::Input(format!("--records {s}: expected a positive count such as 1000, 10k or 1M")))
+        .ok_or_else(|| {
+            Failure::Input(format!(
+                "--records {s}: expected a positive count such as 1000, 10k or 1M"
+            ))
+        })
 }
 
 /// Resets the peak-RSS counter (Linux), so each measurement stands alone.
@@ -43,25 +47,41 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-pub fn run(records: &[String], stages: u32, formats: &[String], dir: Option<&Path>, keep: bool, json: bool) -> Result<(), Failure> {
-    let counts = records.iter().map(|s| parse_count(s)).collect::<Result<Vec<_>, _>>()?;
+pub fn run(
+    records: &[String],
+    stages: u32,
+    formats: &[String],
+    dir: Option<&Path>,
+    keep: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    let counts = records
+        .iter()
+        .map(|s| parse_count(s))
+        .collect::<Result<Vec<_>, _>>()?;
     for f in formats {
         if !["cpt", "cpt-raw", "jsonl", "engine"].contains(&f.as_str()) {
-            return Err(Failure::Input(format!("--formats {f}: expected cpt, cpt-raw, jsonl or engine")));
+            return Err(Failure::Input(format!(
+                "--formats {f}: expected cpt, cpt-raw, jsonl or engine"
+            )));
         }
     }
     let tmp;
     let dir = match dir {
         Some(d) => d.to_path_buf(),
         None => {
-            tmp = tempfile::tempdir().map_err(|e| Failure::Input(format!("cannot make a temporary directory: {e}")))?;
+            tmp = tempfile::tempdir()
+                .map_err(|e| Failure::Input(format!("cannot make a temporary directory: {e}")))?;
             tmp.path().to_path_buf()
         }
     };
     let io = |e: std::io::Error| Failure::Input(format!("bench: {e}"));
     let mut rows = Vec::new();
     if !json {
-        println!("{:>12}  {:<8}  {:>10}  {:>8}  {:>9}  {:>14}  {:>12}", "records", "format", "bytes/rec", "gen s", "analyze s", "records/s", "peak RSS MiB");
+        println!(
+            "{:>12}  {:<8}  {:>10}  {:>8}  {:>9}  {:>14}  {:>12}",
+            "records", "format", "bytes/rec", "gen s", "analyze s", "records/s", "peak RSS MiB"
+        );
     }
     for &n in &counts {
         for f in formats {
@@ -77,9 +97,18 @@ pub fn run(records: &[String], stages: u32, formats: &[String], dir: Option<&Pat
                     engine.feed(&r, Pos::None, &strings);
                 }
                 let a = engine.finish(&strings).map_err(io)?;
-                (0, t1.elapsed().as_secs_f64(), peak_rss_kib(), a.stats.nodes, a.critical_path.length_ns)
+                (
+                    0,
+                    t1.elapsed().as_secs_f64(),
+                    peak_rss_kib(),
+                    a.stats.nodes,
+                    a.critical_path.length_ns,
+                )
             } else {
-                let path = dir.join(format!("bench-{n}.{}", if f == "jsonl" { "jsonl" } else { f.as_str() }));
+                let path = dir.join(format!(
+                    "bench-{n}.{}",
+                    if f == "jsonl" { "jsonl" } else { f.as_str() }
+                ));
                 let file = std::fs::File::create(&path).map_err(io)?;
                 let out = BufWriter::with_capacity(1 << 20, file);
                 if f == "jsonl" {

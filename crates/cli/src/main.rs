@@ -14,7 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "critpath", version, about = "Full-system critical-path analysis: which states bound end-to-end performance")]
+#[command(
+    name = "critpath",
+    version,
+    about = "Full-system critical-path analysis: which states bound end-to-end performance"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -144,19 +148,46 @@ fn main() -> ExitCode {
 
 fn run(cmd: Cmd) -> Result<(), Failure> {
     match cmd {
-        Cmd::Analyze { trace, json, top, from, to, path, output } => {
-            let opts = Options { from, to, keep_path: path, ..Default::default() };
+        Cmd::Analyze {
+            trace,
+            json,
+            top,
+            from,
+            to,
+            path,
+            output,
+        } => {
+            let opts = Options {
+                from,
+                to,
+                keep_path: path,
+                ..Default::default()
+            };
             let (mut a, err) = run_analysis(&trace, opts)?;
             if let Some(n) = top {
                 a.truncate_states(n);
             }
-            let text = if json { views::json(&a) + "\n" } else { views::table(&a, &trace.display().to_string()) };
+            let text = if json {
+                views::json(&a) + "\n"
+            } else {
+                views::table(&a, &trace.display().to_string())
+            };
             emit(output.as_deref(), text.as_bytes())?;
             finish_with(err)
         }
-        Cmd::Convert { input, output, format, compress } => convert(&input, &output, format, compress),
+        Cmd::Convert {
+            input,
+            output,
+            format,
+            compress,
+        } => convert(&input, &output, format, compress),
         Cmd::Check { trace, json } => check(&trace, json),
-        Cmd::Cgraph { trace, output, from, to } => {
+        Cmd::Cgraph {
+            trace,
+            output,
+            from,
+            to,
+        } => {
             if let Some(o) = &output {
                 let ext = o.extension().and_then(|e| e.to_str()).unwrap_or("");
                 if ext != "dot" && ext != "gv" {
@@ -166,11 +197,25 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                     )));
                 }
             }
-            let (a, err) = run_analysis(&trace, Options { from, to, ..Default::default() })?;
+            let (a, err) = run_analysis(
+                &trace,
+                Options {
+                    from,
+                    to,
+                    ..Default::default()
+                },
+            )?;
             emit(output.as_deref(), views::dot(&a).as_bytes())?;
             finish_with(err)
         }
-        Cmd::Bench { records, stages, formats, dir, keep, json } => bench::run(&records, stages, &formats, dir.as_deref(), keep, json),
+        Cmd::Bench {
+            records,
+            stages,
+            formats,
+            dir,
+            keep,
+            json,
+        } => bench::run(&records, stages, &formats, dir.as_deref(), keep, json),
     }
 }
 
@@ -185,13 +230,16 @@ fn finish_with(err: Option<ReadError>) -> Result<(), Failure> {
 
 fn emit(output: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
     match output {
-        Some(p) => std::fs::write(p, bytes).map_err(|e| Failure::Input(format!("{}: cannot write: {e}", p.display()))),
+        Some(p) => std::fs::write(p, bytes)
+            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", p.display()))),
         None => {
             let mut out = io::stdout().lock();
             match out.write_all(bytes).and_then(|_| out.flush()) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(Failure::Input(format!("cannot write to standard output: {e}"))),
+                Err(e) => Err(Failure::Input(format!(
+                    "cannot write to standard output: {e}"
+                ))),
             }
         }
     }
@@ -220,7 +268,11 @@ pub fn run_analysis(trace: &Path, opts: Options) -> Result<(Analysis, Option<Rea
     analyze_source(&mut src, trace, opts)
 }
 
-fn analyze_source(src: &mut AnySource, trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>), Failure> {
+fn analyze_source(
+    src: &mut AnySource,
+    trace: &Path,
+    opts: Options,
+) -> Result<(Analysis, Option<ReadError>), Failure> {
     let pb = progress_bar(trace);
     let result = analyze(src, opts, |_, bytes| {
         if let Some(pb) = &pb {
@@ -238,12 +290,20 @@ fn analyze_source(src: &mut AnySource, trace: &Path, opts: Options) -> Result<(A
         if let Some(e) = err {
             return Err(e.into());
         }
-        return Err(Failure::Input(format!("{}: the trace holds no records", trace.display())));
+        return Err(Failure::Input(format!(
+            "{}: the trace holds no records",
+            trace.display()
+        )));
     }
     Ok((a, err))
 }
 
-fn convert(input: &Path, output: &Path, format: Option<OutFormat>, compress: Compress) -> Result<(), Failure> {
+fn convert(
+    input: &Path,
+    output: &Path,
+    format: Option<OutFormat>,
+    compress: Compress,
+) -> Result<(), Failure> {
     let format = match format {
         Some(f) => f,
         None => match output.extension().and_then(|e| e.to_str()) {
@@ -251,20 +311,26 @@ fn convert(input: &Path, output: &Path, format: Option<OutFormat>, compress: Com
             Some("jsonl") | Some("json") | Some("ndjson") => OutFormat::Jsonl,
             _ => {
                 return Err(Failure::Input(format!(
-                    "{}: cannot tell the output format from the name; use .cpt or .jsonl, or --format",
-                    output.display()
-                )))
+                "{}: cannot tell the output format from the name; use .cpt or .jsonl, or --format",
+                output.display()
+            )))
             }
         },
     };
     let mut src = open(input)?;
-    let file = std::fs::File::create(output).map_err(|e| Failure::Input(format!("{}: cannot create: {e}", output.display())))?;
+    let file = std::fs::File::create(output)
+        .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", output.display())))?;
     let out = BufWriter::with_capacity(1 << 20, file);
     let werr = |e: io::Error| Failure::Input(format!("{}: write failed: {e}", output.display()));
     let pb = progress_bar(input);
     let mut first_err: Option<ReadError> = None;
     let mut n = 0u64;
-    let mut pump = |write: &mut dyn FnMut(&critpath_core::Record, &critpath_core::Interner) -> io::Result<()>, src: &mut AnySource| -> Result<(), Failure> {
+    let mut pump = |write: &mut dyn FnMut(
+        &critpath_core::Record,
+        &critpath_core::Interner,
+    ) -> io::Result<()>,
+                    src: &mut AnySource|
+     -> Result<(), Failure> {
         loop {
             match src.next_record() {
                 Ok(Some((r, _))) => {
@@ -308,7 +374,9 @@ fn convert(input: &Path, output: &Path, format: Option<OutFormat>, compress: Com
         pb.finish_and_clear();
     }
     match first_err {
-        Some(e) => Err(Failure::Input(format!("{e} (converted the {n} records that could be read)"))),
+        Some(e) => Err(Failure::Input(format!(
+            "{e} (converted the {n} records that could be read)"
+        ))),
         None => Ok(()),
     }
 }
@@ -330,7 +398,10 @@ fn check(trace: &Path, json: bool) -> Result<(), Failure> {
             "stats": a.stats,
             "cgraph": {"nodes": a.cgraph.nodes.len(), "edges": a.cgraph.edges.len()},
         });
-        emit(None, (serde_json::to_string_pretty(&v).expect("json") + "\n").as_bytes())?;
+        emit(
+            None,
+            (serde_json::to_string_pretty(&v).expect("json") + "\n").as_bytes(),
+        )?;
     } else {
         let mut o = String::new();
         for v in &violations {

@@ -31,13 +31,21 @@ pub fn table(a: &Analysis, file: &str) -> String {
     let mut o = String::new();
     let p = &a.critical_path;
     let show_sys = a.states.iter().any(|s| s.sys != "local") || p.start.sys != p.end.sys;
-    let _ = writeln!(o, "{file}: {} records, {} nodes, {} state machines", a.stats.records, a.stats.nodes, a.stats.state_machines);
+    let _ = writeln!(
+        o,
+        "{file}: {} records, {} nodes, {} state machines",
+        a.stats.records, a.stats.nodes, a.stats.state_machines
+    );
     if p.found {
         let _ = writeln!(
             o,
             "critical path: {}{}, {} edges, from {} at t={} to {} at t={}",
             dur(p.length_ns),
-            if p.length_ns >= 1000 { format!(" ({} ns)", p.length_ns) } else { String::new() },
+            if p.length_ns >= 1000 {
+                format!(" ({} ns)", p.length_ns)
+            } else {
+                String::new()
+            },
             p.edges,
             sm_name(&p.start.sys, &p.start.sm, show_sys),
             p.start.t,
@@ -45,7 +53,10 @@ pub fn table(a: &Analysis, file: &str) -> String {
             p.end.t
         );
     } else {
-        let _ = writeln!(o, "critical path: none (no node to end at; see diagnostics)");
+        let _ = writeln!(
+            o,
+            "critical path: none (no node to end at; see diagnostics)"
+        );
     }
     if !a.states.is_empty() {
         let rows: Vec<[String; 7]> = a
@@ -64,7 +75,15 @@ pub fn table(a: &Analysis, file: &str) -> String {
                 ]
             })
             .collect();
-        let head = ["#", "state machine", "state", "visits", "total", "critical", "criticality"];
+        let head = [
+            "#",
+            "state machine",
+            "state",
+            "visits",
+            "total",
+            "critical",
+            "criticality",
+        ];
         let mut w = head.map(|h| h.chars().count());
         for r in &rows {
             for (i, c) in r.iter().enumerate() {
@@ -112,7 +131,9 @@ pub fn json(a: &Analysis) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// The combined graph in Graphviz DOT: one cluster per SM, edges coloured
@@ -121,14 +142,32 @@ pub fn dot(a: &Analysis) -> String {
     let g = &a.cgraph;
     let len = a.critical_path.length_ns.max(1) as f64;
     let mut o = String::from("digraph cgraph {\n  rankdir=LR;\n  node [shape=box, fontsize=10, style=rounded];\n  edge [fontsize=9];\n");
-    let mut clusters: Vec<(&str, &str)> = g.nodes.iter().map(|n| (n.sys.as_str(), n.sm.as_str())).collect();
+    let mut clusters: Vec<(&str, &str)> = g
+        .nodes
+        .iter()
+        .map(|n| (n.sys.as_str(), n.sm.as_str()))
+        .collect();
     clusters.sort();
     clusters.dedup();
     for (ci, (sys, sm)) in clusters.iter().enumerate() {
-        let label = if *sys == "local" { sm.to_string() } else { format!("{sys}: {sm}") };
-        let _ = writeln!(o, "  subgraph cluster_{ci} {{\n    label=\"{}\";", esc(&label));
+        let label = if *sys == "local" {
+            sm.to_string()
+        } else {
+            format!("{sys}: {sm}")
+        };
+        let _ = writeln!(
+            o,
+            "  subgraph cluster_{ci} {{\n    label=\"{}\";",
+            esc(&label)
+        );
         for n in g.nodes.iter().filter(|n| n.sys == *sys && n.sm == *sm) {
-            let _ = writeln!(o, "    n{} [label=\"{} → {}\"];", n.id, esc(&n.from), esc(&n.to));
+            let _ = writeln!(
+                o,
+                "    n{} [label=\"{} → {}\"];",
+                n.id,
+                esc(&n.from),
+                esc(&n.to)
+            );
         }
         o.push_str("  }\n");
     }

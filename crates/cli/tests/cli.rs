@@ -10,7 +10,9 @@ fn bin() -> Command {
 }
 
 fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -18,7 +20,10 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 fn json_of(args: &[&str]) -> Value {
@@ -42,7 +47,10 @@ fn state<'a>(v: &'a Value, sm: &str, st: &str) -> &'a Value {
 fn assert_bad(o: &Output, file: &str, wants: &[&str]) {
     let (_, err) = text(o);
     assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "panic: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "panic: {err}"
+    );
     assert!(err.contains(file), "message does not name {file}: {err}");
     for w in wants {
         assert!(err.contains(w), "message lacks {w:?}: {err}");
@@ -70,9 +78,22 @@ fn figure3_nic_critical_path() {
         ("nic.tx", "wait desc", 2, 100, 0),
     ] {
         let s = state(&v, sm, st);
-        assert_eq!((s["visits"].as_u64(), s["total_ns"].as_u64(), s["critical_ns"].as_u64()), (Some(visits), Some(total), Some(crit)), "{sm}:{st}");
+        assert_eq!(
+            (
+                s["visits"].as_u64(),
+                s["total_ns"].as_u64(),
+                s["critical_ns"].as_u64()
+            ),
+            (Some(visits), Some(total), Some(crit)),
+            "{sm}:{st}"
+        );
     }
-    let sum: f64 = v["states"].as_array().unwrap().iter().map(|s| s["criticality"].as_f64().unwrap()).sum();
+    let sum: f64 = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["criticality"].as_f64().unwrap())
+        .sum();
     assert!((sum - 1.0).abs() < 1e-9);
     assert_eq!(v["stats"]["records"], 16);
     assert_eq!(v["stats"]["nodes"], 16);
@@ -87,8 +108,14 @@ fn table_shows_the_top_state() {
     let (out, _) = text(&o);
     assert!(o.status.success());
     assert!(out.contains("critical path: 830 ns"), "{out}");
-    let first_row = out.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
-    assert!(first_row.contains("DMA packet") && first_row.contains("72.29%"), "{first_row}");
+    let first_row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    assert!(
+        first_row.contains("DMA packet") && first_row.contains("72.29%"),
+        "{first_row}"
+    );
 }
 
 #[test]
@@ -111,11 +138,22 @@ fn top_to_and_from() {
     assert_eq!(v["critical_path"]["length_ns"], 240);
     assert_eq!(state(&v, "nic.txfifo", "transmit")["criticality"], 1.0);
     // Nothing reaches Descriptor Fetch from TX FIFO: a disconnected diagnostic.
-    let v = json_of(&["analyze", f, "--json", "--from", "nic.txfifo", "--to", "nic.descfetch"]);
+    let v = json_of(&[
+        "analyze",
+        f,
+        "--json",
+        "--from",
+        "nic.txfifo",
+        "--to",
+        "nic.descfetch",
+    ]);
     assert_eq!(v["critical_path"]["found"], false);
     let d = &v["diagnostics"][0];
     assert_eq!(d["kind"], "disconnected");
-    assert!(d["message"].as_str().unwrap().contains("nic.descfetch"), "{d}");
+    assert!(
+        d["message"].as_str().unwrap().contains("nic.descfetch"),
+        "{d}"
+    );
 }
 
 #[test]
@@ -140,7 +178,11 @@ fn call_ret_nesting() {
     assert_eq!(v["critical_path"]["length_ns"], 100);
     for (st, visits, crit) in [("main", 2, 50), ("parse", 2, 35), ("lex", 1, 15)] {
         let s = state(&v, "app", st);
-        assert_eq!((s["visits"].as_u64(), s["critical_ns"].as_u64()), (Some(visits), Some(crit)), "{st}");
+        assert_eq!(
+            (s["visits"].as_u64(), s["critical_ns"].as_u64()),
+            (Some(visits), Some(crit)),
+            "{st}"
+        );
     }
 }
 
@@ -151,9 +193,22 @@ fn sm_stacks_across_threads() {
     let p = &v["critical_path"];
     assert_eq!(p["length_ns"], 120);
     assert_eq!(p["edges"], 4);
-    assert_eq!((p["start"]["sm"].as_str(), p["end"]["sm"].as_str()), (Some("udp"), Some("driver")));
-    for (sm, st, crit) in [("udp", "udp_sendmsg", 50), ("udp", "copy", 30), ("driver", "wait pkt", 10), ("driver", "xmit", 30), ("ip", "ip_output", 0)] {
-        assert_eq!(state(&v, sm, st)["critical_ns"].as_u64(), Some(crit), "{sm}:{st}");
+    assert_eq!(
+        (p["start"]["sm"].as_str(), p["end"]["sm"].as_str()),
+        (Some("udp"), Some("driver"))
+    );
+    for (sm, st, crit) in [
+        ("udp", "udp_sendmsg", 50),
+        ("udp", "copy", 30),
+        ("driver", "wait pkt", 10),
+        ("driver", "xmit", 30),
+        ("ip", "ip_output", 0),
+    ] {
+        assert_eq!(
+            state(&v, sm, st)["critical_ns"].as_u64(),
+            Some(crit),
+            "{sm}:{st}"
+        );
     }
     assert_eq!(v["stats"]["state_machines"], 3);
 }
@@ -163,21 +218,42 @@ fn diagnostics_name_sm_state_time_and_line() {
     let f = example("diagnostics.jsonl");
     let v = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
     let d = v["diagnostics"].as_array().unwrap();
-    let find = |k: &str| d.iter().find(|x| x["kind"] == k).unwrap_or_else(|| panic!("no {k}: {d:?}"));
+    let find = |k: &str| {
+        d.iter()
+            .find(|x| x["kind"] == k)
+            .unwrap_or_else(|| panic!("no {k}: {d:?}"))
+    };
     let early = find("wait-advanced-early");
-    assert_eq!((early["sm"].as_str(), early["state"].as_str(), early["t"].as_u64(), early["line"].as_u64()), (Some("consumer"), Some("wait data"), Some(5), Some(6)));
+    assert_eq!(
+        (
+            early["sm"].as_str(),
+            early["state"].as_str(),
+            early["t"].as_u64(),
+            early["line"].as_u64()
+        ),
+        (Some("consumer"), Some("wait data"), Some(5), Some(6))
+    );
     let rws = find("recv-without-send");
-    assert_eq!((rws["t"].as_u64(), rws["line"].as_u64()), (Some(12), Some(8)));
+    assert_eq!(
+        (rws["t"].as_u64(), rws["line"].as_u64()),
+        (Some(12), Some(8))
+    );
     assert!(rws["message"].as_str().unwrap().contains("req-9"));
     let long = find("long-state");
-    assert_eq!((long["sm"].as_str(), long["state"].as_str()), (Some("producer"), Some("spin")));
+    assert_eq!(
+        (long["sm"].as_str(), long["state"].as_str()),
+        (Some("producer"), Some("spin"))
+    );
     let sm = find("stack-mismatch");
     assert_eq!(sm["line"].as_u64(), Some(12));
     // check fails on such a trace, exit 1.
     let o = run(&["check", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let (out, _) = text(&o);
-    assert!(out.contains("stack-mismatch") && out.contains("FAILED"), "{out}");
+    assert!(
+        out.contains("stack-mismatch") && out.contains("FAILED"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -202,13 +278,28 @@ fn cgraph_dot() {
     assert!(dot.starts_with("digraph cgraph {"));
     assert!(dot.contains("style=dashed"), "inter-SM edges are dashed");
     // Each DMA packet edge holds 300 of the path's 830 ns: red 0x5c.
-    let dma: Vec<&str> = dot.lines().filter(|l| l.contains("label=\"DMA packet\\n(1, 300 ns, 300 ns)\"")).collect();
+    let dma: Vec<&str> = dot
+        .lines()
+        .filter(|l| l.contains("label=\"DMA packet\\n(1, 300 ns, 300 ns)\""))
+        .collect();
     assert_eq!(dma.len(), 2, "{dot}");
     assert!(dma.iter().all(|l| l.contains("color=\"#5c0000\"")), "{dot}");
     // A state off the path stays black.
-    assert!(dot.lines().any(|l| l.contains("label=\"wait packet\\n") && l.contains("color=\"#000000\"")), "{dot}");
-    assert!(dot.contains("label=\"nic.tx\";"), "one cluster per SM: {dot}");
-    let o = run(&["cgraph", f.to_str().unwrap(), "-o", dir.path().join("g.png").to_str().unwrap()]);
+    assert!(
+        dot.lines()
+            .any(|l| l.contains("label=\"wait packet\\n") && l.contains("color=\"#000000\"")),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("label=\"nic.tx\";"),
+        "one cluster per SM: {dot}"
+    );
+    let o = run(&[
+        "cgraph",
+        f.to_str().unwrap(),
+        "-o",
+        dir.path().join("g.png").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -238,12 +329,24 @@ fn convert_round_trip_is_lossless() {
         }
     }
     std::fs::write(&big, lines).unwrap();
-    for src in [example("nic-fig3.jsonl"), example("stacks.jsonl"), example("calls.jsonl"), example("diagnostics.jsonl"), big] {
+    for src in [
+        example("nic-fig3.jsonl"),
+        example("stacks.jsonl"),
+        example("calls.jsonl"),
+        example("diagnostics.jsonl"),
+        big,
+    ] {
         let base = analysis_bytes(&src);
         for compress in ["zstd", "none"] {
             let cpt = dir.path().join(format!("a-{compress}.cpt"));
             let back = dir.path().join(format!("b-{compress}.jsonl"));
-            let o = run(&["convert", src.to_str().unwrap(), cpt.to_str().unwrap(), "--compress", compress]);
+            let o = run(&[
+                "convert",
+                src.to_str().unwrap(),
+                cpt.to_str().unwrap(),
+                "--compress",
+                compress,
+            ]);
             assert!(o.status.success(), "{}", text(&o).1);
             assert_eq!(&std::fs::read(&cpt).unwrap()[..8], b"CRITPATH");
             let o = run(&["convert", cpt.to_str().unwrap(), back.to_str().unwrap()]);
@@ -258,18 +361,36 @@ fn convert_round_trip_is_lossless() {
                 }
                 v
             };
-            assert_eq!(strip(analysis_bytes(&cpt)), strip(base.clone()), "{} via {compress}", src.display());
+            assert_eq!(
+                strip(analysis_bytes(&cpt)),
+                strip(base.clone()),
+                "{} via {compress}",
+                src.display()
+            );
             // Without diagnostics (whose positions say line or record) the
             // analyses are byte-identical across formats.
-            let plain = !src.to_str().unwrap().contains("diagnostics") && !src.ends_with("big.jsonl");
+            let plain =
+                !src.to_str().unwrap().contains("diagnostics") && !src.ends_with("big.jsonl");
             if plain {
                 assert_eq!(analysis_bytes(&cpt), base, "{}", src.display());
                 assert_eq!(analysis_bytes(&back), base, "{}", src.display());
             }
             assert_eq!(strip(analysis_bytes(&back)), strip(base.clone()));
             let again = dir.path().join(format!("c-{compress}.cpt"));
-            assert!(run(&["convert", back.to_str().unwrap(), again.to_str().unwrap(), "--compress", compress]).status.success());
-            assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&cpt).unwrap(), "cpt is reproducible");
+            assert!(run(&[
+                "convert",
+                back.to_str().unwrap(),
+                again.to_str().unwrap(),
+                "--compress",
+                compress
+            ])
+            .status
+            .success());
+            assert_eq!(
+                std::fs::read(&again).unwrap(),
+                std::fs::read(&cpt).unwrap(),
+                "cpt is reproducible"
+            );
             assert_eq!(analysis_bytes(&again), analysis_bytes(&cpt));
         }
     }
@@ -286,14 +407,46 @@ fn bad_jsonl_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let good = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n";
     let cases: &[(&str, &str, &[&str])] = &[
-        ("malformed.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"\n", &[":2:", "expected"]),
-        ("unknown-ev.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"jump\",\"state\":\"y\"}\n", &[":2:", "unknown ev \"jump\"", "state, wait"]),
-        ("missing-state.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\"}\n", &[":2:", "field `state`"]),
-        ("missing-t.jsonl", "{\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "field `t`"]),
-        ("missing-sm.jsonl", "{\"t\":1,\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "`sm`"]),
-        ("missing-id.jsonl", "{\"t\":1,\"sm\":\"a\",\"ev\":\"send\"}\n", &[":2:", "field `id`"]),
-        ("bad-t.jsonl", "{\"t\":-4,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "column"]),
-        ("backwards.jsonl", "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n", &[":2:", "time goes backwards"]),
+        (
+            "malformed.jsonl",
+            "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"\n",
+            &[":2:", "expected"],
+        ),
+        (
+            "unknown-ev.jsonl",
+            "{\"t\":1,\"sm\":\"a\",\"ev\":\"jump\",\"state\":\"y\"}\n",
+            &[":2:", "unknown ev \"jump\"", "state, wait"],
+        ),
+        (
+            "missing-state.jsonl",
+            "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\"}\n",
+            &[":2:", "field `state`"],
+        ),
+        (
+            "missing-t.jsonl",
+            "{\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n",
+            &[":2:", "field `t`"],
+        ),
+        (
+            "missing-sm.jsonl",
+            "{\"t\":1,\"ev\":\"state\",\"state\":\"y\"}\n",
+            &[":2:", "`sm`"],
+        ),
+        (
+            "missing-id.jsonl",
+            "{\"t\":1,\"sm\":\"a\",\"ev\":\"send\"}\n",
+            &[":2:", "field `id`"],
+        ),
+        (
+            "bad-t.jsonl",
+            "{\"t\":-4,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n",
+            &[":2:", "column"],
+        ),
+        (
+            "backwards.jsonl",
+            "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n",
+            &[":2:", "time goes backwards"],
+        ),
     ];
     for (name, second, wants) in cases {
         let body = if *name == "backwards.jsonl" {
@@ -305,8 +458,16 @@ fn bad_jsonl_names_file_line_and_field() {
         let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
         assert_bad(&o, name, wants);
         // What could be read is still analyzed, with a diagnostic.
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{name}: no analysis"));
-        assert!(v["diagnostics"].as_array().unwrap().iter().any(|d| d["kind"] == "input-skipped"), "{name}");
+        let v: Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{name}: no analysis"));
+        assert!(
+            v["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["kind"] == "input-skipped"),
+            "{name}"
+        );
         assert!(v["stats"]["records"].as_u64().unwrap() >= 1);
     }
 }
@@ -329,7 +490,10 @@ fn empty_and_foreign_files() {
             assert_bad(&o, name, &[want]);
         }
     }
-    let o = run(&["analyze", dir.path().join("missing.jsonl").to_str().unwrap()]);
+    let o = run(&[
+        "analyze",
+        dir.path().join("missing.jsonl").to_str().unwrap(),
+    ]);
     assert_bad(&o, "missing.jsonl", &["cannot open"]);
 }
 
@@ -339,21 +503,43 @@ fn truncated_and_corrupt_cpt() {
     // Enough records for several chunks.
     let mut body = String::new();
     for i in 0..400_000u64 {
-        body.push_str(&format!("{{\"t\":{},\"sm\":\"sm{}\",\"ev\":\"state\",\"state\":\"s{}\"}}\n", i * 10, i % 5, i % 13));
+        body.push_str(&format!(
+            "{{\"t\":{},\"sm\":\"sm{}\",\"ev\":\"state\",\"state\":\"s{}\"}}\n",
+            i * 10,
+            i % 5,
+            i % 13
+        ));
     }
     let src = write(dir.path(), "src.jsonl", body.as_bytes());
     for compress in ["none", "zstd"] {
         let cpt = dir.path().join(format!("t-{compress}.cpt"));
-        assert!(run(&["convert", src.to_str().unwrap(), cpt.to_str().unwrap(), "--compress", compress]).status.success());
+        assert!(run(&[
+            "convert",
+            src.to_str().unwrap(),
+            cpt.to_str().unwrap(),
+            "--compress",
+            compress
+        ])
+        .status
+        .success());
         let bytes = std::fs::read(&cpt).unwrap();
         // Cut in the middle: the whole chunks before the cut are analyzed.
-        let cut = write(dir.path(), &format!("cut-{compress}.cpt"), &bytes[..bytes.len() * 2 / 3]);
+        let cut = write(
+            dir.path(),
+            &format!("cut-{compress}.cpt"),
+            &bytes[..bytes.len() * 2 / 3],
+        );
         let o = run(&["analyze", cut.to_str().unwrap(), "--json"]);
         assert_bad(&o, &format!("cut-{compress}.cpt"), &["truncated", "byte"]);
         let v: Value = serde_json::from_slice(&o.stdout).expect("analysis of the intact part");
         let n = v["stats"]["records"].as_u64().unwrap();
         assert!(n > 0 && n < 400_000, "{n}");
-        let d = v["diagnostics"].as_array().unwrap().iter().find(|d| d["kind"] == "input-cut").expect("cut diagnostic");
+        let d = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["kind"] == "input-cut")
+            .expect("cut diagnostic");
         assert!(d["message"].as_str().unwrap().contains("truncated"));
         // Cut just before the end marker.
         let cut = write(dir.path(), "nomarker.cpt", &bytes[..bytes.len() - 16]);
@@ -389,7 +575,14 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn bench_reports_rate_and_rss() {
-    let o = run(&["bench", "--records", "20k", "--formats", "cpt,jsonl,engine", "--json"]);
+    let o = run(&[
+        "bench",
+        "--records",
+        "20k",
+        "--formats",
+        "cpt,jsonl,engine",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", text(&o).1);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();

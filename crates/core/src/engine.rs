@@ -86,9 +86,6 @@ struct Sm {
     first_t: u64,
     last_t: u64,
     nodes: u64,
-    /// Completed state visits: count and summed duration.
-    visits: u64,
-    visit_sum: u64,
     /// Is this the `--from` SM whose first node is a path start?
     is_from: bool,
 }
@@ -159,7 +156,9 @@ pub struct Engine {
     trans: FxHashMap<(u32, u32), (u32, u32)>,
     cedges: Vec<CEdge>,
     inter_index: FxHashMap<(u32, u32), u32>,
-    pending: FxHashMap<LinkId, NodeRef>,
+    /// Pending sends by numeric id, and by string id.
+    pending: FxHashMap<u64, NodeRef>,
+    pending_str: FxHashMap<Sym, NodeRef>,
     stacks: FxHashMap<(Sym, Sym), Vec<u32>>,
     cpus: FxHashMap<(Sym, Sym), Sym>,
     sm_links: FxHashSet<(u32, u32)>,
@@ -187,6 +186,7 @@ impl Engine {
             cedges: Vec::new(),
             inter_index: FxHashMap::default(),
             pending: FxHashMap::default(),
+            pending_str: FxHashMap::default(),
             stacks: FxHashMap::default(),
             cpus: FxHashMap::default(),
             sm_links: FxHashSet::default(),
@@ -260,8 +260,6 @@ impl Engine {
             first_t: 0,
             last_t: 0,
             nodes: 0,
-            visits: 0,
-            visit_sum: 0,
             is_from,
         });
         self.sm_index.insert((sys, name), idx);
@@ -298,9 +296,19 @@ impl Engine {
         if let Some(&c) = self.cnode_index.get(&(sm, from, to)) {
             return c;
         }
-        let to_key = if to < M_SEND { self.key_of(sm, Sym(to)) } else { NONE32 };
+        let to_key = if to < M_SEND {
+            self.key_of(sm, Sym(to))
+        } else {
+            NONE32
+        };
         let c = self.cnodes.len() as u32;
-        self.cnodes.push(CNode { memo: (NONE32, 0, 0), sm, from, to, to_key });
+        self.cnodes.push(CNode {
+            memo: (NONE32, 0, 0),
+            sm,
+            from,
+            to,
+            to_key,
+        });
         self.cnode_index.insert((sm, from, to), c);
         c
     }
@@ -319,7 +327,14 @@ impl Engine {
         r
     }
 
-    fn step_slow(&mut self, sm: u32, from_cnode: u32, cur: u32, cur_key: u32, to: u32) -> (u32, u32) {
+    fn step_slow(
+        &mut self,
+        sm: u32,
+        from_cnode: u32,
+        cur: u32,
+        cur_key: u32,
+        to: u32,
+    ) -> (u32, u32) {
         if let Some(&r) = self.trans.get(&(from_cnode, to)) {
             return r;
         }
@@ -425,7 +440,13 @@ impl Engine {
                     self.transition(sm, t, state.0, WaitOn::No, None, pos, strings);
                 }
             }
-            Event::Wait { who, state, on, on_sys, on_state } => {
+            Event::Wait {
+                who,
+                state,
+                on,
+                on_sys,
+                on_state,
+            } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
                     let wait = match on {
                         None => WaitOn::Open,
@@ -614,17 +635,38 @@ impl Engine {
                 let ce = &mut self.cedges[edge as usize];
                 ce.visits += 1;
                 ce.total += w;
-                self.keys[cur_key as usize].total += w;
-                let l = if prev.l == UNREACHED { UNREACHED } else { prev.l + w as i64 };
-                self.log(Entry { pred: prev.id, weight: w, tag: edge });
-                NodeRef { id: node, l, t, cnode: cn }
+                let l = if prev.l == UNREACHED {
+                    UNREACHED
+                } else {
+                    prev.l + w as i64
+                };
+                self.log(Entry {
+                    pred: prev.id,
+                    weight: w,
+                    tag: edge,
+                });
+                NodeRef {
+                    id: node,
+                    l,
+                    t,
+                    cnode: cn,
+                }
             }
             _ => {
                 // A send from an SM that is in no state: a root node.
                 let cn = self.cnode_of(sm, M_START, M_SEND);
                 let l = self.root_l(sm);
-                self.log(Entry { pred: NO_PRED, weight: t, tag: sm });
-                NodeRef { id: node, l, t, cnode: cn }
+                self.log(Entry {
+                    pred: NO_PRED,
+                    weight: t,
+                    tag: sm,
+                });
+                NodeRef {
+                    id: node,
+                    l,
+                    t,
+                    cnode: cn,
+                }
             }
         };
         let s = &mut self.sms[sm as usize];
@@ -638,7 +680,10 @@ impl Engine {
         if cur != NONE32 {
             s.cnode = n.cnode;
         }
-        self.pending.insert(id, n);
+        match id {
+            LinkId::Num(k) => self.pending.insert(k, n),
+            LinkId::Str(k) => self.pending_str.insert(k, n),
+        };
         self.note_node(sm, n);
     }
 
@@ -666,7 +711,11 @@ impl Engine {
         let mut inter: Option<NodeRef> = None;
         let mut intra_zero = false;
         if let Some(id) = recv {
-            match self.pending.remove(&id) {
+            let snd = match id {
+                LinkId::Num(k) => self.pending.remove(&k),
+                LinkId::Str(k) => self.pending_str.remove(&k),
+            };
+            match snd {
                 Some(snd) => {
                     inter = Some(snd);
                     intra_zero = cur_wait != WaitOn::No;
@@ -715,13 +764,24 @@ impl Engine {
                             let what = if state == NONE32 {
                                 format!("{} to make a transition", strings.resolve(on))
                             } else {
-                                format!("{} to enter {}", strings.resolve(on), strings.resolve(Sym(state)))
+                                format!(
+                                    "{} to enter {}",
+                                    strings.resolve(on),
+                                    strings.resolve(Sym(state))
+                                )
                             };
                             let seen = match m {
                                 Some(m) => format!("its latest such transition was at t={}, before the wait began at t={entered}", m.t),
                                 None => "none had happened yet".into(),
                             };
-                            self.early(sm, cur_key, t, pos, strings, format!("it waited for {what} and {seen}"));
+                            self.early(
+                                sm,
+                                cur_key,
+                                t,
+                                pos,
+                                strings,
+                                format!("it waited for {what} and {seen}"),
+                            );
                         }
                     }
                 }
@@ -733,7 +793,11 @@ impl Engine {
         // A first node starts at 0 (or is unreached under --from); otherwise
         // the intra-SM edge is the first candidate.
         let mut best_l = if alive { UNREACHED } else { self.root_l(sm) };
-        let mut entry = Entry { pred: NO_PRED, weight: t, tag: sm };
+        let mut entry = Entry {
+            pred: NO_PRED,
+            weight: t,
+            tag: sm,
+        };
         if alive {
             let prev = last.expect("alive SM has a node");
             let occ = t.saturating_sub(tp);
@@ -741,18 +805,17 @@ impl Engine {
             let ce = &mut self.cedges[edge as usize];
             ce.visits += 1;
             ce.total += occ;
-            let k = &mut self.keys[cur_key as usize];
-            k.total += occ;
             let visit = t.saturating_sub(entered);
-            let sm_state = &mut self.sms[sm as usize];
-            sm_state.visits += 1;
-            sm_state.visit_sum += visit;
             let k = &mut self.keys[cur_key as usize];
             if visit > k.max_visit {
                 k.max_visit = visit;
                 k.max_visit_at = entered;
             }
-            entry = Entry { pred: prev.id, weight: w, tag: edge };
+            entry = Entry {
+                pred: prev.id,
+                weight: w,
+                tag: edge,
+            };
             if prev.l != UNREACHED {
                 best_l = prev.l + w as i64;
             }
@@ -761,7 +824,11 @@ impl Engine {
             let w = t.saturating_sub(m.t);
             // A first node has no previous state: its wait is charged to the
             // state it enters.
-            let key = if alive { cur_key } else { self.cnodes[cn as usize].to_key };
+            let key = if alive {
+                cur_key
+            } else {
+                self.cnodes[cn as usize].to_key
+            };
             let ie = self.inter_edge(m.cnode, cn, key);
             let ce = &mut self.cedges[ie as usize];
             ce.visits += 1;
@@ -769,11 +836,20 @@ impl Engine {
             // Ties go to the inter-SM edge (SPEC §2 rule 5).
             if m.l != UNREACHED && m.l + w as i64 >= best_l {
                 best_l = m.l + w as i64;
-                entry = Entry { pred: m.id, weight: w, tag: ie };
+                entry = Entry {
+                    pred: m.id,
+                    weight: w,
+                    tag: ie,
+                };
             }
         }
         self.log(entry);
-        let n = NodeRef { id: node, l: best_l, t, cnode: cn };
+        let n = NodeRef {
+            id: node,
+            l: best_l,
+            t,
+            cnode: cn,
+        };
 
         let s = &mut self.sms[sm as usize];
         if s.nodes == 0 {
@@ -849,7 +925,10 @@ impl Engine {
             if !self.sms.iter().any(|s| s.is_from) {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
-                    format!("--from {f}: no state machine of that name in the trace{}", self.nearest_sms(f, strings)),
+                    format!(
+                        "--from {f}: no state machine of that name in the trace{}",
+                        self.nearest_sms(f, strings)
+                    ),
                 ));
             }
         }
@@ -897,6 +976,19 @@ impl Engine {
             }
         }
 
+        // A state's total is the time on its intra-SM cgraph edges.
+        for ce in &self.cedges {
+            if !ce.inter && ce.key != NONE32 {
+                self.keys[ce.key as usize].total += ce.total;
+            }
+        }
+        // Per SM: state visits and their summed time, for long-state.
+        let mut sm_visits = vec![(0u64, 0u64); self.sms.len()];
+        for k in &self.keys {
+            sm_visits[k.sm as usize].0 += k.visits;
+            sm_visits[k.sm as usize].1 += k.total;
+        }
+
         // Tables.
         let len = path.length_ns;
         let mut states: Vec<StateRow> = self
@@ -912,7 +1004,11 @@ impl Engine {
                     visits: k.visits,
                     total_ns: k.total,
                     critical_ns: k.critical,
-                    criticality: if len > 0 { k.critical as f64 / len as f64 } else { 0.0 },
+                    criticality: if len > 0 {
+                        k.critical as f64 / len as f64
+                    } else {
+                        0.0
+                    },
                 }
             })
             .collect();
@@ -930,8 +1026,13 @@ impl Engine {
             let s = &self.sms[k.sm as usize];
             let life = s.last_t.saturating_sub(s.first_t);
             // Long against the SM's life and against its other visits.
-            let others = s.visits.saturating_sub(1);
-            let other_mean = if others > 0 { (s.visit_sum - k.max_visit) as f64 / others as f64 } else { f64::INFINITY };
+            let (visits, visit_sum) = sm_visits[k.sm as usize];
+            let others = visits.saturating_sub(1);
+            let other_mean = if others > 0 {
+                visit_sum.saturating_sub(k.max_visit) as f64 / others as f64
+            } else {
+                f64::INFINITY
+            };
             if !k.waited
                 && others >= 3
                 && life > 0
@@ -941,7 +1042,7 @@ impl Engine {
                 long.push((k.max_visit, k));
             }
         }
-        long.sort_by(|a, b| b.0.cmp(&a.0));
+        long.sort_by_key(|x| std::cmp::Reverse(x.0));
         let long_count = long.len();
         for (v, k) in long.into_iter().take(DIAG_DETAIL) {
             let s = &self.sms[k.sm as usize];
@@ -963,10 +1064,16 @@ impl Engine {
             );
         }
         if long_count > DIAG_DETAIL {
-            diagnostics.push(Diagnostic::new(
-                "long-state",
-                format!("{} more long-state diagnostics not shown", long_count - DIAG_DETAIL),
-            ).count(long_count as u64 - DIAG_DETAIL as u64));
+            diagnostics.push(
+                Diagnostic::new(
+                    "long-state",
+                    format!(
+                        "{} more long-state diagnostics not shown",
+                        long_count - DIAG_DETAIL
+                    ),
+                )
+                .count(long_count as u64 - DIAG_DETAIL as u64),
+            );
         }
 
         // Engine diagnostics, then overflow counts, then the readers' ones.
@@ -976,8 +1083,14 @@ impl Engine {
         for (kind, n) in kinds {
             if n as usize > DIAG_DETAIL {
                 all.push(
-                    Diagnostic::new(kind, format!("{} more {kind} diagnostics not shown ({n} in all)", n as usize - DIAG_DETAIL))
-                        .count(n - DIAG_DETAIL as u64),
+                    Diagnostic::new(
+                        kind,
+                        format!(
+                            "{} more {kind} diagnostics not shown ({n} in all)",
+                            n as usize - DIAG_DETAIL
+                        ),
+                    )
+                    .count(n - DIAG_DETAIL as u64),
                 );
             }
         }
@@ -993,7 +1106,11 @@ impl Engine {
                     .map(|(from, to, key, inter, t0, t1)| {
                         let c = &self.cnodes[to as usize];
                         let s = &self.sms[c.sm as usize];
-                        let state = if key == NONE32 { String::new() } else { strings.resolve(self.keys[key as usize].state).to_string() };
+                        let state = if key == NONE32 {
+                            String::new()
+                        } else {
+                            strings.resolve(self.keys[key as usize].state).to_string()
+                        };
                         let from_sm = &self.sms[self.cnodes[from as usize].sm as usize];
                         PathSegment {
                             sys: strings.resolve(s.sys).to_string(),
@@ -1058,7 +1175,11 @@ impl Engine {
             .map(|e| CEdgeRow {
                 from: e.from,
                 to: e.to,
-                state: if e.key == NONE32 { String::new() } else { strings.resolve(self.keys[e.key as usize].state).to_string() },
+                state: if e.key == NONE32 {
+                    String::new()
+                } else {
+                    strings.resolve(self.keys[e.key as usize].state).to_string()
+                },
                 inter: e.inter,
                 visits: e.visits,
                 total_ns: e.total,
@@ -1071,7 +1192,12 @@ impl Engine {
     fn find_to(&self, spec: &str, strings: &Interner) -> Result<Option<(NodeRef, u32)>, String> {
         // Try the whole spec as an SM name, then split at each ':' from the right.
         let mut cands: Vec<(&str, Option<&str>)> = vec![(spec, None)];
-        for (i, _) in spec.match_indices(':').collect::<Vec<_>>().into_iter().rev() {
+        for (i, _) in spec
+            .match_indices(':')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
             cands.push((&spec[..i], Some(&spec[i + 1..])));
         }
         for (sm_name, state) in cands {
@@ -1116,7 +1242,10 @@ impl Engine {
                 }
             }
         }
-        Err(format!("--to {spec}: no state machine of that name in the trace{}", self.nearest_sms(spec, strings)))
+        Err(format!(
+            "--to {spec}: no state machine of that name in the trace{}",
+            self.nearest_sms(spec, strings)
+        ))
     }
 
     fn nearest_sms(&self, want: &str, strings: &Interner) -> String {
@@ -1204,7 +1333,8 @@ fn link_label(strings: &Interner, id: LinkId) -> String {
 
 /// ", nearest: a, b, c" for the names closest to `want`, or "".
 pub fn nearest(want: &str, names: &[&str]) -> String {
-    let mut scored: Vec<(usize, &str)> = names.iter().map(|n| (edit_distance(want, n), *n)).collect();
+    let mut scored: Vec<(usize, &str)> =
+        names.iter().map(|n| (edit_distance(want, n), *n)).collect();
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
     let best: Vec<&str> = scored.iter().take(3).map(|x| x.1).collect();

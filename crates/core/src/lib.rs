@@ -69,8 +69,14 @@ pub fn analyze<S: RecordSource + ?Sized>(
     }
     if skipped > 10 {
         engine.add_diagnostic(
-            Diagnostic::new("input-skipped", format!("{} more bad records skipped ({skipped} in all)", skipped - 10))
-                .count(skipped - 10),
+            Diagnostic::new(
+                "input-skipped",
+                format!(
+                    "{} more bad records skipped ({skipped} in all)",
+                    skipped - 10
+                ),
+            )
+            .count(skipped - 10),
         );
     }
     let analysis = engine.finish(source.strings())?;

@@ -21,6 +21,8 @@ pub const NO_PRED: u64 = u64::MAX;
 pub const BLOCK: u64 = 4096;
 const TRAILER: usize = 16;
 const SPILL_BYTES: usize = 8 << 20;
+/// Room for the largest block (30 bytes an entry) beyond the spill mark.
+const BUF_BYTES: usize = SPILL_BYTES + BLOCK as usize * 30 + 64;
 
 /// One node's entry. For a node with a predecessor, `weight` is the weight of
 /// the edge from `pred` and `tag` the combined-graph edge it belongs to. For a
@@ -34,7 +36,7 @@ pub struct Entry {
 
 /// Writes `v` as a varint at `tmp[at..]`; returns the end.
 #[inline(always)]
-fn put_into(tmp: &mut [u8; 30], mut at: usize, mut v: u64) -> usize {
+fn put_into(tmp: &mut [u8], mut at: usize, mut v: u64) -> usize {
     while v >= 0x80 {
         tmp[at] = (v as u8) | 0x80;
         v >>= 7;
@@ -58,12 +60,17 @@ fn get(buf: &[u8], pos: &mut usize) -> io::Result<u64> {
             break;
         }
     }
-    Err(io::Error::new(io::ErrorKind::InvalidData, "node log: bad varint"))
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "node log: bad varint",
+    ))
 }
 
 pub struct NodeLog {
-    /// Encoded bytes not yet spilled (whole blocks, then the open block).
+    /// Encoded bytes not yet spilled (whole blocks, then the open block):
+    /// `buf[..used]`. Allocated once; entries are written in place.
     buf: Vec<u8>,
+    used: usize,
     /// Where the open block starts in `buf`.
     block_at: usize,
     block_first: u64,
@@ -87,7 +94,8 @@ impl Default for NodeLog {
 impl NodeLog {
     pub fn new() -> Self {
         NodeLog {
-            buf: Vec::with_capacity(64 * 1024),
+            buf: Vec::new(),
+            used: 0,
             block_at: 0,
             block_first: 0,
             next: 0,
@@ -103,30 +111,47 @@ impl NodeLog {
     /// Appends the entry of the next node.
     #[inline]
     pub fn push(&mut self, e: Entry) -> io::Result<()> {
-        let back = if e.pred == NO_PRED { 0 } else { self.next - e.pred };
-        let mut tmp = [0u8; 30];
-        let mut n = put_into(&mut tmp, 0, back);
-        n = put_into(&mut tmp, n, e.weight);
-        n = put_into(&mut tmp, n, u64::from(e.tag));
-        self.buf.extend_from_slice(&tmp[..n]);
+        let back = if e.pred == NO_PRED {
+            0
+        } else {
+            self.next - e.pred
+        };
+        if self.buf.len() < self.used + 30 {
+            self.grow();
+        }
+        let mut n = put_into(&mut self.buf, self.used, back);
+        n = put_into(&mut self.buf, n, e.weight);
+        self.used = put_into(&mut self.buf, n, u64::from(e.tag));
         self.next += 1;
         if self.next - self.block_first == BLOCK {
             self.close_block();
-            if self.buf.len() >= SPILL_BYTES {
+            if self.used >= SPILL_BYTES {
                 self.spill()?;
             }
         }
         Ok(())
     }
 
+    /// Small logs start small; the buffer grows to its fixed size.
+    #[cold]
+    fn grow(&mut self) {
+        let size = (self.buf.len() * 2).clamp(64 * 1024, BUF_BYTES);
+        self.buf.resize(size, 0);
+    }
+
     fn close_block(&mut self) {
-        let len = (self.buf.len() - self.block_at) as u32;
+        if self.buf.len() < self.used + TRAILER {
+            self.grow();
+        }
+        let len = (self.used - self.block_at) as u32;
         let count = (self.next - self.block_first) as u32;
-        self.buf.extend_from_slice(&len.to_le_bytes());
-        self.buf.extend_from_slice(&self.block_first.to_le_bytes());
-        self.buf.extend_from_slice(&count.to_le_bytes());
+        let at = self.used;
+        self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        self.buf[at + 4..at + 12].copy_from_slice(&self.block_first.to_le_bytes());
+        self.buf[at + 12..at + 16].copy_from_slice(&count.to_le_bytes());
+        self.used += TRAILER;
         self.block_first = self.next;
-        self.block_at = self.buf.len();
+        self.block_at = self.used;
     }
 
     fn spill(&mut self) -> io::Result<()> {
@@ -136,7 +161,8 @@ impl NodeLog {
         let file = self.file.as_mut().expect("file just created");
         file.write_all(&self.buf[..self.block_at])?;
         self.file_len += self.block_at as u64;
-        self.buf.drain(..self.block_at);
+        self.buf.copy_within(self.block_at..self.used, 0);
+        self.used -= self.block_at;
         self.block_at = 0;
         Ok(())
     }
@@ -149,7 +175,7 @@ impl NodeLog {
         if self.file.is_some() {
             self.spill()?;
         }
-        self.sealed_len = self.file_len + self.buf.len() as u64;
+        self.sealed_len = self.file_len + self.used as u64;
         self.cur_at = self.sealed_len;
         self.cur_first = self.next;
         self.cur.clear();
@@ -180,7 +206,10 @@ impl NodeLog {
     /// walk does, reads each block at most once.
     pub fn get(&mut self, i: u64) -> io::Result<Entry> {
         if i >= self.next {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("node log: no node {i}")));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("node log: no node {i}"),
+            ));
         }
         if i >= self.cur_first + self.cur.len() as u64 {
             // Asked for a later node than the current block: start over.
@@ -227,8 +256,16 @@ mod tests {
     use super::*;
 
     fn entry(i: u64) -> Entry {
-        let pred = if i % 7 == 0 { NO_PRED } else { i - 1 - (i % 5).min(i - 1) };
-        Entry { pred, weight: i * 3 + (i % 11) * 1_000_000, tag: (i % 300) as u32 }
+        let pred = if i.is_multiple_of(7) {
+            NO_PRED
+        } else {
+            i - 1 - (i % 5).min(i - 1)
+        };
+        Entry {
+            pred,
+            weight: i * 3 + (i % 11) * 1_000_000,
+            tag: (i % 300) as u32,
+        }
     }
 
     #[test]
@@ -241,7 +278,19 @@ mod tests {
         log.seal().unwrap();
         assert!(log.disk_bytes() > 0, "a log this size spills to disk");
         assert_eq!(log.len(), n);
-        for i in [n - 1, n - 17, n - 4096, n - 4097, n / 2, n / 2 - 1, 70_000, 4096, 4095, 1, 0] {
+        for i in [
+            n - 1,
+            n - 17,
+            n - 4096,
+            n - 4097,
+            n / 2,
+            n / 2 - 1,
+            70_000,
+            4096,
+            4095,
+            1,
+            0,
+        ] {
             assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
         }
         // Going forward again restarts from the end.

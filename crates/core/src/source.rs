@@ -43,7 +43,9 @@ impl fmt::Display for ReadError {
         match self.location {
             Location::File => write!(f, "{}: {}", self.file, self.message),
             Location::Line(n) => write!(f, "{}:{}: {}", self.file, n, self.message),
-            Location::Offset(n) => write!(f, "{}: at byte offset {}: {}", self.file, n, self.message),
+            Location::Offset(n) => {
+                write!(f, "{}: at byte offset {}: {}", self.file, n, self.message)
+            }
         }
     }
 }

@@ -26,7 +26,9 @@ impl Synth {
     /// names go into `strings`.
     pub fn new(records: u64, stages: u32, seed: u64, strings: &mut Interner) -> Self {
         let stages = stages.max(2);
-        let sms = (0..stages).map(|i| strings.intern(&format!("stage{i}"))).collect();
+        let sms = (0..stages)
+            .map(|i| strings.intern(&format!("stage{i}")))
+            .collect();
         Synth {
             stages,
             remaining: records,
@@ -70,19 +72,48 @@ impl Iterator for Synth {
         let cycle = tick / 6;
         let id = |stage: u32| LinkId::Num((u64::from(stage) << 40) | cycle);
         let ev = match tick % 6 {
-            0 => Event::State { who, state: self.work },
+            0 => Event::State {
+                who,
+                state: self.work,
+            },
             1 => Event::Send { who, id: id(i) },
-            2 if i > 0 => Event::Wait { who, state: self.waiting, on: Some(prev), on_sys: None, on_state: Some(self.process) },
-            2 => Event::State { who, state: self.prepare },
-            3 => Event::State { who, state: self.process },
-            4 => Event::Wait { who, state: self.token, on: None, on_sys: None, on_state: None },
-            _ => Event::Recv { who, id: id(p), state: self.done },
+            2 if i > 0 => Event::Wait {
+                who,
+                state: self.waiting,
+                on: Some(prev),
+                on_sys: None,
+                on_state: Some(self.process),
+            },
+            2 => Event::State {
+                who,
+                state: self.prepare,
+            },
+            3 => Event::State {
+                who,
+                state: self.process,
+            },
+            4 => Event::Wait {
+                who,
+                state: self.token,
+                on: None,
+                on_sys: None,
+                on_state: None,
+            },
+            _ => Event::Recv {
+                who,
+                id: id(p),
+                state: self.done,
+            },
         };
         self.stage += 1;
         if self.stage == self.stages {
             self.stage = 0;
             self.tick += 1;
         }
-        Some(Record { t, sys: Sym::LOCAL, ev })
+        Some(Record {
+            t,
+            sys: Sym::LOCAL,
+            ev,
+        })
     }
 }

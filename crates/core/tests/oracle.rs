@@ -9,7 +9,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 #[derive(Clone, Debug)]
 enum Act {
-    Trans { state: Option<String>, wait: Wait, recv: Option<u64> },
+    Trans {
+        state: Option<String>,
+        wait: Wait,
+        recv: Option<u64>,
+    },
     Send(u64),
 }
 
@@ -56,59 +60,127 @@ fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
     let mut out = Vec::new();
     let name = |x: Sym| s.resolve(x).to_string();
     for r in records {
-        let who = |w: Who, stacks: &HashMap<String, Vec<String>>, cpus: &HashMap<String, String>| -> Option<String> {
+        let who = |w: Who,
+                   stacks: &HashMap<String, Vec<String>>,
+                   cpus: &HashMap<String, String>|
+         -> Option<String> {
             match w {
                 Who::Sm(x) => Some(name(x)),
                 Who::Thread(th) => stacks.get(&name(th)).and_then(|v| v.last().cloned()),
-                Who::Cpu(c) => cpus.get(&name(c)).and_then(|th| stacks.get(th)).and_then(|v| v.last().cloned()),
+                Who::Cpu(c) => cpus
+                    .get(&name(c))
+                    .and_then(|th| stacks.get(th))
+                    .and_then(|v| v.last().cloned()),
             }
         };
-        let mut push = |sm: String, act: Act, cur: &mut HashMap<String, Option<String>>, calls: &mut HashMap<String, Vec<(String, Option<String>)>>| {
-            if let Act::Trans { state, .. } = &act {
-                cur.insert(sm.clone(), state.clone());
-                if state.is_none() {
-                    calls.remove(&sm);
+        let mut push =
+            |sm: String,
+             act: Act,
+             cur: &mut HashMap<String, Option<String>>,
+             calls: &mut HashMap<String, Vec<(String, Option<String>)>>| {
+                if let Act::Trans { state, .. } = &act {
+                    cur.insert(sm.clone(), state.clone());
+                    if state.is_none() {
+                        calls.remove(&sm);
+                    }
                 }
-            }
-            out.push((r.t, sm, act));
-        };
+                out.push((r.t, sm, act));
+            };
         match r.ev {
             Event::State { who: w, state } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
-                    push(sm, Act::Trans { state: Some(name(state)), wait: Wait::No, recv: None }, &mut cur, &mut calls);
+                    push(
+                        sm,
+                        Act::Trans {
+                            state: Some(name(state)),
+                            wait: Wait::No,
+                            recv: None,
+                        },
+                        &mut cur,
+                        &mut calls,
+                    );
                 }
             }
-            Event::Wait { who: w, state, on, on_state, .. } => {
+            Event::Wait {
+                who: w,
+                state,
+                on,
+                on_state,
+                ..
+            } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
                     let wait = match on {
                         None => Wait::Open,
                         Some(b) => Wait::On(name(b), on_state.map(name)),
                     };
-                    push(sm, Act::Trans { state: Some(name(state)), wait, recv: None }, &mut cur, &mut calls);
+                    push(
+                        sm,
+                        Act::Trans {
+                            state: Some(name(state)),
+                            wait,
+                            recv: None,
+                        },
+                        &mut cur,
+                        &mut calls,
+                    );
                 }
             }
             Event::Recv { who: w, id, state } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
-                    let LinkId::Num(id) = id else { panic!("numeric ids only") };
-                    push(sm, Act::Trans { state: Some(name(state)), wait: Wait::No, recv: Some(id) }, &mut cur, &mut calls);
+                    let LinkId::Num(id) = id else {
+                        panic!("numeric ids only")
+                    };
+                    push(
+                        sm,
+                        Act::Trans {
+                            state: Some(name(state)),
+                            wait: Wait::No,
+                            recv: Some(id),
+                        },
+                        &mut cur,
+                        &mut calls,
+                    );
                 }
             }
             Event::End { who: w } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
-                    push(sm, Act::Trans { state: None, wait: Wait::No, recv: None }, &mut cur, &mut calls);
+                    push(
+                        sm,
+                        Act::Trans {
+                            state: None,
+                            wait: Wait::No,
+                            recv: None,
+                        },
+                        &mut cur,
+                        &mut calls,
+                    );
                 }
             }
             Event::Send { who: w, id } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
-                    let LinkId::Num(id) = id else { panic!("numeric ids only") };
+                    let LinkId::Num(id) = id else {
+                        panic!("numeric ids only")
+                    };
                     out.push((r.t, sm, Act::Send(id)));
                 }
             }
             Event::Call { who: w, func } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
                     let caller = cur.get(&sm).cloned().flatten();
-                    calls.entry(sm.clone()).or_default().push((name(func), caller));
-                    push(sm, Act::Trans { state: Some(name(func)), wait: Wait::No, recv: None }, &mut cur, &mut calls);
+                    calls
+                        .entry(sm.clone())
+                        .or_default()
+                        .push((name(func), caller));
+                    push(
+                        sm,
+                        Act::Trans {
+                            state: Some(name(func)),
+                            wait: Wait::No,
+                            recv: None,
+                        },
+                        &mut cur,
+                        &mut calls,
+                    );
                 }
             }
             Event::Ret { who: w, func } => {
@@ -118,7 +190,16 @@ fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
                         let caller = st[i].1.clone();
                         st.truncate(i);
                         if let Some(c) = caller {
-                            push(sm, Act::Trans { state: Some(c), wait: Wait::No, recv: None }, &mut cur, &mut calls);
+                            push(
+                                sm,
+                                Act::Trans {
+                                    state: Some(c),
+                                    wait: Wait::No,
+                                    recv: None,
+                                },
+                                &mut cur,
+                                &mut calls,
+                            );
                         }
                     }
                 }
@@ -159,7 +240,12 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
             Act::Send(id) => {
                 let first = match live.get_mut(&sm) {
                     Some((st, _, piece, _, last)) => {
-                        edges.push(Edge { from: *last, w: t - *piece, key: (sm.clone(), st.clone()), inter: false });
+                        edges.push(Edge {
+                            from: *last,
+                            w: t - *piece,
+                            key: (sm.clone(), st.clone()),
+                            inter: false,
+                        });
                         visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
                         *piece = t;
                         *last = n;
@@ -167,7 +253,13 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                     }
                     None => true,
                 };
-                nodes.push(Node { sm: sm.clone(), t, into: None, send: Some(id), first });
+                nodes.push(Node {
+                    sm: sm.clone(),
+                    t,
+                    into: None,
+                    send: Some(id),
+                    first,
+                });
             }
             Act::Trans { state, wait, recv } => {
                 let prev = live.remove(&sm);
@@ -175,7 +267,9 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                 let mut inter: Option<(usize, u64)> = None;
                 let mut zero = false;
                 if let Some(id) = recv {
-                    let snd = (0..n).rev().find(|&i| nodes[i].send == Some(id) && !consumed.contains(&i));
+                    let snd = (0..n)
+                        .rev()
+                        .find(|&i| nodes[i].send == Some(id) && !consumed.contains(&i));
                     if let Some(i) = snd {
                         // A send supersedes earlier unreceived sends of its id.
                         consumed.extend((0..=i).filter(|&j| nodes[j].send == Some(id)));
@@ -202,7 +296,12 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                 if let Some((st, _, piece, _, last)) = &prev {
                     // The last piece of the visit (sends added the earlier ones).
                     let occ = t - piece;
-                    edges.push(Edge { from: *last, w: if zero { 0 } else { occ }, key: (sm.clone(), st.clone()), inter: false });
+                    edges.push(Edge {
+                        from: *last,
+                        w: if zero { 0 } else { occ },
+                        key: (sm.clone(), st.clone()),
+                        inter: false,
+                    });
                     visits.entry((sm.clone(), st.clone())).or_default().1 += occ;
                 }
                 if let Some((i, w)) = inter {
@@ -210,13 +309,24 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                         Some((st, ..)) => (sm.clone(), st.clone()),
                         None => (sm.clone(), state.clone().unwrap_or_default()),
                     };
-                    edges.push(Edge { from: i, w, key, inter: true });
+                    edges.push(Edge {
+                        from: i,
+                        w,
+                        key,
+                        inter: true,
+                    });
                 }
                 if let Some(st) = &state {
                     visits.entry((sm.clone(), st.clone())).or_default().0 += 1;
                     live.insert(sm.clone(), (st.clone(), t, t, wait, n));
                 }
-                nodes.push(Node { sm: sm.clone(), t, into: Some(state), send: None, first });
+                nodes.push(Node {
+                    sm: sm.clone(),
+                    t,
+                    into: Some(state),
+                    send: None,
+                    first,
+                });
             }
         }
         ins.push(edges);
@@ -249,8 +359,16 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
         l[n] = best;
         pred[n] = best_e;
     }
-    let end = (0..nodes.len()).filter(|&n| l[n] != NEG).max_by(|&a, &b| l[a].cmp(&l[b]).then(a.cmp(&b)));
-    let mut res = Result_ { length: 0, edges: 0, start: None, end: None, states: visits };
+    let end = (0..nodes.len())
+        .filter(|&n| l[n] != NEG)
+        .max_by(|&a, &b| l[a].cmp(&l[b]).then(a.cmp(&b)));
+    let mut res = Result_ {
+        length: 0,
+        edges: 0,
+        start: None,
+        end: None,
+        states: visits,
+    };
     if let Some(e) = end {
         res.length = l[e] as u64;
         res.end = Some((nodes[e].sm.clone(), nodes[e].t));
@@ -268,7 +386,10 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
 }
 
 fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
-    let mut e = Engine::new(Options { from: from.map(String::from), ..Default::default() });
+    let mut e = Engine::new(Options {
+        from: from.map(String::from),
+        ..Default::default()
+    });
     for r in records {
         e.feed(r, Pos::None, s);
     }
@@ -276,7 +397,13 @@ fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
         Ok(a) => a,
         // --from naming an SM the trace never mentions: nothing is reachable.
         Err(err) if from.is_some() && err.to_string().contains("no state machine") => {
-            return Result_ { length: 0, edges: 0, start: None, end: None, states: BTreeMap::new() };
+            return Result_ {
+                length: 0,
+                edges: 0,
+                start: None,
+                end: None,
+                states: BTreeMap::new(),
+            };
         }
         Err(err) => panic!("engine failed: {err}"),
     };
@@ -286,7 +413,16 @@ fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
         edges: p.edges,
         start: p.found.then(|| (p.start.sm.clone(), p.start.t)),
         end: p.found.then(|| (p.end.sm.clone(), p.end.t)),
-        states: a.states.iter().map(|r| ((r.sm.clone(), r.state.clone()), (r.visits, r.total_ns, r.critical_ns))).collect(),
+        states: a
+            .states
+            .iter()
+            .map(|r| {
+                (
+                    (r.sm.clone(), r.state.clone()),
+                    (r.visits, r.total_ns, r.critical_ns),
+                )
+            })
+            .collect(),
     }
 }
 
@@ -304,7 +440,11 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
     for &(kind, sm, st, other, id, dt, flag) in ops {
         t += u64::from(dt % 4);
         let who = if with_stacks && flag {
-            if sm % 2 == 0 { Who::Thread(threads[(sm / 2) as usize % 2]) } else { Who::Cpu(cpus[(sm / 2) as usize % 2]) }
+            if sm % 2 == 0 {
+                Who::Thread(threads[(sm / 2) as usize % 2])
+            } else {
+                Who::Cpu(cpus[(sm / 2) as usize % 2])
+            }
         } else {
             Who::Sm(sms[sm as usize % 4])
         };
@@ -312,22 +452,63 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
         let id = LinkId::Num(u64::from(id % 4));
         let ev = match kind % 12 {
             0 | 1 => Event::State { who, state },
-            2 => Event::Wait { who, state, on: Some(sms[other as usize % 4]), on_sys: None, on_state: Some(states[id_of(&id) as usize % 4]) },
-            3 => Event::Wait { who, state, on: Some(sms[other as usize % 4]), on_sys: None, on_state: None },
-            4 => Event::Wait { who, state, on: None, on_sys: None, on_state: None },
+            2 => Event::Wait {
+                who,
+                state,
+                on: Some(sms[other as usize % 4]),
+                on_sys: None,
+                on_state: Some(states[id_of(&id) as usize % 4]),
+            },
+            3 => Event::Wait {
+                who,
+                state,
+                on: Some(sms[other as usize % 4]),
+                on_sys: None,
+                on_state: None,
+            },
+            4 => Event::Wait {
+                who,
+                state,
+                on: None,
+                on_sys: None,
+                on_state: None,
+            },
             5 => Event::Send { who, id },
             6 => Event::Recv { who, id, state },
             7 => Event::End { who },
-            8 => Event::Call { who, func: states[st as usize % 4] },
-            9 => Event::Ret { who, func: states[st as usize % 4] },
+            8 => Event::Call {
+                who,
+                func: states[st as usize % 4],
+            },
+            9 => Event::Ret {
+                who,
+                func: states[st as usize % 4],
+            },
             10 if with_stacks => {
                 let thread = threads[other as usize % 2];
-                if flag { Event::Push { thread, sm: sms[sm as usize % 4] } } else { Event::Pop { thread, sm: sms[sm as usize % 4] } }
+                if flag {
+                    Event::Push {
+                        thread,
+                        sm: sms[sm as usize % 4],
+                    }
+                } else {
+                    Event::Pop {
+                        thread,
+                        sm: sms[sm as usize % 4],
+                    }
+                }
             }
-            11 if with_stacks => Event::Switch { cpu: cpus[other as usize % 2], thread: threads[sm as usize % 2] },
+            11 if with_stacks => Event::Switch {
+                cpu: cpus[other as usize % 2],
+                thread: threads[sm as usize % 2],
+            },
             _ => Event::State { who, state },
         };
-        out.push(Record { t, sys: Sym::LOCAL, ev });
+        out.push(Record {
+            t,
+            sys: Sym::LOCAL,
+            ev,
+        });
     }
     (out, s)
 }
@@ -340,7 +521,18 @@ fn id_of(id: &LinkId) -> u64 {
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
-    prop::collection::vec((any::<u8>(), 0u8..4, 0u8..4, 0u8..4, any::<u8>(), any::<u8>(), any::<bool>()), 0..80)
+    prop::collection::vec(
+        (
+            any::<u8>(),
+            0u8..4,
+            0u8..4,
+            0u8..4,
+            any::<u8>(),
+            any::<u8>(),
+            any::<bool>(),
+        ),
+        0..80,
+    )
 }
 
 proptest! {

@@ -22,7 +22,9 @@
 //! before first use, so the file streams in one pass, and a cut file yields
 //! every whole chunk before the cut.
 
-use critpath_core::{Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who};
+use critpath_core::{
+    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+};
 use std::io::{self, Read, Write};
 
 pub const MAGIC: &[u8; 8] = b"CRITPATH";
@@ -49,6 +51,18 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     }
     buf.push(v as u8);
 }
+
+/// A record's parts as the op encodes them: kind, subject, up to four
+/// string fields in file order, and a link id.
+type Fields = (
+    u8,
+    Option<Who>,
+    Option<Sym>,
+    Option<Sym>,
+    Option<Sym>,
+    Option<Sym>,
+    Option<LinkId>,
+);
 
 /// Writes a `.cpt` file.
 pub struct CptWriter<W: Write> {
@@ -109,11 +123,19 @@ impl<W: Write> CptWriter<W> {
             self.chunk_started = true;
         }
         // Define every string this record uses before its op.
-        let (kind, who, a, b, c, d, id): (u8, Option<Who>, Option<Sym>, Option<Sym>, Option<Sym>, Option<Sym>, Option<LinkId>) = match r.ev {
+        let (kind, who, a, b, c, d, id): Fields = match r.ev {
             Event::State { who, state } => (0, Some(who), Some(state), None, None, None, None),
-            Event::Wait { who, state, on, on_sys, on_state } => (1, Some(who), Some(state), on, on_state, on_sys, None),
+            Event::Wait {
+                who,
+                state,
+                on,
+                on_sys,
+                on_state,
+            } => (1, Some(who), Some(state), on, on_state, on_sys, None),
             Event::Send { who, id } => (2, Some(who), None, None, None, None, Some(id)),
-            Event::Recv { who, id, state } => (3, Some(who), Some(state), None, None, None, Some(id)),
+            Event::Recv { who, id, state } => {
+                (3, Some(who), Some(state), None, None, None, Some(id))
+            }
             Event::End { who } => (4, Some(who), None, None, None, None, None),
             Event::Call { who, func } => (5, Some(who), Some(func), None, None, None, None),
             Event::Ret { who, func } => (6, Some(who), Some(func), None, None, None, None),
@@ -121,7 +143,11 @@ impl<W: Write> CptWriter<W> {
             Event::Pop { thread, sm } => (8, None, Some(thread), Some(sm), None, None, None),
             Event::Switch { cpu, thread } => (9, None, Some(cpu), Some(thread), None, None, None),
         };
-        let sys = if r.sys != Sym::LOCAL { Some(self.sym(r.sys, strings)) } else { None };
+        let sys = if r.sys != Sym::LOCAL {
+            Some(self.sym(r.sys, strings))
+        } else {
+            None
+        };
         let (wflag, w) = match who {
             Some(Who::Sm(s)) => (0, Some(self.sym(s, strings))),
             Some(Who::Thread(s)) => (F_THREAD, Some(self.sym(s, strings))),
@@ -138,9 +164,16 @@ impl<W: Write> CptWriter<W> {
             None => (0, None),
         };
         let dt = r.t.checked_sub(self.last_t).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("record at t={} comes after t={}: not in time order", r.t, self.last_t))
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "record at t={} comes after t={}: not in time order",
+                    r.t, self.last_t
+                ),
+            )
         })?;
-        self.buf.push(kind | wflag | idflag | if sys.is_some() { F_SYS } else { 0 });
+        self.buf
+            .push(kind | wflag | idflag | if sys.is_some() { F_SYS } else { 0 });
         put_varint(&mut self.buf, dt);
         if let Some(s) = sys {
             put_varint(&mut self.buf, s);
@@ -149,7 +182,9 @@ impl<W: Write> CptWriter<W> {
             put_varint(&mut self.buf, w);
         }
         if kind == 1 {
-            self.buf.push(u8::from(b.is_some()) | (u8::from(c.is_some()) << 1) | (u8::from(d.is_some()) << 2));
+            self.buf.push(
+                u8::from(b.is_some()) | (u8::from(c.is_some()) << 1) | (u8::from(d.is_some()) << 2),
+            );
         }
         for v in [idv, a, b, c, d].into_iter().flatten() {
             put_varint(&mut self.buf, v);
@@ -219,7 +254,9 @@ impl<R: Read> CptReader<R> {
     /// Reads and checks the header.
     pub fn new(mut input: R, name: &str) -> Result<Self, ReadError> {
         let mut h = [0u8; 16];
-        let got = read_full(&mut input, &mut h).map_err(|e| ReadError::new(name, Location::Offset(0), format!("read error: {e}"), true))?;
+        let got = read_full(&mut input, &mut h).map_err(|e| {
+            ReadError::new(name, Location::Offset(0), format!("read error: {e}"), true)
+        })?;
         if got < 16 || &h[..8] != MAGIC {
             return Err(ReadError::new(
                 name,
@@ -233,7 +270,9 @@ impl<R: Read> CptReader<R> {
             return Err(ReadError::new(
                 name,
                 Location::Offset(8),
-                format!(".cpt version {version} is not supported (this build reads version {VERSION})"),
+                format!(
+                    ".cpt version {version} is not supported (this build reads version {VERSION})"
+                ),
                 true,
             ));
         }
@@ -262,7 +301,8 @@ impl<R: Read> CptReader<R> {
     fn load_chunk(&mut self) -> Result<bool, ReadError> {
         let at = self.offset;
         let mut h = [0u8; 16];
-        let got = read_full(&mut self.input, &mut h).map_err(|e| self.fatal(at, format!("read error: {e}")))?;
+        let got = read_full(&mut self.input, &mut h)
+            .map_err(|e| self.fatal(at, format!("read error: {e}")))?;
         if got == 0 {
             return Err(self.fatal(at, format!("truncated: the file ends at byte {at} without its end marker (expected a chunk header or the end marker); {} records read before the cut", self.record)));
         }
@@ -288,7 +328,8 @@ impl<R: Read> CptReader<R> {
             return Err(self.fatal(at, format!("corrupt chunk header (codec {codec}, raw length {raw_len}, stored length {stored_len})")));
         }
         self.stored.resize(stored_len, 0);
-        let got = read_full(&mut self.input, &mut self.stored).map_err(|e| self.fatal(at, format!("read error: {e}")))?;
+        let got = read_full(&mut self.input, &mut self.stored)
+            .map_err(|e| self.fatal(at, format!("read error: {e}")))?;
         if got < stored_len {
             let end = self.offset + got as u64;
             return Err(self.fatal(
@@ -301,57 +342,197 @@ impl<R: Read> CptReader<R> {
             return Err(self.fatal(at, format!("corrupt: the chunk starting here fails its checksum; {} records read before it", self.record)));
         }
         if codec == 1 {
-            self.raw = zstd::bulk::decompress(&self.stored, raw_len).map_err(|e| self.fatal(at, format!("corrupt: zstd chunk does not decompress: {e}")))?;
+            self.raw = zstd::bulk::decompress(&self.stored, raw_len).map_err(|e| {
+                self.fatal(at, format!("corrupt: zstd chunk does not decompress: {e}"))
+            })?;
         } else {
             std::mem::swap(&mut self.raw, &mut self.stored);
         }
         if self.raw.len() != raw_len {
-            return Err(self.fatal(at, format!("corrupt: chunk holds {} bytes, header says {raw_len}", self.raw.len())));
+            return Err(self.fatal(
+                at,
+                format!(
+                    "corrupt: chunk holds {} bytes, header says {raw_len}",
+                    self.raw.len()
+                ),
+            ));
         }
         self.chunk_at = at;
         self.pos = 0;
-        self.last_t = self.varint()?;
+        match vint(&self.raw, &mut self.pos) {
+            Some(t) => self.last_t = t,
+            None => return Err(self.fatal(at, "corrupt: the chunk has no base time".into())),
+        }
         Ok(true)
     }
+}
 
-    #[inline(always)]
-    fn varint(&mut self) -> Result<u64, ReadError> {
-        if let Some(&b) = self.raw.get(self.pos) {
-            if b < 0x80 {
-                self.pos += 1;
-                return Ok(u64::from(b));
+/// Reads a varint at `buf[*pos..]`; `None` when it runs off the end or
+/// is longer than 64 bits.
+#[inline(always)]
+fn vint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let b = *buf.get(*pos)?;
+    *pos += 1;
+    if b < 0x80 {
+        return Some(u64::from(b));
+    }
+    let mut v = u64::from(b & 0x7f);
+    let mut shift = 7;
+    loop {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Decodes the record op at `buf[*pos..]` (not a string definition).
+/// `None` means the bytes are not a valid record: cut, unknown kind, or a
+/// string used before its definition.
+#[inline(always)]
+fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Record> {
+    let sym = |pos: &mut usize| -> Option<Sym> {
+        let v = vint(buf, pos)?;
+        (v < nstrings).then_some(Sym(v as u32))
+    };
+    let op = *buf.get(*pos)?;
+    *pos += 1;
+    let kind = op & 0x0f;
+    let t = last_t.checked_add(vint(buf, pos)?)?;
+    let sys = if op & F_SYS != 0 {
+        sym(pos)?
+    } else {
+        Sym::LOCAL
+    };
+    let who = if kind <= 6 {
+        let s = sym(pos)?;
+        if op & F_THREAD != 0 {
+            Who::Thread(s)
+        } else if op & F_CPU != 0 {
+            Who::Cpu(s)
+        } else {
+            Who::Sm(s)
+        }
+    } else {
+        Who::Sm(Sym::LOCAL)
+    };
+    let ev = match kind {
+        0 => Event::State {
+            who,
+            state: sym(pos)?,
+        },
+        1 => {
+            let flags = *buf.get(*pos)?;
+            *pos += 1;
+            let state = sym(pos)?;
+            let on = if flags & 1 != 0 {
+                Some(sym(pos)?)
+            } else {
+                None
+            };
+            let on_state = if flags & 2 != 0 {
+                Some(sym(pos)?)
+            } else {
+                None
+            };
+            let on_sys = if flags & 4 != 0 {
+                Some(sym(pos)?)
+            } else {
+                None
+            };
+            Event::Wait {
+                who,
+                state,
+                on,
+                on_sys,
+                on_state,
             }
         }
-        self.varint_slow()
+        2 | 3 => {
+            let id = if op & F_STRID != 0 {
+                LinkId::Str(sym(pos)?)
+            } else {
+                LinkId::Num(vint(buf, pos)?)
+            };
+            if kind == 2 {
+                Event::Send { who, id }
+            } else {
+                Event::Recv {
+                    who,
+                    id,
+                    state: sym(pos)?,
+                }
+            }
+        }
+        4 => Event::End { who },
+        5 => Event::Call {
+            who,
+            func: sym(pos)?,
+        },
+        6 => Event::Ret {
+            who,
+            func: sym(pos)?,
+        },
+        7 => Event::Push {
+            thread: sym(pos)?,
+            sm: sym(pos)?,
+        },
+        8 => Event::Pop {
+            thread: sym(pos)?,
+            sm: sym(pos)?,
+        },
+        9 => Event::Switch {
+            cpu: sym(pos)?,
+            thread: sym(pos)?,
+        },
+        _ => return None,
+    };
+    Some(Record { t, sys, ev })
+}
+
+impl<R: Read> CptReader<R> {
+    /// Defines the string at `self.pos` (just after its op byte).
+    fn define_string(&mut self) -> Result<(), ReadError> {
+        let start = self.pos;
+        let text = vint(&self.raw, &mut self.pos)
+            .and_then(|len| self.raw.get(self.pos..self.pos.checked_add(len as usize)?))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .map(str::to_string);
+        match text {
+            Some(text) => {
+                self.pos += text.len();
+                self.strings.push(&text);
+                self.nstrings += 1;
+                Ok(())
+            }
+            None => {
+                let at = self.chunk_at;
+                Err(self.fatal(
+                    at,
+                    format!("corrupt: bad string definition at payload offset {start} of the chunk starting here"),
+                ))
+            }
+        }
     }
 
-    #[inline(never)]
-    fn varint_slow(&mut self) -> Result<u64, ReadError> {
-        let mut v = 0u64;
-        let mut shift = 0;
-        while let Some(&b) = self.raw.get(self.pos) {
-            self.pos += 1;
-            v |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                break;
-            }
-        }
-        let (at, pos) = (self.chunk_at, self.pos);
-        Err(self.fatal(at, format!("corrupt: bad varint at payload offset {pos} of the chunk starting here")))
-    }
-
-    #[inline(always)]
-    fn sym(&mut self) -> Result<Sym, ReadError> {
-        let v = self.varint()?;
-        if v >= self.nstrings {
-            let (at, pos) = (self.chunk_at, self.pos);
-            return Err(self.fatal(at, format!("corrupt: string #{v} used before it is defined (payload offset {pos} of the chunk starting here)")));
-        }
-        Ok(Sym(v as u32))
+    fn bad_record(&mut self, start: usize) -> ReadError {
+        let at = self.chunk_at;
+        let op = self.raw[start];
+        let what = if op & 0x0f > 9 {
+            format!("unknown record kind {}", op & 0x0f)
+        } else {
+            "a record that is cut short or uses a string before defining it".to_string()
+        };
+        self.fatal(
+            at,
+            format!("corrupt: {what} at payload offset {start} of the chunk starting here; {} records read before it", self.record),
+        )
     }
 }
 
@@ -359,101 +540,34 @@ impl<R: Read> RecordSource for CptReader<R> {
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         out.clear();
         while out.len() < max {
-            match self.next_record()? {
-                Some(r) => out.push(r),
-                None => break,
+            if self.pos >= self.raw.len() {
+                if self.done || !self.load_chunk()? {
+                    break;
+                }
+                continue;
+            }
+            if self.raw[self.pos] == OP_DEFSTR {
+                self.pos += 1;
+                self.define_string()?;
+                continue;
+            }
+            let start = self.pos;
+            match decode(&self.raw, &mut self.pos, self.last_t, self.nstrings) {
+                Some(r) => {
+                    self.last_t = r.t;
+                    self.record += 1;
+                    out.push((r, Pos::Record(self.record)));
+                }
+                None => return Err(self.bad_record(start)),
             }
         }
         Ok(())
     }
 
-    #[inline(always)]
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        loop {
-            if self.done {
-                return Ok(None);
-            }
-            if self.pos >= self.raw.len() && !self.load_chunk()? {
-                return Ok(None);
-            }
-            if self.pos >= self.raw.len() {
-                continue;
-            }
-            let op = self.raw[self.pos];
-            self.pos += 1;
-            if op == OP_DEFSTR {
-                let len = self.varint()? as usize;
-                let end = self.pos + len;
-                let text = self.raw.get(self.pos..end).and_then(|b| std::str::from_utf8(b).ok()).map(str::to_string);
-                match text {
-                    Some(text) => {
-                        self.strings.push(&text);
-                        self.nstrings += 1;
-                        self.pos = end;
-                        continue;
-                    }
-                    None => {
-                        let (at, pos) = (self.chunk_at, self.pos);
-                        return Err(self.fatal(at, format!("corrupt: bad string definition at payload offset {pos} of the chunk starting here")));
-                    }
-                }
-            }
-            let kind = op & 0x0f;
-            let t = self.last_t + self.varint()?;
-            let sys = if op & F_SYS != 0 { self.sym()? } else { Sym::LOCAL };
-            let who = if kind <= 6 {
-                let s = self.sym()?;
-                Some(if op & F_THREAD != 0 {
-                    Who::Thread(s)
-                } else if op & F_CPU != 0 {
-                    Who::Cpu(s)
-                } else {
-                    Who::Sm(s)
-                })
-            } else {
-                None
-            };
-            let who = who.unwrap_or(Who::Sm(Sym::LOCAL));
-            let ev = match kind {
-                0 => Event::State { who, state: self.sym()? },
-                1 => {
-                    let flags = match self.raw.get(self.pos) {
-                        Some(&f) => f,
-                        None => {
-                            let at = self.chunk_at;
-                            return Err(self.fatal(at, "corrupt: wait flags missing".into()));
-                        }
-                    };
-                    self.pos += 1;
-                    let state = self.sym()?;
-                    let on = if flags & 1 != 0 { Some(self.sym()?) } else { None };
-                    let on_state = if flags & 2 != 0 { Some(self.sym()?) } else { None };
-                    let on_sys = if flags & 4 != 0 { Some(self.sym()?) } else { None };
-                    Event::Wait { who, state, on, on_sys, on_state }
-                }
-                2 | 3 => {
-                    let id = if op & F_STRID != 0 { LinkId::Str(self.sym()?) } else { LinkId::Num(self.varint()?) };
-                    if kind == 2 {
-                        Event::Send { who, id }
-                    } else {
-                        Event::Recv { who, id, state: self.sym()? }
-                    }
-                }
-                4 => Event::End { who },
-                5 => Event::Call { who, func: self.sym()? },
-                6 => Event::Ret { who, func: self.sym()? },
-                7 => Event::Push { thread: self.sym()?, sm: self.sym()? },
-                8 => Event::Pop { thread: self.sym()?, sm: self.sym()? },
-                9 => Event::Switch { cpu: self.sym()?, thread: self.sym()? },
-                k => {
-                    let (at, pos) = (self.chunk_at, self.pos);
-                    return Err(self.fatal(at, format!("corrupt: unknown record kind {k} at payload offset {pos} of the chunk starting here")));
-                }
-            };
-            self.last_t = t;
-            self.record += 1;
-            return Ok(Some((Record { t, sys, ev }, Pos::Record(self.record))));
-        }
+        let mut one = Vec::with_capacity(1);
+        self.next_batch(&mut one, 1)?;
+        Ok(one.pop())
     }
 
     fn strings(&self) -> &Interner {

@@ -3,7 +3,9 @@
 //! the field of every problem and skips bad lines; the writer emits one
 //! canonical line per record.
 
-use critpath_core::{Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who};
+use critpath_core::{
+    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -120,16 +122,28 @@ impl<R: BufRead> JsonlReader<R> {
                 }
                 None => what,
             };
-            self.err(format!("expected a JSON object with the fields of SPEC §1: {what}"))
+            self.err(format!(
+                "expected a JSON object with the fields of SPEC §1: {what}"
+            ))
         })?;
         let ev_cow = l.ev.take();
         let ev = ev_cow.as_deref().ok_or_else(|| {
-            self.err(format!("missing field `ev` (one of {})", Event::NAMES.join(", ")))
+            self.err(format!(
+                "missing field `ev` (one of {})",
+                Event::NAMES.join(", ")
+            ))
         })?;
         let ev_name = ev.to_string();
-        let t = l.t.ok_or_else(|| self.err(format!("`{ev_name}` record is missing field `t` (integer nanoseconds)")))?;
+        let t = l.t.ok_or_else(|| {
+            self.err(format!(
+                "`{ev_name}` record is missing field `t` (integer nanoseconds)"
+            ))
+        })?;
         if t > i64::MAX as u64 {
-            return Err(self.err(format!("field `t` = {t} is out of range (at most {})", i64::MAX)));
+            return Err(self.err(format!(
+                "field `t` = {t} is out of range (at most {})",
+                i64::MAX
+            )));
         }
         let need = |me: &Self, v: Option<Cow<str>>, field: &str| -> Result<String, ReadError> {
             v.map(|c| c.into_owned())
@@ -147,7 +161,9 @@ impl<R: BufRead> JsonlReader<R> {
             } else if let Some(cpu) = l.cpu.take() {
                 Ok(Who::Cpu(me.intern_ns(cpu)))
             } else {
-                Err(me.err(format!("`{ev_name}` record needs field `sm` (or `thread`, or `cpu`)")))
+                Err(me.err(format!(
+                    "`{ev_name}` record needs field `sm` (or `thread`, or `cpu`)"
+                )))
             }
         };
         let event = match ev {
@@ -156,7 +172,10 @@ impl<R: BufRead> JsonlReader<R> {
                 match ev {
                     "state" => {
                         let s = need(self, l.state.take(), "state")?;
-                        Event::State { who: w, state: self.strings.intern(&s) }
+                        Event::State {
+                            who: w,
+                            state: self.strings.intern(&s),
+                        }
                     }
                     "wait" => {
                         let s = need(self, l.state.take(), "state")?;
@@ -167,19 +186,33 @@ impl<R: BufRead> JsonlReader<R> {
                         let on = l.on.take().map(|s| self.strings.intern(&s));
                         let on_sys = l.on_sys.take().map(|s| self.strings.intern(&s));
                         let on_state = l.on_state.take().map(|s| self.strings.intern(&s));
-                        Event::Wait { who: w, state, on, on_sys, on_state }
+                        Event::Wait {
+                            who: w,
+                            state,
+                            on,
+                            on_sys,
+                            on_state,
+                        }
                     }
                     "recv" | "send" => {
                         let id = match l.id.take() {
                             Some(NumOrStr::Num(n)) => LinkId::Num(n),
                             Some(NumOrStr::Str(s)) => LinkId::Str(self.strings.intern(&s)),
-                            None => return Err(self.err(format!("`{ev}` record is missing field `id` (a number or a string)"))),
+                            None => {
+                                return Err(self.err(format!(
+                                    "`{ev}` record is missing field `id` (a number or a string)"
+                                )))
+                            }
                         };
                         if ev == "send" {
                             Event::Send { who: w, id }
                         } else {
                             let s = need(self, l.state.take(), "state")?;
-                            Event::Recv { who: w, id, state: self.strings.intern(&s) }
+                            Event::Recv {
+                                who: w,
+                                id,
+                                state: self.strings.intern(&s),
+                            }
                         }
                     }
                     "end" => Event::End { who: w },
@@ -195,7 +228,10 @@ impl<R: BufRead> JsonlReader<R> {
                 }
             }
             "push" | "pop" => {
-                let th = l.thread.take().ok_or_else(|| self.err(format!("`{ev}` record is missing field `thread`")))?;
+                let th = l
+                    .thread
+                    .take()
+                    .ok_or_else(|| self.err(format!("`{ev}` record is missing field `thread`")))?;
                 let thread = self.intern_ns(th);
                 let s = need(self, l.sm.take(), "sm")?;
                 let sm = self.strings.intern(&s);
@@ -206,9 +242,15 @@ impl<R: BufRead> JsonlReader<R> {
                 }
             }
             "switch" => {
-                let cpu = l.cpu.take().ok_or_else(|| self.err("`switch` record is missing field `cpu`"))?;
+                let cpu = l
+                    .cpu
+                    .take()
+                    .ok_or_else(|| self.err("`switch` record is missing field `cpu`"))?;
                 let cpu = self.intern_ns(cpu);
-                let th = l.thread.take().ok_or_else(|| self.err("`switch` record is missing field `thread`"))?;
+                let th = l
+                    .thread
+                    .take()
+                    .ok_or_else(|| self.err("`switch` record is missing field `thread`"))?;
                 let thread = self.intern_ns(th);
                 Event::Switch { cpu, thread }
             }
@@ -235,10 +277,14 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
         loop {
             self.buf.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| ReadError::new(&self.name, Location::Line(self.line + 1), format!("read error: {e}"), true))?;
+            let n = self.input.read_until(b'\n', &mut self.buf).map_err(|e| {
+                ReadError::new(
+                    &self.name,
+                    Location::Line(self.line + 1),
+                    format!("read error: {e}"),
+                    true,
+                )
+            })?;
             if n == 0 {
                 return Ok(None);
             }
@@ -291,7 +337,10 @@ pub struct JsonlWriter<W: Write> {
 
 impl<W: Write> JsonlWriter<W> {
     pub fn new(out: W) -> Self {
-        JsonlWriter { out, line: String::with_capacity(256) }
+        JsonlWriter {
+            out,
+            line: String::with_capacity(256),
+        }
     }
 
     pub fn write(&mut self, r: &Record, strings: &Interner) -> io::Result<()> {
@@ -333,7 +382,13 @@ impl<W: Write> JsonlWriter<W> {
                 who(l, w);
                 field(l, "state", state);
             }
-            Event::Wait { who: w, state, on, on_sys, on_state } => {
+            Event::Wait {
+                who: w,
+                state,
+                on,
+                on_sys,
+                on_state,
+            } => {
                 who(l, w);
                 field(l, "state", state);
                 if let Some(on) = on {
@@ -388,7 +443,11 @@ fn quote(l: &mut String, s: &str) {
 
 /// Thread and CPU names that are plain numbers are written as numbers.
 fn num_or_str(l: &mut String, s: &str) {
-    if !s.is_empty() && s.len() < 20 && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0')) {
+    if !s.is_empty()
+        && s.len() < 20
+        && s.bytes().all(|b| b.is_ascii_digit())
+        && (s == "0" || !s.starts_with('0'))
+    {
         l.push_str(s);
     } else {
         quote(l, s);

@@ -80,7 +80,10 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     }
     // Text: the first line that is not blank or a comment.
     let text = String::from_utf8_lossy(head);
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
     match first {
         None if head.len() < 4096 => fail("the file holds no records (only blank lines or comments)".into()),
         Some(l) if l.starts_with('[') || l.starts_with("{\"traceEvents\"") || l.contains("\"traceEvents\"") => {
@@ -99,10 +102,17 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
 /// Opens a trace, detecting its format from the content.
 pub fn open(path: &Path) -> Result<AnySource, ReadError> {
     let name = path.display().to_string();
-    let io_err = |e: std::io::Error| ReadError::new(&name, Location::File, format!("cannot open: {e}"), true);
+    let io_err = |e: std::io::Error| {
+        ReadError::new(&name, Location::File, format!("cannot open: {e}"), true)
+    };
     let mut f = File::open(path).map_err(io_err)?;
     if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(ReadError::new(&name, Location::File, "is a directory, expected a trace file", true));
+        return Err(ReadError::new(
+            &name,
+            Location::File,
+            "is a directory, expected a trace file",
+            true,
+        ));
     }
     let mut head = vec![0u8; 4096];
     let mut n = 0;

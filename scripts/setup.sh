@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what critpath's build and tests need on a fresh Debian machine:
+# a Rust toolchain (if missing) and the system packages the tests use.
+# Idempotent; safe to run again.
+set -euo pipefail
+
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need_apt[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends "${need_apt[@]}" >/dev/null 2>&1 || {
+      apt-get update >/dev/null 2>&1
+      apt-get install -y --no-install-recommends "${need_apt[@]}" >/dev/null
+    }
+  else
+    echo "setup: please install: ${need_apt[*]}" >&2
+  fi
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    echo "setup: installing Rust with rustup" >&2
+    curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >/dev/null
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+fi
