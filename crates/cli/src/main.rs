@@ -42,7 +42,7 @@ enum Cmd {
         /// End at this SM's last node, or its last transition into STATE.
         #[arg(long, value_name = "SM[:STATE]")]
         to: Option<String>,
-        /// Include the critical path's edges, in time order, in the JSON.
+        /// List the critical path's edges in time order (JSON: `path`).
         #[arg(long)]
         path: bool,
         /// Write the output to FILE instead of standard output.

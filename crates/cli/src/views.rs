@@ -116,6 +116,18 @@ pub fn table(a: &Analysis, file: &str) -> String {
             line(&mut o, r);
         }
     }
+    if let Some(path) = &a.path {
+        let _ = writeln!(o, "\ncritical path, in time order ({} edges):", path.len());
+        for seg in path {
+            let who = sm_name(&seg.sys, &seg.sm, show_sys);
+            let what = if seg.inter {
+                format!("{who} waits on {} in '{}'", seg.from_sm, seg.state)
+            } else {
+                format!("{who} in '{}'", seg.state)
+            };
+            let _ = writeln!(o, "  {:>12} .. {:<12} {:>10}  {what}", seg.start_ns, seg.end_ns, dur(seg.end_ns - seg.start_ns));
+        }
+    }
     if !a.diagnostics.is_empty() {
         let _ = writeln!(o, "\ndiagnostics ({}):", a.diagnostics.len());
         for d in &a.diagnostics {
