@@ -125,7 +125,13 @@ pub fn table(a: &Analysis, file: &str) -> String {
             } else {
                 format!("{who} in '{}'", seg.state)
             };
-            let _ = writeln!(o, "  {:>12} .. {:<12} {:>10}  {what}", seg.start_ns, seg.end_ns, dur(seg.end_ns - seg.start_ns));
+            let _ = writeln!(
+                o,
+                "  {:>12} .. {:<12} {:>10}  {what}",
+                seg.start_ns,
+                seg.end_ns,
+                dur(seg.end_ns - seg.start_ns)
+            );
         }
     }
     if !a.diagnostics.is_empty() {
