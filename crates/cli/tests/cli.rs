@@ -562,6 +562,15 @@ fn truncated_and_corrupt_cpt() {
 }
 
 #[test]
+fn bom_and_crlf_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "\u{feff}{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\r\n{\"t\":7,\"sm\":\"a\",\"ev\":\"end\"}\r\n";
+    let p = write(dir.path(), "bom.jsonl", body.as_bytes());
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 7);
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let o = run(&["analyze"]);
     assert_eq!(o.status.code(), Some(2));

@@ -291,7 +291,11 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
             self.line += 1;
             self.bytes += n as u64;
             let buf = std::mem::take(&mut self.buf);
-            let text = trim(&buf);
+            let mut text = trim(&buf);
+            if self.line == 1 {
+                // A UTF-8 byte-order mark is not part of the record.
+                text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+            }
             if text.is_empty() || text[0] == b'#' {
                 self.buf = buf;
                 continue;

@@ -79,6 +79,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         return fail("this is a compressed file (zstd or gzip); decompress it first (critpath reads JSONL and .cpt)".into());
     }
     // Text: the first line that is not blank or a comment.
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
     let first = text
         .lines()
