@@ -43,6 +43,42 @@ pub struct Options {
     /// A state visit longer than this share of its SM's observed life, with no
     /// wait, is reported as `long-state`.
     pub long_state_share: Option<f64>,
+    /// What-if: make these states FACTOR times faster (their intra-SM edges
+    /// weigh `time / FACTOR`), and compute the path that results.
+    pub speedups: Vec<Speedup>,
+}
+
+/// `SM:STATE=FACTOR` of `critpath whatif`: `target` is `SM:STATE` (or
+/// `SYS/SM:STATE`).
+#[derive(Clone, Debug)]
+pub struct Speedup {
+    pub target: String,
+    pub factor: f64,
+}
+
+impl Speedup {
+    /// Parses `SM:STATE=FACTOR`.
+    pub fn parse(spec: &str) -> Result<Speedup, String> {
+        let (target, factor) = spec
+            .rsplit_once('=')
+            .ok_or_else(|| format!("--speedup {spec}: expected SM:STATE=FACTOR"))?;
+        if !target.contains(':') {
+            return Err(format!(
+                "--speedup {spec}: expected SM:STATE=FACTOR (no ':' between SM and STATE)"
+            ));
+        }
+        let factor: f64 = factor
+            .trim()
+            .parse()
+            .map_err(|_| format!("--speedup {spec}: FACTOR must be a number, such as 2 or 1.5"))?;
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(format!("--speedup {spec}: FACTOR must be a positive number (2 = twice as fast; use a huge factor such as 1e9 to remove a state)"));
+        }
+        Ok(Speedup {
+            target: target.to_string(),
+            factor,
+        })
+    }
 }
 
 /// A node's handle kept in memory: id, `L`, time and cgraph node.
@@ -100,6 +136,8 @@ struct Key {
     max_visit_at: u64,
     waited: bool,
     last_trans: Option<NodeRef>,
+    /// What-if speedup of this state (1.0 = as recorded).
+    factor: f64,
 }
 
 struct CNode {
@@ -163,6 +201,8 @@ pub struct Engine {
     cpus: FxHashMap<(Sym, Sym), Sym>,
     sm_links: FxHashSet<(u32, u32)>,
     log: NodeLog,
+    /// Which `--speedup`s matched a state.
+    speedup_used: Vec<bool>,
     next_node: u64,
     records: u64,
     best: Option<(NodeRef, u32)>,
@@ -173,6 +213,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(opts: Options) -> Self {
+        let speedup_used = vec![false; opts.speedups.len()];
         Engine {
             opts,
             sms: Vec::new(),
@@ -191,6 +232,7 @@ impl Engine {
             cpus: FxHashMap::default(),
             sm_links: FxHashSet::default(),
             log: NodeLog::new(),
+            speedup_used,
             next_node: 0,
             records: 0,
             best: None,
@@ -272,11 +314,27 @@ impl Engine {
         idx
     }
 
-    fn key_of(&mut self, sm: u32, state: Sym) -> u32 {
+    fn key_of(&mut self, sm: u32, state: Sym, strings: &Interner) -> u32 {
         if let Some(&k) = self.key_index.get(&(sm, state)) {
             return k;
         }
         let k = self.keys.len() as u32;
+        let mut factor = 1.0;
+        if !self.opts.speedups.is_empty() {
+            let s = &self.sms[sm as usize];
+            let (sys, name, st) = (
+                strings.resolve(s.sys),
+                strings.resolve(s.name),
+                strings.resolve(state),
+            );
+            for (i, sp) in self.opts.speedups.iter().enumerate() {
+                if sp.target == format!("{name}:{st}") || sp.target == format!("{sys}/{name}:{st}")
+                {
+                    factor = sp.factor;
+                    self.speedup_used[i] = true;
+                }
+            }
+        }
         self.keys.push(Key {
             sm,
             state,
@@ -287,17 +345,18 @@ impl Engine {
             max_visit_at: 0,
             waited: false,
             last_trans: None,
+            factor,
         });
         self.key_index.insert((sm, state), k);
         k
     }
 
-    fn cnode_of(&mut self, sm: u32, from: u32, to: u32) -> u32 {
+    fn cnode_of(&mut self, sm: u32, from: u32, to: u32, strings: &Interner) -> u32 {
         if let Some(&c) = self.cnode_index.get(&(sm, from, to)) {
             return c;
         }
         let to_key = if to < M_SEND {
-            self.key_of(sm, Sym(to))
+            self.key_of(sm, Sym(to), strings)
         } else {
             NONE32
         };
@@ -317,12 +376,20 @@ impl Engine {
     /// or marker), and the intra-SM cgraph edge between them (NONE32 from the
     /// origin). `key` is the state the edge spends time in.
     #[inline]
-    fn step(&mut self, sm: u32, from_cnode: u32, cur: u32, cur_key: u32, to: u32) -> (u32, u32) {
+    fn step(
+        &mut self,
+        sm: u32,
+        from_cnode: u32,
+        cur: u32,
+        cur_key: u32,
+        to: u32,
+        strings: &Interner,
+    ) -> (u32, u32) {
         let memo = self.cnodes[from_cnode as usize].memo;
         if memo.0 == to {
             return (memo.1, memo.2);
         }
-        let r = self.step_slow(sm, from_cnode, cur, cur_key, to);
+        let r = self.step_slow(sm, from_cnode, cur, cur_key, to, strings);
         self.cnodes[from_cnode as usize].memo = (to, r.0, r.1);
         r
     }
@@ -334,14 +401,15 @@ impl Engine {
         cur: u32,
         cur_key: u32,
         to: u32,
+        strings: &Interner,
     ) -> (u32, u32) {
         if let Some(&r) = self.trans.get(&(from_cnode, to)) {
             return r;
         }
         let (cnode, edge) = if self.cnodes[from_cnode as usize].from == M_ORIGIN {
-            (self.cnode_of(sm, M_START, to), NONE32)
+            (self.cnode_of(sm, M_START, to, strings), NONE32)
         } else {
-            let cn = self.cnode_of(sm, cur, to);
+            let cn = self.cnode_of(sm, cur, to, strings);
             let e = self.cedges.len() as u32;
             self.cedges.push(CEdge {
                 from: from_cnode,
@@ -471,7 +539,7 @@ impl Engine {
             }
             Event::Send { who, id } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.send(sm, t, id);
+                    self.send(sm, t, id, strings);
                 }
             }
             Event::Call { who, func } => {
@@ -613,6 +681,17 @@ impl Engine {
         }
     }
 
+    /// An intra-SM edge's weight under the what-if speedups.
+    #[inline]
+    fn scaled(&self, key: u32, w: u64) -> u64 {
+        let f = self.keys[key as usize].factor;
+        if f == 1.0 {
+            w
+        } else {
+            (w as f64 / f).round() as u64
+        }
+    }
+
     fn note_node(&mut self, sm: u32, n: NodeRef) {
         if n.l == UNREACHED {
             return;
@@ -623,18 +702,19 @@ impl Engine {
         }
     }
 
-    fn send(&mut self, sm: u32, t: u64, id: LinkId) {
+    fn send(&mut self, sm: u32, t: u64, id: LinkId, strings: &Interner) {
         let node = self.next_node;
         self.next_node += 1;
         let s = &self.sms[sm as usize];
         let (cur, cur_key, cnode_from, tp, last) = (s.cur, s.cur_key, s.cnode, s.tp, s.last);
         let n = match (cur, last) {
             (c, Some(prev)) if c != NONE32 => {
-                let w = t.saturating_sub(tp);
-                let (cn, edge) = self.step(sm, cnode_from, cur, cur_key, M_SEND);
+                let occ = t.saturating_sub(tp);
+                let (cn, edge) = self.step(sm, cnode_from, cur, cur_key, M_SEND, strings);
                 let ce = &mut self.cedges[edge as usize];
                 ce.visits += 1;
-                ce.total += w;
+                ce.total += occ;
+                let w = self.scaled(cur_key, occ);
                 let l = if prev.l == UNREACHED {
                     UNREACHED
                 } else {
@@ -654,7 +734,7 @@ impl Engine {
             }
             _ => {
                 // A send from an SM that is in no state: a root node.
-                let cn = self.cnode_of(sm, M_START, M_SEND);
+                let cn = self.cnode_of(sm, M_START, M_SEND, strings);
                 let l = self.root_l(sm);
                 self.log(Entry {
                     pred: NO_PRED,
@@ -789,7 +869,7 @@ impl Engine {
         }
 
         // cgraph step and the intra-SM edge.
-        let (cn, edge) = self.step(sm, cnode_from, cur, cur_key, to);
+        let (cn, edge) = self.step(sm, cnode_from, cur, cur_key, to, strings);
         // A first node starts at 0 (or is unreached under --from); otherwise
         // the intra-SM edge is the first candidate.
         let mut best_l = if alive { UNREACHED } else { self.root_l(sm) };
@@ -801,7 +881,11 @@ impl Engine {
         if alive {
             let prev = last.expect("alive SM has a node");
             let occ = t.saturating_sub(tp);
-            let w = if intra_zero { 0 } else { occ };
+            let w = if intra_zero {
+                0
+            } else {
+                self.scaled(cur_key, occ)
+            };
             let ce = &mut self.cedges[edge as usize];
             ce.visits += 1;
             ce.total += occ;
@@ -928,6 +1012,30 @@ impl Engine {
                     format!(
                         "--from {f}: no state machine of that name in the trace{}",
                         self.nearest_sms(f, strings)
+                    ),
+                ));
+            }
+        }
+        for (i, sp) in self.opts.speedups.iter().enumerate() {
+            if !self.speedup_used[i] {
+                let names: Vec<String> = self
+                    .keys
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{}:{}",
+                            strings.resolve(self.sms[k.sm as usize].name),
+                            strings.resolve(k.state)
+                        )
+                    })
+                    .collect();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "--speedup {}: no such state in the trace{}",
+                        sp.target,
+                        nearest(&sp.target, &names)
                     ),
                 ));
             }

@@ -13,7 +13,7 @@ pub mod source;
 pub mod strings;
 pub mod synth;
 
-pub use engine::{Engine, Options};
+pub use engine::{Engine, Options, Speedup};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use results::{Analysis, Diagnostic};
 pub use source::{Location, ReadError, RecordSource, VecSource};

@@ -220,6 +220,23 @@ fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
 }
 
 fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
+    oracle_with(records, s, from, &HashMap::new())
+}
+
+/// The oracle with what-if speedups: intra-SM edges of a sped-up state
+/// weigh their time divided by the factor, rounded.
+fn oracle_with(
+    records: &[Record],
+    s: &Interner,
+    from: Option<&str>,
+    speed: &HashMap<(String, String), f64>,
+) -> Result_ {
+    let scale = |key: &(String, String), w: u64| -> u64 {
+        match speed.get(key) {
+            Some(f) => (w as f64 / f).round() as u64,
+            None => w,
+        }
+    };
     let acts = resolve(records, s);
     let mut nodes: Vec<Node> = Vec::new();
     let mut ins: Vec<Vec<Edge>> = Vec::new();
@@ -240,10 +257,11 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
             Act::Send(id) => {
                 let first = match live.get_mut(&sm) {
                     Some((st, _, piece, _, last)) => {
+                        let key = (sm.clone(), st.clone());
                         edges.push(Edge {
                             from: *last,
-                            w: t - *piece,
-                            key: (sm.clone(), st.clone()),
+                            w: scale(&key, t - *piece),
+                            key,
                             inter: false,
                         });
                         visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
@@ -296,10 +314,11 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                 if let Some((st, _, piece, _, last)) = &prev {
                     // The last piece of the visit (sends added the earlier ones).
                     let occ = t - piece;
+                    let key = (sm.clone(), st.clone());
                     edges.push(Edge {
                         from: *last,
-                        w: if zero { 0 } else { occ },
-                        key: (sm.clone(), st.clone()),
+                        w: if zero { 0 } else { scale(&key, occ) },
+                        key,
                         inter: false,
                     });
                     visits.entry((sm.clone(), st.clone())).or_default().1 += occ;
@@ -561,6 +580,29 @@ proptest! {
             o.states.clear();
         }
         prop_assert_eq!(e, o);
+    }
+
+    #[test]
+    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9])) {
+        let (recs, s) = build(&ops, false);
+        let (sm, st) = (format!("sm{sm}"), format!("s{st}"));
+        let mut speed = HashMap::new();
+        speed.insert((sm.clone(), st.clone()), factor);
+        let opts = Options { speedups: vec![critpath_core::Speedup { target: format!("{sm}:{st}"), factor }], ..Default::default() };
+        let mut e = Engine::new(opts);
+        for r in &recs { e.feed(r, Pos::None, &s); }
+        match e.finish(&s) {
+            Ok(a) => {
+                let o = oracle_with(&recs, &s, None, &speed);
+                prop_assert_eq!(a.critical_path.length_ns, o.length);
+                prop_assert_eq!(a.critical_path.edges, o.edges);
+                for r in &a.states {
+                    prop_assert_eq!(r.critical_ns, o.states[&(r.sm.clone(), r.state.clone())].2);
+                }
+            }
+            // The state never occurs: whatif says so.
+            Err(err) => prop_assert!(err.to_string().contains("no such state"), "{}", err),
+        }
     }
 
     #[test]
