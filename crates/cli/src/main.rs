@@ -3,6 +3,7 @@
 //! engine of `critpath-core` once, and hands the results to a view.
 
 mod bench;
+mod demo;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -26,6 +27,48 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Run the built-in host + NIC + I/O-bus model and analyze it: PCI and PCI-X side by side.
+    Demo {
+        /// One bus only (default: both, side by side).
+        #[arg(long, value_enum)]
+        bus: Option<BusArg>,
+        /// UDP payload per send, bytes (1 to 65507; over 1480 needs IP fragmentation).
+        #[arg(long, default_value_t = 1480)]
+        payload: u64,
+        /// Netfilter hooks in the IP output path.
+        #[arg(long, value_enum, default_value = "off")]
+        netfilter: OnOff,
+        /// Number of sends in the stream.
+        #[arg(long, default_value_t = 20_000)]
+        packets: u64,
+        /// Override a model parameter (see --list-params).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// List the model's parameters, values and sources.
+        #[arg(long)]
+        list_params: bool,
+        /// Print SPEC §5 JSON plus `model`.
+        #[arg(long)]
+        json: bool,
+        /// Write the trace (.cpt); without --bus, FILE-pci.cpt and FILE-pcix.cpt.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// States shown per run.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+    },
+    /// Predict the critical-path length if some states ran FACTOR times faster.
+    Whatif {
+        trace: PathBuf,
+        /// SM:STATE=FACTOR (repeatable); a huge FACTOR such as 1e9 removes the state.
+        #[arg(long = "speedup", value_name = "SM:STATE=FACTOR", required = true)]
+        speedups: Vec<String>,
+        #[arg(long)]
+        json: bool,
+        /// States shown.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
     /// Critical path, criticality table and diagnostics of a trace.
     Analyze {
         /// Trace file (JSONL or .cpt; detected from the content).
@@ -102,6 +145,18 @@ enum Cmd {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum BusArg {
+    Pci,
+    Pcix,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum OutFormat {
     Cpt,
     Jsonl,
@@ -148,6 +203,40 @@ fn main() -> ExitCode {
 
 fn run(cmd: Cmd) -> Result<(), Failure> {
     match cmd {
+        Cmd::Demo {
+            bus,
+            payload,
+            netfilter,
+            packets,
+            params,
+            list_params,
+            json,
+            output,
+            top,
+        } => {
+            if list_params {
+                return emit(None, demo::list_params().as_bytes());
+            }
+            demo::demo(demo::DemoArgs {
+                bus: bus.map(|b| match b {
+                    BusArg::Pci => critpath_model::Bus::Pci,
+                    BusArg::Pcix => critpath_model::Bus::Pcix,
+                }),
+                payload,
+                netfilter: netfilter == OnOff::On,
+                packets,
+                params,
+                json,
+                output,
+                top,
+            })
+        }
+        Cmd::Whatif {
+            trace,
+            speedups,
+            json,
+            top,
+        } => demo::whatif(&trace, &speedups, json, top),
         Cmd::Analyze {
             trace,
             json,
