@@ -88,9 +88,29 @@ enum Cmd {
         /// List the critical path's edges in time order (JSON: `path`).
         #[arg(long)]
         path: bool,
+        /// Also find the next K most critical paths, each with the most
+        /// critical state of the one before removed (JSON: `next_critical_path`).
+        #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "1")]
+        next: Option<usize>,
+        /// With --next: remove these states instead (repeatable).
+        #[arg(long, value_name = "SM:STATE")]
+        remove: Vec<String>,
+        /// Break the critical path down by time windows (e.g. 10ms, 500us, 2s).
+        #[arg(long, value_name = "DURATION")]
+        window: Option<String>,
         /// Write the output to FILE instead of standard output.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+    /// Compare two runs state by state: criticality and time changes, and whether the bottleneck moved.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Show only the N largest changes.
+        #[arg(long, value_name = "N")]
+        top: Option<usize>,
     },
     /// Convert a trace between JSONL and the native .cpt format, losslessly.
     Convert {
@@ -244,25 +264,73 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             from,
             to,
             path,
+            next,
+            remove,
+            window,
             output,
         } => {
+            let window_ns = window.as_deref().map(parse_duration).transpose()?;
             let opts = Options {
                 from,
                 to,
                 keep_path: path,
+                window_ns,
                 ..Default::default()
             };
             let (mut a, err) = run_analysis(&trace, opts)?;
+            let next = match (next, remove.is_empty()) {
+                (None, true) => Vec::new(),
+                (k, _) => critpath_core::analyses::next_paths(&a, k.unwrap_or(1), &remove, |o| {
+                    run_analysis(&trace, o)
+                        .map(|(a, _)| a)
+                        .map_err(|f| match f {
+                            Failure::Input(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
+                            Failure::Check => io::Error::other("check failed"),
+                        })
+                })
+                .map_err(|e| Failure::Input(e.to_string()))?,
+            };
             if let Some(n) = top {
                 a.truncate_states(n);
             }
             let text = if json {
-                views::json(&a) + "\n"
+                let mut v = serde_json::to_value(&a).expect("analysis serializes");
+                let mut next = next.clone();
+                if let Some(n) = top {
+                    next.iter_mut().for_each(|p| p.states.truncate(n));
+                }
+                if let Some(first) = next.first() {
+                    v["next_critical_path"] = serde_json::to_value(first).expect("json");
+                    v["next_critical_paths"] = serde_json::to_value(&next).expect("json");
+                }
+                serde_json::to_string_pretty(&v).expect("json") + "\n"
             } else {
-                views::table(&a, &trace.display().to_string())
+                let mut t = views::table(&a, &trace.display().to_string());
+                t.push_str(&views::next_paths(&next, top.unwrap_or(10)));
+                t.push_str(&views::windows(&a));
+                t
             };
             emit(output.as_deref(), text.as_bytes())?;
             finish_with(err)
+        }
+        Cmd::Diff { a, b, json, top } => {
+            let (ra, ea) = run_analysis(&a, Options::default())?;
+            let (rb, eb) = run_analysis(&b, Options::default())?;
+            let d = critpath_core::analyses::diff(&ra, &rb);
+            let text = if json {
+                let mut d = d;
+                d.states.truncate(top.unwrap_or(usize::MAX));
+                serde_json::to_string_pretty(&d).expect("json") + "\n"
+            } else {
+                views::diff(
+                    &d,
+                    &a.display().to_string(),
+                    &b.display().to_string(),
+                    top.unwrap_or(15),
+                )
+            };
+            emit(None, text.as_bytes())?;
+            finish_with(ea.or(eb))
         }
         Cmd::Convert {
             input,
@@ -305,6 +373,28 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             keep,
             json,
         } => bench::run(&records, stages, &formats, dir.as_deref(), keep, json),
+    }
+}
+
+/// Parses a duration such as `10ms`, `2.5s`, `500us`, `100ns` or `1000` (ns).
+fn parse_duration(s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mul = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => f64::NAN,
+    };
+    match num.parse::<f64>() {
+        Ok(v) if mul.is_finite() && v * mul >= 1.0 => Ok((v * mul).round() as u64),
+        _ => Err(Failure::Input(format!(
+            "--window {s}: expected a positive duration such as 10ms, 500us, 2s or 1000 (ns)"
+        ))),
     }
 }
 

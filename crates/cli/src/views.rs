@@ -143,11 +143,6 @@ pub fn table(a: &Analysis, file: &str) -> String {
     o
 }
 
-/// SPEC §5 JSON.
-pub fn json(a: &Analysis) -> String {
-    serde_json::to_string_pretty(a).expect("analysis serializes")
-}
-
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -206,5 +201,113 @@ pub fn dot(a: &Analysis) -> String {
         );
     }
     o.push_str("}\n");
+    o
+}
+
+/// The next most critical paths (paper §5.3, Table 2).
+pub fn next_paths(next: &[critpath_core::analyses::NextPath], top: usize) -> String {
+    let mut o = String::new();
+    for (i, p) in next.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "\nnext most critical path{}: {} ({} ns), {:.1}% shorter, with {} removed",
+            if next.len() > 1 {
+                format!(" #{}", i + 1)
+            } else {
+                String::new()
+            },
+            dur(p.length_ns),
+            p.length_ns,
+            p.shorter * 100.0,
+            p.removed.join(", ")
+        );
+        for (j, s) in p
+            .states
+            .iter()
+            .filter(|s| s.critical_ns > 0)
+            .take(top)
+            .enumerate()
+        {
+            let _ = writeln!(
+                o,
+                "  {:>3}  {:>7.2}%  {}: {}",
+                j + 1,
+                s.criticality * 100.0,
+                s.sm,
+                s.state
+            );
+        }
+    }
+    o
+}
+
+/// The critical path by time window.
+pub fn windows(a: &Analysis) -> String {
+    let Some(ws) = &a.windows else {
+        return String::new();
+    };
+    let mut o = String::from("\ncritical path by time window:\n");
+    for w in ws {
+        let tops: Vec<String> = w
+            .states
+            .iter()
+            .take(3)
+            .map(|s| format!("{}: {} {:.0}%", s.sm, s.state, s.share * 100.0))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  {:>14} .. {:<14} {:>10}  {}",
+            w.start_ns,
+            w.end_ns,
+            dur(w.path_ns),
+            tops.join(", ")
+        );
+    }
+    o
+}
+
+/// Two runs compared.
+pub fn diff(d: &critpath_core::analyses::Diff, a: &str, b: &str, top: usize) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "A: {a}: critical path {}", dur(d.length_ns_a));
+    let _ = writeln!(
+        o,
+        "B: {b}: critical path {} ({:.3}x A)",
+        dur(d.length_ns_b),
+        d.length_ratio
+    );
+    let none = "none".to_string();
+    if d.top_moved {
+        let _ = writeln!(
+            o,
+            "the bottleneck moved: {} -> {}",
+            d.top_a.as_ref().unwrap_or(&none),
+            d.top_b.as_ref().unwrap_or(&none)
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "the bottleneck stayed: {}",
+            d.top_a.as_ref().unwrap_or(&none)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\n{:>9}  {:>9}  {:>9}  {:>10}  {:>10}  state",
+        "crit A", "crit B", "change", "total A", "total B"
+    );
+    for s in d.states.iter().take(top) {
+        let _ = writeln!(
+            o,
+            "{:>8.2}%  {:>8.2}%  {:>+8.2}%  {:>10}  {:>10}  {}: {}",
+            s.criticality_a * 100.0,
+            s.criticality_b * 100.0,
+            s.criticality_change * 100.0,
+            dur(s.total_ns_a),
+            dur(s.total_ns_b),
+            s.sm,
+            s.state
+        );
+    }
     o
 }

@@ -14,7 +14,7 @@ use crate::event::{Event, LinkId, Pos, Record, Who};
 use crate::nodelog::{Entry, NodeLog, NO_PRED};
 use crate::results::{
     Analysis, CEdgeRow, CGraph, CNodeRow, CriticalPath, Diagnostic, Endpoint, PathSegment,
-    StateRow, Stats,
+    StateRow, Stats, WindowRow, WindowState,
 };
 use crate::strings::{Interner, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -43,6 +43,8 @@ pub struct Options {
     /// A state visit longer than this share of its SM's observed life, with no
     /// wait, is reported as `long-state`.
     pub long_state_share: Option<f64>,
+    /// Break the critical path down by time windows of this many ns.
+    pub window_ns: Option<u64>,
     /// What-if: make these states FACTOR times faster (their intra-SM edges
     /// weigh `time / FACTOR`), and compute the path that results.
     pub speedups: Vec<Speedup>,
@@ -1048,6 +1050,7 @@ impl Engine {
 
         let mut path = CriticalPath::default();
         let mut segments = Vec::new();
+        let mut windows: std::collections::BTreeMap<u64, FxHashMap<u32, u64>> = Default::default();
         if let Some((n, sm)) = dest {
             let s = &self.sms[sm as usize];
             path.found = true;
@@ -1076,6 +1079,16 @@ impl Engine {
                     self.keys[ce.key as usize].critical += e.weight;
                 }
                 path.edges += 1;
+                if let Some(d) = self.opts.window_ns.filter(|&d| d > 0) {
+                    // Clip the edge's time span at window boundaries.
+                    let (mut a, b) = (t.saturating_sub(e.weight), t);
+                    while a < b {
+                        let k = a / d;
+                        let end = b.min((k + 1).saturating_mul(d));
+                        *windows.entry(k).or_default().entry(ce.key).or_default() += end - a;
+                        a = end;
+                    }
+                }
                 if self.opts.keep_path {
                     segments.push((ce.from, ce.to, ce.key, ce.inter, t - e.weight.min(t), t));
                 }
@@ -1236,7 +1249,43 @@ impl Engine {
             None
         };
 
+        let windows = self.opts.window_ns.filter(|&d| d > 0).map(|d| {
+            windows
+                .into_iter()
+                .map(|(k, per)| {
+                    let path_ns: u64 = per.values().sum();
+                    let mut states: Vec<WindowState> = per
+                        .into_iter()
+                        .filter(|&(key, ns)| key != NONE32 && ns > 0)
+                        .map(|(key, ns)| {
+                            let k = &self.keys[key as usize];
+                            let s = &self.sms[k.sm as usize];
+                            WindowState {
+                                sys: strings.resolve(s.sys).to_string(),
+                                sm: strings.resolve(s.name).to_string(),
+                                state: strings.resolve(k.state).to_string(),
+                                critical_ns: ns,
+                                share: ns as f64 / path_ns.max(1) as f64,
+                            }
+                        })
+                        .collect();
+                    states.sort_by(|a, b| {
+                        b.critical_ns
+                            .cmp(&a.critical_ns)
+                            .then_with(|| (&a.sm, &a.state).cmp(&(&b.sm, &b.state)))
+                    });
+                    WindowRow {
+                        start_ns: k * d,
+                        end_ns: (k + 1) * d,
+                        path_ns,
+                        states,
+                    }
+                })
+                .collect()
+        });
+
         Ok(Analysis {
+            windows,
             critical_path: path,
             states,
             diagnostics: all,

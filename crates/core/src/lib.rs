@@ -4,6 +4,7 @@
 //! Data flows one way: a [`RecordSource`] yields [`Record`]s, the [`Engine`]
 //! consumes them in one pass, and [`Engine::finish`] returns an [`Analysis`].
 
+pub mod analyses;
 pub mod check;
 pub mod engine;
 pub mod event;

@@ -160,6 +160,27 @@ pub struct PathSegment {
     pub end_ns: u64,
 }
 
+/// A state's share of the critical path inside one time window.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowState {
+    pub sys: String,
+    pub sm: String,
+    pub state: String,
+    pub critical_ns: u64,
+    /// Share of the window's path time.
+    pub share: f64,
+}
+
+/// The part of the critical path inside `[start_ns, end_ns)`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowRow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Critical-path time inside the window.
+    pub path_ns: u64,
+    pub states: Vec<WindowState>,
+}
+
 /// Everything one analysis found.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Analysis {
@@ -171,6 +192,9 @@ pub struct Analysis {
     pub cgraph: CGraph,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<Vec<PathSegment>>,
+    /// With `--window`: the path broken down by time window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<Vec<WindowRow>>,
 }
 
 impl Analysis {

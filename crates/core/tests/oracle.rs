@@ -583,7 +583,7 @@ proptest! {
     }
 
     #[test]
-    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9])) {
+    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY])) {
         let (recs, s) = build(&ops, false);
         let (sm, st) = (format!("sm{sm}"), format!("s{st}"));
         let mut speed = HashMap::new();
@@ -602,6 +602,29 @@ proptest! {
             }
             // The state never occurs: whatif says so.
             Err(err) => prop_assert!(err.to_string().contains("no such state"), "{}", err),
+        }
+    }
+
+    #[test]
+    fn windows_partition_the_path(ops in ops(), window in 1u64..40) {
+        let (recs, s) = build(&ops, true);
+        let mut e = Engine::new(Options { window_ns: Some(window), ..Default::default() });
+        for r in &recs { e.feed(r, Pos::None, &s); }
+        let a = e.finish(&s).unwrap();
+        let ws = a.windows.clone().unwrap();
+        let total: u64 = ws.iter().map(|w| w.path_ns).sum();
+        prop_assert_eq!(total, a.critical_path.length_ns);
+        let mut per: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for w in &ws {
+            prop_assert_eq!(w.end_ns - w.start_ns, window);
+            prop_assert_eq!(w.states.iter().map(|x| x.critical_ns).sum::<u64>(), w.path_ns);
+            for x in &w.states {
+                prop_assert!(x.critical_ns <= window);
+                *per.entry((x.sm.clone(), x.state.clone())).or_default() += x.critical_ns;
+            }
+        }
+        for r in a.states.iter().filter(|r| r.critical_ns > 0) {
+            prop_assert_eq!(per.get(&(r.sm.clone(), r.state.clone())).copied().unwrap_or(0), r.critical_ns);
         }
     }
 

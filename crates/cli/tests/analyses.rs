@@ -1,0 +1,154 @@
+//! `analyze --next/--remove/--window` and `diff` end to end, on the paper's
+//! Figure 3 scenario (worked out by hand) and on the demo model's traces.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+fn fig3() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/nic-fig3.jsonl")
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn demo_trace(dir: &Path, bus: &str) -> PathBuf {
+    let p = dir.join(format!("{bus}.cpt"));
+    assert!(run(&[
+        "demo",
+        "--bus",
+        bus,
+        "--packets",
+        "2000",
+        "-o",
+        p.to_str().unwrap()
+    ])
+    .status
+    .success());
+    p
+}
+
+#[test]
+fn next_path_of_figure3_by_hand() {
+    // Without the DMA time: descfetch enters 'have desc' at 100 (L=100), so
+    // TX FIFO's first transmit starts at L=100 (t=400), its wait at L=220
+    // (t=520), the second transmit at L=220 (t=710, its own chain beats
+    // Transmit's L=110) and its last node at L=340 (t=830).
+    let v = json_of(&["analyze", &fig3(), "--json", "--next"]);
+    let n = &v["next_critical_path"];
+    assert_eq!(n["length_ns"], 340);
+    assert!((n["shorter"].as_f64().unwrap() - (1.0 - 340.0 / 830.0)).abs() < 1e-12);
+    assert_eq!(n["removed"][0], "nic.tx:DMA packet");
+    assert_eq!(n["states"][0]["state"], "transmit");
+    assert_eq!(n["states"][0]["critical_ns"], 240);
+    // --remove names the states instead.
+    let v = json_of(&[
+        "analyze",
+        &fig3(),
+        "--json",
+        "--remove",
+        "nic.txfifo:transmit",
+    ]);
+    assert_eq!(v["next_critical_path"]["removed"][0], "nic.txfifo:transmit");
+    // Transmit's chain: fetch desc 100, DMA 300, fill 10, DMA 300, fill 10.
+    assert_eq!(v["next_critical_path"]["length_ns"], 720);
+    // The table says how much shorter.
+    let o = run(&["analyze", &fig3(), "--next"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("next most critical path: 340 ns (340 ns), 59.0% shorter, with nic.tx:DMA packet removed"), "{out}");
+}
+
+#[test]
+fn next_paths_of_the_demo_return_to_the_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let pci = demo_trace(dir.path(), "pci");
+    let v = json_of(&[
+        "analyze",
+        pci.to_str().unwrap(),
+        "--json",
+        "--next",
+        "2",
+        "--top",
+        "3",
+    ]);
+    let next = v["next_critical_paths"].as_array().unwrap();
+    assert_eq!(next.len(), 2);
+    assert_eq!(next[0]["removed"][0], "nic.tx:DMA packet");
+    assert_eq!(next[0]["states"][0]["state"], "__copy_user");
+    assert_eq!(next[1]["removed"].as_array().unwrap().len(), 2);
+    assert!(next[1]["length_ns"].as_u64() < next[0]["length_ns"].as_u64());
+    assert_eq!(next[0]["states"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn windows_of_figure3() {
+    let v = json_of(&["analyze", &fig3(), "--json", "--window", "400ns"]);
+    let w = v["windows"].as_array().unwrap();
+    // [0,400): fetch desc 100 + DMA 300; [400,800): fill 10 + DMA 300 + transmit 90; [800,1200): transmit 30.
+    let path: Vec<u64> = w.iter().map(|x| x["path_ns"].as_u64().unwrap()).collect();
+    assert_eq!(path, vec![400, 400, 30]);
+    assert_eq!(w[0]["states"][0]["state"], "DMA packet");
+    assert_eq!(w[0]["states"][0]["critical_ns"], 300);
+    assert_eq!(w[2]["states"][0]["state"], "transmit");
+    let o = run(&["analyze", &fig3(), "--window", "soon"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--window soon"));
+}
+
+#[test]
+fn diff_says_the_bottleneck_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pci, pcix) = (
+        demo_trace(dir.path(), "pci"),
+        demo_trace(dir.path(), "pcix"),
+    );
+    let v = json_of(&[
+        "diff",
+        pci.to_str().unwrap(),
+        pcix.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["top_moved"], true);
+    assert_eq!(v["top_a"], "nic.tx:DMA packet");
+    assert_eq!(v["top_b"], "kernel.udp:__copy_user");
+    let first = &v["states"][0];
+    assert_eq!(first["state"], "DMA packet");
+    assert!(first["criticality_change"].as_f64().unwrap() < -0.9);
+    let changes: Vec<f64> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["criticality_change"].as_f64().unwrap().abs())
+        .collect();
+    assert!(changes.windows(2).all(|w| w[0] >= w[1]), "sorted by change");
+    // The same run twice: nothing moved.
+    let v = json_of(&[
+        "diff",
+        pci.to_str().unwrap(),
+        pci.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["top_moved"], false);
+    assert_eq!(v["length_ratio"], 1.0);
+    let o = run(&["diff", pci.to_str().unwrap(), pcix.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("the bottleneck moved: nic.tx:DMA packet -> kernel.udp:__copy_user"));
+}
