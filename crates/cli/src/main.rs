@@ -102,6 +102,15 @@ enum Cmd {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// How much each state could grow before it joins the critical path.
+    Slack {
+        trace: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Show only the first N states (least slack first).
+        #[arg(long, value_name = "N")]
+        top: Option<usize>,
+    },
     /// Compare two runs state by state: criticality and time changes, and whether the bottleneck moved.
     Diff {
         a: PathBuf,
@@ -311,6 +320,32 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 t
             };
             emit(output.as_deref(), text.as_bytes())?;
+            finish_with(err)
+        }
+        Cmd::Slack { trace, json, top } => {
+            let (mut a, err) = run_analysis(
+                &trace,
+                Options {
+                    slack: true,
+                    ..Default::default()
+                },
+            )?;
+            a.states.sort_by(|x, y| {
+                x.slack_ns
+                    .unwrap_or(u64::MAX)
+                    .cmp(&y.slack_ns.unwrap_or(u64::MAX))
+                    .then(y.total_ns.cmp(&x.total_ns))
+                    .then_with(|| (&x.sys, &x.sm, &x.state).cmp(&(&y.sys, &y.sm, &y.state)))
+            });
+            if let Some(n) = top {
+                a.truncate_states(n);
+            }
+            let text = if json {
+                serde_json::to_string_pretty(&a).expect("json") + "\n"
+            } else {
+                views::slack(&a, &trace.display().to_string())
+            };
+            emit(None, text.as_bytes())?;
             finish_with(err)
         }
         Cmd::Diff { a, b, json, top } => {

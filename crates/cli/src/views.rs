@@ -311,3 +311,37 @@ pub fn diff(d: &critpath_core::analyses::Diff, a: &str, b: &str, top: usize) -> 
     }
     o
 }
+
+/// States by slack: how much each could grow before it joins the path.
+pub fn slack(a: &Analysis, file: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{file}: critical path {} ({} ns)\n",
+        dur(a.critical_path.length_ns),
+        a.critical_path.length_ns
+    );
+    let _ = writeln!(
+        o,
+        "{:>12}  {:>12}  {:>10}  {:>10}  {:>8}  state",
+        "least slack", "mean slack", "critical", "total", "visits"
+    );
+    for s in &a.states {
+        let (least, mean) = match (s.slack_ns, s.slack_mean_ns) {
+            (Some(v), Some(m)) => (dur(v), dur(m.round() as u64)),
+            _ => ("-".to_string(), "-".to_string()),
+        };
+        let _ = writeln!(
+            o,
+            "{:>12}  {:>12}  {:>10}  {:>10}  {:>8}  {}: {}",
+            least,
+            mean,
+            dur(s.critical_ns),
+            dur(s.total_ns),
+            s.visits,
+            s.sm,
+            s.state
+        );
+    }
+    o
+}

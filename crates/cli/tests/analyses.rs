@@ -152,3 +152,64 @@ fn diff_says_the_bottleneck_moved() {
     assert!(String::from_utf8_lossy(&o.stdout)
         .contains("the bottleneck moved: nic.tx:DMA packet -> kernel.udp:__copy_user"));
 }
+
+#[test]
+fn slack_of_figure3_by_hand() {
+    let v = json_of(&["slack", &fig3(), "--json"]);
+    let st = |sm: &str, state: &str| {
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sm"] == sm && s["state"] == state)
+            .unwrap()
+            .clone()
+    };
+    // On the path: no slack.
+    assert_eq!(st("nic.tx", "DMA packet")["slack_ns"], 0);
+    assert_eq!(st("nic.txfifo", "transmit")["slack_ns"], 0);
+    // 'have desc' (100-110 and 210-220): the longest paths through it are
+    // 100 + 10 + 110 and 210 + 10 + 0, both 220 of 830.
+    assert_eq!(st("nic.descfetch", "have desc")["slack_ns"], 610);
+    assert_eq!(st("nic.descfetch", "have desc")["slack_mean_ns"], 610.0);
+    // Never left: no edge, no slack.
+    assert!(st("nic.descfetch", "idle").get("slack_ns").is_none());
+    // Sorted by least slack.
+    let slacks: Vec<u64> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["slack_ns"].as_u64())
+        .collect();
+    assert!(slacks.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn slack_of_the_demo_shows_the_cpu_has_room_on_pci() {
+    let dir = tempfile::tempdir().unwrap();
+    let pci = demo_trace(dir.path(), "pci");
+    let v = json_of(&["slack", pci.to_str().unwrap(), "--json"]);
+    let st = |sm: &str, state: &str| {
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sm"] == sm && s["state"] == state)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(st("nic.tx", "DMA packet")["slack_ns"], 0);
+    assert!(
+        st("nic.tx", "DMA packet")["slack_mean_ns"]
+            .as_f64()
+            .unwrap()
+            < 1_000.0
+    );
+    // The copy waits on the ring most of the time: lots of room on average.
+    assert!(
+        st("kernel.udp", "__copy_user")["slack_mean_ns"]
+            .as_f64()
+            .unwrap()
+            > 100_000.0
+    );
+}

@@ -16,6 +16,7 @@ use crate::results::{
     Analysis, CEdgeRow, CGraph, CNodeRow, CriticalPath, Diagnostic, Endpoint, PathSegment,
     StateRow, Stats, WindowRow, WindowState,
 };
+use crate::slack::{GraphLog, InEdge};
 use crate::strings::{Interner, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::io;
@@ -43,6 +44,8 @@ pub struct Options {
     /// A state visit longer than this share of its SM's observed life, with no
     /// wait, is reported as `long-state`.
     pub long_state_share: Option<f64>,
+    /// Compute every state's slack (needs a graph log on disk).
+    pub slack: bool,
     /// Break the critical path down by time windows of this many ns.
     pub window_ns: Option<u64>,
     /// What-if: make these states FACTOR times faster (their intra-SM edges
@@ -203,6 +206,8 @@ pub struct Engine {
     cpus: FxHashMap<(Sym, Sym), Sym>,
     sm_links: FxHashSet<(u32, u32)>,
     log: NodeLog,
+    /// All in-edges of every node, for slack.
+    graph: Option<GraphLog>,
     /// Which `--speedup`s matched a state.
     speedup_used: Vec<bool>,
     next_node: u64,
@@ -216,6 +221,14 @@ pub struct Engine {
 impl Engine {
     pub fn new(opts: Options) -> Self {
         let speedup_used = vec![false; opts.speedups.len()];
+        let (graph, io_error) = if opts.slack {
+            match GraphLog::new() {
+                Ok(g) => (Some(g), None),
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
         Engine {
             opts,
             sms: Vec::new(),
@@ -234,13 +247,14 @@ impl Engine {
             cpus: FxHashMap::default(),
             sm_links: FxHashSet::default(),
             log: NodeLog::new(),
+            graph,
             speedup_used,
             next_node: 0,
             records: 0,
             best: None,
             diags: DiagSink::default(),
             extra: Vec::new(),
-            io_error: None,
+            io_error,
         }
     }
 
@@ -448,6 +462,15 @@ impl Engine {
             self.sm_links.insert((a, b));
         }
         e
+    }
+
+    /// Records a node's `L` and all its in-edges for slack.
+    fn graph_node(&mut self, l: i64, edges: &[InEdge]) {
+        if let Some(g) = self.graph.as_mut() {
+            if let Err(err) = g.push(l, edges) {
+                self.io_error.get_or_insert(err);
+            }
+        }
     }
 
     fn log(&mut self, e: Entry) {
@@ -727,6 +750,16 @@ impl Engine {
                     weight: w,
                     tag: edge,
                 });
+                if self.graph.is_some() {
+                    self.graph_node(
+                        l,
+                        &[InEdge {
+                            pred: prev.id,
+                            weight: w,
+                            key: cur_key,
+                        }],
+                    );
+                }
                 NodeRef {
                     id: node,
                     l,
@@ -743,6 +776,9 @@ impl Engine {
                     weight: t,
                     tag: sm,
                 });
+                if self.graph.is_some() {
+                    self.graph_node(l, &[]);
+                }
                 NodeRef {
                     id: node,
                     l,
@@ -880,6 +916,12 @@ impl Engine {
             weight: t,
             tag: sm,
         };
+        let mut in_edges = [InEdge {
+            pred: 0,
+            weight: 0,
+            key: 0,
+        }; 2];
+        let mut n_in = 0;
         if alive {
             let prev = last.expect("alive SM has a node");
             let occ = t.saturating_sub(tp);
@@ -902,6 +944,12 @@ impl Engine {
                 weight: w,
                 tag: edge,
             };
+            in_edges[0] = InEdge {
+                pred: prev.id,
+                weight: w,
+                key: cur_key,
+            };
+            n_in = 1;
             if prev.l != UNREACHED {
                 best_l = prev.l + w as i64;
             }
@@ -919,6 +967,12 @@ impl Engine {
             let ce = &mut self.cedges[ie as usize];
             ce.visits += 1;
             ce.total += w;
+            in_edges[n_in] = InEdge {
+                pred: m.id,
+                weight: w,
+                key,
+            };
+            n_in += 1;
             // Ties go to the inter-SM edge (SPEC §2 rule 5).
             if m.l != UNREACHED && m.l + w as i64 >= best_l {
                 best_l = m.l + w as i64;
@@ -930,6 +984,9 @@ impl Engine {
             }
         }
         self.log(entry);
+        if self.graph.is_some() {
+            self.graph_node(best_l, &in_edges[..n_in]);
+        }
         let n = NodeRef {
             id: node,
             l: best_l,
@@ -1097,6 +1154,11 @@ impl Engine {
             }
         }
 
+        let slack = match self.graph.take() {
+            Some(g) => Some(g.slack(path.length_ns as i64, self.keys.len())?),
+            None => None,
+        };
+
         // A state's total is the time on its intra-SM cgraph edges.
         for ce in &self.cedges {
             if !ce.inter && ce.key != NONE32 {
@@ -1115,8 +1177,9 @@ impl Engine {
         let mut states: Vec<StateRow> = self
             .keys
             .iter()
-            .filter(|k| k.visits > 0)
-            .map(|k| {
+            .enumerate()
+            .filter(|(_, k)| k.visits > 0)
+            .map(|(i, k)| {
                 let s = &self.sms[k.sm as usize];
                 StateRow {
                     sys: strings.resolve(s.sys).to_string(),
@@ -1130,6 +1193,8 @@ impl Engine {
                     } else {
                         0.0
                     },
+                    slack_ns: slack.as_ref().and_then(|v| v[i]).map(|x| x.0),
+                    slack_mean_ns: slack.as_ref().and_then(|v| v[i]).map(|x| x.1),
                 }
             })
             .collect();

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod event;
 pub mod nodelog;
 pub mod results;
+pub mod slack;
 pub mod source;
 pub mod strings;
 pub mod synth;

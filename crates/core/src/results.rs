@@ -36,6 +36,13 @@ pub struct StateRow {
     pub total_ns: u64,
     pub critical_ns: u64,
     pub criticality: f64,
+    /// With slack computed: how much the state could grow before it joins
+    /// the critical path (the least over its edges; 0 on the path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slack_ns: Option<u64>,
+    /// With slack computed: the mean slack over the state's edges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slack_mean_ns: Option<f64>,
 }
 
 /// A finding that helps complete the model (SPEC §2 diagnostics) or says

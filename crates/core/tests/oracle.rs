@@ -225,12 +225,31 @@ fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
 
 /// The oracle with what-if speedups: intra-SM edges of a sped-up state
 /// weigh their time divided by the factor, rounded.
+/// The whole dependence graph: nodes, each node's in-edges, per-state
+/// (visits, total), and the `--from` SM's first node.
+type Graph = (
+    Vec<Node>,
+    Vec<Vec<Edge>>,
+    BTreeMap<(String, String), (u64, u64, u64)>,
+    Option<usize>,
+);
+
 fn oracle_with(
     records: &[Record],
     s: &Interner,
     from: Option<&str>,
     speed: &HashMap<(String, String), f64>,
 ) -> Result_ {
+    let (nodes, ins, visits, from_first) = graph(records, s, from, speed);
+    longest(nodes, ins, visits, from_first, from)
+}
+
+fn graph(
+    records: &[Record],
+    s: &Interner,
+    from: Option<&str>,
+    speed: &HashMap<(String, String), f64>,
+) -> Graph {
     let scale = |key: &(String, String), w: u64| -> u64 {
         match speed.get(key) {
             Some(f) => (w as f64 / f).round() as u64,
@@ -350,7 +369,17 @@ fn oracle_with(
         }
         ins.push(edges);
     }
-    // Longest path by DP in node order (a topological order).
+    (nodes, ins, visits, from_first)
+}
+
+/// Longest path by DP in node order (a topological order).
+fn longest(
+    nodes: Vec<Node>,
+    ins: Vec<Vec<Edge>>,
+    visits: BTreeMap<(String, String), (u64, u64, u64)>,
+    from_first: Option<usize>,
+    from: Option<&str>,
+) -> Result_ {
     const NEG: i64 = i64::MIN;
     let mut l = vec![NEG; nodes.len()];
     let mut pred: Vec<Option<usize>> = vec![None; nodes.len()];
@@ -606,6 +635,21 @@ proptest! {
     }
 
     #[test]
+    fn slack_matches_oracle(ops in ops()) {
+        let (recs, s) = build(&ops, true);
+        let mut e = Engine::new(Options { slack: true, ..Default::default() });
+        for r in &recs { e.feed(r, Pos::None, &s); }
+        let a = e.finish(&s).unwrap();
+        let want = oracle_slack(&recs, &s);
+        for r in &a.states {
+            prop_assert_eq!(r.slack_ns, want.get(&(r.sm.clone(), r.state.clone())).copied(), "{}:{}", r.sm, r.state);
+            if r.critical_ns > 0 {
+                prop_assert_eq!(r.slack_ns, Some(0));
+            }
+        }
+    }
+
+    #[test]
     fn windows_partition_the_path(ops in ops(), window in 1u64..40) {
         let (recs, s) = build(&ops, true);
         let mut e = Engine::new(Options { window_ns: Some(window), ..Default::default() });
@@ -642,4 +686,34 @@ proptest! {
         }
         prop_assert!(critpath_core::check::violations(&a).is_empty(), "{:?}", critpath_core::check::violations(&a));
     }
+}
+
+/// Brute-force slack: for every edge, the longest path through it (longest
+/// to its source + weight + longest from its target), against the longest
+/// path of all; a state's slack is the least over the edges charged to it.
+fn oracle_slack(records: &[Record], s: &Interner) -> BTreeMap<(String, String), u64> {
+    let (nodes, ins, _, _) = graph(records, s, None, &HashMap::new());
+    let n = nodes.len();
+    let mut l = vec![0i64; n];
+    for i in 0..n {
+        for e in &ins[i] {
+            l[i] = l[i].max(l[e.from] + e.w as i64);
+        }
+    }
+    let lmax = l.iter().copied().max().unwrap_or(0);
+    let mut r = vec![0i64; n];
+    for i in (0..n).rev() {
+        for e in &ins[i] {
+            r[e.from] = r[e.from].max(e.w as i64 + r[i]);
+        }
+    }
+    let mut out: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for i in 0..n {
+        for e in &ins[i] {
+            let slack = (lmax - (l[e.from] + e.w as i64 + r[i])) as u64;
+            let v = out.entry(e.key.clone()).or_insert(slack);
+            *v = (*v).min(slack);
+        }
+    }
+    out
 }
