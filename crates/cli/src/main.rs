@@ -71,8 +71,10 @@ enum Cmd {
     },
     /// Critical path, criticality table and diagnostics of a trace.
     Analyze {
-        /// Trace file (JSONL or .cpt; detected from the content).
-        trace: PathBuf,
+        /// Trace file(s) (JSONL or .cpt; detected from the content). Several
+        /// files are traces of different hosts, merged with aligned clocks.
+        #[arg(required = true, num_args = 1..)]
+        traces: Vec<PathBuf>,
         /// Print the JSON report (SPEC §5) instead of a table.
         #[arg(long)]
         json: bool,
@@ -267,7 +269,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             top,
         } => demo::whatif(&trace, &speedups, json, top),
         Cmd::Analyze {
-            trace,
+            traces,
             json,
             top,
             from,
@@ -286,22 +288,30 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 window_ns,
                 ..Default::default()
             };
-            let (mut a, err) = run_analysis(&trace, opts)?;
+            let inputs = Inputs::new(&traces)?;
+            if let Some(text) = inputs.unlinked_report(json, top)? {
+                emit(output.as_deref(), text.as_bytes())?;
+                return Ok(());
+            }
+            let (mut a, err) = inputs.analyze(opts)?;
             let next = match (next, remove.is_empty()) {
                 (None, true) => Vec::new(),
                 (k, _) => critpath_core::analyses::next_paths(&a, k.unwrap_or(1), &remove, |o| {
-                    run_analysis(&trace, o)
-                        .map(|(a, _)| a)
-                        .map_err(|f| match f {
-                            Failure::Input(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
-                            Failure::Check => io::Error::other("check failed"),
-                        })
+                    inputs.analyze(o).map(|(a, _)| a).map_err(|f| match f {
+                        Failure::Input(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
+                        Failure::Check => io::Error::other("check failed"),
+                    })
                 })
                 .map_err(|e| Failure::Input(e.to_string()))?,
             };
             if let Some(n) = top {
                 a.truncate_states(n);
             }
+            let name = traces
+                .iter()
+                .map(|t| t.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + ");
             let text = if json {
                 let mut v = serde_json::to_value(&a).expect("analysis serializes");
                 let mut next = next.clone();
@@ -312,9 +322,16 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                     v["next_critical_path"] = serde_json::to_value(first).expect("json");
                     v["next_critical_paths"] = serde_json::to_value(&next).expect("json");
                 }
+                if let Some(al) = &inputs.alignment {
+                    v["clock_offsets"] = serde_json::to_value(&al.offsets).expect("json");
+                }
                 serde_json::to_string_pretty(&v).expect("json") + "\n"
             } else {
-                let mut t = views::table(&a, &trace.display().to_string());
+                let mut t = String::new();
+                if let Some(al) = &inputs.alignment {
+                    t.push_str(&views::offsets(&al.offsets));
+                }
+                t.push_str(&views::table(&a, &name));
                 t.push_str(&views::next_paths(&next, top.unwrap_or(10)));
                 t.push_str(&views::windows(&a));
                 t
@@ -408,6 +425,93 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             keep,
             json,
         } => bench::run(&records, stages, &formats, dir.as_deref(), keep, json),
+    }
+}
+
+/// The traces given to `analyze`: one file, or several hosts' files merged
+/// with aligned clocks.
+struct Inputs<'a> {
+    paths: &'a [PathBuf],
+    alignment: Option<critpath_formats::multi::Alignment>,
+}
+
+impl<'a> Inputs<'a> {
+    fn new(paths: &'a [PathBuf]) -> Result<Self, Failure> {
+        let alignment = if paths.len() > 1 {
+            Some(critpath_formats::multi::align(paths)?)
+        } else {
+            None
+        };
+        Ok(Inputs { paths, alignment })
+    }
+
+    fn analyze(&self, opts: Options) -> Result<(Analysis, Option<ReadError>), Failure> {
+        match &self.alignment {
+            None => run_analysis(&self.paths[0], opts),
+            Some(al) => {
+                let mut src = critpath_formats::multi::MergedSource::new(self.paths, al)?;
+                let (mut a, err) = analyze(&mut src, opts, |_, _| {})
+                    .map_err(|e| Failure::Input(format!("analysis failed: {e}")))?;
+                for o in al.offsets.iter().filter(|o| o.method != "reference") {
+                    a.diagnostics.push(critpath_core::Diagnostic::new(
+                        "clock-offset",
+                        format!(
+                            "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
+                            o.file, o.sys, o.offset_ns, o.links_out, o.links_in, o.method
+                        ),
+                    ));
+                }
+                Ok((a, err))
+            }
+        }
+    }
+
+    /// When some files share no link with the others: a diagnostic, and each
+    /// file analyzed on its own.
+    fn unlinked_report(&self, json: bool, top: Option<usize>) -> Result<Option<String>, Failure> {
+        let Some(al) = &self.alignment else {
+            return Ok(None);
+        };
+        if al.unlinked.is_empty() {
+            return Ok(None);
+        }
+        let names: Vec<String> = al
+            .unlinked
+            .iter()
+            .map(|&i| self.paths[i].display().to_string())
+            .collect();
+        let msg = format!(
+            "no send/recv link joins {} to {}: their clocks cannot be aligned and no dependence crosses between them, so each trace is analyzed on its own (give the hosts' messages the same ids on both sides)",
+            names.join(", "),
+            self.paths[0].display()
+        );
+        let mut all = Vec::new();
+        for p in self.paths {
+            let (mut a, _) = run_analysis(p, Options::default())?;
+            if let Some(n) = top {
+                a.truncate_states(n);
+            }
+            all.push((p.display().to_string(), a));
+        }
+        let text = if json {
+            let v = serde_json::json!({
+                "diagnostics": [{"kind": "disconnected", "message": msg}],
+                "analyses": all.iter().map(|(f, a)| {
+                    let mut v = serde_json::to_value(a).expect("json");
+                    v["file"] = serde_json::Value::String(f.clone());
+                    v
+                }).collect::<Vec<_>>(),
+            });
+            serde_json::to_string_pretty(&v).expect("json") + "\n"
+        } else {
+            let mut t = format!("disconnected: {msg}\n\n");
+            for (f, a) in &all {
+                t.push_str(&views::table(a, f));
+                t.push('\n');
+            }
+            t
+        };
+        Ok(Some(text))
     }
 }
 

@@ -345,3 +345,17 @@ pub fn slack(a: &Analysis, file: &str) -> String {
     }
     o
 }
+
+/// How the clocks of several traces were aligned.
+pub fn offsets(o: &[critpath_formats::multi::ClockOffset]) -> String {
+    let mut t = String::from("clocks aligned from send/recv pairs between the traces:\n");
+    for x in o {
+        let _ = writeln!(
+            t,
+            "  {:<30} system {:<12} offset {:>12} ns  ({}; {} out, {} in)",
+            x.file, x.sys, x.offset_ns, x.method, x.links_out, x.links_in
+        );
+    }
+    t.push('\n');
+    t
+}

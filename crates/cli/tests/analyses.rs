@@ -213,3 +213,95 @@ fn slack_of_the_demo_shows_the_cpu_has_room_on_pci() {
             > 100_000.0
     );
 }
+
+fn example(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(rel)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn two_hosts_with_skewed_clocks() {
+    let v = json_of(&[
+        "analyze",
+        &example("rpc/client.jsonl"),
+        &example("rpc/server.jsonl"),
+        "--json",
+    ]);
+    let off = &v["clock_offsets"];
+    assert_eq!(off[0]["offset_ns"], 0);
+    assert_eq!(off[0]["method"], "reference");
+    assert_eq!(off[1]["offset_ns"], 10000);
+    assert_eq!(off[1]["method"], "both-ways");
+    assert_eq!(off[1]["sys"], "server");
+    let p = &v["critical_path"];
+    assert_eq!(p["length_ns"], 800);
+    assert_eq!(
+        (p["start"]["sys"].as_str(), p["start"]["t"].as_u64()),
+        (Some("client"), Some(0))
+    );
+    assert_eq!(p["end"]["t"], 800);
+    let crit = |sys: &str, st: &str| {
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sys"] == sys && s["state"] == st)
+            .unwrap()["critical_ns"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(crit("server", "handle"), 400);
+    assert_eq!(crit("server", "idle"), 50);
+    assert_eq!(crit("client", "wait reply"), 50);
+    assert!(v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["kind"] == "clock-offset"));
+    assert!(!v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["kind"] == "recv-without-send"));
+}
+
+#[test]
+fn one_way_links_and_a_chain_of_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // a -> b only (b's clock 500 behind: a message appears to arrive before
+    // it left, so b is moved forward to make the fastest delay 0); b <-> c.
+    let a = w("a.jsonl", "{\"t\":1000,\"sm\":\"p\",\"ev\":\"state\",\"state\":\"work\"}\n{\"t\":1100,\"sm\":\"p\",\"ev\":\"send\",\"id\":1}\n{\"t\":1200,\"sm\":\"p\",\"ev\":\"end\"}\n");
+    let b = w("b.jsonl", "{\"t\":0,\"sm\":\"q\",\"ev\":\"wait\",\"state\":\"idle\"}\n{\"t\":600,\"sm\":\"q\",\"ev\":\"recv\",\"id\":1,\"state\":\"work\"}\n{\"t\":700,\"sm\":\"q\",\"ev\":\"send\",\"id\":2}\n{\"t\":700,\"sm\":\"q\",\"ev\":\"wait\",\"state\":\"idle\"}\n{\"t\":2000,\"sm\":\"q\",\"ev\":\"recv\",\"id\":3,\"state\":\"done\"}\n");
+    let c = w("c.jsonl", "{\"t\":5000,\"sm\":\"r\",\"ev\":\"wait\",\"state\":\"idle\"}\n{\"t\":5710,\"sm\":\"r\",\"ev\":\"recv\",\"id\":2,\"state\":\"work\"}\n{\"t\":6000,\"sm\":\"r\",\"ev\":\"send\",\"id\":3}\n{\"t\":6000,\"sm\":\"r\",\"ev\":\"end\"}\n");
+    let v = json_of(&["analyze", &a, &b, &c, "--json"]);
+    let off = v["clock_offsets"].as_array().unwrap();
+    assert_eq!(off[1]["method"], "one-way");
+    assert_eq!(off[1]["offset_ns"], -500);
+    // b -> c: 5710 - 700 = 5010; c -> b: 2000 - 6000 = -4000; theta = 4505 from b.
+    assert_eq!(off[2]["method"], "both-ways");
+    assert_eq!(off[2]["offset_ns"], -500 + 4505);
+    assert!(v["critical_path"]["length_ns"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn unlinked_hosts_are_analyzed_each_on_their_own() {
+    let v = json_of(&["analyze", &example("rpc/client.jsonl"), &fig3(), "--json"]);
+    assert_eq!(v["diagnostics"][0]["kind"], "disconnected");
+    assert!(v["diagnostics"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("nic-fig3.jsonl"));
+    let a = v["analyses"].as_array().unwrap();
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[1]["critical_path"]["length_ns"], 830);
+    assert!(a[0]["file"].as_str().unwrap().ends_with("client.jsonl"));
+}

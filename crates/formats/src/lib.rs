@@ -4,6 +4,7 @@
 
 pub mod cpt;
 pub mod jsonl;
+pub mod multi;
 
 use critpath_core::{Interner, Location, Pos, ReadError, Record, RecordSource};
 use std::fs::File;
