@@ -2,11 +2,12 @@
 //! [`critpath_core::RecordSource`], and detection of a file's format from
 //! its content (never its name).
 
+pub mod chrome;
 pub mod cpt;
 pub mod jsonl;
 pub mod multi;
 
-use critpath_core::{Interner, Location, Pos, ReadError, Record, RecordSource};
+use critpath_core::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -19,12 +20,16 @@ pub use jsonl::{JsonlReader, JsonlWriter};
 pub enum Format {
     Jsonl,
     Cpt,
+    /// Chrome / Perfetto trace JSON.
+    Chrome,
 }
 
 /// A reader for any supported format.
 pub enum AnySource {
     Jsonl(JsonlReader<BufReader<File>>),
     Cpt(CptReader<BufReader<File>>),
+    /// Imported whole (Chrome / Perfetto JSON).
+    Memory(VecSource),
 }
 
 impl AnySource {
@@ -32,6 +37,7 @@ impl AnySource {
         match self {
             AnySource::Jsonl(_) => Format::Jsonl,
             AnySource::Cpt(_) => Format::Cpt,
+            AnySource::Memory(_) => Format::Chrome,
         }
     }
 }
@@ -42,24 +48,28 @@ impl RecordSource for AnySource {
         match self {
             AnySource::Jsonl(r) => r.next_record(),
             AnySource::Cpt(r) => r.next_record(),
+            AnySource::Memory(r) => r.next_record(),
         }
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         match self {
             AnySource::Jsonl(r) => r.next_batch(out, max),
             AnySource::Cpt(r) => r.next_batch(out, max),
+            AnySource::Memory(r) => r.next_batch(out, max),
         }
     }
     fn strings(&self) -> &Interner {
         match self {
             AnySource::Jsonl(r) => r.strings(),
             AnySource::Cpt(r) => r.strings(),
+            AnySource::Memory(r) => r.strings(),
         }
     }
     fn bytes_read(&self) -> u64 {
         match self {
             AnySource::Jsonl(r) => r.bytes_read(),
             AnySource::Cpt(r) => r.bytes_read(),
+            AnySource::Memory(r) => r.bytes_read(),
         }
     }
 }
@@ -86,16 +96,29 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'));
+    // A first line that is a record with `ev` is JSONL; otherwise the Trace
+    // Event Format's array or `traceEvents` object is Chrome / Perfetto JSON.
+    let first_is_record = first
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .is_some_and(|v| v.get("ev").is_some());
+    if !first_is_record
+        && (first.is_some_and(|l| l.starts_with('[')) || text.contains("\"traceEvents\""))
+    {
+        return Ok(Format::Chrome);
+    }
     match first {
-        None if head.len() < 4096 => fail("the file holds no records (only blank lines or comments)".into()),
-        Some(l) if l.starts_with('[') || l.starts_with("{\"traceEvents\"") || l.contains("\"traceEvents\"") => {
-            fail("this looks like Chrome/Perfetto trace JSON, which this build of critpath cannot read yet; supported: JSONL records and .cpt".into())
+        None if head.len() < 4096 => {
+            fail("the file holds no records (only blank lines or comments)".into())
         }
         Some(l) if l.starts_with('{') => Ok(Format::Jsonl),
         _ => {
-            let shown: String = text.chars().take(40).map(|c| if c.is_control() { '.' } else { c }).collect();
+            let shown: String = text
+                .chars()
+                .take(40)
+                .map(|c| if c.is_control() { '.' } else { c })
+                .collect();
             fail(format!(
-                "not a trace critpath can read: expected JSONL records (one JSON object per line) or a .cpt file (starting with CRITPATH); the file starts with \"{shown}\""
+                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH) or Chrome/Perfetto trace JSON; the file starts with \"{shown}\""
             ))
         }
     }
@@ -131,5 +154,9 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
     Ok(match format {
         Format::Jsonl => AnySource::Jsonl(JsonlReader::new(r, &name)),
         Format::Cpt => AnySource::Cpt(CptReader::new(r, &name)?),
+        Format::Chrome => {
+            let bytes = std::fs::read(path).map_err(io_err)?;
+            AnySource::Memory(chrome::read(&bytes, &name)?)
+        }
     })
 }

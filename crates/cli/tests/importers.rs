@@ -1,0 +1,135 @@
+//! Importers end to end, on small hand-written traces whose critical paths
+//! are worked out by hand.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn crit(v: &Value, sm: &str, state: &str) -> u64 {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sm"] == sm && s["state"] == state)
+        .map(|s| s["critical_ns"].as_u64().unwrap())
+        .unwrap_or(0)
+}
+
+#[test]
+fn chrome_slices_nesting_and_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    // Thread A works 0-10 µs ('work' 0-2 and 6-10, with a nested 'parse'
+    // 2-6) and hands off to thread B by a flow at 10; B, idle until then,
+    // handles it 10-25 µs; A goes on with 'cleanup' 10-40. The longest path
+    // is A's own: work 6 + parse 4 + cleanup 30 = 40 µs. To B's end: work 6
+    // + parse 4, the flow (0 µs), handle 15 = 25 µs.
+    let body = r#"{"traceEvents": [
+      {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"A"}},
+      {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"B"}},
+      {"ph":"X","name":"work","pid":1,"tid":1,"ts":0,"dur":10},
+      {"ph":"X","name":"parse","pid":1,"tid":1,"ts":2,"dur":4},
+      {"ph":"s","name":"req","cat":"c","id":7,"pid":1,"tid":1,"ts":10},
+      {"ph":"X","name":"cleanup","pid":1,"tid":1,"ts":10,"dur":30},
+      {"ph":"X","name":"idle-ish","pid":1,"tid":2,"ts":0,"dur":1},
+      {"ph":"f","name":"req","cat":"c","id":7,"pid":1,"tid":2,"ts":10,"bp":"e"},
+      {"ph":"B","name":"handle","pid":1,"tid":2,"ts":10},
+      {"ph":"E","pid":1,"tid":2,"ts":25}
+    ]}"#;
+    let p = write(dir.path(), "t.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 40_000);
+    assert_eq!(crit(&v, "A:1", "work"), 6_000);
+    assert_eq!(crit(&v, "A:1", "parse"), 4_000);
+    assert_eq!(crit(&v, "A:1", "cleanup"), 30_000);
+    // To B's end instead: A's first 10 µs, then the flow, then 'handle' 15.
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json", "--to", "B:2"]);
+    assert_eq!(v["critical_path"]["length_ns"], 25_000);
+    assert_eq!(v["critical_path"]["start"]["sm"], "A:1");
+    assert_eq!(crit(&v, "B:2", "handle"), 15_000);
+    assert_eq!(crit(&v, "A:1", "work"), 6_000);
+    // The gap on B before the flow is a state of its own.
+    let idle = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sm"] == "B:2" && s["state"] == "idle")
+        .unwrap();
+    assert_eq!(idle["total_ns"], 9_000);
+}
+
+#[test]
+fn chrome_bare_array_bind_ids_and_async_tracks() {
+    let dir = tempfile::tempdir().unwrap();
+    // Producer slice 0-5 µs flows out (bind_id) into consumer slice 8-20;
+    // an async track op:1 spans 3-30 with no link. Fractional µs too.
+    let body = r#"[
+      {"ph":"X","name":"produce","pid":3,"tid":4,"ts":0,"dur":5,"bind_id":"0x1","flow_out":true},
+      {"ph":"X","name":"consume","pid":3,"tid":5,"ts":8,"dur":12.5,"bind_id":"0x1","flow_in":true},
+      {"ph":"b","name":"request","cat":"op","id":1,"pid":3,"tid":4,"ts":3},
+      {"ph":"e","name":"request","cat":"op","id":1,"pid":3,"tid":4,"ts":30}
+    ]"#;
+    let p = write(dir.path(), "a.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json", "--to", "3:5"]);
+    // produce 5, the flow's 3 µs (charged to the consumer's idle gap), consume 12.5.
+    assert_eq!(v["critical_path"]["length_ns"], 20_500);
+    assert_eq!(crit(&v, "3:4", "produce"), 5_000);
+    assert_eq!(crit(&v, "3:5", "idle"), 3_000);
+    assert_eq!(crit(&v, "3:5", "consume"), 12_500);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 27_000);
+    assert_eq!(v["critical_path"]["end"]["sm"], "op:1");
+    // Convert to .cpt and back: the same analysis.
+    let cpt = dir.path().join("a.cpt");
+    assert!(
+        run(&["convert", p.to_str().unwrap(), cpt.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let w = json_of(&["analyze", cpt.to_str().unwrap(), "--json"]);
+    assert_eq!(w["critical_path"], v["critical_path"]);
+    assert_eq!(w["states"], v["states"]);
+}
+
+#[test]
+fn chrome_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "bad.json",
+        "{\"traceEvents\": [\n {\"ph\":\"X\",\n",
+    );
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.json") && err.contains("Chrome/Perfetto"),
+        "{err}"
+    );
+    let p = write(dir.path(), "empty.json", "{\"traceEvents\": [{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"x\"}}]}");
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no slices"));
+}
