@@ -128,38 +128,28 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
                     }
                 }
             }
-            ("B", Some(ts)) => open.entry(track(e)).or_default().push((ts, ev_name, order)),
-            ("E", Some(ts)) => {
-                let tr = track(e);
-                match open.get_mut(&tr).and_then(|s| s.pop()) {
-                    Some((start, n, o)) => slices.entry(tr).or_default().push(Slice {
+            ("B", Some(ts)) | ("E", Some(ts)) | ("b", Some(ts)) | ("e", Some(ts)) => {
+                // Threads' B/E and async tracks' b/e: begin and end pairs.
+                let tr = if ph == "B" || ph == "E" {
+                    track(e)
+                } else {
+                    let cat = e["cat"].as_str().unwrap_or("async");
+                    let id = id_text(&e["id"])
+                        .or_else(|| id_text(&e["id2"]["local"]))
+                        .unwrap_or_default();
+                    format!("{cat}:{id}")
+                };
+                if ph == "B" || ph == "b" {
+                    open.entry(tr).or_default().push((ts, ev_name, order));
+                } else if let Some((start, n, o)) = open.get_mut(&tr).and_then(|s| s.pop()) {
+                    slices.entry(tr).or_default().push(Slice {
                         start,
                         end: ts.max(start),
                         name: n,
                         order: o,
-                    }),
-                    None => {} // an end without a begin
+                    });
                 }
-            }
-            ("b", Some(ts)) | ("e", Some(ts)) => {
-                let cat = e["cat"].as_str().unwrap_or("async");
-                let id = id_text(&e["id"])
-                    .or_else(|| id_text(&e["id2"]["local"]))
-                    .unwrap_or_default();
-                let tr = format!("{cat}:{id}");
-                if ph == "b" {
-                    open.entry(tr).or_default().push((ts, ev_name, order));
-                } else {
-                    match open.get_mut(&tr).and_then(|s| s.pop()) {
-                        Some((start, n, o)) => slices.entry(tr).or_default().push(Slice {
-                            start,
-                            end: ts.max(start),
-                            name: n,
-                            order: o,
-                        }),
-                        None => {} // an end without a begin
-                    }
-                }
+                // An end without a begin is ignored.
             }
             ("s", Some(ts)) | ("t", Some(ts)) | ("f", Some(ts)) => {
                 let cat = e["cat"].as_str().unwrap_or("");
@@ -278,7 +268,6 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
     }
     // Flows: a send is a point in the sender's current state; a receive
     // re-enters the receiver's current state (idle when none).
-    let mut flows = flows;
     flows.sort_by(|a, b| a.0.cmp(&b.0).then(a.4.cmp(&b.4)));
     let flow_recs: Vec<(u64, String, bool, String)> = flows
         .into_iter()
