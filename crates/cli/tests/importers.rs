@@ -133,3 +133,79 @@ fn chrome_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no slices"));
 }
+
+fn example(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(rel)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn jaeger_request_critical_path_by_hand() {
+    // GET /checkout (frontend, 0-100 ms) calls auth 5-15, cart 15-60 (which
+    // calls db 20-55), payment 60-95, one after the other. The path: GET 5,
+    // verify 10, load cart 5, SELECT 35, load cart 5, charge 35, GET 5.
+    let v = json_of(&["analyze", &example("spans/checkout-jaeger.json"), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
+    assert_eq!(v["critical_path"]["start"]["sm"], "frontend");
+    for (sm, st, ms) in [
+        ("frontend", "GET /checkout", 10),
+        ("auth", "verify", 10),
+        ("cart", "load cart", 10),
+        ("db", "SELECT cart", 35),
+        ("payment", "charge", 35),
+    ] {
+        assert_eq!(crit(&v, sm, st), ms * 1_000_000, "{sm}:{st}");
+    }
+    assert_eq!(v["stats"]["state_machines"], 5);
+    assert!(
+        v["diagnostics"].as_array().unwrap().is_empty(),
+        "{}",
+        v["diagnostics"]
+    );
+}
+
+#[test]
+fn otlp_spans_lanes_and_follows_from() {
+    // As the Jaeger trace, plus a second cart span nested in time in the
+    // first (same lane), and a mailer span 110-130 ms that follows from the
+    // request: the 10 ms gap is charged to the mailer's idle state.
+    let v = json_of(&["analyze", &example("spans/checkout-otlp.json"), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 130_000_000);
+    assert_eq!(v["critical_path"]["end"]["sm"], "mailer");
+    for (sm, st, ms) in [
+        ("frontend", "GET /checkout", 25),
+        ("cart", "load cart", 40),
+        ("payment", "charge", 35),
+        ("mailer", "idle", 10),
+        ("mailer", "send receipt", 20),
+    ] {
+        assert_eq!(crit(&v, sm, st), ms * 1_000_000, "{sm}:{st}");
+    }
+}
+
+#[test]
+fn overlapping_spans_of_one_service_get_lanes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two concurrent 'work' spans of one service (0-10 and 5-20 ms).
+    let body = r#"{"data":[{"traceID":"t","spans":[
+      {"traceID":"t","spanID":"1","operationName":"work","references":[],"startTime":0,"duration":10000,"processID":"p"},
+      {"traceID":"t","spanID":"2","operationName":"work","references":[],"startTime":5000,"duration":15000,"processID":"p"}],
+      "processes":{"p":{"serviceName":"svc"}}}]}"#;
+    let p = write(dir.path(), "j.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["stats"]["state_machines"], 2);
+    assert!(v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["sm"] == "svc#2"));
+    assert_eq!(v["critical_path"]["length_ns"], 15_000_000);
+    let p = write(dir.path(), "none.json", r#"{"resourceSpans": []}"#);
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no spans"));
+}

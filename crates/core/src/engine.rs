@@ -139,6 +139,8 @@ struct Key {
     critical: u64,
     max_visit: u64,
     max_visit_at: u64,
+    /// Completed visits that took time.
+    timed_visits: u64,
     waited: bool,
     last_trans: Option<NodeRef>,
     /// What-if speedup of this state (1.0 = as recorded).
@@ -359,6 +361,7 @@ impl Engine {
             critical: 0,
             max_visit: 0,
             max_visit_at: 0,
+            timed_visits: 0,
             waited: false,
             last_trans: None,
             factor,
@@ -935,6 +938,7 @@ impl Engine {
             ce.total += occ;
             let visit = t.saturating_sub(entered);
             let k = &mut self.keys[cur_key as usize];
+            k.timed_visits += u64::from(visit > 0);
             if visit > k.max_visit {
                 k.max_visit = visit;
                 k.max_visit_at = entered;
@@ -1168,7 +1172,7 @@ impl Engine {
         // Per SM: state visits and their summed time, for long-state.
         let mut sm_visits = vec![(0u64, 0u64); self.sms.len()];
         for k in &self.keys {
-            sm_visits[k.sm as usize].0 += k.visits;
+            sm_visits[k.sm as usize].0 += k.timed_visits;
             sm_visits[k.sm as usize].1 += k.total;
         }
 

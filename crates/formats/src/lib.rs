@@ -6,6 +6,7 @@ pub mod chrome;
 pub mod cpt;
 pub mod jsonl;
 pub mod multi;
+pub mod spans;
 
 use critpath_core::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
 use std::fs::File;
@@ -22,6 +23,8 @@ pub enum Format {
     Cpt,
     /// Chrome / Perfetto trace JSON.
     Chrome,
+    /// OpenTelemetry (OTLP JSON) or Jaeger JSON spans.
+    Spans,
 }
 
 /// A reader for any supported format.
@@ -101,6 +104,9 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     let first_is_record = first
         .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .is_some_and(|v| v.get("ev").is_some());
+    if !first_is_record && spans::looks_like(&text) {
+        return Ok(Format::Spans);
+    }
     if !first_is_record
         && (first.is_some_and(|l| l.starts_with('[')) || text.contains("\"traceEvents\""))
     {
@@ -118,7 +124,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
                 .map(|c| if c.is_control() { '.' } else { c })
                 .collect();
             fail(format!(
-                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH) or Chrome/Perfetto trace JSON; the file starts with \"{shown}\""
+                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry/Jaeger JSON spans; the file starts with \"{shown}\""
             ))
         }
     }
@@ -157,6 +163,10 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
         Format::Chrome => {
             let bytes = std::fs::read(path).map_err(io_err)?;
             AnySource::Memory(chrome::read(&bytes, &name)?)
+        }
+        Format::Spans => {
+            let bytes = std::fs::read(path).map_err(io_err)?;
+            AnySource::Memory(spans::read(&bytes, &name)?)
         }
     })
 }
