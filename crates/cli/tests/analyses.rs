@@ -1,26 +1,10 @@
 //! `analyze --next/--remove/--window` and `diff` end to end, on the paper's
 //! Figure 3 scenario (worked out by hand) and on the demo model's traces.
 
-use serde_json::Value;
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_critpath"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON")
-}
 
 fn fig3() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -212,15 +196,6 @@ fn slack_of_the_demo_shows_the_cpu_has_room_on_pci() {
             .unwrap()
             > 100_000.0
     );
-}
-
-fn example(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(rel)
-        .to_str()
-        .unwrap()
-        .to_string()
 }
 
 #[test]

@@ -2,26 +2,11 @@
 //! as the analysis finds them, what-if predictions against simulated ground
 //! truth, and bad input.
 
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_critpath"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON")
-}
 
 fn demo(extra: &[&str]) -> Value {
     let mut args = vec!["demo", "--json", "--packets", "3000", "--top", "1000"];

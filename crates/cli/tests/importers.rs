@@ -1,42 +1,9 @@
 //! Importers end to end, on small hand-written traces whose critical paths
 //! are worked out by hand.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_critpath"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON")
-}
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, body).unwrap();
-    p
-}
-
-fn crit(v: &Value, sm: &str, state: &str) -> u64 {
-    v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["sm"] == sm && s["state"] == state)
-        .map(|s| s["critical_ns"].as_u64().unwrap())
-        .unwrap_or(0)
-}
+use common::*;
 
 #[test]
 fn chrome_slices_nesting_and_flows() {
@@ -132,15 +99,6 @@ fn chrome_bad_input() {
     let o = run(&["analyze", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no slices"));
-}
-
-fn example(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(rel)
-        .to_str()
-        .unwrap()
-        .to_string()
 }
 
 #[test]

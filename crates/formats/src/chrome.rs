@@ -12,7 +12,8 @@
 //! The JSON is one document, so the importer reads it whole and sorts the
 //! records in memory; convert big traces to `.cpt` once.
 
-use critpath_core::{Event, Interner, LinkId, Location, ReadError, Record, Sym, VecSource, Who};
+use crate::tracks::{Slice, Tracks};
+use critpath_core::{Event, LinkId, Location, ReadError, VecSource, Who};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -27,14 +28,6 @@ fn id_text(v: &Value) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
-}
-
-/// A slice on one track.
-struct Slice {
-    start: u64,
-    end: u64,
-    name: String,
-    order: usize,
 }
 
 /// At one time: sends first (a point in the slice that may end then), then
@@ -196,133 +189,31 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
         ));
     }
 
-    let mut strings = Interner::new();
-    let idle = strings.intern("idle");
-    // (time, phase, sequence, record)
-    let mut recs: Vec<(u64, Phase, usize, Record)> = Vec::new();
-    let mut seq = 0usize;
-    let mut push = |t: u64, ph: Phase, ev: Event, recs: &mut Vec<(u64, Phase, usize, Record)>| {
-        seq += 1;
-        recs.push((
-            t,
-            ph,
-            seq,
-            Record {
-                t,
-                sys: Sym::LOCAL,
-                ev,
-            },
-        ));
-    };
-    for (tr, mut list) in slices {
-        let sm = Who::Sm(strings.intern(&tr));
-        // Enclosing slices first: by start, then longest, then file order.
-        list.sort_by(|a, b| {
-            a.start
-                .cmp(&b.start)
-                .then(b.end.cmp(&a.end))
-                .then(a.order.cmp(&b.order))
-        });
-        push(
-            list[0].start,
-            Phase::Track,
-            Event::State {
-                who: sm,
-                state: idle,
-            },
-            &mut recs,
-        );
-        let mut stack: Vec<(u64, Sym)> = Vec::new();
-        for s in &list {
-            while let Some(&(end, f)) = stack.last() {
-                if end > s.start {
-                    break;
-                }
-                stack.pop();
-                push(
-                    end,
-                    Phase::Track,
-                    Event::Ret { who: sm, func: f },
-                    &mut recs,
-                );
-            }
-            // A slice that outlives its parent is cut at the parent's end.
-            let end = stack.last().map_or(s.end, |&(pe, _)| s.end.min(pe));
-            let f = strings.intern(&s.name);
-            push(
-                s.start,
-                Phase::Track,
-                Event::Call { who: sm, func: f },
-                &mut recs,
-            );
-            stack.push((end, f));
-        }
-        while let Some((end, f)) = stack.pop() {
-            push(
-                end,
-                Phase::Track,
-                Event::Ret { who: sm, func: f },
-                &mut recs,
-            );
-        }
+    let mut tr: Tracks<Phase> = Tracks::new();
+    for (name, mut list) in slices {
+        let sm = tr.strings.intern(&name);
+        tr.track(sm, &mut list, Phase::Track, Phase::Track);
     }
     // Flows: a send is a point in the sender's current state; a receive
-    // re-enters the receiver's current state (idle when none).
+    // re-enters the receiver's current state.
     flows.sort_by(|a, b| a.0.cmp(&b.0).then(a.4.cmp(&b.4)));
-    let flow_recs: Vec<(u64, String, bool, String)> = flows
-        .into_iter()
-        .map(|(t, tr, send, link, _)| (t, tr, send, link))
-        .collect();
-    for (t, tr, send, link) in flow_recs {
-        let sm = Who::Sm(strings.intern(&tr));
-        let id = LinkId::Str(strings.intern(&link));
-        let ev = if send {
-            Event::Send { who: sm, id }
+    for (t, name, send, link, _) in flows {
+        let sm = Who::Sm(tr.strings.intern(&name));
+        let id = LinkId::Str(tr.strings.intern(&link));
+        let idle = tr.idle;
+        if send {
+            tr.push(t, Phase::Send, Event::Send { who: sm, id });
         } else {
-            Event::Recv {
-                who: sm,
-                id,
-                state: idle,
-            }
-        };
-        push(
-            t,
-            if send { Phase::Send } else { Phase::Recv },
-            ev,
-            &mut recs,
-        );
-    }
-    recs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    // A receive enters the state its SM is in at that moment.
-    let mut current: HashMap<Sym, Vec<Sym>> = HashMap::new();
-    let mut out = Vec::with_capacity(recs.len());
-    for (_, _, _, mut r) in recs {
-        match &mut r.ev {
-            Event::State {
-                who: Who::Sm(sm),
-                state,
-            } => current.entry(*sm).or_default().push(*state),
-            Event::Call {
-                who: Who::Sm(sm),
-                func,
-            } => current.entry(*sm).or_default().push(*func),
-            Event::Ret {
-                who: Who::Sm(sm), ..
-            } => {
-                current.entry(*sm).or_default().pop();
-            }
-            Event::Recv {
-                who: Who::Sm(sm),
-                state,
-                ..
-            } => {
-                if let Some(&top) = current.get(sm).and_then(|s| s.last()) {
-                    *state = top;
-                }
-            }
-            _ => {}
+            tr.push(
+                t,
+                Phase::Recv,
+                Event::Recv {
+                    who: sm,
+                    id,
+                    state: idle,
+                },
+            );
         }
-        out.push(r);
     }
-    Ok(VecSource::new(out, strings))
+    Ok(tr.finish())
 }

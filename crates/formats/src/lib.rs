@@ -7,6 +7,7 @@ pub mod cpt;
 pub mod jsonl;
 pub mod multi;
 pub mod spans;
+pub mod tracks;
 
 use critpath_core::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
 use std::fs::File;

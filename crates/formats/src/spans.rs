@@ -10,7 +10,8 @@
 //! parent that waits for its children has them on its path; a
 //! follows-from reference links the end of one span to the start of the next.
 
-use critpath_core::{Event, Interner, LinkId, Location, ReadError, Record, Sym, VecSource, Who};
+use crate::tracks::{Slice, Tracks};
+use critpath_core::{Event, Interner, LinkId, Location, ReadError, Sym, VecSource, Who};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -187,8 +188,7 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
         });
         lane_of.push((s.service.clone(), i));
     }
-    let mut strings = Interner::new();
-    let idle = strings.intern("idle");
+    let mut tr: Tracks<Phase> = Tracks::new();
     let lane_sm = |strings: &mut Interner, (svc, i): &(String, usize)| {
         strings.intern(&if *i == 0 {
             svc.clone()
@@ -201,135 +201,80 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
         .enumerate()
         .map(|(i, s)| (s.id.as_str(), i))
         .collect();
-    let mut recs: Vec<(u64, Phase, usize, Record)> = Vec::new();
-    let mut seq = 0;
-    let mut push = |t: u64, ph: Phase, ev: Event, recs: &mut Vec<(u64, Phase, usize, Record)>| {
-        seq += 1;
-        recs.push((
-            t,
-            ph,
-            seq,
-            Record {
-                t,
-                sys: Sym::LOCAL,
-                ev,
-            },
-        ));
-    };
-    // Each lane's calls and returns, properly nested, starting idle.
-    let mut by_lane: std::collections::BTreeMap<(String, usize), Vec<usize>> = Default::default();
-    for (i, l) in lane_of.iter().enumerate() {
-        by_lane.entry(l.clone()).or_default().push(i);
+    let mut by_lane: std::collections::BTreeMap<(String, usize), Vec<Slice>> = Default::default();
+    for (i, (l, s)) in lane_of.iter().zip(&spans).enumerate() {
+        by_lane.entry(l.clone()).or_default().push(Slice {
+            start: s.start,
+            end: s.end,
+            name: s.name.clone(),
+            order: i,
+        });
     }
-    for (lane, list) in &by_lane {
-        let sm = Who::Sm(lane_sm(&mut strings, lane));
-        push(
-            spans[list[0]].start,
-            Phase::Init,
-            Event::State {
-                who: sm,
+    for (lane, mut list) in by_lane {
+        let sm = lane_sm(&mut tr.strings, &lane);
+        tr.track(sm, &mut list, Phase::Init, Phase::Track);
+    }
+    // Links between lanes. `end`: the link leaves at a span's end.
+    let link = |tr: &mut Tracks<Phase>,
+                from: Sym,
+                t_send: u64,
+                to: Sym,
+                t_recv: u64,
+                key: String,
+                end: bool| {
+        let id = LinkId::Str(tr.strings.intern(&key));
+        let idle = tr.idle;
+        let send = if end {
+            Phase::EndSend
+        } else {
+            Phase::StartSend
+        };
+        let recv = if end && t_recv == t_send {
+            Phase::EndRecv
+        } else {
+            Phase::StartRecv
+        };
+        tr.push(
+            t_send,
+            send,
+            Event::Send {
+                who: Who::Sm(from),
+                id,
+            },
+        );
+        tr.push(
+            t_recv,
+            recv,
+            Event::Recv {
+                who: Who::Sm(to),
+                id,
                 state: idle,
             },
-            &mut recs,
         );
-        let mut stack: Vec<(u64, Sym)> = Vec::new();
-        for &i in list {
-            let s = &spans[i];
-            while let Some(&(end, f)) = stack.last() {
-                if end > s.start {
-                    break;
-                }
-                stack.pop();
-                push(
-                    end,
-                    Phase::Track,
-                    Event::Ret { who: sm, func: f },
-                    &mut recs,
-                );
-            }
-            let f = strings.intern(&s.name);
-            push(
-                s.start,
-                Phase::Track,
-                Event::Call { who: sm, func: f },
-                &mut recs,
-            );
-            stack.push((s.end, f));
-        }
-        while let Some((end, f)) = stack.pop() {
-            push(
-                end,
-                Phase::Track,
-                Event::Ret { who: sm, func: f },
-                &mut recs,
-            );
-        }
-    }
-    // Links between lanes.
+    };
     for (i, s) in spans.iter().enumerate() {
-        let sm = lane_sm(&mut strings, &lane_of[i]);
-        // `end`: the link leaves at a span's end (else at a span's start).
-        let mut link = |from: Sym,
-                        t_send: u64,
-                        t_recv: u64,
-                        to: Sym,
-                        key: String,
-                        end: bool,
-                        strings: &mut Interner,
-                        recs: &mut Vec<(u64, Phase, usize, Record)>| {
-            let id = LinkId::Str(strings.intern(&key));
-            let (ps, pr) = if end {
-                (Phase::EndSend, Phase::StartRecv)
-            } else {
-                (Phase::StartSend, Phase::StartRecv)
-            };
-            push(
-                t_send,
-                ps,
-                Event::Send {
-                    who: Who::Sm(from),
-                    id,
-                },
-                recs,
-            );
-            push(
-                t_recv,
-                if end && t_recv == t_send {
-                    Phase::EndRecv
-                } else {
-                    pr
-                },
-                Event::Recv {
-                    who: Who::Sm(to),
-                    id,
-                    state: idle,
-                },
-                recs,
-            );
-        };
+        let sm = lane_sm(&mut tr.strings, &lane_of[i]);
         if let Some(&p) = s.parent.as_deref().and_then(|p| index.get(p)) {
             if lane_of[p] != lane_of[i] {
-                let psm = lane_sm(&mut strings, &lane_of[p]);
+                let psm = lane_sm(&mut tr.strings, &lane_of[p]);
                 link(
+                    &mut tr,
                     psm,
                     s.start,
-                    s.start,
                     sm,
+                    s.start,
                     format!("start:{}", s.id),
                     false,
-                    &mut strings,
-                    &mut recs,
                 );
                 if s.end <= spans[p].end {
                     link(
+                        &mut tr,
                         sm,
                         s.end,
-                        s.end,
                         psm,
+                        s.end,
                         format!("end:{}", s.id),
                         true,
-                        &mut strings,
-                        &mut recs,
                     );
                 }
             }
@@ -337,52 +282,19 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
         for fr in &s.follows {
             if let Some(&p) = index.get(fr.as_str()) {
                 if spans[p].end <= s.start {
-                    let psm = lane_sm(&mut strings, &lane_of[p]);
+                    let psm = lane_sm(&mut tr.strings, &lane_of[p]);
                     link(
+                        &mut tr,
                         psm,
                         spans[p].end,
-                        s.start,
                         sm,
+                        s.start,
                         format!("follows:{fr}>{}", s.id),
                         true,
-                        &mut strings,
-                        &mut recs,
                     );
                 }
             }
         }
     }
-    recs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    // A receive re-enters the state its lane is in at that moment.
-    let mut stacks: HashMap<Sym, Vec<Sym>> = HashMap::new();
-    let mut out = Vec::with_capacity(recs.len());
-    for (_, _, _, mut r) in recs {
-        match &mut r.ev {
-            Event::State {
-                who: Who::Sm(sm),
-                state,
-            } => stacks.entry(*sm).or_default().push(*state),
-            Event::Call {
-                who: Who::Sm(sm),
-                func,
-            } => stacks.entry(*sm).or_default().push(*func),
-            Event::Ret {
-                who: Who::Sm(sm), ..
-            } => {
-                stacks.entry(*sm).or_default().pop();
-            }
-            Event::Recv {
-                who: Who::Sm(sm),
-                state,
-                ..
-            } => {
-                if let Some(&top) = stacks.get(sm).and_then(|s| s.last()) {
-                    *state = top;
-                }
-            }
-            _ => {}
-        }
-        out.push(r);
-    }
-    Ok(VecSource::new(out, strings))
+    Ok(tr.finish())
 }

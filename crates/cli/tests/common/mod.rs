@@ -1,0 +1,52 @@
+//! Helpers shared by the end-to-end tests: run the `critpath` binary, read
+//! its JSON, find examples, write scratch files.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+/// Runs a command that must succeed and prints JSON.
+pub fn json_of(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// A file of `examples/`.
+pub fn example(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(rel)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+pub fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+/// A state's critical time in an analysis, 0 when absent.
+pub fn crit(v: &Value, sm: &str, state: &str) -> u64 {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sm"] == sm && s["state"] == state)
+        .map(|s| s["critical_ns"].as_u64().unwrap())
+        .unwrap_or(0)
+}
