@@ -21,6 +21,12 @@ pub struct Tracks<P> {
     pub idle: Sym,
 }
 
+impl<P: Ord + Copy> Default for Tracks<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<P: Ord + Copy> Tracks<P> {
     pub fn new() -> Self {
         let mut strings = Interner::new();
