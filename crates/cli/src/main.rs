@@ -4,6 +4,7 @@
 
 mod bench;
 mod demo;
+mod export;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -113,6 +114,18 @@ enum Cmd {
         #[arg(long, value_name = "N")]
         top: Option<usize>,
     },
+    /// Export the analysis: Chrome/Perfetto trace JSON (states as slices,
+    /// dependences as flows, the critical path as its own track), or CSV /
+    /// Parquet tables of the states and of the critical path's edges.
+    Export {
+        #[arg(required = true, num_args = 1..)]
+        traces: Vec<PathBuf>,
+        #[arg(long, value_enum)]
+        format: export::ExportFormat,
+        /// Output file; tables also write FILE-path.EXT for the path's edges.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
     /// Compare two runs state by state: criticality and time changes, and whether the bottleneck moved.
     Diff {
         a: PathBuf,
@@ -141,10 +154,10 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Write the combined graph (cgraph) in Graphviz DOT.
+    /// Write the combined graph (cgraph) in Graphviz DOT or as SVG.
     Cgraph {
         trace: PathBuf,
-        /// Output file (.dot); standard output when omitted.
+        /// Output file (.dot or .svg); DOT on standard output when omitted.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         #[arg(long, value_name = "SM")]
@@ -339,6 +352,15 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             emit(output.as_deref(), text.as_bytes())?;
             finish_with(err)
         }
+        Cmd::Export {
+            traces,
+            format,
+            output,
+        } => {
+            let msg = export::export(&traces, format, &output)?;
+            eprint!("{msg}");
+            Ok(())
+        }
         Cmd::Slack { trace, json, top } => {
             let (mut a, err) = run_analysis(
                 &trace,
@@ -397,14 +419,19 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             from,
             to,
         } => {
-            if let Some(o) = &output {
-                let ext = o.extension().and_then(|e| e.to_str()).unwrap_or("");
-                if ext != "dot" && ext != "gv" {
-                    return Err(Failure::Input(format!(
-                        "{}: cgraph writes Graphviz DOT; name the output FILE.dot (render it with `dot -Tsvg FILE.dot`)",
-                        o.display()
-                    )));
-                }
+            let ext = output
+                .as_ref()
+                .and_then(|o| o.extension())
+                .and_then(|e| e.to_str())
+                .unwrap_or("dot");
+            if !["dot", "gv", "svg"].contains(&ext) {
+                return Err(Failure::Input(format!(
+                    "{}: cgraph writes Graphviz DOT (.dot) or SVG (.svg)",
+                    output
+                        .as_ref()
+                        .map(|o| o.display().to_string())
+                        .unwrap_or_default()
+                )));
             }
             let (a, err) = run_analysis(
                 &trace,
@@ -414,7 +441,13 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                     ..Default::default()
                 },
             )?;
-            emit(output.as_deref(), views::dot(&a).as_bytes())?;
+            let text = if ext == "svg" {
+                views::svg(&a)
+                    .map_err(|e| Failure::Input(format!("cannot lay the cgraph out: {e}")))?
+            } else {
+                views::dot(&a, true)
+            };
+            emit(output.as_deref(), text.as_bytes())?;
             finish_with(err)
         }
         Cmd::Bench {
@@ -443,6 +476,35 @@ impl<'a> Inputs<'a> {
             None
         };
         Ok(Inputs { paths, alignment })
+    }
+
+    /// Runs a prepared engine over the traces; returns the analysis and the
+    /// string table its symbols refer to.
+    fn run_engine(
+        &self,
+        engine: critpath_core::Engine,
+    ) -> Result<(Analysis, critpath_core::Interner), Failure> {
+        let done = |r: std::io::Result<(Analysis, Option<ReadError>)>| {
+            r.map_err(|e| Failure::Input(format!("analysis failed: {e}")))
+        };
+        match &self.alignment {
+            None => {
+                let mut src = open(&self.paths[0])?;
+                let (a, err) = done(critpath_core::run(&mut src, engine, |_, _| {}))?;
+                if let Some(e) = err {
+                    return Err(e.into());
+                }
+                Ok((a, src.strings().clone()))
+            }
+            Some(al) => {
+                let mut src = critpath_formats::multi::MergedSource::new(self.paths, al)?;
+                let (a, err) = done(critpath_core::run(&mut src, engine, |_, _| {}))?;
+                if let Some(e) = err {
+                    return Err(e.into());
+                }
+                Ok((a, src.strings().clone()))
+            }
+        }
     }
 
     fn analyze(&self, opts: Options) -> Result<(Analysis, Option<ReadError>), Failure> {

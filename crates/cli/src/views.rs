@@ -149,40 +149,47 @@ fn esc(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The combined graph in Graphviz DOT: one cluster per SM, edges coloured
-/// from black (not critical) to red (most critical), inter-SM edges dashed.
-pub fn dot(a: &Analysis) -> String {
+/// The combined graph in Graphviz DOT: one cluster per SM (or, with
+/// `clusters` off, the SM in each node's label), edges coloured from black
+/// (not critical) to red (most critical), inter-SM edges dashed.
+pub fn dot(a: &Analysis, clusters: bool) -> String {
     let g = &a.cgraph;
     let len = a.critical_path.length_ns.max(1) as f64;
     let mut o = String::from("digraph cgraph {\n  rankdir=LR;\n  node [shape=box, fontsize=10, style=rounded];\n  edge [fontsize=9];\n");
-    let mut clusters: Vec<(&str, &str)> = g
+    let mut sms: Vec<(&str, &str)> = g
         .nodes
         .iter()
         .map(|n| (n.sys.as_str(), n.sm.as_str()))
         .collect();
-    clusters.sort();
-    clusters.dedup();
-    for (ci, (sys, sm)) in clusters.iter().enumerate() {
+    sms.sort();
+    sms.dedup();
+    for (ci, (sys, sm)) in sms.iter().enumerate() {
         let label = if *sys == "local" {
             sm.to_string()
         } else {
             format!("{sys}: {sm}")
         };
-        let _ = writeln!(
-            o,
-            "  subgraph cluster_{ci} {{\n    label=\"{}\";",
-            esc(&label)
-        );
-        for n in g.nodes.iter().filter(|n| n.sys == *sys && n.sm == *sm) {
+        let indent = if clusters {
             let _ = writeln!(
                 o,
-                "    n{} [label=\"{} → {}\"];",
-                n.id,
-                esc(&n.from),
-                esc(&n.to)
+                "  subgraph cluster_{ci} {{\n    label=\"{}\";",
+                esc(&label)
             );
+            "    "
+        } else {
+            "  "
+        };
+        for n in g.nodes.iter().filter(|n| n.sys == *sys && n.sm == *sm) {
+            let text = if clusters {
+                format!("{} → {}", n.from, n.to)
+            } else {
+                format!("{label}\n{} → {}", n.from, n.to)
+            };
+            let _ = writeln!(o, "{indent}n{} [label=\"{}\"];", n.id, esc(&text));
         }
-        o.push_str("  }\n");
+        if clusters {
+            o.push_str("  }\n");
+        }
     }
     for e in &g.edges {
         let c = (e.critical_ns as f64 / len).clamp(0.0, 1.0);
@@ -202,6 +209,20 @@ pub fn dot(a: &Analysis) -> String {
     }
     o.push_str("}\n");
     o
+}
+
+/// The combined graph drawn as SVG (laid out by the `layout-rs` crate).
+pub fn svg(a: &Analysis) -> Result<String, String> {
+    use layout::backends::svg::SVGWriter;
+    use layout::gv::{DotParser, GraphBuilder};
+    let text = dot(a, false);
+    let tree = DotParser::new(&text).process()?;
+    let mut builder = GraphBuilder::new();
+    builder.visit_graph(&tree);
+    let mut graph = builder.get();
+    let mut out = SVGWriter::new();
+    graph.do_it(false, false, false, &mut out);
+    Ok(out.finalize())
 }
 
 /// The next most critical paths (paper §5.3, Table 2).

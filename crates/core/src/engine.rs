@@ -185,10 +185,35 @@ impl DiagSink {
     }
 }
 
+/// What happened, for views that draw timelines: a state visit that ended,
+/// or a dependence between SMs (a send received, a wait resolved). Names are
+/// symbols of the source's string table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visit {
+    State {
+        sys: Sym,
+        sm: Sym,
+        state: Sym,
+        start: u64,
+        end: u64,
+    },
+    Link {
+        from_sys: Sym,
+        from_sm: Sym,
+        to_sys: Sym,
+        to_sm: Sym,
+        sent: u64,
+        received: u64,
+        wait: bool,
+    },
+}
+
 /// The streaming engine. Feed it records with [`Engine::feed`], then call
 /// [`Engine::finish`].
 pub struct Engine {
     opts: Options,
+    /// Called with every state visit and dependence, when set.
+    hook: Option<Box<dyn FnMut(Visit)>>,
     sms: Vec<Sm>,
     sm_index: FxHashMap<(Sym, Sym), u32>,
     /// Fast path of `sm_index`: by name, the first system's SM of that name.
@@ -233,6 +258,7 @@ impl Engine {
         };
         Engine {
             opts,
+            hook: None,
             sms: Vec::new(),
             sm_index: FxHashMap::default(),
             sm_by_name: Vec::new(),
@@ -258,6 +284,11 @@ impl Engine {
             extra: Vec::new(),
             io_error,
         }
+    }
+
+    /// Calls `hook` with every state visit that ends and every dependence.
+    pub fn set_hook(&mut self, hook: Box<dyn FnMut(Visit)>) {
+        self.hook = Some(hook);
     }
 
     /// Records processed so far.
@@ -936,6 +967,16 @@ impl Engine {
             let ce = &mut self.cedges[edge as usize];
             ce.visits += 1;
             ce.total += occ;
+            if let Some(h) = self.hook.as_mut() {
+                let s = &self.sms[sm as usize];
+                h(Visit::State {
+                    sys: s.sys,
+                    sm: s.name,
+                    state: Sym(cur),
+                    start: entered,
+                    end: t,
+                });
+            }
             let visit = t.saturating_sub(entered);
             let k = &mut self.keys[cur_key as usize];
             k.timed_visits += u64::from(visit > 0);
@@ -971,6 +1012,21 @@ impl Engine {
             let ce = &mut self.cedges[ie as usize];
             ce.visits += 1;
             ce.total += w;
+            if let Some(h) = self.hook.as_mut() {
+                let (a, b) = (
+                    &self.sms[self.cnodes[m.cnode as usize].sm as usize],
+                    &self.sms[sm as usize],
+                );
+                h(Visit::Link {
+                    from_sys: a.sys,
+                    from_sm: a.name,
+                    to_sys: b.sys,
+                    to_sm: b.name,
+                    sent: m.t,
+                    received: t,
+                    wait: recv.is_none(),
+                });
+            }
             in_edges[n_in] = InEdge {
                 pred: m.id,
                 weight: w,

@@ -15,7 +15,7 @@ pub mod source;
 pub mod strings;
 pub mod synth;
 
-pub use engine::{Engine, Options, Speedup};
+pub use engine::{Engine, Options, Speedup, Visit};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use results::{Analysis, Diagnostic};
 pub use source::{Location, ReadError, RecordSource, VecSource};
@@ -31,9 +31,17 @@ const BATCH: usize = 256;
 pub fn analyze<S: RecordSource + ?Sized>(
     source: &mut S,
     opts: Options,
+    progress: impl FnMut(u64, u64),
+) -> std::io::Result<(Analysis, Option<ReadError>)> {
+    run(source, Engine::new(opts), progress)
+}
+
+/// [`analyze`] with an engine set up by the caller (a hook, say).
+pub fn run<S: RecordSource + ?Sized>(
+    source: &mut S,
+    mut engine: Engine,
     mut progress: impl FnMut(u64, u64),
 ) -> std::io::Result<(Analysis, Option<ReadError>)> {
-    let mut engine = Engine::new(opts);
     let mut first_error: Option<ReadError> = None;
     let mut skipped = 0u64;
     let mut batch = Vec::with_capacity(BATCH);

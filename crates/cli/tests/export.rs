@@ -1,0 +1,189 @@
+//! `critpath export` end to end: Perfetto/Chrome JSON that re-imports to the
+//! same critical path, and CSV and Parquet tables that match the analysis.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+#[test]
+fn perfetto_json_round_trips_to_the_same_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.json");
+    let o = run(&[
+        "export",
+        &example("nic-fig3.jsonl"),
+        "--format",
+        "perfetto",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ev = doc["traceEvents"].as_array().unwrap();
+    let names: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    for sm in [
+        "nic.descfetch",
+        "nic.tx",
+        "nic.txfifo",
+        "critical path (830 ns)",
+    ] {
+        assert!(names.contains(&sm), "{names:?}");
+    }
+    // DMA packet slices add up to its total: 2 x 300 ns.
+    let dma: f64 = ev
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "DMA packet")
+        .map(|e| e["dur"].as_f64().unwrap())
+        .sum();
+    assert!((dma - 0.6).abs() < 1e-9, "{dma} µs");
+    let crit: Vec<&Value> = ev.iter().filter(|e| e["cat"] == "critical").collect();
+    assert_eq!(crit.len(), 7);
+    assert_eq!(
+        ev.iter().filter(|e| e["ph"] == "s").count(),
+        ev.iter().filter(|e| e["ph"] == "f").count()
+    );
+    // Our own Chrome importer reads it back: the same path.
+    let v = json_of(&["analyze", out.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 830);
+    assert_eq!(crit_of(&v, "DMA packet"), 600);
+    assert_eq!(crit_of(&v, "transmit"), 120);
+}
+
+fn crit_of(v: &Value, state: &str) -> u64 {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == state)
+        .map(|s| s["critical_ns"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn csv_and_parquet_tables_match_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = json_of(&["analyze", &example("nic-fig3.jsonl"), "--json", "--path"]);
+    let csv_out = dir.path().join("s.csv");
+    assert!(run(&[
+        "export",
+        &example("nic-fig3.jsonl"),
+        "--format",
+        "csv",
+        "-o",
+        csv_out.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let text = std::fs::read_to_string(&csv_out).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("sys,sm,state,visits,total_ns,critical_ns,criticality")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), a["states"].as_array().unwrap().len());
+    assert!(
+        rows[0].starts_with("local,nic.tx,DMA packet,2,600,600,0.72"),
+        "{}",
+        rows[0]
+    );
+    let path = std::fs::read_to_string(dir.path().join("s-path.csv")).unwrap();
+    assert_eq!(
+        path.lines().count() - 1,
+        a["path"].as_array().unwrap().len()
+    );
+    assert!(
+        path.contains("100,100,local,nic.tx,wait desc,nic.descfetch,true"),
+        "{path}"
+    );
+
+    let pq = dir.path().join("s.parquet");
+    assert!(run(&[
+        "export",
+        &example("nic-fig3.jsonl"),
+        "--format",
+        "parquet",
+        "-o",
+        pq.to_str().unwrap()
+    ])
+    .status
+    .success());
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let r = SerializedFileReader::new(std::fs::File::open(&pq).unwrap()).unwrap();
+    assert_eq!(r.metadata().file_metadata().num_rows() as usize, rows.len());
+    let cols: Vec<String> = r
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(
+        cols,
+        [
+            "sys",
+            "sm",
+            "state",
+            "visits",
+            "total_ns",
+            "critical_ns",
+            "criticality"
+        ]
+    );
+    let r =
+        SerializedFileReader::new(std::fs::File::open(dir.path().join("s-path.parquet")).unwrap())
+            .unwrap();
+    assert_eq!(r.metadata().file_metadata().num_rows(), 7);
+}
+
+#[test]
+fn export_errors() {
+    let o = run(&[
+        "export",
+        &example("nic-fig3.jsonl"),
+        "--format",
+        "svg",
+        "-o",
+        "/tmp/x.svg",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&[
+        "export",
+        &example("nic-fig3.jsonl"),
+        "--format",
+        "csv",
+        "-o",
+        "/nonexistent/dir/x.csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
+}
+
+#[test]
+fn cgraph_as_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.svg");
+    let o = run(&[
+        "cgraph",
+        &example("nic-fig3.jsonl"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.contains("<svg") && svg.trim_end().ends_with("</svg>"));
+    // Edge labels, red for the most critical edges, dashed inter-SM edges.
+    assert!(svg.contains(">DMA packet<"), "state labels");
+    assert!(
+        svg.contains("stroke=\"#5c0000ff\""),
+        "DMA edges coloured by criticality"
+    );
+    assert!(svg.contains("stroke-dasharray"), "inter-SM edges dashed");
+    assert!(svg.contains("nic.txfifo"), "SM names in node labels");
+}
