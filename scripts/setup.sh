@@ -7,6 +7,9 @@ set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
+# The HTML report is tested in a real headless Chromium.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -29,4 +32,11 @@ if ! command -v cargo >/dev/null 2>&1; then
     curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >/dev/null
     export PATH="$HOME/.cargo/bin:$PATH"
   fi
+fi
+
+# The browser tests' driver (playwright-core, pinned in its lock file; it
+# drives the distribution's Chromium and downloads no browser).
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
+  (cd "$here/tests/browser" && npm ci --no-audit --no-fund >/dev/null)
 fi

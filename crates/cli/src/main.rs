@@ -5,6 +5,7 @@
 mod bench;
 mod demo;
 mod export;
+mod report;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -113,6 +114,17 @@ enum Cmd {
         /// Show only the first N states (least slack first).
         #[arg(long, value_name = "N")]
         top: Option<usize>,
+    },
+    /// Write a self-contained interactive HTML report.
+    Report {
+        #[arg(required = true, num_args = 1..)]
+        traces: Vec<PathBuf>,
+        /// Output file (.html).
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// Also show the next K most critical paths.
+        #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "1")]
+        next: Option<usize>,
     },
     /// Export the analysis: Chrome/Perfetto trace JSON (states as slices,
     /// dependences as flows, the critical path as its own track), or CSV /
@@ -350,6 +362,49 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 t
             };
             emit(output.as_deref(), text.as_bytes())?;
+            finish_with(err)
+        }
+        Cmd::Report {
+            traces,
+            output,
+            next,
+        } => {
+            let inputs = Inputs::new(&traces)?;
+            let opts = Options {
+                keep_path: true,
+                ..Default::default()
+            };
+            // An empty trace still gets a report that says so.
+            let (a, err) = if traces.len() == 1 && critpath_formats::is_empty_trace(&traces[0]) {
+                (Analysis::default(), None)
+            } else if traces.len() == 1 {
+                let mut src = open(&traces[0])?;
+                analyze(&mut src, opts, |_, _| {})
+                    .map_err(|e| Failure::Input(format!("analysis failed: {e}")))?
+            } else {
+                inputs.analyze(opts)?
+            };
+            let next = match next {
+                Some(k) if a.critical_path.found => {
+                    critpath_core::analyses::next_paths(&a, k, &[], |o| {
+                        inputs.analyze(o).map(|(a, _)| a).map_err(|f| match f {
+                            Failure::Input(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
+                            Failure::Check => io::Error::other("check failed"),
+                        })
+                    })
+                    .map_err(|e| Failure::Input(e.to_string()))?
+                }
+                _ => Vec::new(),
+            };
+            let name = traces
+                .iter()
+                .map(|t| t.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + ");
+            let html = report::html(&a, &name, &next);
+            std::fs::write(&output, html)
+                .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", output.display())))?;
+            eprintln!("wrote {}", output.display());
             finish_with(err)
         }
         Cmd::Export {

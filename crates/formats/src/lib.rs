@@ -131,6 +131,21 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     }
 }
 
+/// Is this file a trace with nothing in it (no bytes, or only blank lines
+/// and `#` comments)? Views that can say so plainly use it.
+pub fn is_empty_trace(path: &Path) -> bool {
+    match std::fs::read(path) {
+        Ok(b) => {
+            b.len() < (1 << 20)
+                && String::from_utf8_lossy(&b)
+                    .lines()
+                    .map(str::trim)
+                    .all(|l| l.is_empty() || l.starts_with('#'))
+        }
+        Err(_) => false,
+    }
+}
+
 /// Opens a trace, detecting its format from the content.
 pub fn open(path: &Path) -> Result<AnySource, ReadError> {
     let name = path.display().to_string();
