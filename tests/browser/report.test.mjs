@@ -101,6 +101,17 @@ try {
   check((await b.page.locator("#tlnote").innerText()).includes("hidden"), "large report: a visible note of the hidden segments");
   await b.page.screenshot({ path: join(artifacts, "report-pci.png") });
 
+  // 100,000 distinct transitions: the graph and table are pruned, with notes.
+  const wide = join(tmp, "wide.jsonl");
+  const lines = [];
+  for (let i = 0; i < 100000; i++) lines.push(JSON.stringify({ t: i * 10, sm: "sm" + (i % 50), ev: "state", state: "s" + i }));
+  writeFileSync(wide, lines.join("\n") + "\n");
+  const w = await open(report([wide], "wide.html"));
+  check(w.errors.length === 0, "100k transitions: no console errors " + JSON.stringify(w.errors));
+  check((await w.page.locator("#cgnote").innerText()).includes("hidden"), "100k transitions: the graph says what it hides");
+  check((await w.page.locator("#tablenote").innerText()).includes("of 100000 states"), "100k transitions: the table says what it shows");
+  check(await w.page.locator("#states tbody tr").count() === 2000, "100k transitions: the table stays small");
+
   // An empty trace says so plainly.
   const empty = join(tmp, "empty.jsonl");
   writeFileSync(empty, "# nothing recorded\n");

@@ -147,7 +147,7 @@ input[type=search] { padding: 4px; width: 260px; }
 <section id="summary"><h2>Summary</h2><div class="cards" id="cards"></div><div id="diags"></div></section>
 <section class="cols">
 <div><h2>Criticality</h2>
-<input type="search" id="filter" placeholder="filter states or state machines">
+<input type="search" id="filter" placeholder="filter states or state machines"> <span id="tablenote" class="note"></span>
 <table id="states"><thead><tr>
 <th data-k="sm">state machine</th><th data-k="state">state</th><th class="num" data-k="visits">visits</th>
 <th class="num" data-k="total_ns">total</th><th class="num" data-k="critical_ns">critical</th><th class="num" data-k="criticality">criticality</th>
@@ -206,7 +206,10 @@ function renderTable() {
   const rows = D.states.filter(s => !f || (smName(s) + " " + s.state).toLowerCase().includes(f));
   rows.sort((a, b) => (a[sortKey] < b[sortKey] ? -1 : a[sortKey] > b[sortKey] ? 1 : 0) * sortDir);
   tbody.replaceChildren();
-  for (const s of rows) {
+  const MAX_ROWS = 2000;
+  document.getElementById("tablenote").textContent = rows.length > MAX_ROWS
+    ? "Showing " + MAX_ROWS + " of " + rows.length + " states; filter or sort to see others." : "";
+  for (const s of rows.slice(0, MAX_ROWS)) {
     const tr = el("tr", {"data-sm": s.sm, "data-state": s.state});
     if (selected && selected.sm === s.sm && selected.state === s.state) tr.className = "sel";
     const bar = el("span", {class: "bar", style: "width:" + Math.round(s.criticality * 60) + "px"});

@@ -192,16 +192,45 @@ fn cgraph_as_svg() {
 fn report_is_one_self_contained_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.html");
-    let o = run(&["report", &example("nic-fig3.jsonl"), "-o", out.to_str().unwrap(), "--next"]);
+    let o = run(&[
+        "report",
+        &example("nic-fig3.jsonl"),
+        "-o",
+        out.to_str().unwrap(),
+        "--next",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(!html.contains("<script src") && !html.contains("<link "), "everything inline");
+    assert!(
+        !html.contains("<script src") && !html.contains("<link "),
+        "everything inline"
+    );
     assert!(html.contains("<svg") && html.contains("critpathReady"));
-    assert!(html.contains("\"length_ns\":830"), "the analysis is embedded");
+    assert!(
+        html.contains("\"length_ns\":830"),
+        "the analysis is embedded"
+    );
     // Comments only: a report that says there is nothing; a foreign file: exit 2.
     let empty = write(dir.path(), "e.jsonl", "# nothing\n");
-    assert!(run(&["report", empty.to_str().unwrap(), "-o", dir.path().join("e.html").to_str().unwrap()]).status.success());
+    assert!(run(&[
+        "report",
+        empty.to_str().unwrap(),
+        "-o",
+        dir.path().join("e.html").to_str().unwrap()
+    ])
+    .status
+    .success());
     let png = write(dir.path(), "x.png", "\u{89}PNG\r\n");
-    assert_eq!(run(&["report", png.to_str().unwrap(), "-o", dir.path().join("x.html").to_str().unwrap()]).status.code(), Some(2));
+    assert_eq!(
+        run(&[
+            "report",
+            png.to_str().unwrap(),
+            "-o",
+            dir.path().join("x.html").to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
 }
