@@ -497,7 +497,21 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 },
             )?;
             let text = if ext == "svg" {
-                views::svg(&a)
+                // Laying out a huge graph takes long: draw its heaviest edges.
+                let (g, hidden) = report::pruned(&a.cgraph);
+                if hidden > 0 {
+                    eprintln!(
+                        "critpath: the cgraph has {} edges; the SVG draws the {} with the most critical and total time ({hidden} hidden; the .dot has them all)",
+                        a.cgraph.edges.len(),
+                        report::MAX_EDGES
+                    );
+                }
+                let view = Analysis {
+                    cgraph: g,
+                    critical_path: a.critical_path.clone(),
+                    ..Analysis::default()
+                };
+                views::svg(&view)
                     .map_err(|e| Failure::Input(format!("cannot lay the cgraph out: {e}")))?
             } else {
                 views::dot(&a, true)

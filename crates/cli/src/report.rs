@@ -12,7 +12,7 @@ use critpath_core::Analysis;
 use serde_json::json;
 
 /// cgraph edges drawn at most; the rest are summarized.
-const MAX_EDGES: usize = 400;
+pub const MAX_EDGES: usize = 400;
 /// Timeline segments drawn at most.
 const MAX_SEGMENTS: usize = 20_000;
 
@@ -31,7 +31,7 @@ fn advice(kind: &str) -> &'static str {
 
 /// The cgraph kept for drawing: every edge on the critical path, then the
 /// edges with the most time, up to `MAX_EDGES`.
-fn pruned(g: &CGraph) -> (CGraph, usize) {
+pub fn pruned(g: &CGraph) -> (CGraph, usize) {
     if g.edges.len() <= MAX_EDGES {
         return (g.clone(), 0);
     }

@@ -234,3 +234,23 @@ fn report_is_one_self_contained_file() {
         Some(2)
     );
 }
+
+#[test]
+fn a_huge_cgraph_svg_draws_its_heaviest_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..2000)
+        .map(|i| {
+            format!(
+                "{{\"t\":{},\"sm\":\"sm{}\",\"ev\":\"state\",\"state\":\"s{i}\"}}\n",
+                i * 10,
+                i % 7
+            )
+        })
+        .collect();
+    let p = write(dir.path(), "wide.jsonl", &body);
+    let out = dir.path().join("w.svg");
+    let o = run(&["cgraph", p.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("hidden"));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("<svg"));
+}
