@@ -321,13 +321,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             let (mut a, err) = inputs.analyze(opts)?;
             let next = match (next, remove.is_empty()) {
                 (None, true) => Vec::new(),
-                (k, _) => critpath_core::analyses::next_paths(&a, k.unwrap_or(1), &remove, |o| {
-                    inputs.analyze(o).map(|(a, _)| a).map_err(|f| match f {
-                        Failure::Input(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
-                        Failure::Check => io::Error::other("check failed"),
-                    })
-                })
-                .map_err(|e| Failure::Input(e.to_string()))?,
+                (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &remove)?,
             };
             if let Some(n) = top {
                 a.truncate_states(n);
@@ -385,15 +379,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 inputs.analyze(opts)?
             };
             let next = match next {
-                Some(k) if a.critical_path.found => {
-                    critpath_core::analyses::next_paths(&a, k, &[], |o| {
-                        inputs.analyze(o).map(|(a, _)| a).map_err(|f| match f {
-                            Failure::Input(m) => io::Error::new(io::ErrorKind::InvalidInput, m),
-                            Failure::Check => io::Error::other("check failed"),
-                        })
-                    })
-                    .map_err(|e| Failure::Input(e.to_string()))?
-                }
+                Some(k) if a.critical_path.found => inputs.next_paths(&a, k, &[])?,
                 _ => Vec::new(),
             };
             let name = traces
@@ -573,6 +559,27 @@ impl<'a> Inputs<'a> {
                 }
                 Ok((a, src.strings().clone()))
             }
+        }
+    }
+
+    /// The next most critical paths (see `critpath_core::analyses::next_paths`).
+    fn next_paths(
+        &self,
+        a: &Analysis,
+        k: usize,
+        remove: &[String],
+    ) -> Result<Vec<critpath_core::analyses::NextPath>, Failure> {
+        let mut failure = None;
+        let r = critpath_core::analyses::next_paths(a, k, remove, |o| {
+            self.analyze(o).map(|(a, _)| a).map_err(|f| {
+                failure = Some(f);
+                io::Error::other("analysis failed")
+            })
+        });
+        match (r, failure) {
+            (Ok(v), _) => Ok(v),
+            (Err(_), Some(f)) => Err(f),
+            (Err(e), None) => Err(Failure::Input(e.to_string())),
         }
     }
 

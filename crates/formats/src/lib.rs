@@ -32,8 +32,8 @@ pub enum Format {
 pub enum AnySource {
     Jsonl(JsonlReader<BufReader<File>>),
     Cpt(CptReader<BufReader<File>>),
-    /// Imported whole (Chrome / Perfetto JSON).
-    Memory(VecSource),
+    /// Imported whole (Chrome / Perfetto JSON, spans), and from which format.
+    Memory(VecSource, Format),
 }
 
 impl AnySource {
@@ -41,7 +41,7 @@ impl AnySource {
         match self {
             AnySource::Jsonl(_) => Format::Jsonl,
             AnySource::Cpt(_) => Format::Cpt,
-            AnySource::Memory(_) => Format::Chrome,
+            AnySource::Memory(_, f) => *f,
         }
     }
 }
@@ -52,28 +52,28 @@ impl RecordSource for AnySource {
         match self {
             AnySource::Jsonl(r) => r.next_record(),
             AnySource::Cpt(r) => r.next_record(),
-            AnySource::Memory(r) => r.next_record(),
+            AnySource::Memory(r, _) => r.next_record(),
         }
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         match self {
             AnySource::Jsonl(r) => r.next_batch(out, max),
             AnySource::Cpt(r) => r.next_batch(out, max),
-            AnySource::Memory(r) => r.next_batch(out, max),
+            AnySource::Memory(r, _) => r.next_batch(out, max),
         }
     }
     fn strings(&self) -> &Interner {
         match self {
             AnySource::Jsonl(r) => r.strings(),
             AnySource::Cpt(r) => r.strings(),
-            AnySource::Memory(r) => r.strings(),
+            AnySource::Memory(r, _) => r.strings(),
         }
     }
     fn bytes_read(&self) -> u64 {
         match self {
             AnySource::Jsonl(r) => r.bytes_read(),
             AnySource::Cpt(r) => r.bytes_read(),
-            AnySource::Memory(r) => r.bytes_read(),
+            AnySource::Memory(r, _) => r.bytes_read(),
         }
     }
 }
@@ -178,11 +178,11 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
         Format::Cpt => AnySource::Cpt(CptReader::new(r, &name)?),
         Format::Chrome => {
             let bytes = std::fs::read(path).map_err(io_err)?;
-            AnySource::Memory(chrome::read(&bytes, &name)?)
+            AnySource::Memory(chrome::read(&bytes, &name)?, format)
         }
         Format::Spans => {
             let bytes = std::fs::read(path).map_err(io_err)?;
-            AnySource::Memory(spans::read(&bytes, &name)?)
+            AnySource::Memory(spans::read(&bytes, &name)?, format)
         }
     })
 }
