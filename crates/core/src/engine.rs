@@ -953,12 +953,9 @@ impl Engine {
             weight: t,
             tag: sm,
         };
-        let mut in_edges = [InEdge {
-            pred: 0,
-            weight: 0,
-            key: 0,
-        }; 2];
-        let mut n_in = 0;
+        // The in-edges, kept for slack's graph log.
+        let mut intra_in: Option<InEdge> = None;
+        let mut inter_in: Option<InEdge> = None;
         if alive {
             let prev = last.expect("alive SM has a node");
             let occ = t.saturating_sub(tp);
@@ -992,12 +989,11 @@ impl Engine {
                 weight: w,
                 tag: edge,
             };
-            in_edges[0] = InEdge {
+            intra_in = Some(InEdge {
                 pred: prev.id,
                 weight: w,
                 key: cur_key,
-            };
-            n_in = 1;
+            });
             if prev.l != UNREACHED {
                 best_l = prev.l + w as i64;
             }
@@ -1030,12 +1026,11 @@ impl Engine {
                     wait: recv.is_none(),
                 });
             }
-            in_edges[n_in] = InEdge {
+            inter_in = Some(InEdge {
                 pred: m.id,
                 weight: w,
                 key,
-            };
-            n_in += 1;
+            });
             // Ties go to the inter-SM edge (SPEC §2 rule 5).
             if m.l != UNREACHED && m.l + w as i64 >= best_l {
                 best_l = m.l + w as i64;
@@ -1048,7 +1043,8 @@ impl Engine {
         }
         self.log(entry);
         if self.graph.is_some() {
-            self.graph_node(best_l, &in_edges[..n_in]);
+            let edges: Vec<InEdge> = intra_in.into_iter().chain(inter_in).collect();
+            self.graph_node(best_l, &edges);
         }
         let n = NodeRef {
             id: node,
