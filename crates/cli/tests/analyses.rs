@@ -140,15 +140,7 @@ fn diff_says_the_bottleneck_moved() {
 #[test]
 fn slack_of_figure3_by_hand() {
     let v = json_of(&["slack", &fig3(), "--json"]);
-    let st = |sm: &str, state: &str| {
-        v["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["sm"] == sm && s["state"] == state)
-            .unwrap()
-            .clone()
-    };
+    let st = |sm: &str, state: &str| state_row(&v, sm, state);
     // On the path: no slack.
     assert_eq!(st("nic.tx", "DMA packet")["slack_ns"], 0);
     assert_eq!(st("nic.txfifo", "transmit")["slack_ns"], 0);
@@ -173,15 +165,7 @@ fn slack_of_the_demo_shows_the_cpu_has_room_on_pci() {
     let dir = tempfile::tempdir().unwrap();
     let pci = demo_trace(dir.path(), "pci");
     let v = json_of(&["slack", pci.to_str().unwrap(), "--json"]);
-    let st = |sm: &str, state: &str| {
-        v["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["sm"] == sm && s["state"] == state)
-            .unwrap()
-            .clone()
-    };
+    let st = |sm: &str, state: &str| state_row(&v, sm, state);
     assert_eq!(st("nic.tx", "DMA packet")["slack_ns"], 0);
     assert!(
         st("nic.tx", "DMA packet")["slack_mean_ns"]

@@ -6,7 +6,7 @@
 //! system `local` take the file's name (its stem) as their system.
 
 use crate::{open, AnySource};
-use critpath_core::{Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym, Who};
+use critpath_core::{Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -264,66 +264,16 @@ fn map_record(rec: &Record, inp: &mut Input, strings: &mut Interner) -> Record {
         }
         map[i]
     };
-    let who = |w: Who, m: &mut dyn FnMut(Sym) -> Sym| match w {
-        Who::Sm(s) => Who::Sm(m(s)),
-        Who::Thread(s) => Who::Thread(m(s)),
-        Who::Cpu(s) => Who::Cpu(m(s)),
-    };
-    let link = |id: LinkId, m: &mut dyn FnMut(Sym) -> Sym| match id {
-        LinkId::Num(n) => LinkId::Num(n),
-        LinkId::Str(s) => LinkId::Str(m(s)),
-    };
-    let ev = match rec.ev {
-        Event::State { who: w, state } => Event::State {
-            who: who(w, &mut m),
-            state: m(state),
-        },
-        Event::Wait {
-            who: w,
-            state,
-            on,
-            on_sys,
-            on_state,
-        } => Event::Wait {
-            who: who(w, &mut m),
-            state: m(state),
-            on: on.map(&mut m),
-            on_sys: on_sys.map(|s| if s == Sym::LOCAL { inp.sys } else { m(s) }),
-            on_state: on_state.map(&mut m),
-        },
-        Event::Send { who: w, id } => Event::Send {
-            who: who(w, &mut m),
-            id: link(id, &mut m),
-        },
-        Event::Recv { who: w, id, state } => Event::Recv {
-            who: who(w, &mut m),
-            id: link(id, &mut m),
-            state: m(state),
-        },
-        Event::End { who: w } => Event::End {
-            who: who(w, &mut m),
-        },
-        Event::Call { who: w, func } => Event::Call {
-            who: who(w, &mut m),
-            func: m(func),
-        },
-        Event::Ret { who: w, func } => Event::Ret {
-            who: who(w, &mut m),
-            func: m(func),
-        },
-        Event::Push { thread, sm } => Event::Push {
-            thread: m(thread),
-            sm: m(sm),
-        },
-        Event::Pop { thread, sm } => Event::Pop {
-            thread: m(thread),
-            sm: m(sm),
-        },
-        Event::Switch { cpu, thread } => Event::Switch {
-            cpu: m(cpu),
-            thread: m(thread),
-        },
-    };
+    let mut ev = rec.ev.map_syms(&mut m);
+    // The default system of a file is the file's own.
+    if let Event::Wait {
+        on_sys: Some(s), ..
+    } = &mut ev
+    {
+        if *s == Sym::LOCAL {
+            *s = inp.sys;
+        }
+    }
     let sys = if rec.sys == Sym::LOCAL {
         inp.sys
     } else {

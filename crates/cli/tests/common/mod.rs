@@ -50,3 +50,14 @@ pub fn crit(v: &Value, sm: &str, state: &str) -> u64 {
         .map(|s| s["critical_ns"].as_u64().unwrap())
         .unwrap_or(0)
 }
+
+/// A state's row of an analysis (panics when absent).
+pub fn state_row(v: &Value, sm: &str, state: &str) -> Value {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sm"] == sm && s["state"] == state)
+        .unwrap_or_else(|| panic!("no state {sm}:{state}"))
+        .clone()
+}
