@@ -126,9 +126,11 @@ enum Cmd {
         #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "1")]
         next: Option<usize>,
     },
-    /// Export the analysis: Chrome/Perfetto trace JSON (states as slices,
-    /// dependences as flows, the critical path as its own track), or CSV /
-    /// Parquet tables of the states and of the critical path's edges.
+    /// Export the analysis for other tools: Perfetto/Chrome JSON, CSV, Parquet.
+    ///
+    /// Chrome/Perfetto trace JSON has the states as slices, the dependences
+    /// as flows and the critical path as its own track; CSV and Parquet hold
+    /// the table of states and that of the critical path's edges.
     Export {
         #[arg(required = true, num_args = 1..)]
         traces: Vec<PathBuf>,
