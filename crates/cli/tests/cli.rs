@@ -1,13 +1,12 @@
 //! End-to-end tests of the `critpath` binary: hand-checked scenarios, format
 //! round trips, and every kind of bad input the contract names.
 
+mod common;
+
+use common::{json_of, run, state_row as state, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_critpath"))
-}
+use std::process::Output;
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -15,31 +14,11 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
-}
-
 fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let o = run(args);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{args:?} failed: {err}");
-    serde_json::from_str(&out).expect("valid JSON")
-}
-
-fn state<'a>(v: &'a Value, sm: &str, st: &str) -> &'a Value {
-    v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["sm"] == sm && s["state"] == st)
-        .unwrap_or_else(|| panic!("no state {sm}:{st}"))
 }
 
 /// Asserts a bad-input failure: exit 2, the message names the file and the
@@ -394,12 +373,6 @@ fn convert_round_trip_is_lossless() {
             assert_eq!(analysis_bytes(&again), analysis_bytes(&cpt));
         }
     }
-}
-
-fn write(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, body).unwrap();
-    p
 }
 
 #[test]

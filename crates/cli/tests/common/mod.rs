@@ -34,7 +34,7 @@ pub fn example(rel: &str) -> String {
         .to_string()
 }
 
-pub fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+pub fn write(dir: &Path, name: &str, body: impl AsRef<[u8]>) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();
     p
