@@ -1007,6 +1007,11 @@ impl Engine {
             } else {
                 self.cnodes[cn as usize].to_key
             };
+            if !alive {
+                // ... and that state's total holds the wait, so that no
+                // state is more critical than it is long.
+                self.keys[key as usize].total += w;
+            }
             let ie = self.inter_edge(m.cnode, cn, key);
             let ce = &mut self.cedges[ie as usize];
             ce.visits += 1;

@@ -18,13 +18,14 @@ pub mod synth;
 pub use engine::{Engine, Options, Speedup, Visit};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use results::{Analysis, Diagnostic};
-pub use source::{Location, ReadError, RecordSource, VecSource};
+pub use source::{Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};
 
 /// Records handed from reader to engine at a time.
 const BATCH: usize = 256;
 
-/// Runs the engine over a whole source. Reader errors that let reading go on
+/// Runs the engine over a whole source; with neither `--from` nor `--to`
+/// given, over the part the source calls its scope (a recorded command). Reader errors that let reading go on
 /// become diagnostics; the first error of all is returned beside the
 /// analysis so the caller can report it (exit code 2) without losing what
 /// was read. `progress` is called now and then with (records, bytes read).
@@ -33,6 +34,12 @@ pub fn analyze<S: RecordSource + ?Sized>(
     opts: Options,
     progress: impl FnMut(u64, u64),
 ) -> std::io::Result<(Analysis, Option<ReadError>)> {
+    let mut opts = opts;
+    if opts.from.is_none() && opts.to.is_none() {
+        let scope = source.scope();
+        opts.from = scope.from;
+        opts.to = scope.to;
+    }
     run(source, Engine::new(opts), progress)
 }
 
@@ -88,6 +95,13 @@ pub fn run<S: RecordSource + ?Sized>(
             )
             .count(skipped - 10),
         );
+    }
+    let summary = source.summary();
+    for d in summary.diagnostics {
+        engine.add_diagnostic(d);
+    }
+    if first_error.is_none() {
+        first_error = summary.error;
     }
     let analysis = engine.finish(source.strings())?;
     Ok((analysis, first_error))

@@ -2,6 +2,7 @@
 //! Readers turn bytes into [`Record`]s in time order; they never analyse.
 
 use crate::event::{Pos, Record};
+use crate::results::Diagnostic;
 use crate::strings::Interner;
 use std::fmt;
 
@@ -77,6 +78,33 @@ pub trait RecordSource {
     fn bytes_read(&self) -> u64 {
         0
     }
+    /// Called once after the last record: what the reader found about the
+    /// input as a whole (events the recorder lost, transitions it had to
+    /// infer) and, when the input lacks something it needs, an error to
+    /// report beside the analysis.
+    fn summary(&mut self) -> Summary {
+        Summary::default()
+    }
+    /// The part of the trace worth analysing when the user names none
+    /// (`--from`/`--to`): a recording of one command runs from its start to
+    /// the exit of its main thread.
+    fn scope(&self) -> Scope {
+        Scope::default()
+    }
+}
+
+/// See [`RecordSource::summary`].
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub diagnostics: Vec<Diagnostic>,
+    pub error: Option<ReadError>,
+}
+
+/// See [`RecordSource::scope`]: SM names for `--from` and `--to`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub from: Option<String>,
+    pub to: Option<String>,
 }
 
 /// A source over records already in memory (tests, generators, models).

@@ -347,6 +347,10 @@ fn graph(
                         Some((st, ..)) => (sm.clone(), st.clone()),
                         None => (sm.clone(), state.clone().unwrap_or_default()),
                     };
+                    // A first node's wait is time spent in the state it enters.
+                    if prev.is_none() {
+                        visits.entry(key.clone()).or_default().1 += w;
+                    }
                     edges.push(Edge {
                         from: i,
                         w,

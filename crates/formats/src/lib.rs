@@ -6,6 +6,7 @@ pub mod chrome;
 pub mod cpt;
 pub mod jsonl;
 pub mod multi;
+pub mod perf;
 pub mod spans;
 pub mod tracks;
 
@@ -26,6 +27,8 @@ pub enum Format {
     Chrome,
     /// OpenTelemetry (OTLP JSON) or Jaeger JSON spans.
     Spans,
+    /// perf.data from `perf record` / `critpath record`.
+    Perf,
 }
 
 /// A reader for any supported format.
@@ -34,6 +37,8 @@ pub enum AnySource {
     Cpt(CptReader<BufReader<File>>),
     /// Imported whole (Chrome / Perfetto JSON, spans), and from which format.
     Memory(VecSource, Format),
+    /// perf.data, turned into the OS execution graph as it is read.
+    Perf(Box<perf::PerfSource>),
 }
 
 impl AnySource {
@@ -42,6 +47,7 @@ impl AnySource {
             AnySource::Jsonl(_) => Format::Jsonl,
             AnySource::Cpt(_) => Format::Cpt,
             AnySource::Memory(_, f) => *f,
+            AnySource::Perf(_) => Format::Perf,
         }
     }
 }
@@ -53,6 +59,7 @@ impl RecordSource for AnySource {
             AnySource::Jsonl(r) => r.next_record(),
             AnySource::Cpt(r) => r.next_record(),
             AnySource::Memory(r, _) => r.next_record(),
+            AnySource::Perf(r) => r.next_record(),
         }
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
@@ -60,6 +67,7 @@ impl RecordSource for AnySource {
             AnySource::Jsonl(r) => r.next_batch(out, max),
             AnySource::Cpt(r) => r.next_batch(out, max),
             AnySource::Memory(r, _) => r.next_batch(out, max),
+            AnySource::Perf(r) => r.next_batch(out, max),
         }
     }
     fn strings(&self) -> &Interner {
@@ -67,6 +75,19 @@ impl RecordSource for AnySource {
             AnySource::Jsonl(r) => r.strings(),
             AnySource::Cpt(r) => r.strings(),
             AnySource::Memory(r, _) => r.strings(),
+            AnySource::Perf(r) => r.strings(),
+        }
+    }
+    fn summary(&mut self) -> critpath_core::Summary {
+        match self {
+            AnySource::Perf(r) => r.summary(),
+            _ => Default::default(),
+        }
+    }
+    fn scope(&self) -> critpath_core::Scope {
+        match self {
+            AnySource::Perf(r) => r.scope(),
+            _ => Default::default(),
         }
     }
     fn bytes_read(&self) -> u64 {
@@ -74,6 +95,7 @@ impl RecordSource for AnySource {
             AnySource::Jsonl(r) => r.bytes_read(),
             AnySource::Cpt(r) => r.bytes_read(),
             AnySource::Memory(r, _) => r.bytes_read(),
+            AnySource::Perf(r) => r.bytes_read(),
         }
     }
 }
@@ -87,8 +109,11 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     if head.starts_with(cpt::MAGIC) {
         return Ok(Format::Cpt);
     }
-    if head.starts_with(b"PERFILE2") || head.starts_with(b"PERFFILE") {
-        return fail("this is a perf.data file, which this build of critpath cannot read yet; supported: JSONL records and .cpt".into());
+    if perf::is_perf_data(head) {
+        return Ok(Format::Perf);
+    }
+    if head.starts_with(b"PERFFILE") || head.starts_with(b"2ELIFREP") {
+        return fail("this is a perf.data file of a format critpath does not read (an old version-1 file, or big-endian); record it again with `critpath record`".into());
     }
     if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || head.starts_with(&[0x1f, 0x8b]) {
         return fail("this is a compressed file (zstd or gzip); decompress it first (critpath reads JSONL and .cpt)".into());
@@ -184,5 +209,6 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
             let bytes = std::fs::read(path).map_err(io_err)?;
             AnySource::Memory(spans::read(&bytes, &name)?, format)
         }
+        Format::Perf => AnySource::Perf(Box::new(perf::PerfSource::open(path)?)),
     })
 }

@@ -1,0 +1,732 @@
+//! perf.data: the file `perf record` (and `critpath record`) writes, read
+//! with the `linux-perf-data` crate. Tracepoint samples are decoded through
+//! the layouts stored in the file ([`tracefmt`]) into kernel events, which
+//! [`osgraph`] turns into the OS execution graph of SPEC §6.
+//!
+//! A damaged file (perf killed, disk full, copied short) still yields what
+//! can be read: the header is repaired in memory to cover the complete
+//! records, and the analysis says the file was cut.
+
+pub mod osgraph;
+pub mod syscalls;
+pub mod tracefmt;
+
+use critpath_core::{
+    Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Scope, Summary, Sym,
+};
+use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType, RawData};
+use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
+use osgraph::{Builder, Comm, KEvent, KRecord};
+use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::Path;
+use std::sync::Arc;
+use tracefmt::{EventFormat, Field};
+
+/// The bytes of a perf.data file: mapped, or a repaired copy.
+#[derive(Clone)]
+enum Bytes {
+    Map(Arc<memmap2::Mmap>),
+    Owned(Arc<Vec<u8>>),
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// What a perf.data file's first bytes are.
+pub fn is_perf_data(head: &[u8]) -> bool {
+    head.starts_with(b"PERFILE2")
+}
+
+/// How one attribute's samples are decoded.
+enum Decoder {
+    Switch {
+        prev_comm: Field,
+        prev_pid: Field,
+        prev_state: Field,
+        next_comm: Field,
+        next_pid: Field,
+    },
+    Wake {
+        comm: Field,
+        pid: Field,
+    },
+    Fork {
+        comm: Field,
+        pid: Field,
+    },
+    Exec,
+    IrqEntry {
+        name: Field,
+    },
+    IrqExit,
+    Softirq {
+        vec: Field,
+        what: u8,
+    },
+    TimerStart {
+        timer: Field,
+        func: Field,
+        expires: Option<Field>,
+    },
+    TimerEntry {
+        timer: Field,
+        func: Field,
+    },
+    TimerExit,
+    Net {
+        skb: Field,
+        point: Sym,
+    },
+    SysEnter {
+        id: Field,
+    },
+    SysExit,
+}
+
+/// The tracepoints critpath reads, by `system:name`.
+pub const TRACEPOINTS: &[&str] = &[
+    "sched:sched_switch",
+    "sched:sched_waking",
+    "sched:sched_wakeup",
+    "sched:sched_wakeup_new",
+    "sched:sched_process_fork",
+    "sched:sched_process_exit",
+    "sched:sched_process_exec",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_raise",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "timer:hrtimer_expire_exit",
+    "timer:timer_start",
+    "timer:timer_expire_entry",
+    "timer:timer_expire_exit",
+    "net:net_dev_queue",
+    "net:net_dev_xmit",
+    "net:netif_rx",
+    "net:netif_receive_skb",
+    "raw_syscalls:sys_enter",
+    "raw_syscalls:sys_exit",
+];
+
+/// Reads a perf.data file as §1 records.
+pub struct PerfSource {
+    name: String,
+    file: PerfFile,
+    iter: PerfRecordIter<Cursor<Bytes>>,
+    dec: Decoding,
+    /// Attributes whose samples are `sched_wakeup` while `sched_waking` is
+    /// also recorded: skipped (the waking is the earlier, truer point).
+    skip: Vec<bool>,
+    builder: Builder,
+    index: u64,
+    samples: u64,
+    lost: u64,
+    done: bool,
+    problems: Vec<Diagnostic>,
+    error: Option<ReadError>,
+    scope: Scope,
+    size: u64,
+    /// First and latest sample time read.
+    timed: (u64, u64),
+    /// The file's sample time range (from its header), for progress.
+    range: Option<(u64, u64)>,
+    stash: Option<Record>,
+}
+
+fn err(name: &str, msg: impl Into<String>) -> ReadError {
+    ReadError::new(name, Location::File, msg, true)
+}
+
+/// Where the records of a perf.data file lie, read from its header.
+struct Layout {
+    data_offset: u64,
+    data_size: u64,
+}
+
+fn layout(b: &[u8]) -> Option<Layout> {
+    let u = |at: usize| {
+        b.get(at..at + 8)
+            .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
+    };
+    Some(Layout {
+        data_offset: u(40)?,
+        data_size: u(48)?,
+    })
+}
+
+/// The end of the last complete record from `start`, scanning headers.
+fn complete_records_end(b: &[u8], start: u64) -> u64 {
+    let mut at = start as usize;
+    while let Some(h) = b.get(at..at + 8) {
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if size < 8 || at + size > b.len() {
+            break;
+        }
+        at += size;
+    }
+    at as u64
+}
+
+/// The last name of every thread (PERF_RECORD_COMM, in file order) and the
+/// thread that exec'd `cmd` first: a quick scan that decodes nothing else.
+fn scan_names(b: &[u8], l: &Layout, cmd: Option<&str>) -> (FxHashMap<u32, String>, Option<u32>) {
+    let mut names = FxHashMap::default();
+    let mut target = None;
+    let mut at = l.data_offset as usize;
+    let end = (l.data_offset + l.data_size).min(b.len() as u64) as usize;
+    while at + 8 <= end {
+        let h = &b[at..at + 8];
+        let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
+        let misc = u16::from_le_bytes([h[4], h[5]]);
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if size < 8 || at + size > end {
+            break;
+        }
+        if ty == 3 && size >= 16 {
+            let body = &b[at + 8..at + size];
+            let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
+            let s = &body[8..];
+            let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+            let comm = String::from_utf8_lossy(&s[..n]).into_owned();
+            // PERF_RECORD_MISC_COMM_EXEC
+            if misc & 0x2000 != 0 && target.is_none() {
+                if let Some(c) = cmd {
+                    if *c == comm && !comm.is_empty() {
+                        target = Some(tid);
+                    }
+                }
+            }
+            names.insert(tid, comm);
+        }
+        at += size;
+    }
+    (names, target)
+}
+
+/// The command a `perf record ... -- CMD` recorded, as its comm (the first
+/// 15 bytes of the program's file name).
+fn recorded_command(cmdline: &[&str]) -> Option<String> {
+    let i = cmdline.iter().position(|a| *a == "--")?;
+    let prog = cmdline.get(i + 1)?;
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    Some(base.chars().take(15).collect())
+}
+
+impl PerfSource {
+    pub fn open(path: &Path) -> Result<PerfSource, ReadError> {
+        let name = path.display().to_string();
+        let f = std::fs::File::open(path).map_err(|e| err(&name, format!("cannot open: {e}")))?;
+        // SAFETY: the file is only read; a file changed underneath is the
+        // same risk every mmap-based reader takes.
+        let map = unsafe { memmap2::Mmap::map(&f) }
+            .map_err(|e| err(&name, format!("cannot map: {e}")))?;
+        let size = map.len() as u64;
+        let lay = layout(&map).ok_or_else(|| {
+            err(
+                &name,
+                "the perf.data header is cut short (file under 104 bytes)",
+            )
+        })?;
+        let mut problems = Vec::new();
+        let mut error = None;
+        let data_end = lay.data_offset.saturating_add(lay.data_size);
+        let damaged = lay.data_size == 0 || data_end > size;
+        let bytes = if damaged {
+            // perf was killed or the file was cut: make a copy whose header
+            // covers the complete records and claims no feature sections.
+            let end = complete_records_end(&map, lay.data_offset);
+            let mut v = map.to_vec();
+            v[48..56].copy_from_slice(&(end - lay.data_offset.min(end)).to_le_bytes());
+            v[72..104].fill(0);
+            v.truncate(end as usize);
+            error = Some(ReadError::new(
+                &name,
+                Location::Offset(end),
+                format!(
+                    "the perf.data file is cut short (its header {}; complete records end at byte {end}); the analysis covers the records up to there",
+                    if lay.data_size == 0 {
+                        "was never finished: perf was stopped before writing it".to_string()
+                    } else {
+                        format!("promises {data_end} bytes, the file has {size}")
+                    }
+                ),
+                false,
+            ));
+            Bytes::Owned(Arc::new(v))
+        } else {
+            Bytes::Map(Arc::new(map))
+        };
+        let PerfFileReader {
+            perf_file,
+            record_iter,
+        } = PerfFileReader::parse_file(Cursor::new(bytes.clone())).map_err(|e| {
+            err(
+                &name,
+                format!("not a readable perf.data file ({e}); expected a file written by `perf record` or `critpath record`"),
+            )
+        })?;
+
+        // Tracepoint layouts: the file's own, else the running kernel's.
+        let formats: Vec<EventFormat> = match perf_file
+            .feature_section_data(linux_perf_data::Feature::TRACING_DATA)
+            .map(tracefmt::parse_tracing_data)
+        {
+            Some(Ok(f)) => f,
+            other => {
+                let why = match other {
+                    Some(Err(e)) => e,
+                    _ => "the file has no tracing-data section".into(),
+                };
+                let f = tracefmt::from_tracefs(TRACEPOINTS);
+                problems.push(Diagnostic::new(
+                    "tracepoint-formats",
+                    format!("{why}; the tracepoint layouts of the running kernel were used instead ({} found)", f.len()),
+                ));
+                f
+            }
+        };
+        let by_id = tracefmt::by_id(formats);
+
+        let cmdline: Vec<String> = perf_file
+            .cmdline()
+            .ok()
+            .flatten()
+            .map(|v| v.into_iter().map(str::to_string).collect())
+            .unwrap_or_default();
+        let cmd = recorded_command(&cmdline.iter().map(String::as_str).collect::<Vec<_>>());
+        let host = perf_file
+            .hostname()
+            .ok()
+            .flatten()
+            .filter(|h| !h.is_empty())
+            .unwrap_or("local")
+            .to_string();
+        let lay2 = layout(bytes.as_ref()).expect("checked");
+        let (names, target) = scan_names(bytes.as_ref(), &lay2, cmd.as_deref());
+
+        let mut strings = Interner::new();
+        let mut decoders = Vec::new();
+        let mut kinds = Vec::new();
+        for attr in perf_file.event_attributes() {
+            let (d, kind) = match attr.attributes().type_ {
+                PerfEventType::Tracepoint(id) => match by_id.get(&id) {
+                    Some(f) => (decoder(f, &mut strings), format!("{}:{}", f.system, f.name)),
+                    None => (None, format!("tracepoint {id}")),
+                },
+                _ => (None, attr.name().unwrap_or("?").to_string()),
+            };
+            decoders.push(d);
+            kinds.push(kind);
+        }
+        let has = |k: &str| kinds.iter().any(|x| x == k);
+        let skip = kinds
+            .iter()
+            .map(|k| k == "sched:sched_wakeup" && has("sched:sched_waking"))
+            .collect();
+        if !has("sched:sched_switch") {
+            let e = ReadError::new(
+                &name,
+                Location::File,
+                format!(
+                    "this perf.data has no sched:sched_switch events (it holds: {}), so threads have no states; record with `critpath record -o FILE -- CMD`, or `perf record -a -k CLOCK_MONOTONIC -e sched:sched_switch,sched:sched_waking,sched:sched_wakeup_new,sched:sched_process_fork,sched:sched_process_exit,irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_raise,irq:softirq_entry,irq:softirq_exit,timer:hrtimer_start,timer:hrtimer_expire_entry,timer:hrtimer_expire_exit -- CMD`",
+                    if kinds.is_empty() { "nothing".to_string() } else { kinds.join(", ") }
+                ),
+                false,
+            );
+            error = error.or(Some(e));
+        }
+        let scope = match target {
+            Some(tid) => {
+                let sm = format!(
+                    "{}:{tid}",
+                    names.get(&tid).map(String::as_str).unwrap_or("?")
+                );
+                Scope {
+                    from: Some(sm.clone()),
+                    to: Some(sm),
+                }
+            }
+            None => Scope::default(),
+        };
+        let range = perf_file
+            .sample_time_range()
+            .ok()
+            .flatten()
+            .map(|r| (r.first_sample_time, r.last_sample_time));
+        let builder = Builder::new(strings, &host, names, target);
+        Ok(PerfSource {
+            name,
+            file: perf_file,
+            iter: record_iter,
+            dec: Decoding {
+                decoders,
+                kallsyms: None,
+                funcs: FxHashMap::default(),
+                irq_names: FxHashMap::default(),
+            },
+            skip,
+            builder,
+            index: 0,
+            samples: 0,
+            lost: 0,
+            done: false,
+            problems,
+            error,
+            scope,
+            size,
+            timed: (0, 0),
+            range,
+            stash: None,
+        })
+    }
+
+    /// Reads perf records until the builder has output or the file ends.
+    fn pump(&mut self) -> Result<(), ReadError> {
+        while !self.done {
+            if let Some(r) = self.builder.pop_ready() {
+                self.stash = Some(r);
+                return Ok(());
+            }
+            let rec = match self.iter.next_record(&mut self.file) {
+                Ok(Some(r)) => r,
+                Ok(None) => {
+                    self.finish_input();
+                    return Ok(());
+                }
+                Err(e) => {
+                    self.finish_input();
+                    return Err(ReadError::new(
+                        &self.name,
+                        Location::File,
+                        format!(
+                            "unreadable perf record after {} samples ({e}); the analysis covers the records before it",
+                            self.samples
+                        ),
+                        true,
+                    ));
+                }
+            };
+            let PerfFileRecord::EventRecord { attr_index, record } = rec else {
+                continue;
+            };
+            if record.record_type.0 == 13 {
+                // PERF_RECORD_LOST_SAMPLES: u64 lost, then sample_id.
+                let b = record.data.as_slice();
+                if let Some(x) = b.get(0..8) {
+                    self.lost += u64::from_le_bytes(x.try_into().unwrap());
+                }
+                continue;
+            }
+            let parsed = match record.parse() {
+                Ok(p) => p,
+                Err(_) => continue,
+            };
+            match parsed {
+                EventRecord::Lost(l) => self.lost += l.count,
+                EventRecord::Sample(s) => {
+                    if self.skip.get(attr_index).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    let (Some(t), Some(raw)) = (s.timestamp, s.raw) else {
+                        continue;
+                    };
+                    let cpu = s.cpu.unwrap_or(0);
+                    let tid = s.tid.unwrap_or(0).max(0) as u32;
+                    let raw = raw_bytes(raw);
+                    self.samples += 1;
+                    if self.timed.0 == 0 {
+                        self.timed.0 = t;
+                    }
+                    self.timed.1 = t;
+                    if let Some(ev) = self.dec.decode(&mut self.builder.strings, attr_index, &raw) {
+                        self.builder.feed(&KRecord { t, cpu, tid, ev });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_input(&mut self) {
+        self.done = true;
+        self.builder.finish();
+    }
+}
+
+/// Decoding state: per attribute a decoder, and name caches.
+struct Decoding {
+    decoders: Vec<Option<Decoder>>,
+    kallsyms: Option<Kallsyms>,
+    funcs: FxHashMap<u64, Sym>,
+    irq_names: FxHashMap<Vec<u8>, Sym>,
+}
+
+impl Decoding {
+    /// The symbol of a kernel function address (timer callbacks).
+    fn func(&mut self, strings: &mut Interner, addr: u64) -> Sym {
+        if let Some(&s) = self.funcs.get(&addr) {
+            return s;
+        }
+        let ks = self.kallsyms.get_or_insert_with(Kallsyms::load);
+        let n = ks
+            .name(addr)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{addr:#x}"));
+        let s = strings.intern(&n);
+        self.funcs.insert(addr, s);
+        s
+    }
+
+    /// Decodes one sample into a kernel event.
+    fn decode(&mut self, strings: &mut Interner, attr: usize, raw: &[u8]) -> Option<KEvent> {
+        let d = self.decoders.get(attr)?.as_ref()?;
+        let comm = |f: &Field| -> Comm {
+            let mut c = [0u8; 16];
+            let s = f.str(raw);
+            let n = s.len().min(16);
+            c[..n].copy_from_slice(&s[..n]);
+            c
+        };
+        Some(match d {
+            Decoder::Switch {
+                prev_comm,
+                prev_pid,
+                prev_state,
+                next_comm,
+                next_pid,
+            } => KEvent::Switch {
+                prev: prev_pid.u64(raw) as u32,
+                prev_comm: comm(prev_comm),
+                prev_state: prev_state.u64(raw),
+                next: next_pid.u64(raw) as u32,
+                next_comm: comm(next_comm),
+            },
+            Decoder::Wake { comm: c, pid } => KEvent::Wake {
+                tid: pid.u64(raw) as u32,
+                comm: comm(c),
+            },
+            Decoder::Fork { comm: c, pid } => KEvent::Fork {
+                child: pid.u64(raw) as u32,
+                comm: comm(c),
+            },
+            Decoder::Exec => KEvent::Exec,
+            Decoder::IrqEntry { name } => {
+                let n = name.str(raw);
+                let sym = match self.irq_names.get(n) {
+                    Some(&s) => s,
+                    None => {
+                        let s = strings.intern(&String::from_utf8_lossy(n));
+                        self.irq_names.insert(n.to_vec(), s);
+                        s
+                    }
+                };
+                KEvent::IrqEntry { name: sym }
+            }
+            Decoder::IrqExit => KEvent::IrqExit,
+            Decoder::Softirq { vec, what } => {
+                let vec = vec.u64(raw) as u8;
+                match what {
+                    0 => KEvent::SoftirqRaise { vec },
+                    1 => KEvent::SoftirqEntry { vec },
+                    _ => KEvent::SoftirqExit { vec },
+                }
+            }
+            Decoder::TimerStart {
+                timer,
+                func,
+                expires,
+            } => {
+                let (timer, addr) = (timer.u64(raw), func.u64(raw));
+                let expires = expires.as_ref().map(|f| f.u64(raw));
+                let func = self.func(strings, addr);
+                KEvent::TimerStart {
+                    timer,
+                    func,
+                    expires,
+                }
+            }
+            Decoder::TimerEntry { timer, func } => {
+                let (timer, addr) = (timer.u64(raw), func.u64(raw));
+                let func = self.func(strings, addr);
+                KEvent::TimerEntry { timer, func }
+            }
+            Decoder::TimerExit => KEvent::TimerExit,
+            Decoder::Net { skb, point } => KEvent::Net {
+                skb: skb.u64(raw),
+                point: *point,
+            },
+            Decoder::SysEnter { id } => KEvent::SysEnter { nr: id.u64(raw) },
+            Decoder::SysExit => KEvent::SysExit,
+        })
+    }
+}
+
+fn raw_bytes(raw: RawData<'_>) -> std::borrow::Cow<'_, [u8]> {
+    raw.as_slice()
+}
+
+/// The decoder for a tracepoint's layout, if critpath uses it.
+fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
+    let g = |n: &str| f.field(n).cloned();
+    Some(match (f.system.as_str(), f.name.as_str()) {
+        ("sched", "sched_switch") => Decoder::Switch {
+            prev_comm: g("prev_comm")?,
+            prev_pid: g("prev_pid")?,
+            prev_state: g("prev_state")?,
+            next_comm: g("next_comm")?,
+            next_pid: g("next_pid")?,
+        },
+        ("sched", "sched_waking" | "sched_wakeup" | "sched_wakeup_new") => Decoder::Wake {
+            comm: g("comm")?,
+            pid: g("pid")?,
+        },
+        ("sched", "sched_process_fork") => Decoder::Fork {
+            comm: g("child_comm")?,
+            pid: g("child_pid")?,
+        },
+        ("sched", "sched_process_exec") => Decoder::Exec,
+        ("irq", "irq_handler_entry") => Decoder::IrqEntry { name: g("name")? },
+        ("irq", "irq_handler_exit") => Decoder::IrqExit,
+        ("irq", "softirq_raise") => Decoder::Softirq {
+            vec: g("vec")?,
+            what: 0,
+        },
+        ("irq", "softirq_entry") => Decoder::Softirq {
+            vec: g("vec")?,
+            what: 1,
+        },
+        ("irq", "softirq_exit") => Decoder::Softirq {
+            vec: g("vec")?,
+            what: 2,
+        },
+        ("timer", "hrtimer_start") => Decoder::TimerStart {
+            timer: g("hrtimer")?,
+            func: g("function")?,
+            expires: g("expires"),
+        },
+        ("timer", "timer_start") => Decoder::TimerStart {
+            timer: g("timer")?,
+            func: g("function")?,
+            // jiffies, not ns: not usable for inference.
+            expires: None,
+        },
+        ("timer", "hrtimer_expire_entry") => Decoder::TimerEntry {
+            timer: g("hrtimer")?,
+            func: g("function")?,
+        },
+        ("timer", "timer_expire_entry") => Decoder::TimerEntry {
+            timer: g("timer")?,
+            func: g("function")?,
+        },
+        ("timer", "hrtimer_expire_exit" | "timer_expire_exit") => Decoder::TimerExit,
+        ("net", "net_dev_queue" | "net_dev_xmit" | "netif_rx" | "netif_receive_skb") => {
+            Decoder::Net {
+                skb: g("skbaddr")?,
+                point: strings.intern(&f.name),
+            }
+        }
+        ("raw_syscalls", "sys_enter") => Decoder::SysEnter { id: g("id")? },
+        ("raw_syscalls", "sys_exit") => Decoder::SysExit,
+        _ => return None,
+    })
+}
+
+/// Kernel function names by address, from /proc/kallsyms (readable as
+/// root; elsewhere addresses stay numbers).
+struct Kallsyms {
+    by_addr: HashMap<u64, String>,
+}
+
+impl Kallsyms {
+    fn load() -> Kallsyms {
+        let mut by_addr = HashMap::new();
+        if let Ok(text) = std::fs::read_to_string("/proc/kallsyms") {
+            for line in text.lines() {
+                let mut it = line.split_ascii_whitespace();
+                let (Some(a), Some(kind), Some(name)) = (it.next(), it.next(), it.next()) else {
+                    continue;
+                };
+                if !matches!(kind, "t" | "T" | "w" | "W") {
+                    continue;
+                }
+                if let Ok(a) = u64::from_str_radix(a, 16) {
+                    if a != 0 {
+                        by_addr.entry(a).or_insert_with(|| name.to_string());
+                    }
+                }
+            }
+        }
+        Kallsyms { by_addr }
+    }
+    fn name(&self, addr: u64) -> Option<&str> {
+        self.by_addr.get(&addr).map(String::as_str)
+    }
+}
+
+impl RecordSource for PerfSource {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        loop {
+            if let Some(r) = self.stash.take() {
+                self.index += 1;
+                return Ok(Some((r, Pos::Record(self.index))));
+            }
+            if self.done {
+                return Ok(self.builder.pop_all().map(|r| {
+                    self.index += 1;
+                    (r, Pos::Record(self.index))
+                }));
+            }
+            self.pump()?;
+        }
+    }
+    fn strings(&self) -> &Interner {
+        &self.builder.strings
+    }
+    fn bytes_read(&self) -> u64 {
+        // Progress by trace time: the file's time range is in its header.
+        let Some((first, last)) = self.range else {
+            return 0;
+        };
+        let span = last.saturating_sub(first);
+        if span == 0 {
+            return 0;
+        }
+        let done = self.timed.1.saturating_sub(first);
+        (self.size as f64 * (done as f64 / span as f64)).min(self.size as f64) as u64
+    }
+    fn summary(&mut self) -> Summary {
+        let mut diagnostics = std::mem::take(&mut self.problems);
+        if self.lost > 0 {
+            diagnostics.push(
+                Diagnostic::new(
+                    "lost-events",
+                    format!(
+                        "perf lost {} events (its buffers overflowed); transitions around them may be missing or inferred; record with larger buffers (critpath record --mmap-pages 4096) or fewer events",
+                        self.lost
+                    ),
+                )
+                .count(self.lost),
+            );
+        }
+        diagnostics.extend(self.builder.diagnostics());
+        Summary {
+            diagnostics,
+            error: self.error.take(),
+        }
+    }
+    fn scope(&self) -> Scope {
+        self.scope.clone()
+    }
+}

@@ -1,0 +1,907 @@
+//! The OS execution graph of SPEC §6: kernel events (context switches,
+//! wakeups, interrupts, softirqs, timers, packets, system calls), in time
+//! order, become §1 records. Threads are SMs `COMM:TID` in states
+//! `running`, `runnable` and `blocked:*`; every hard-IRQ handler run,
+//! softirq run and timer expiry is one life of an SM of its own whose first
+//! node hangs on the link that caused it; wakeups, timer arming, softirq
+//! raising and packets are send/recv links.
+//!
+//! Real traces miss events, so the builder keeps a short reorder window:
+//! a transition it can only infer later (a thread seen running while
+//! believed blocked; a syscall segment named after the tracepoint that
+//! ends it) is placed at its true time inside that window.
+
+use critpath_core::{Diagnostic, Event, Interner, LinkId, Record, Sym, Who};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+
+/// A thread's name as the kernel keeps it (`TASK_COMM_LEN` bytes).
+pub type Comm = [u8; 16];
+
+/// A kernel event the builder understands. Thread ids are kernel tids
+/// (0 = the idle task, which is not an SM).
+#[derive(Clone, Copy, Debug)]
+pub enum KEvent {
+    /// `sched_switch`: `prev` leaves the CPU in `prev_state`, `next` runs.
+    Switch {
+        prev: u32,
+        prev_comm: Comm,
+        prev_state: u64,
+        next: u32,
+        next_comm: Comm,
+    },
+    /// `sched_waking` (or `sched_wakeup` when waking was not recorded).
+    Wake {
+        tid: u32,
+        comm: Comm,
+    },
+    /// `sched_process_fork`.
+    Fork {
+        child: u32,
+        comm: Comm,
+    },
+    /// `sched_process_exec` by the sample's thread.
+    Exec,
+    /// `irq_handler_entry` / `_exit`.
+    IrqEntry {
+        name: Sym,
+    },
+    IrqExit,
+    /// `softirq_raise` / `_entry` / `_exit`.
+    SoftirqRaise {
+        vec: u8,
+    },
+    SoftirqEntry {
+        vec: u8,
+    },
+    SoftirqExit {
+        vec: u8,
+    },
+    /// `hrtimer_start` / `timer_start`: `expires` in CLOCK_MONOTONIC ns when
+    /// known (hrtimers on the monotonic base).
+    TimerStart {
+        timer: u64,
+        func: Sym,
+        expires: Option<u64>,
+    },
+    /// `hrtimer_expire_entry` / `timer_expire_entry`.
+    TimerEntry {
+        timer: u64,
+        func: Sym,
+    },
+    TimerExit,
+    /// `net_dev_queue`, `net_dev_xmit`, `netif_receive_skb` (and
+    /// `netif_rx`): a packet crossing a layer, by `skbaddr`.
+    Net {
+        skb: u64,
+        point: Sym,
+    },
+    /// `raw_syscalls:sys_enter` / `sys_exit`.
+    SysEnter {
+        nr: u64,
+    },
+    SysExit,
+}
+
+/// One kernel event: when, on which CPU, in which task's context.
+#[derive(Clone, Copy, Debug)]
+pub struct KRecord {
+    pub t: u64,
+    pub cpu: u32,
+    /// The task current on the CPU when the event fired (0 = idle).
+    pub tid: u32,
+    pub ev: KEvent,
+}
+
+/// Names of the softirq vectors, by number.
+pub const SOFTIRQS: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// How long (ns of trace time) records are held back so that inferred
+/// transitions can be placed at their true time.
+const WINDOW_NS: u64 = 200_000_000;
+/// At most this many records are held back, whatever the window says.
+const MAX_HELD: usize = 1 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    /// Not seen yet (or its earlier life ended).
+    Unknown,
+    Running,
+    Runnable,
+    Blocked,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Syscall {
+    nr: u64,
+    /// The running segment since this time whose state is not emitted yet
+    /// (its name depends on the tracepoint that ends it).
+    seg: Option<u64>,
+}
+
+#[derive(Debug)]
+struct Thread {
+    sm: Sym,
+    st: St,
+    since: u64,
+    /// The timer this thread armed last while running (for inference).
+    armed: Option<u64>,
+    sys: Option<Syscall>,
+    /// This life has started (or was counted as pre-existing).
+    counted: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum CtxKind {
+    Irq,
+    Softirq(u8),
+    Timer,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    sm: Sym,
+    base: Sym,
+    lane: u32,
+    kind: CtxKind,
+}
+
+#[derive(Default, Debug)]
+struct Cpu {
+    cur: u32,
+    ctx: Vec<Ctx>,
+    /// A raised, not yet run softirq: its link (and whether anyone sent it).
+    raised: [Option<(u64, bool)>; 10],
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Arm {
+    link: u64,
+    sent: bool,
+    expires: Option<u64>,
+    func: Sym,
+}
+
+/// What the builder counted, for diagnostics.
+#[derive(Default, Debug, Clone)]
+pub struct Counts {
+    pub inferred: u64,
+    pub inferred_by_timer: u64,
+    pub preexisting: u64,
+    pub unknown_waker: u64,
+    pub unbalanced: u64,
+    pub late: u64,
+    pub events: u64,
+}
+
+/// Turns kernel events into §1 records.
+pub struct Builder {
+    pub strings: Interner,
+    sys: Sym,
+    /// Final thread names (the last comm seen anywhere in the trace).
+    names: FxHashMap<u32, String>,
+    threads: FxHashMap<u32, Thread>,
+    cpus: Vec<Cpu>,
+    lanes: FxHashMap<Sym, Vec<bool>>,
+    lane_names: FxHashMap<(Sym, u32), Sym>,
+    arms: FxHashMap<u64, Arm>,
+    skbs: FxHashMap<u64, (u64, Sym)>,
+    next_link: u64,
+    out: VecDeque<Record>,
+    released: u64,
+    now: u64,
+    /// The main thread of the recorded command: its events before its
+    /// `exec` belong to the recorder and are dropped.
+    target: Option<u32>,
+    target_started: bool,
+    pub counts: Counts,
+    s: Names,
+}
+
+/// Symbols used all the time.
+struct Names {
+    running: Sym,
+    runnable: Sym,
+    sleep: Sym,
+    io: Sym,
+    other: Sym,
+    raised: Sym,
+    armed: Sym,
+    irq_prefix: FxHashMap<Sym, Sym>,
+    softirq: [Sym; 10],
+    timer_prefix: FxHashMap<Sym, Sym>,
+    syscall_states: FxHashMap<(u64, Option<Sym>), Sym>,
+}
+
+impl Builder {
+    /// `sys` is the host name; `names` the last comm of each thread;
+    /// `target` the recorded command's main thread, if known.
+    pub fn new(
+        mut strings: Interner,
+        sys: &str,
+        names: FxHashMap<u32, String>,
+        target: Option<u32>,
+    ) -> Self {
+        let softirq = SOFTIRQS.map(|n| strings.intern(&format!("softirq:{n}")));
+        let s = Names {
+            running: strings.intern("running"),
+            runnable: strings.intern("runnable"),
+            sleep: strings.intern("blocked:sleep"),
+            io: strings.intern("blocked:io"),
+            other: strings.intern("blocked:other"),
+            raised: strings.intern("raised"),
+            armed: strings.intern("armed"),
+            irq_prefix: FxHashMap::default(),
+            softirq,
+            timer_prefix: FxHashMap::default(),
+            syscall_states: FxHashMap::default(),
+        };
+        let sys = strings.intern(sys);
+        Builder {
+            strings,
+            sys,
+            names,
+            threads: FxHashMap::default(),
+            cpus: Vec::new(),
+            lanes: FxHashMap::default(),
+            lane_names: FxHashMap::default(),
+            arms: FxHashMap::default(),
+            skbs: FxHashMap::default(),
+            next_link: 0,
+            out: VecDeque::new(),
+            released: 0,
+            now: 0,
+            target,
+            target_started: false,
+            counts: Counts::default(),
+            s,
+        }
+    }
+
+    /// The SM name of thread `tid`, as the analysis will show it.
+    pub fn thread_name(&self, tid: u32) -> String {
+        format!(
+            "{}:{tid}",
+            self.names.get(&tid).map(String::as_str).unwrap_or("?")
+        )
+    }
+
+    // ---- output -------------------------------------------------------
+
+    fn emit(&mut self, t: u64, sm: Sym, ev: impl FnOnce(Who) -> Event) {
+        let mut t = t;
+        if t < self.released {
+            t = self.released;
+            self.counts.late += 1;
+        }
+        let rec = Record {
+            t,
+            sys: self.sys,
+            ev: ev(Who::Sm(sm)),
+        };
+        // Nearly always in order: insert from the back.
+        let mut i = self.out.len();
+        while i > 0 && self.out[i - 1].t > t {
+            i -= 1;
+        }
+        self.out.insert(i, rec);
+    }
+
+    fn state(&mut self, t: u64, sm: Sym, state: Sym) {
+        self.emit(t, sm, |who| Event::State { who, state });
+    }
+    fn wait(&mut self, t: u64, sm: Sym, state: Sym) {
+        self.emit(t, sm, |who| Event::Wait {
+            who,
+            state,
+            on: None,
+            on_sys: None,
+            on_state: None,
+        });
+    }
+    fn send(&mut self, t: u64, sm: Sym, link: u64) {
+        self.emit(t, sm, |who| Event::Send {
+            who,
+            id: LinkId::Num(link),
+        });
+    }
+    fn recv(&mut self, t: u64, sm: Sym, link: u64, state: Sym) {
+        self.emit(t, sm, |who| Event::Recv {
+            who,
+            id: LinkId::Num(link),
+            state,
+        });
+    }
+    fn end(&mut self, t: u64, sm: Sym) {
+        self.emit(t, sm, |who| Event::End { who });
+    }
+    fn link(&mut self) -> u64 {
+        self.next_link += 1;
+        self.next_link
+    }
+
+    /// Records whose place can no longer change, oldest first.
+    pub fn pop_ready(&mut self) -> Option<Record> {
+        let front = self.out.front()?;
+        let mut horizon = self.now.saturating_sub(WINDOW_NS);
+        for th in self.threads.values() {
+            if let Some(Syscall { seg: Some(s), .. }) = th.sys {
+                horizon = horizon.min(s);
+            }
+        }
+        if front.t < horizon || self.out.len() > MAX_HELD {
+            let r = self.out.pop_front()?;
+            self.released = self.released.max(r.t);
+            return Some(r);
+        }
+        None
+    }
+
+    /// Ends the stream: every pending segment is closed and everything
+    /// held back is released by `pop_all`.
+    pub fn finish(&mut self) {
+        let now = self.now;
+        let tids: Vec<u32> = self.threads.keys().copied().collect();
+        for tid in tids {
+            self.close_segment(tid, now, None);
+        }
+    }
+
+    pub fn pop_all(&mut self) -> Option<Record> {
+        let r = self.out.pop_front()?;
+        self.released = self.released.max(r.t);
+        Some(r)
+    }
+
+    // ---- threads --------------------------------------------------------
+
+    fn thread(&mut self, tid: u32, comm: Option<&Comm>) -> &mut Thread {
+        if !self.threads.contains_key(&tid) {
+            let name = match self.names.get(&tid) {
+                Some(n) => n.clone(),
+                None => {
+                    let n = comm
+                        .map(|c| {
+                            let e = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                            String::from_utf8_lossy(&c[..e]).into_owned()
+                        })
+                        .unwrap_or_else(|| "?".into());
+                    self.names.insert(tid, n.clone());
+                    n
+                }
+            };
+            let sm = self.strings.intern(&format!("{name}:{tid}"));
+            self.threads.insert(
+                tid,
+                Thread {
+                    sm,
+                    st: St::Unknown,
+                    since: 0,
+                    armed: None,
+                    sys: None,
+                    counted: false,
+                },
+            );
+        }
+        self.threads.get_mut(&tid).expect("inserted")
+    }
+
+    /// Is this thread's event to be ignored (the recorder's child before
+    /// it became the target command)?
+    fn ignored(&self, tid: u32) -> bool {
+        tid == 0 || (Some(tid) == self.target && !self.target_started)
+    }
+
+    fn note_first(&mut self, tid: u32) {
+        let th = self.threads.get_mut(&tid).expect("known");
+        if !th.counted {
+            th.counted = true;
+            self.counts.preexisting += 1;
+        }
+    }
+
+    /// The state a running thread is in right now: `running`, or inside a
+    /// system call (whose state is emitted when its segment ends).
+    fn enter_running(&mut self, tid: u32, t: u64) {
+        let th = self.threads.get_mut(&tid).expect("known");
+        th.st = St::Running;
+        th.since = t;
+        if let Some(sc) = th.sys.as_mut() {
+            sc.seg = Some(t);
+        } else {
+            let sm = th.sm;
+            let running = self.s.running;
+            self.state(t, sm, running);
+        }
+    }
+
+    /// Ends the pending syscall segment of `tid` at `t`, naming it after
+    /// `point` (the tracepoint that ends it) when there is one.
+    fn close_segment(&mut self, tid: u32, t: u64, point: Option<Sym>) {
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        let Some(sc) = th.sys.as_mut() else { return };
+        let Some(start) = sc.seg.take() else { return };
+        let (nr, sm) = (sc.nr, th.sm);
+        let _ = t;
+        let state = self.syscall_state(nr, point);
+        self.state(start, sm, state);
+    }
+
+    fn syscall_state(&mut self, nr: u64, point: Option<Sym>) -> Sym {
+        if let Some(&s) = self.s.syscall_states.get(&(nr, point)) {
+            return s;
+        }
+        let name = match point {
+            Some(p) => format!(
+                "running:syscall:{}:{}",
+                super::syscalls::name(nr),
+                self.strings.resolve(p)
+            ),
+            None => format!("running:syscall:{}", super::syscalls::name(nr)),
+        };
+        let s = self.strings.intern(&name);
+        self.s.syscall_states.insert((nr, point), s);
+        s
+    }
+
+    /// `tid` is seen on a CPU at `t`: it is running. A thread believed
+    /// blocked gets an inferred wakeup (at the expiry of the timer it armed
+    /// before sleeping when that is known, else now).
+    fn alive(&mut self, tid: u32, t: u64, comm: Option<&Comm>) {
+        if self.ignored(tid) {
+            return;
+        }
+        let th = self.thread(tid, comm);
+        match th.st {
+            St::Running => {}
+            St::Runnable => self.enter_running(tid, t),
+            St::Unknown => {
+                self.note_first(tid);
+                self.enter_running(tid, t);
+            }
+            St::Blocked => {
+                let (since, armed, sm) = (th.since, th.armed.take(), th.sm);
+                self.counts.inferred += 1;
+                let arm = armed.and_then(|p| self.arms.get(&p).copied().map(|a| (p, a)));
+                if let Some((ptr, a)) = arm {
+                    if let Some(exp) = a.expires.filter(|&e| e >= since && e <= t) {
+                        // The timer expired on a CPU whose events were lost:
+                        // its expiry and the wakeup it did happened at `exp`.
+                        self.arms.remove(&ptr);
+                        self.counts.inferred_by_timer += 1;
+                        let base = self.timer_base(a.func);
+                        let (tsm, lane) = self.take_lane(base);
+                        if a.sent {
+                            let armed = self.s.armed;
+                            self.recv(exp, tsm, a.link, armed);
+                        }
+                        let running = self.s.running;
+                        self.state(exp, tsm, running);
+                        let wake = self.link();
+                        self.send(exp, tsm, wake);
+                        self.end(exp, tsm);
+                        self.free_lane(base, lane);
+                        let runnable = self.s.runnable;
+                        self.recv(exp, sm, wake, runnable);
+                    }
+                }
+                self.enter_running(tid, t);
+            }
+        }
+    }
+
+    /// Who is executing on `cpu` right now: the innermost interrupt SM, or
+    /// the current thread.
+    fn context(&mut self, cpu: u32, tid: u32, t: u64) -> Option<Sym> {
+        if let Some(c) = self.cpus[cpu as usize].ctx.last() {
+            return Some(c.sm);
+        }
+        if self.ignored(tid) {
+            return None;
+        }
+        self.alive(tid, t, None);
+        // A syscall segment ends at a point where the thread acts.
+        Some(self.threads[&tid].sm)
+    }
+
+    fn wake(&mut self, t: u64, cpu: u32, tid: u32, wakee: u32, comm: &Comm) {
+        if self.ignored(wakee) {
+            return;
+        }
+        let st = self.thread(wakee, Some(comm)).st;
+        if matches!(st, St::Running | St::Runnable) {
+            return;
+        }
+        let waker = self.context(cpu, tid, t);
+        if st == St::Unknown {
+            self.note_first(wakee);
+        }
+        let th = self.threads.get_mut(&wakee).expect("known");
+        th.st = St::Runnable;
+        th.since = t;
+        th.armed = None;
+        let sm = th.sm;
+        let runnable = self.s.runnable;
+        match waker {
+            Some(w) => {
+                let l = self.link();
+                self.send(t, w, l);
+                self.recv(t, sm, l, runnable);
+            }
+            None => {
+                self.counts.unknown_waker += 1;
+                self.state(t, sm, runnable);
+            }
+        }
+    }
+
+    fn switch_out(&mut self, t: u64, prev: u32, comm: &Comm, prev_state: u64) {
+        if self.ignored(prev) {
+            return;
+        }
+        self.alive(prev, t, Some(comm));
+        self.close_segment(prev, t, None);
+        let th = self.threads.get_mut(&prev).expect("alive");
+        let sm = th.sm;
+        th.since = t;
+        // prev_state: TASK_REPORT bits (R=0, S=1, D=2, T=4, t=8, X=16,
+        // Z=32, P=64, I=128) and 256 for a preempted task.
+        let s = prev_state & 0xff;
+        if s == 0 {
+            th.st = St::Runnable;
+            let runnable = self.s.runnable;
+            self.state(t, sm, runnable);
+        } else if s & 0x30 != 0 {
+            th.st = St::Unknown;
+            th.sys = None;
+            th.armed = None;
+            // A later life of this tid (reuse) is a new thread, not one
+            // that predates the recording.
+            th.counted = true;
+            self.end(t, sm);
+        } else {
+            th.st = St::Blocked;
+            let state = match s {
+                1 => self.s.sleep,
+                2 => self.s.io,
+                _ => self.s.other,
+            };
+            self.wait(t, sm, state);
+        }
+    }
+
+    // ---- interrupt SMs ----------------------------------------------------
+
+    fn take_lane(&mut self, base: Sym) -> (Sym, u32) {
+        let lanes = self.lanes.entry(base).or_default();
+        let lane = match lanes.iter().position(|busy| !busy) {
+            Some(i) => i,
+            None => {
+                lanes.push(false);
+                lanes.len() - 1
+            }
+        };
+        lanes[lane] = true;
+        let lane = lane as u32;
+        if lane == 0 {
+            return (base, 0);
+        }
+        let sm = match self.lane_names.get(&(base, lane)) {
+            Some(&s) => s,
+            None => {
+                let n = format!("{}#{}", self.strings.resolve(base), lane + 1);
+                let s = self.strings.intern(&n);
+                self.lane_names.insert((base, lane), s);
+                s
+            }
+        };
+        (sm, lane)
+    }
+
+    fn free_lane(&mut self, base: Sym, lane: u32) {
+        if let Some(l) = self.lanes.get_mut(&base) {
+            if let Some(b) = l.get_mut(lane as usize) {
+                *b = false;
+            }
+        }
+    }
+
+    fn timer_base(&mut self, func: Sym) -> Sym {
+        if let Some(&s) = self.s.timer_prefix.get(&func) {
+            return s;
+        }
+        let s = self
+            .strings
+            .intern(&format!("timer:{}", self.strings.resolve(func)));
+        self.s.timer_prefix.insert(func, s);
+        s
+    }
+
+    fn irq_base(&mut self, name: Sym) -> Sym {
+        if let Some(&s) = self.s.irq_prefix.get(&name) {
+            return s;
+        }
+        let s = self
+            .strings
+            .intern(&format!("irq:{}", self.strings.resolve(name)));
+        self.s.irq_prefix.insert(name, s);
+        s
+    }
+
+    /// Starts an interrupt SM's life on `cpu`: its first node hangs on
+    /// `cause` (a link, and the state its wait is charged to) when known.
+    fn enter_ctx(&mut self, t: u64, cpu: u32, base: Sym, kind: CtxKind, cause: Option<(u64, Sym)>) {
+        let (sm, lane) = self.take_lane(base);
+        if let Some((link, state)) = cause {
+            self.recv(t, sm, link, state);
+        }
+        let running = self.s.running;
+        self.state(t, sm, running);
+        self.cpus[cpu as usize].ctx.push(Ctx {
+            sm,
+            base,
+            lane,
+            kind,
+        });
+    }
+
+    /// Ends the innermost interrupt SM of `cpu` that `is` accepts, and any
+    /// inside it whose exit was lost.
+    fn exit_ctx(&mut self, t: u64, cpu: u32, is: impl Fn(&CtxKind) -> bool) {
+        let Some(pos) = self.cpus[cpu as usize]
+            .ctx
+            .iter()
+            .rposition(|c| is(&c.kind))
+        else {
+            return;
+        };
+        while self.cpus[cpu as usize].ctx.len() > pos {
+            let c = self.cpus[cpu as usize].ctx.pop().expect("len > pos");
+            if self.cpus[cpu as usize].ctx.len() > pos {
+                self.counts.unbalanced += 1;
+            }
+            self.end(t, c.sm);
+            self.free_lane(c.base, c.lane);
+        }
+    }
+
+    // ---- the event loop ---------------------------------------------------
+
+    pub fn feed(&mut self, k: &KRecord) {
+        self.counts.events += 1;
+        if k.t > self.now {
+            self.now = k.t;
+        }
+        let (t, cpu) = (k.t, k.cpu);
+        if self.cpus.len() <= cpu as usize {
+            self.cpus.resize_with(cpu as usize + 1, Cpu::default);
+        }
+        if let KEvent::Exec = k.ev {
+            if Some(k.tid) == self.target && !self.target_started {
+                self.target_started = true;
+                let th = self.thread(k.tid, None);
+                th.counted = true;
+                th.st = St::Unknown;
+                self.enter_running(k.tid, t);
+                return;
+            }
+        }
+        // The sample's task is on the CPU: a sign of life. In a switch it is
+        // `prev`, handled there.
+        if !matches!(k.ev, KEvent::Switch { .. }) && self.cpus[cpu as usize].ctx.is_empty() {
+            self.alive(k.tid, t, None);
+        }
+        match k.ev {
+            KEvent::Switch {
+                prev,
+                prev_comm,
+                prev_state,
+                next,
+                next_comm,
+            } => {
+                // No interrupt is active across a context switch.
+                if !self.cpus[cpu as usize].ctx.is_empty() {
+                    self.exit_ctx(t, cpu, |_| true);
+                    self.counts.unbalanced += 1;
+                }
+                self.switch_out(t, prev, &prev_comm, prev_state);
+                self.cpus[cpu as usize].cur = next;
+                self.alive(next, t, Some(&next_comm));
+            }
+            KEvent::Wake { tid, comm } => self.wake(t, cpu, k.tid, tid, &comm),
+            KEvent::Fork { child, comm } => {
+                if let Some(parent) = self.context(cpu, k.tid, t) {
+                    let l = self.link();
+                    self.send(t, parent, l);
+                    let th = self.thread(child, Some(&comm));
+                    th.st = St::Runnable;
+                    th.since = t;
+                    th.counted = true;
+                    let sm = th.sm;
+                    let runnable = self.s.runnable;
+                    self.recv(t, sm, l, runnable);
+                }
+            }
+            KEvent::Exec => {}
+            KEvent::IrqEntry { name } => {
+                let base = self.irq_base(name);
+                self.enter_ctx(t, cpu, base, CtxKind::Irq, None);
+            }
+            KEvent::IrqExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Irq)),
+            KEvent::SoftirqRaise { vec } => {
+                let v = vec as usize % 10;
+                if self.cpus[cpu as usize].raised[v].is_none() {
+                    let by = self.context(cpu, k.tid, t);
+                    let l = self.link();
+                    if let Some(by) = by {
+                        self.send(t, by, l);
+                    }
+                    self.cpus[cpu as usize].raised[v] = Some((l, by.is_some()));
+                }
+            }
+            KEvent::SoftirqEntry { vec } => {
+                let v = vec as usize % 10;
+                let cause = self.cpus[cpu as usize].raised[v]
+                    .take()
+                    .filter(|r| r.1)
+                    .map(|r| (r.0, self.s.raised));
+                let base = self.s.softirq[v];
+                self.enter_ctx(t, cpu, base, CtxKind::Softirq(vec), cause);
+            }
+            KEvent::SoftirqExit { vec } => {
+                self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Softirq(v) if *v == vec))
+            }
+            KEvent::TimerStart {
+                timer,
+                func,
+                expires,
+            } => {
+                let by = self.context(cpu, k.tid, t);
+                let l = self.link();
+                if let Some(by) = by {
+                    self.send(t, by, l);
+                }
+                self.arms.insert(
+                    timer,
+                    Arm {
+                        link: l,
+                        sent: by.is_some(),
+                        expires,
+                        func,
+                    },
+                );
+                if self.cpus[cpu as usize].ctx.is_empty() && !self.ignored(k.tid) {
+                    if let Some(th) = self.threads.get_mut(&k.tid) {
+                        th.armed = Some(timer);
+                    }
+                }
+            }
+            KEvent::TimerEntry { timer, func } => {
+                let cause = self
+                    .arms
+                    .remove(&timer)
+                    .filter(|a| a.sent)
+                    .map(|a| (a.link, self.s.armed));
+                let base = self.timer_base(func);
+                self.enter_ctx(t, cpu, base, CtxKind::Timer, cause);
+            }
+            KEvent::TimerExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Timer)),
+            KEvent::Net { skb, point } => {
+                let in_ctx = !self.cpus[cpu as usize].ctx.is_empty();
+                let Some(me) = self.context(cpu, k.tid, t) else {
+                    return;
+                };
+                if !in_ctx {
+                    // A thread's syscall segment ends at the tracepoint.
+                    self.close_segment(k.tid, t, Some(point));
+                    if let Some(sc) = self.threads.get_mut(&k.tid).and_then(|th| th.sys.as_mut()) {
+                        sc.seg = Some(t);
+                    }
+                }
+                if let Some(&(l, from)) = self.skbs.get(&skb) {
+                    // The packet crosses into an interrupt SM: it depends on it.
+                    if from != me && in_ctx {
+                        let running = self.s.running;
+                        self.recv(t, me, l, running);
+                    }
+                }
+                let l = self.link();
+                self.send(t, me, l);
+                self.skbs.insert(skb, (l, me));
+            }
+            KEvent::SysEnter { nr } => {
+                if self.ignored(k.tid) || !self.cpus[cpu as usize].ctx.is_empty() {
+                    return;
+                }
+                self.close_segment(k.tid, t, None);
+                let th = self.threads.get_mut(&k.tid).expect("alive");
+                th.sys = Some(Syscall { nr, seg: Some(t) });
+            }
+            KEvent::SysExit => {
+                if self.ignored(k.tid) || !self.cpus[cpu as usize].ctx.is_empty() {
+                    return;
+                }
+                let in_sys = self.threads.get(&k.tid).is_some_and(|th| th.sys.is_some());
+                if in_sys {
+                    self.close_segment(k.tid, t, None);
+                    let th = self.threads.get_mut(&k.tid).expect("alive");
+                    th.sys = None;
+                    let sm = th.sm;
+                    let running = self.s.running;
+                    self.state(t, sm, running);
+                }
+            }
+        }
+    }
+
+    /// The builder's findings as diagnostics.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let c = &self.counts;
+        let mut out = Vec::new();
+        if c.inferred > 0 {
+            out.push(
+                Diagnostic::new(
+                    "inferred-transition",
+                    format!(
+                        "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
+                        c.inferred, c.inferred_by_timer
+                    ),
+                )
+                .count(c.inferred),
+            );
+        }
+        if c.preexisting > 0 {
+            out.push(
+                Diagnostic::new(
+                    "preexisting-thread",
+                    format!(
+                        "{} thread(s) existed before recording started; each starts at its first event",
+                        c.preexisting
+                    ),
+                )
+                .count(c.preexisting),
+            );
+        }
+        if c.unknown_waker > 0 {
+            out.push(
+                Diagnostic::new(
+                    "unknown-waker",
+                    format!(
+                        "{} wakeup(s) came from no known context (an idle CPU, or an interrupt whose entry was not recorded); those threads become runnable without a dependence",
+                        c.unknown_waker
+                    ),
+                )
+                .count(c.unknown_waker),
+            );
+        }
+        if c.unbalanced > 0 {
+            out.push(
+                Diagnostic::new(
+                    "unbalanced-interrupt",
+                    format!(
+                        "{} interrupt, softirq or timer run(s) had no recorded exit; each was ended at the next sign that it was over",
+                        c.unbalanced
+                    ),
+                )
+                .count(c.unbalanced),
+            );
+        }
+        if c.late > 0 {
+            out.push(
+                Diagnostic::new(
+                    "late-transition",
+                    format!(
+                        "{} inferred transition(s) fell before the reorder window and were placed at its start",
+                        c.late
+                    ),
+                )
+                .count(c.late),
+            );
+        }
+        out
+    }
+}
