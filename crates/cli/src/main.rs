@@ -5,6 +5,7 @@
 mod bench;
 mod demo;
 mod export;
+mod record;
 mod report;
 mod views;
 
@@ -161,6 +162,44 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "zstd")]
         compress: Compress,
     },
+    /// Record a command and the kernel under it with perf (system-wide,
+    /// CLOCK_MONOTONIC); its input, output and exit status pass through.
+    Record {
+        /// Where to write the trace (perf.data).
+        #[arg(short, long, value_name = "OUT", default_value = "perf.data")]
+        output: PathBuf,
+        /// Also record packets (net_dev_queue, net_dev_xmit, netif_rx,
+        /// netif_receive_skb) and the network system calls.
+        #[arg(long)]
+        net: bool,
+        /// Also record every system call (running:syscall:NAME states).
+        #[arg(long)]
+        syscalls: bool,
+        /// Record the whole system (always done: wakeups from other
+        /// contexts are needed; accepted for perf's users).
+        #[arg(short = 'a', long = "all-cpus")]
+        all_cpus: bool,
+        /// User functions for function-level states: BIN:GLOB.
+        #[arg(long, value_name = "BIN:GLOB")]
+        functions: Vec<String>,
+        /// Kernel functions for function-level states.
+        #[arg(long, value_name = "GLOB")]
+        kernel_functions: Vec<String>,
+        /// perf's ring-buffer size per CPU, in pages (more loses fewer events).
+        #[arg(long, value_name = "PAGES")]
+        mmap_pages: Option<u32>,
+        /// The perf binary to use.
+        #[arg(long, value_name = "PATH")]
+        perf: Option<PathBuf>,
+        /// The command and its arguments (after --).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            required = true,
+            value_name = "CMD"
+        )]
+        cmd: Vec<String>,
+    },
     /// Validate a trace and the cgraph invariants; exit 1 on violation.
     Check {
         trace: PathBuf,
@@ -232,6 +271,8 @@ pub enum Failure {
     Input(String),
     /// A check found violations: exit 1.
     Check,
+    /// Exit with this status (a recorded command's).
+    Exit(u8),
 }
 
 impl From<ReadError> for Failure {
@@ -252,6 +293,7 @@ fn main() -> ExitCode {
     match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Check) => ExitCode::from(1),
+        Err(Failure::Exit(code)) => ExitCode::from(code),
         Err(Failure::Input(msg)) => {
             eprintln!("critpath: error: {msg}");
             ExitCode::from(2)
@@ -456,6 +498,32 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             compress,
         } => convert(&input, &output, format, compress),
         Cmd::Check { trace, json } => check(&trace, json),
+        Cmd::Record {
+            output,
+            net,
+            syscalls,
+            all_cpus: _,
+            functions,
+            kernel_functions,
+            mmap_pages,
+            perf,
+            cmd,
+        } => {
+            let code = record::record(&record::Request {
+                output,
+                net,
+                syscalls,
+                kernel_functions,
+                functions,
+                mmap_pages,
+                perf,
+                cmd,
+            })?;
+            match code {
+                0 => Ok(()),
+                c => Err(Failure::Exit(c)),
+            }
+        }
         Cmd::Cgraph {
             trace,
             output,

@@ -125,9 +125,6 @@ pub struct PerfSource {
     file: PerfFile,
     iter: PerfRecordIter<Cursor<Bytes>>,
     dec: Decoding,
-    /// Attributes whose samples are `sched_wakeup` while `sched_waking` is
-    /// also recorded: skipped (the waking is the earlier, truer point).
-    skip: Vec<bool>,
     builder: Builder,
     index: u64,
     samples: u64,
@@ -180,7 +177,21 @@ fn complete_records_end(b: &[u8], start: u64) -> u64 {
 
 /// The last name of every thread (PERF_RECORD_COMM, in file order) and the
 /// thread that exec'd `cmd` first: a quick scan that decodes nothing else.
-fn scan_names(b: &[u8], l: &Layout, cmd: Option<&str>) -> (FxHashMap<u32, String>, Option<u32>) {
+fn scan_names(
+    b: &[u8],
+    l: &Layout,
+    cmd: Option<&str>,
+    sample_type: u64,
+) -> (FxHashMap<u32, String>, Option<(u32, u64)>) {
+    // The time in a record's sample_id trailer (PERF_SAMPLE_TID, TIME, ID,
+    // STREAM_ID, CPU, IDENTIFIER, in that order, 8 bytes each).
+    let bits = [1u64 << 1, 1 << 2, 1 << 6, 1 << 9, 1 << 7, 1 << 16];
+    let trailer = bits.iter().filter(|&&b| sample_type & b != 0).count() * 8;
+    let time_at = if sample_type & (1 << 2) != 0 {
+        Some(if sample_type & (1 << 1) != 0 { 8 } else { 0 })
+    } else {
+        None
+    };
     let mut names = FxHashMap::default();
     let mut target = None;
     let mut at = l.data_offset as usize;
@@ -200,12 +211,15 @@ fn scan_names(b: &[u8], l: &Layout, cmd: Option<&str>) -> (FxHashMap<u32, String
             let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
             let comm = String::from_utf8_lossy(&s[..n]).into_owned();
             // PERF_RECORD_MISC_COMM_EXEC
-            if misc & 0x2000 != 0 && target.is_none() {
-                if let Some(c) = cmd {
-                    if *c == comm && !comm.is_empty() {
-                        target = Some(tid);
-                    }
-                }
+            if misc & 0x2000 != 0 && target.is_none() && cmd == Some(comm.as_str()) {
+                let t = time_at
+                    .and_then(|o| {
+                        let at = body.len().checked_sub(trailer)? + o;
+                        body.get(at..at + 8)
+                    })
+                    .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
+                    .unwrap_or(0);
+                target = Some((tid, t));
             }
             names.insert(tid, comm);
         }
@@ -313,27 +327,41 @@ impl PerfSource {
             .unwrap_or("local")
             .to_string();
         let lay2 = layout(bytes.as_ref()).expect("checked");
-        let (names, target) = scan_names(bytes.as_ref(), &lay2, cmd.as_deref());
+        let sample_type = perf_file
+            .event_attributes()
+            .first()
+            .map(|a| a.attributes().sample_format.bits())
+            .unwrap_or(0);
+        let (names, target) = scan_names(bytes.as_ref(), &lay2, cmd.as_deref(), sample_type);
 
+        // Samples are decoded by the tracepoint id each one carries in its
+        // first field (common_type), so a file whose event-id table was
+        // never written still decodes right.
         let mut strings = Interner::new();
-        let mut decoders = Vec::new();
+        let mut decoders = FxHashMap::default();
         let mut kinds = Vec::new();
         for attr in perf_file.event_attributes() {
-            let (d, kind) = match attr.attributes().type_ {
+            let kind = match attr.attributes().type_ {
                 PerfEventType::Tracepoint(id) => match by_id.get(&id) {
-                    Some(f) => (decoder(f, &mut strings), format!("{}:{}", f.system, f.name)),
-                    None => (None, format!("tracepoint {id}")),
+                    Some(f) => {
+                        if let Some(d) = decoder(f, &mut strings) {
+                            decoders.insert(id as u16, d);
+                        }
+                        format!("{}:{}", f.system, f.name)
+                    }
+                    None => format!("tracepoint {id}"),
                 },
-                _ => (None, attr.name().unwrap_or("?").to_string()),
+                _ => attr.name().unwrap_or("?").to_string(),
             };
-            decoders.push(d);
             kinds.push(kind);
         }
         let has = |k: &str| kinds.iter().any(|x| x == k);
-        let skip = kinds
-            .iter()
-            .map(|k| k == "sched:sched_wakeup" && has("sched:sched_waking"))
-            .collect();
+        if has("sched:sched_waking") {
+            // The waking is the earlier, truer point of a wakeup.
+            if let Some(f) = by_id.values().find(|f| f.name == "sched_wakeup") {
+                decoders.remove(&(f.id as u16));
+            }
+        }
         if !has("sched:sched_switch") {
             let e = ReadError::new(
                 &name,
@@ -347,7 +375,7 @@ impl PerfSource {
             error = error.or(Some(e));
         }
         let scope = match target {
-            Some(tid) => {
+            Some((tid, _)) => {
                 let sm = format!(
                     "{}:{tid}",
                     names.get(&tid).map(String::as_str).unwrap_or("?")
@@ -375,7 +403,6 @@ impl PerfSource {
                 funcs: FxHashMap::default(),
                 irq_names: FxHashMap::default(),
             },
-            skip,
             builder,
             index: 0,
             samples: 0,
@@ -417,7 +444,7 @@ impl PerfSource {
                     ));
                 }
             };
-            let PerfFileRecord::EventRecord { attr_index, record } = rec else {
+            let PerfFileRecord::EventRecord { record, .. } = rec else {
                 continue;
             };
             if record.record_type.0 == 13 {
@@ -435,9 +462,6 @@ impl PerfSource {
             match parsed {
                 EventRecord::Lost(l) => self.lost += l.count,
                 EventRecord::Sample(s) => {
-                    if self.skip.get(attr_index).copied().unwrap_or(false) {
-                        continue;
-                    }
                     let (Some(t), Some(raw)) = (s.timestamp, s.raw) else {
                         continue;
                     };
@@ -449,7 +473,7 @@ impl PerfSource {
                         self.timed.0 = t;
                     }
                     self.timed.1 = t;
-                    if let Some(ev) = self.dec.decode(&mut self.builder.strings, attr_index, &raw) {
+                    if let Some(ev) = self.dec.decode(&mut self.builder.strings, &raw) {
                         self.builder.feed(&KRecord { t, cpu, tid, ev });
                     }
                 }
@@ -467,7 +491,7 @@ impl PerfSource {
 
 /// Decoding state: per attribute a decoder, and name caches.
 struct Decoding {
-    decoders: Vec<Option<Decoder>>,
+    decoders: FxHashMap<u16, Decoder>,
     kallsyms: Option<Kallsyms>,
     funcs: FxHashMap<u64, Sym>,
     irq_names: FxHashMap<Vec<u8>, Sym>,
@@ -490,8 +514,9 @@ impl Decoding {
     }
 
     /// Decodes one sample into a kernel event.
-    fn decode(&mut self, strings: &mut Interner, attr: usize, raw: &[u8]) -> Option<KEvent> {
-        let d = self.decoders.get(attr)?.as_ref()?;
+    fn decode(&mut self, strings: &mut Interner, raw: &[u8]) -> Option<KEvent> {
+        let id = u16::from_le_bytes([*raw.first()?, *raw.get(1)?]);
+        let d = self.decoders.get(&id)?;
         let comm = |f: &Field| -> Comm {
             let mut c = [0u8; 16];
             let s = f.str(raw);

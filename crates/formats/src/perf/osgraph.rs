@@ -192,9 +192,9 @@ pub struct Builder {
     out: VecDeque<Record>,
     released: u64,
     now: u64,
-    /// The main thread of the recorded command: its events before its
-    /// `exec` belong to the recorder and are dropped.
-    target: Option<u32>,
+    /// The main thread of the recorded command and when it exec'd it: its
+    /// events before belong to the recorder and are dropped.
+    target: Option<(u32, u64)>,
     target_started: bool,
     pub counts: Counts,
     s: Names,
@@ -222,7 +222,7 @@ impl Builder {
         mut strings: Interner,
         sys: &str,
         names: FxHashMap<u32, String>,
-        target: Option<u32>,
+        target: Option<(u32, u64)>,
     ) -> Self {
         let softirq = SOFTIRQS.map(|n| strings.intern(&format!("softirq:{n}")));
         let s = Names {
@@ -391,7 +391,7 @@ impl Builder {
     /// Is this thread's event to be ignored (the recorder's child before
     /// it became the target command)?
     fn ignored(&self, tid: u32) -> bool {
-        tid == 0 || (Some(tid) == self.target && !self.target_started)
+        tid == 0 || (self.target.is_some_and(|(t, _)| t == tid) && !self.target_started)
     }
 
     fn note_first(&mut self, tid: u32) {
@@ -680,14 +680,14 @@ impl Builder {
         if self.cpus.len() <= cpu as usize {
             self.cpus.resize_with(cpu as usize + 1, Cpu::default);
         }
-        if let KEvent::Exec = k.ev {
-            if Some(k.tid) == self.target && !self.target_started {
+        if let Some((tid, exec)) = self.target {
+            if !self.target_started && t >= exec {
+                // The recorded command starts running at its exec.
                 self.target_started = true;
-                let th = self.thread(k.tid, None);
+                let th = self.thread(tid, None);
                 th.counted = true;
                 th.st = St::Unknown;
-                self.enter_running(k.tid, t);
-                return;
+                self.enter_running(tid, exec);
             }
         }
         // The sample's task is on the CPU: a sign of life. In a switch it is
