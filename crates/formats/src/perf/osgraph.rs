@@ -111,6 +111,8 @@ enum St {
     Running,
     Runnable,
     Blocked,
+    /// On its CPU, but an interrupt, softirq or timer runs there instead.
+    Interrupted,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -154,6 +156,8 @@ struct Cpu {
     ctx: Vec<Ctx>,
     /// A raised, not yet run softirq: its link (and whether anyone sent it).
     raised: [Option<(u64, bool)>; 10],
+    /// The thread the outermost interrupt SM interrupted.
+    interrupted: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -209,6 +213,7 @@ struct Names {
     other: Sym,
     raised: Sym,
     armed: Sym,
+    interrupted: FxHashMap<Sym, Sym>,
     irq_prefix: FxHashMap<Sym, Sym>,
     softirq: [Sym; 10],
     timer_prefix: FxHashMap<Sym, Sym>,
@@ -233,6 +238,7 @@ impl Builder {
             other: strings.intern("blocked:other"),
             raised: strings.intern("raised"),
             armed: strings.intern("armed"),
+            interrupted: FxHashMap::default(),
             irq_prefix: FxHashMap::default(),
             softirq,
             timer_prefix: FxHashMap::default(),
@@ -457,7 +463,7 @@ impl Builder {
         }
         let th = self.thread(tid, comm);
         match th.st {
-            St::Running => {}
+            St::Running | St::Interrupted => {}
             St::Runnable => self.enter_running(tid, t),
             St::Unknown => {
                 self.note_first(tid);
@@ -513,7 +519,7 @@ impl Builder {
             return;
         }
         let st = self.thread(wakee, Some(comm)).st;
-        if matches!(st, St::Running | St::Runnable) {
+        if matches!(st, St::Running | St::Runnable | St::Interrupted) {
             return;
         }
         let waker = self.context(cpu, tid, t);
@@ -610,6 +616,19 @@ impl Builder {
         }
     }
 
+    /// `interrupted:softirq:NET_RX` and the like: a thread's state while an
+    /// interrupt SM runs on its CPU.
+    fn interrupted_state(&mut self, base: Sym) -> Sym {
+        if let Some(&s) = self.s.interrupted.get(&base) {
+            return s;
+        }
+        let s = self
+            .strings
+            .intern(&format!("interrupted:{}", self.strings.resolve(base)));
+        self.s.interrupted.insert(base, s);
+        s
+    }
+
     fn timer_base(&mut self, func: Sym) -> Sym {
         if let Some(&s) = self.s.timer_prefix.get(&func) {
             return s;
@@ -634,7 +653,29 @@ impl Builder {
 
     /// Starts an interrupt SM's life on `cpu`: its first node hangs on
     /// `cause` (a link, and the state its wait is charged to) when known.
-    fn enter_ctx(&mut self, t: u64, cpu: u32, base: Sym, kind: CtxKind, cause: Option<(u64, Sym)>) {
+    fn enter_ctx(
+        &mut self,
+        t: u64,
+        cpu: u32,
+        tid: u32,
+        base: Sym,
+        kind: CtxKind,
+        cause: Option<(u64, Sym)>,
+    ) {
+        // The thread it interrupts is `interrupted` meanwhile: that time is
+        // not its own work. (No link: the thread resumes on its own chain,
+        // so neither the interrupt's cause nor a periodic tick becomes
+        // something the thread waits for.)
+        if self.cpus[cpu as usize].ctx.is_empty() && !self.ignored(tid) {
+            let running = self.threads.get(&tid).filter(|th| th.st == St::Running);
+            if let Some(sm) = running.map(|th| th.sm) {
+                self.close_segment(tid, t, None);
+                let interrupted = self.interrupted_state(base);
+                self.state(t, sm, interrupted);
+                self.threads.get_mut(&tid).expect("known").st = St::Interrupted;
+                self.cpus[cpu as usize].interrupted = Some(tid);
+            }
+        }
         let (sm, lane) = self.take_lane(base);
         if let Some((link, state)) = cause {
             self.recv(t, sm, link, state);
@@ -664,7 +705,21 @@ impl Builder {
             if self.cpus[cpu as usize].ctx.len() > pos {
                 self.counts.unbalanced += 1;
             }
+            let back = if self.cpus[cpu as usize].ctx.is_empty() {
+                self.cpus[cpu as usize].interrupted.take()
+            } else {
+                None
+            };
             self.end(t, c.sm);
+            if let Some(tid) = back {
+                if self
+                    .threads
+                    .get(&tid)
+                    .is_some_and(|th| th.st == St::Interrupted)
+                {
+                    self.enter_running(tid, t);
+                }
+            }
             self.free_lane(c.base, c.lane);
         }
     }
@@ -729,7 +784,7 @@ impl Builder {
             KEvent::Exec => {}
             KEvent::IrqEntry { name } => {
                 let base = self.irq_base(name);
-                self.enter_ctx(t, cpu, base, CtxKind::Irq, None);
+                self.enter_ctx(t, cpu, k.tid, base, CtxKind::Irq, None);
             }
             KEvent::IrqExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Irq)),
             KEvent::SoftirqRaise { vec } => {
@@ -750,7 +805,7 @@ impl Builder {
                     .filter(|r| r.1)
                     .map(|r| (r.0, self.s.raised));
                 let base = self.s.softirq[v];
-                self.enter_ctx(t, cpu, base, CtxKind::Softirq(vec), cause);
+                self.enter_ctx(t, cpu, k.tid, base, CtxKind::Softirq(vec), cause);
             }
             KEvent::SoftirqExit { vec } => {
                 self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Softirq(v) if *v == vec))
@@ -787,7 +842,7 @@ impl Builder {
                     .filter(|a| a.sent)
                     .map(|a| (a.link, self.s.armed));
                 let base = self.timer_base(func);
-                self.enter_ctx(t, cpu, base, CtxKind::Timer, cause);
+                self.enter_ctx(t, cpu, k.tid, base, CtxKind::Timer, cause);
             }
             KEvent::TimerExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Timer)),
             KEvent::Net { skb, point } => {
