@@ -7,6 +7,9 @@ set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
+# critpath record's network example: namespaces, veth and nftables.
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v nft >/dev/null 2>&1 || need_apt+=(nftables)
 # The HTML report is tested in a real headless Chromium.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
@@ -32,6 +35,11 @@ if ! command -v cargo >/dev/null 2>&1; then
     curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >/dev/null
     export PATH="$HOME/.cargo/bin:$PATH"
   fi
+fi
+
+# critpath record needs the kernel's tracefs mounted.
+if [ "$(id -u)" = 0 ] && [ ! -d /sys/kernel/tracing/events ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi
 
 # The browser tests' driver (playwright-core, pinned in its lock file; it

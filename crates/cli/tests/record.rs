@@ -1,0 +1,282 @@
+//! `critpath record` and `analyze perf.data` on real programs recorded with
+//! the real kernel tracer. Each test skips, saying why, only where perf or
+//! tracefs cannot work (not root, no perf, no C compiler); as root on a
+//! machine with perf they run.
+
+mod common;
+use common::{example, json_of, run};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Why recording cannot work here, if it cannot.
+fn cannot_record() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().ok()?;
+    if !uid.stdout.starts_with(b"0\n") {
+        return Some("not root: recording kernel tracepoints system-wide needs root".into());
+    }
+    for (tool, arg) in [("perf", "--version"), ("cc", "--version")] {
+        let ok = Command::new(tool)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            return Some(format!(
+                "{tool} is not installed (scripts/setup.sh installs it)"
+            ));
+        }
+    }
+    None
+}
+
+macro_rules! need_recording {
+    () => {
+        if let Some(why) = cannot_record() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn compile(dir: &Path, name: &str) -> PathBuf {
+    let bin = dir.join(name);
+    let st = Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(example(&format!("os/{name}.c")))
+        .status()
+        .unwrap();
+    assert!(st.success(), "cc {name}.c");
+    bin
+}
+
+fn record(dir: &Path, name: &str, cmd: &[&str]) -> (PathBuf, std::process::Output) {
+    let out = dir.join(format!("{name}.data"));
+    let mut args = vec!["record", "-o", out.to_str().unwrap(), "--"];
+    args.extend_from_slice(cmd);
+    let o = run(&args);
+    (out, o)
+}
+
+/// The states of a thread whose SM name starts with `comm:`.
+fn thread_states<'a>(v: &'a Value, comm: &str) -> Vec<&'a Value> {
+    let prefix = format!("{comm}:");
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["sm"].as_str().unwrap().starts_with(&prefix))
+        .collect()
+}
+
+fn criticality(v: &Value, comm: &str, state: &str) -> f64 {
+    thread_states(v, comm)
+        .iter()
+        .filter(|s| s["state"] == state)
+        .map(|s| s["criticality"].as_f64().unwrap())
+        .sum()
+}
+
+#[test]
+fn pipeline_bottleneck_is_the_middle_stage() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "pipeline");
+    let (data, o) = record(dir.path(), "pipeline", &[bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pipeline: 200 items"));
+    let v = json_of(&["analyze", data.to_str().unwrap(), "--json"]);
+    let top = &v["states"][0];
+    assert!(
+        top["sm"].as_str().unwrap().starts_with("stage2:") && top["state"] == "running",
+        "top state: {top}"
+    );
+    assert!(
+        criticality(&v, "stage2", "running") > 0.8,
+        "{}",
+        v["states"]
+    );
+    // 200 items x 300 us of stage2 work: the path is at least 60 ms.
+    let len = v["critical_path"]["length_ns"].as_u64().unwrap();
+    assert!(len >= 60_000_000, "path {len} ns");
+    // The path runs from the command's start to its main thread's exit.
+    let start = v["critical_path"]["start"]["sm"].as_str().unwrap();
+    assert!(start.starts_with("pipeline:"), "{start}");
+    assert_eq!(
+        v["critical_path"]["end"]["sm"],
+        v["critical_path"]["start"]["sm"]
+    );
+    // Stage threads carry the names they gave themselves (the last comm).
+    for s in ["stage1", "stage3"] {
+        assert!(!thread_states(&v, s).is_empty(), "no {s} thread");
+        assert!(criticality(&v, s, "running") < 0.1);
+    }
+}
+
+#[test]
+fn a_busy_thread_off_the_path_gets_no_criticality() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "busy");
+    let (data, o) = record(dir.path(), "busy", &[bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json_of(&["analyze", data.to_str().unwrap(), "--json"]);
+    assert!(
+        criticality(&v, "worker", "running") > 0.8,
+        "{}",
+        v["states"]
+    );
+    // The burner ran as long as the worker ...
+    let burned: u64 = thread_states(&v, "burner")
+        .iter()
+        .filter(|s| s["state"] == "running")
+        .map(|s| s["total_ns"].as_u64().unwrap())
+        .sum();
+    assert!(burned > 50_000_000, "burner ran {burned} ns");
+    // ... and bounds nothing.
+    let crit: f64 = thread_states(&v, "burner")
+        .iter()
+        .map(|s| s["criticality"].as_f64().unwrap())
+        .sum();
+    assert!(crit < 0.02, "burner criticality {crit}");
+}
+
+#[test]
+fn a_sleep_lies_on_the_path_through_its_timer() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let (data, o) = record(dir.path(), "sleep", &["sleep", "0.2"]);
+    assert!(o.status.success());
+    let v = json_of(&["analyze", data.to_str().unwrap(), "--json"]);
+    let len = v["critical_path"]["length_ns"].as_u64().unwrap();
+    assert!((200_000_000..400_000_000).contains(&len), "path {len} ns");
+    let top = &v["states"][0];
+    assert_eq!(top["sm"], "timer:hrtimer_wakeup", "{top}");
+    assert!(top["criticality"].as_f64().unwrap() > 0.9);
+}
+
+#[test]
+fn the_command_keeps_its_input_output_and_exit_status() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("io.data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(["record", "-o", out.to_str().unwrap(), "--"])
+        .args(["sh", "-c", "read x; echo \"got $x\"; echo oops >&2; exit 7"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"hello\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "got hello\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("oops"));
+    assert!(out.metadata().unwrap().len() > 0);
+    // A command that does not exist: a clear error, nothing run.
+    let o = run(&[
+        "record",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "no-such-command-xyz",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("command not found"));
+}
+
+#[test]
+fn damaged_and_incomplete_perf_data_are_analyzed_with_an_error() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "pipeline");
+    let (data, o) = record(dir.path(), "pipeline", &[bin.to_str().unwrap()]);
+    assert!(o.status.success());
+    // Cut the file in the middle of its records.
+    let bytes = std::fs::read(&data).unwrap();
+    let cut = dir.path().join("cut.data");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(&["analyze", cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cut short") && err.contains("cut.data"),
+        "{err}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("critical path"),
+        "what was readable is analyzed"
+    );
+    // A perf.data without the scheduler events: says what to record.
+    let plain = dir.path().join("nosched.data");
+    let st = Command::new("perf")
+        .args(["record", "-q", "-a", "-e", "irq:softirq_entry", "-o"])
+        .arg(&plain)
+        .args(["--", "sleep", "0.05"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = run(&["analyze", plain.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no sched:sched_switch") && err.contains("critpath record"),
+        "{err}"
+    );
+    // Garbage that claims to be perf.data.
+    let junk = dir.path().join("junk.data");
+    std::fs::write(&junk, b"PERFILE2 and then nothing useful").unwrap();
+    let o = run(&["analyze", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("junk.data"));
+}
+
+#[test]
+fn nftables_rules_put_the_kernel_net_path_on_the_critical_path() {
+    need_recording!();
+    for tool in ["ip", "nft"] {
+        if Command::new(tool).arg("-V").output().is_err() {
+            eprintln!("skipped: {tool} is not installed (scripts/setup.sh installs it)");
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bindir = Path::new(env!("CARGO_BIN_EXE_critpath")).parent().unwrap();
+    let path = format!("{}:{}", bindir.display(), std::env::var("PATH").unwrap());
+    let o = Command::new(example("os/udp-veth.sh"))
+        .arg(dir.path())
+        .args(["1000", "3000"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let net_rx = |name: &str| -> u64 {
+        let v = json_of(&["analyze", dir.path().join(name).to_str().unwrap(), "--json"]);
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| {
+                let st = s["state"].as_str().unwrap();
+                let sm = s["sm"].as_str().unwrap();
+                st.ends_with("softirq:NET_RX") || sm.starts_with("softirq:NET_RX")
+            })
+            .map(|s| s["critical_ns"].as_u64().unwrap())
+            .sum()
+    };
+    let (plain, rules) = (net_rx("plain.data"), net_rx("rules.data"));
+    assert!(
+        rules > 3 * plain && rules > 10_000_000,
+        "NET_RX on the path: {plain} ns without rules, {rules} ns with 3000"
+    );
+}
