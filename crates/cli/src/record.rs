@@ -5,6 +5,7 @@
 //! the trace.
 
 use crate::Failure;
+use critpath_formats::perf;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -19,35 +20,6 @@ pub struct Request {
     pub perf: Option<PathBuf>,
     pub cmd: Vec<String>,
 }
-
-/// The scheduler, interrupt and timer tracepoints always recorded.
-const CORE: &[&str] = &[
-    "sched:sched_switch",
-    "sched:sched_waking",
-    "sched:sched_wakeup_new",
-    "sched:sched_process_fork",
-    "sched:sched_process_exit",
-    "sched:sched_process_exec",
-    "irq:irq_handler_entry",
-    "irq:irq_handler_exit",
-    "irq:softirq_raise",
-    "irq:softirq_entry",
-    "irq:softirq_exit",
-    "timer:hrtimer_start",
-    "timer:hrtimer_expire_entry",
-    "timer:hrtimer_expire_exit",
-    "timer:timer_start",
-    "timer:timer_expire_entry",
-    "timer:timer_expire_exit",
-];
-
-/// The packet tracepoints of `--net`.
-const NET: &[&str] = &[
-    "net:net_dev_queue",
-    "net:net_dev_xmit",
-    "net:netif_rx",
-    "net:netif_receive_skb",
-];
 
 /// The system calls `--net` follows (their time becomes
 /// `running:syscall:NAME` states, split at the packet tracepoints).
@@ -129,9 +101,9 @@ pub fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
             .map(|(s, n)| tracefs.join("events").join(s).join(n).is_dir())
             .unwrap_or(false)
     };
-    let mut events: Vec<&str> = CORE.to_vec();
+    let mut events: Vec<&str> = perf::CORE_TRACEPOINTS.to_vec();
     if req.net {
-        events.extend_from_slice(NET);
+        events.extend_from_slice(perf::NET_TRACEPOINTS);
     }
     let mut args: Vec<String> = vec![
         "record".into(),
@@ -161,7 +133,7 @@ pub fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
     } else if req.net {
         let ids: Vec<String> = NET_SYSCALLS
             .iter()
-            .filter_map(|n| critpath_formats::perf::syscalls::number(n))
+            .filter_map(|n| perf::syscalls::number(n))
             .map(|id| format!("id == {id}"))
             .collect();
         Some(ids.join(" || "))
@@ -169,7 +141,7 @@ pub fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
         None
     };
     if let Some(filter) = syscalls {
-        for e in ["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"] {
+        for &e in perf::SYSCALL_TRACEPOINTS {
             if available(e) {
                 args.push("-e".into());
                 args.push(e.into());

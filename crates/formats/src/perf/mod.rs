@@ -91,11 +91,12 @@ enum Decoder {
     SysExit,
 }
 
-/// The tracepoints critpath reads, by `system:name`.
-pub const TRACEPOINTS: &[&str] = &[
+/// The scheduler, interrupt and timer tracepoints of the OS execution
+/// graph, by `system:name` (`sched_wakeup` is read when a file has it but
+/// not recorded: `sched_waking` is the truer point).
+pub const CORE_TRACEPOINTS: &[&str] = &[
     "sched:sched_switch",
     "sched:sched_waking",
-    "sched:sched_wakeup",
     "sched:sched_wakeup_new",
     "sched:sched_process_fork",
     "sched:sched_process_exit",
@@ -111,13 +112,18 @@ pub const TRACEPOINTS: &[&str] = &[
     "timer:timer_start",
     "timer:timer_expire_entry",
     "timer:timer_expire_exit",
+];
+
+/// The packet tracepoints.
+pub const NET_TRACEPOINTS: &[&str] = &[
     "net:net_dev_queue",
     "net:net_dev_xmit",
     "net:netif_rx",
     "net:netif_receive_skb",
-    "raw_syscalls:sys_enter",
-    "raw_syscalls:sys_exit",
 ];
+
+/// The system-call tracepoints.
+pub const SYSCALL_TRACEPOINTS: &[&str] = &["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"];
 
 /// Reads a perf.data file as §1 records.
 pub struct PerfSource {
@@ -302,7 +308,12 @@ impl PerfSource {
                     Some(Err(e)) => e,
                     _ => "the file has no tracing-data section".into(),
                 };
-                let f = tracefmt::from_tracefs(TRACEPOINTS);
+                let all: Vec<&str> = [CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS]
+                    .concat()
+                    .into_iter()
+                    .chain(["sched:sched_wakeup"])
+                    .collect();
+                let f = tracefmt::from_tracefs(&all);
                 problems.push(Diagnostic::new(
                     "tracepoint-formats",
                     format!("{why}; the tracepoint layouts of the running kernel were used instead ({} found)", f.len()),
