@@ -126,7 +126,9 @@ fn a_busy_thread_off_the_path_gets_no_criticality() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = json_of(&["analyze", data.to_str().unwrap(), "--json"]);
     assert!(
-        criticality(&v, "worker", "running") > 0.8,
+        // The worker's thread holds the path: running, or runnable while
+        // the loaded machine (tests record in parallel) gives it no CPU.
+        criticality(&v, "worker", "running") + criticality(&v, "worker", "runnable") > 0.8,
         "{}",
         v["states"]
     );
