@@ -14,7 +14,7 @@ pub mod tracefmt;
 use critpath_core::{
     Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Scope, Summary, Sym,
 };
-use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType, RawData};
+use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use osgraph::{Builder, Comm, KEvent, KRecord};
 use rustc_hash::FxHashMap;
@@ -478,7 +478,7 @@ impl PerfSource {
                     };
                     let cpu = s.cpu.unwrap_or(0);
                     let tid = s.tid.unwrap_or(0).max(0) as u32;
-                    let raw = raw_bytes(raw);
+                    let raw = raw.as_slice();
                     self.samples += 1;
                     if self.timed.0 == 0 {
                         self.timed.0 = t;
@@ -607,10 +607,6 @@ impl Decoding {
             Decoder::SysExit => KEvent::SysExit,
         })
     }
-}
-
-fn raw_bytes(raw: RawData<'_>) -> std::borrow::Cow<'_, [u8]> {
-    raw.as_slice()
 }
 
 /// The decoder for a tracepoint's layout, if critpath uses it.

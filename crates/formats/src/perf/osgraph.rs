@@ -177,7 +177,6 @@ pub struct Counts {
     pub unknown_waker: u64,
     pub unbalanced: u64,
     pub late: u64,
-    pub events: u64,
 }
 
 /// Turns kernel events into §1 records.
@@ -200,6 +199,8 @@ pub struct Builder {
     /// events before belong to the recorder and are dropped.
     target: Option<(u32, u64)>,
     target_started: bool,
+    /// A system call was seen: segments may be pending.
+    syscalls: bool,
     pub counts: Counts,
     s: Names,
 }
@@ -261,17 +262,10 @@ impl Builder {
             now: 0,
             target,
             target_started: false,
+            syscalls: false,
             counts: Counts::default(),
             s,
         }
-    }
-
-    /// The SM name of thread `tid`, as the analysis will show it.
-    pub fn thread_name(&self, tid: u32) -> String {
-        format!(
-            "{}:{tid}",
-            self.names.get(&tid).map(String::as_str).unwrap_or("?")
-        )
     }
 
     // ---- output -------------------------------------------------------
@@ -331,13 +325,21 @@ impl Builder {
     /// Records whose place can no longer change, oldest first.
     pub fn pop_ready(&mut self) -> Option<Record> {
         let front = self.out.front()?;
+        let full = self.out.len() > MAX_HELD;
         let mut horizon = self.now.saturating_sub(WINDOW_NS);
-        for th in self.threads.values() {
-            if let Some(Syscall { seg: Some(s), .. }) = th.sys {
-                horizon = horizon.min(s);
+        if !full && front.t >= horizon {
+            return None;
+        }
+        // Pending syscall segments (only when syscalls were recorded) hold
+        // back everything after their start.
+        if self.syscalls && !full {
+            for th in self.threads.values() {
+                if let Some(Syscall { seg: Some(s), .. }) = th.sys {
+                    horizon = horizon.min(s);
+                }
             }
         }
-        if front.t < horizon || self.out.len() > MAX_HELD {
+        if front.t < horizon || full {
             let r = self.out.pop_front()?;
             self.released = self.released.max(r.t);
             return Some(r);
@@ -348,10 +350,9 @@ impl Builder {
     /// Ends the stream: every pending segment is closed and everything
     /// held back is released by `pop_all`.
     pub fn finish(&mut self) {
-        let now = self.now;
         let tids: Vec<u32> = self.threads.keys().copied().collect();
         for tid in tids {
-            self.close_segment(tid, now, None);
+            self.close_segment(tid, None);
         }
     }
 
@@ -425,14 +426,13 @@ impl Builder {
 
     /// Ends the pending syscall segment of `tid` at `t`, naming it after
     /// `point` (the tracepoint that ends it) when there is one.
-    fn close_segment(&mut self, tid: u32, t: u64, point: Option<Sym>) {
+    fn close_segment(&mut self, tid: u32, point: Option<Sym>) {
         let Some(th) = self.threads.get_mut(&tid) else {
             return;
         };
         let Some(sc) = th.sys.as_mut() else { return };
         let Some(start) = sc.seg.take() else { return };
         let (nr, sm) = (sc.nr, th.sm);
-        let _ = t;
         let state = self.syscall_state(nr, point);
         self.state(start, sm, state);
     }
@@ -550,7 +550,7 @@ impl Builder {
             return;
         }
         self.alive(prev, t, Some(comm));
-        self.close_segment(prev, t, None);
+        self.close_segment(prev, None);
         let th = self.threads.get_mut(&prev).expect("alive");
         let sm = th.sm;
         th.since = t;
@@ -669,7 +669,7 @@ impl Builder {
         if self.cpus[cpu as usize].ctx.is_empty() && !self.ignored(tid) {
             let running = self.threads.get(&tid).filter(|th| th.st == St::Running);
             if let Some(sm) = running.map(|th| th.sm) {
-                self.close_segment(tid, t, None);
+                self.close_segment(tid, None);
                 let interrupted = self.interrupted_state(base);
                 self.state(t, sm, interrupted);
                 self.threads.get_mut(&tid).expect("known").st = St::Interrupted;
@@ -727,7 +727,6 @@ impl Builder {
     // ---- the event loop ---------------------------------------------------
 
     pub fn feed(&mut self, k: &KRecord) {
-        self.counts.events += 1;
         if k.t > self.now {
             self.now = k.t;
         }
@@ -852,7 +851,7 @@ impl Builder {
                 };
                 if !in_ctx {
                     // A thread's syscall segment ends at the tracepoint.
-                    self.close_segment(k.tid, t, Some(point));
+                    self.close_segment(k.tid, Some(point));
                     if let Some(sc) = self.threads.get_mut(&k.tid).and_then(|th| th.sys.as_mut()) {
                         sc.seg = Some(t);
                     }
@@ -872,7 +871,8 @@ impl Builder {
                 if self.ignored(k.tid) || !self.cpus[cpu as usize].ctx.is_empty() {
                     return;
                 }
-                self.close_segment(k.tid, t, None);
+                self.syscalls = true;
+                self.close_segment(k.tid, None);
                 let th = self.threads.get_mut(&k.tid).expect("alive");
                 th.sys = Some(Syscall { nr, seg: Some(t) });
             }
@@ -882,7 +882,7 @@ impl Builder {
                 }
                 let in_sys = self.threads.get(&k.tid).is_some_and(|th| th.sys.is_some());
                 if in_sys {
-                    self.close_segment(k.tid, t, None);
+                    self.close_segment(k.tid, None);
                     let th = self.threads.get_mut(&k.tid).expect("alive");
                     th.sys = None;
                     let sm = th.sm;
