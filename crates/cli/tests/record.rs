@@ -33,12 +33,18 @@ fn cannot_record() -> Option<String> {
     None
 }
 
+/// Recordings are system-wide: one at a time, so that one test's trace is
+/// not another's load (two CPUs shared by several recorded programs make
+/// every thread wait for a CPU).
+static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 macro_rules! need_recording {
     () => {
         if let Some(why) = cannot_record() {
             eprintln!("skipped: {why}");
             return;
         }
+        let _one_at_a_time = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
     };
 }
 
