@@ -2,6 +2,7 @@
 //! [`critpath_core::RecordSource`], and detection of a file's format from
 //! its content (never its name).
 
+pub mod annot;
 pub mod chrome;
 pub mod cpt;
 pub mod jsonl;
@@ -29,6 +30,8 @@ pub enum Format {
     Spans,
     /// perf.data from `perf record` / `critpath record`.
     Perf,
+    /// Annotations written by the SDKs (SPEC §7).
+    Annotations,
 }
 
 /// A reader for any supported format.
@@ -39,6 +42,8 @@ pub enum AnySource {
     Memory(VecSource, Format),
     /// perf.data, turned into the OS execution graph as it is read.
     Perf(Box<perf::PerfSource>),
+    /// SDK annotations alone.
+    Annotations(Box<annot::AnnotSource>),
 }
 
 impl AnySource {
@@ -48,6 +53,7 @@ impl AnySource {
             AnySource::Cpt(_) => Format::Cpt,
             AnySource::Memory(_, f) => *f,
             AnySource::Perf(_) => Format::Perf,
+            AnySource::Annotations(_) => Format::Annotations,
         }
     }
 }
@@ -60,6 +66,7 @@ impl RecordSource for AnySource {
             AnySource::Cpt(r) => r.next_record(),
             AnySource::Memory(r, _) => r.next_record(),
             AnySource::Perf(r) => r.next_record(),
+            AnySource::Annotations(r) => r.next_record(),
         }
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
@@ -68,6 +75,7 @@ impl RecordSource for AnySource {
             AnySource::Cpt(r) => r.next_batch(out, max),
             AnySource::Memory(r, _) => r.next_batch(out, max),
             AnySource::Perf(r) => r.next_batch(out, max),
+            AnySource::Annotations(r) => r.next_batch(out, max),
         }
     }
     fn strings(&self) -> &Interner {
@@ -76,11 +84,13 @@ impl RecordSource for AnySource {
             AnySource::Cpt(r) => r.strings(),
             AnySource::Memory(r, _) => r.strings(),
             AnySource::Perf(r) => r.strings(),
+            AnySource::Annotations(r) => r.strings(),
         }
     }
     fn summary(&mut self) -> critpath_core::Summary {
         match self {
             AnySource::Perf(r) => r.summary(),
+            AnySource::Annotations(r) => r.summary(),
             _ => Default::default(),
         }
     }
@@ -96,6 +106,7 @@ impl RecordSource for AnySource {
             AnySource::Cpt(r) => r.bytes_read(),
             AnySource::Memory(r, _) => r.bytes_read(),
             AnySource::Perf(r) => r.bytes_read(),
+            AnySource::Annotations(r) => r.bytes_read(),
         }
     }
 }
@@ -111,6 +122,9 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     }
     if perf::is_perf_data(head) {
         return Ok(Format::Perf);
+    }
+    if annot::is_annotations(head) {
+        return Ok(Format::Annotations);
     }
     if head.starts_with(b"PERFFILE") || head.starts_with(b"2ELIFREP") {
         return fail("this is a perf.data file of a format critpath does not read (an old version-1 file, or big-endian); record it again with `critpath record`".into());
@@ -210,5 +224,8 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
             AnySource::Memory(spans::read(&bytes, &name)?, format)
         }
         Format::Perf => AnySource::Perf(Box::new(perf::PerfSource::open(path)?)),
+        Format::Annotations => {
+            AnySource::Annotations(Box::new(annot::AnnotSource::open(path)?))
+        }
     })
 }

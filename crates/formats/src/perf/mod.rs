@@ -145,6 +145,9 @@ pub struct PerfSource {
     /// The file's sample time range (from its header), for progress.
     range: Option<(u64, u64)>,
     stash: Option<Record>,
+    /// The SDKs' annotations recorded with it (`OUT.annot`), merged in
+    /// time order.
+    annot: Option<crate::annot::AnnotReader>,
 }
 
 fn err(name: &str, msg: impl Into<String>) -> ReadError {
@@ -404,6 +407,12 @@ impl PerfSource {
             .flatten()
             .map(|r| (r.first_sample_time, r.last_sample_time));
         let builder = Builder::new(strings, &host, names, target);
+        let annot_path = crate::annot::sibling(path);
+        let annot = if annot_path.exists() {
+            Some(crate::annot::AnnotReader::open(&annot_path)?)
+        } else {
+            None
+        };
         Ok(PerfSource {
             name,
             file: perf_file,
@@ -426,6 +435,7 @@ impl PerfSource {
             timed: (0, 0),
             range,
             stash: None,
+            annot,
         })
     }
 
@@ -485,6 +495,7 @@ impl PerfSource {
                     }
                     self.timed.1 = t;
                     if let Some(ev) = self.dec.decode(&mut self.builder.strings, &raw) {
+                        self.feed_annotations(Some(t));
                         self.builder.feed(&KRecord { t, cpu, tid, ev });
                     }
                 }
@@ -496,7 +507,17 @@ impl PerfSource {
 
     fn finish_input(&mut self) {
         self.done = true;
+        self.feed_annotations(None);
         self.builder.finish();
+    }
+
+    /// Feeds the annotations up to time `until` (all with `None`).
+    fn feed_annotations(&mut self, until: Option<u64>) {
+        let Some(r) = self.annot.as_mut() else { return };
+        while r.peek_time().is_some_and(|a| until.is_none_or(|u| a <= u)) {
+            let a = r.next().expect("peeked");
+            self.builder.feed_annot(&a);
+        }
     }
 }
 
@@ -752,11 +773,14 @@ impl RecordSource for PerfSource {
                 .count(self.lost),
             );
         }
-        diagnostics.extend(self.builder.diagnostics());
-        Summary {
-            diagnostics,
-            error: self.error.take(),
+        let mut error = self.error.take();
+        if let Some(r) = self.annot.as_mut() {
+            let s = crate::annot::summary(r);
+            diagnostics.extend(s.diagnostics);
+            error = error.or(s.error);
         }
+        diagnostics.extend(self.builder.diagnostics());
+        Summary { diagnostics, error }
     }
     fn scope(&self) -> Scope {
         self.scope.clone()

@@ -11,8 +11,9 @@
 //! believed blocked; a syscall segment named after the tracepoint that
 //! ends it) is placed at its true time inside that window.
 
+use crate::annot::{Annot, AnnotRecord};
 use critpath_core::{Diagnostic, Event, Interner, LinkId, Record, Sym, Who};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
 /// A thread's name as the kernel keeps it (`TASK_COMM_LEN` bytes).
@@ -103,6 +104,9 @@ pub const SOFTIRQS: [&str; 10] = [
 const WINDOW_NS: u64 = 200_000_000;
 /// At most this many records are held back, whatever the window says.
 const MAX_HELD: usize = 1 << 20;
+/// The top bit of link ids the builder makes up (ids annotations use are
+/// below it).
+pub const INTERNAL_LINK: u64 = 1 << 63;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum St {
@@ -123,9 +127,31 @@ struct Syscall {
     seg: Option<u64>,
 }
 
+/// An annotated SM on a thread's stack (SPEC §7).
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    /// The SM (its name, or `NAME#2`… when the name is busy elsewhere).
+    sm: Sym,
+    /// The name given to `begin_sm`, and which lane of it this is.
+    base: Sym,
+    lane: u32,
+    /// The `run` state of the SM below, restored when this one ends.
+    below_run: Sym,
+}
+
 #[derive(Debug)]
 struct Thread {
+    /// The SM the thread's kernel states go to: the top of its annotation
+    /// stack, else the thread's own SM `COMM:TID`.
     sm: Sym,
+    /// The state of `sm` while the thread runs: `running`, or the state the
+    /// last annotation named.
+    run: Sym,
+    /// The thread's own SM, `COMM:TID`.
+    base: Sym,
+    /// Annotated SMs begun on this thread and not ended, innermost last;
+    /// each keeps the `run` state of the SM below it.
+    stack: Vec<Frame>,
     st: St,
     since: u64,
     /// The timer this thread armed last while running (for inference).
@@ -177,6 +203,7 @@ pub struct Counts {
     pub unknown_waker: u64,
     pub unbalanced: u64,
     pub late: u64,
+    pub annot_problems: u64,
 }
 
 /// Turns kernel events into §1 records.
@@ -201,6 +228,15 @@ pub struct Builder {
     target_started: bool,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
+    /// SMs in an annotated wait: the kernel's states do not apply to them.
+    quiet: FxHashSet<Sym>,
+    /// Asyncio tasks (pid, tid, task id) and the key of their stack.
+    tasks: FxHashMap<(u32, u64), u32>,
+    /// Only annotations, no kernel events: threads do not "predate" anything.
+    annotations_only: bool,
+    /// Problems with the annotations (unbalanced `end_sm`), the first few
+    /// one by one.
+    annot_problems: Vec<Diagnostic>,
     pub counts: Counts,
     s: Names,
 }
@@ -263,6 +299,10 @@ impl Builder {
             target,
             target_started: false,
             syscalls: false,
+            quiet: FxHashSet::default(),
+            tasks: FxHashMap::default(),
+            annotations_only: false,
+            annot_problems: Vec::new(),
             counts: Counts::default(),
             s,
         }
@@ -276,11 +316,19 @@ impl Builder {
             t = self.released;
             self.counts.late += 1;
         }
-        let rec = Record {
-            t,
-            sys: self.sys,
-            ev: ev(Who::Sm(sm)),
-        };
+        let ev = ev(Who::Sm(sm));
+        // A thread in an annotated wait stays in it whatever the scheduler
+        // does: the annotation says what it waits for.
+        if !self.quiet.is_empty()
+            && self.quiet.contains(&sm)
+            && matches!(
+                ev,
+                Event::State { .. } | Event::Wait { .. } | Event::Recv { .. }
+            )
+        {
+            return;
+        }
+        let rec = Record { t, sys: self.sys, ev };
         // Nearly always in order: insert from the back.
         let mut i = self.out.len();
         while i > 0 && self.out[i - 1].t > t {
@@ -317,9 +365,11 @@ impl Builder {
     fn end(&mut self, t: u64, sm: Sym) {
         self.emit(t, sm, |who| Event::End { who });
     }
+    /// A new link id. The builder's own links have the top bit set, so
+    /// they never meet the ids annotations send and receive.
     fn link(&mut self) -> u64 {
         self.next_link += 1;
-        self.next_link
+        INTERNAL_LINK | self.next_link
     }
 
     /// Records whose place can no longer change, oldest first.
@@ -384,6 +434,9 @@ impl Builder {
                 tid,
                 Thread {
                     sm,
+                    run: self.s.running,
+                    base: sm,
+                    stack: Vec::new(),
                     st: St::Unknown,
                     since: 0,
                     armed: None,
@@ -418,9 +471,8 @@ impl Builder {
         if let Some(sc) = th.sys.as_mut() {
             sc.seg = Some(t);
         } else {
-            let sm = th.sm;
-            let running = self.s.running;
-            self.state(t, sm, running);
+            let (sm, run) = (th.sm, th.run);
+            self.state(t, sm, run);
         }
     }
 
@@ -568,7 +620,18 @@ impl Builder {
             // A later life of this tid (reuse) is a new thread, not one
             // that predates the recording.
             th.counted = true;
-            self.end(t, sm);
+            // Annotated SMs still begun end with the thread.
+            let frames = std::mem::take(&mut th.stack);
+            let base = th.base;
+            th.sm = base;
+            th.run = self.s.running;
+            self.quiet.remove(&base);
+            for f in frames.iter().rev() {
+                self.quiet.remove(&f.sm);
+                self.end(t, f.sm);
+                self.free_lane(f.base, f.lane);
+            }
+            self.end(t, base);
         } else {
             th.st = St::Blocked;
             let state = match s {
@@ -885,10 +948,178 @@ impl Builder {
                     self.close_segment(k.tid, None);
                     let th = self.threads.get_mut(&k.tid).expect("alive");
                     th.sys = None;
-                    let sm = th.sm;
-                    let running = self.s.running;
-                    self.state(t, sm, running);
+                    let (sm, run) = (th.sm, th.run);
+                    self.state(t, sm, run);
                 }
+            }
+        }
+    }
+
+    // ---- annotations (SPEC §7) ---------------------------------------------
+
+    /// Builds from annotations alone (no kernel events): every thread runs
+    /// from its first annotation on.
+    pub fn annotations_only(mut self) -> Self {
+        self.annotations_only = true;
+        self
+    }
+
+    /// The stack key of an annotation's thread or asyncio task, with the
+    /// thread created and running.
+    fn annot_key(&mut self, a: &AnnotRecord) -> Option<u32> {
+        if a.task == 0 {
+            if self.ignored(a.tid) {
+                return None;
+            }
+            // The thread makes the call: it is running.
+            self.alive(a.tid, a.t, None);
+            return Some(a.tid);
+        }
+        let next = 0x8000_0000 | self.tasks.len() as u32;
+        let key = *self.tasks.entry((a.tid, a.task)).or_insert(next);
+        if !self.threads.contains_key(&key) {
+            let thread = self.names.get(&a.tid).map(String::as_str).unwrap_or("?");
+            let name = format!(
+                "{thread}:{}/{}",
+                a.tid,
+                a.task_name.unwrap_or(&format!("task-{}", a.task))
+            );
+            let sm = self.strings.intern(&name);
+            self.threads.insert(
+                key,
+                Thread {
+                    sm,
+                    run: self.s.running,
+                    base: sm,
+                    stack: Vec::new(),
+                    st: St::Running,
+                    since: a.t,
+                    armed: None,
+                    sys: None,
+                    counted: true,
+                },
+            );
+            let running = self.s.running;
+            self.state(a.t, sm, running);
+        }
+        Some(key)
+    }
+
+    fn annot_problem(&mut self, d: Diagnostic) {
+        self.counts.annot_problems += 1;
+        if self.annot_problems.len() < 20 {
+            self.annot_problems.push(d);
+        }
+    }
+
+    /// Applies one annotation, in time order with the kernel events. It
+    /// acts on the SM on top of its thread's stack; `begin_sm` and `end_sm`
+    /// link the SM below to the one above (a `send` and a wait `sm:NAME`
+    /// below, the first node above; the reverse at the end), so the path
+    /// runs through the annotated SM while it is begun.
+    pub fn feed_annot(&mut self, a: &AnnotRecord) {
+        if a.t > self.now {
+            self.now = a.t;
+        }
+        let Some(key) = self.annot_key(a) else {
+            return;
+        };
+        let t = a.t;
+        let top = self.threads[&key].sm;
+        if !matches!(a.what, Annot::Send(_)) {
+            self.quiet.remove(&top);
+        }
+        match a.what {
+            Annot::BeginSm(name) => {
+                let base = self.strings.intern(name);
+                let wait = self.strings.intern(&format!("sm:{name}"));
+                let (sm, lane) = self.take_lane(base);
+                let l = self.link();
+                self.send(t, top, l);
+                self.wait(t, top, wait);
+                let running = self.s.running;
+                self.recv(t, sm, l, running);
+                let th = self.threads.get_mut(&key).expect("known");
+                th.stack.push(Frame {
+                    sm,
+                    base,
+                    lane,
+                    below_run: th.run,
+                });
+                th.sm = sm;
+                th.run = running;
+            }
+            Annot::EndSm(name) => {
+                let th = &self.threads[&key];
+                let Some(pos) = th
+                    .stack
+                    .iter()
+                    .rposition(|f| self.strings.resolve(f.base) == name)
+                else {
+                    let msg = format!(
+                        "end_sm(\"{name}\") at t={t} on {} but no SM of that name was begun on that thread; ignored",
+                        self.strings.resolve(th.base)
+                    );
+                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                    return;
+                };
+                if pos + 1 != th.stack.len() {
+                    let msg = format!(
+                        "end_sm(\"{name}\") at t={t} on {} while {} is on top of its stack; the SMs above it end here too",
+                        self.strings.resolve(th.base),
+                        self.strings.resolve(th.sm)
+                    );
+                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                }
+                while self.threads[&key].stack.len() > pos {
+                    let th = self.threads.get_mut(&key).expect("known");
+                    let f = th.stack.pop().expect("len > pos");
+                    th.sm = th.stack.last().map(|f| f.sm).unwrap_or(th.base);
+                    th.run = f.below_run;
+                    let (below, run) = (th.sm, th.run);
+                    self.quiet.remove(&f.sm);
+                    let l = self.link();
+                    self.send(t, f.sm, l);
+                    self.end(t, f.sm);
+                    self.free_lane(f.base, f.lane);
+                    self.recv(t, below, l, run);
+                }
+            }
+            Annot::State(name) => {
+                let s = self.strings.intern(name);
+                self.state(t, top, s);
+                self.threads.get_mut(&key).expect("known").run = s;
+            }
+            Annot::Wait {
+                state,
+                on,
+                on_state,
+            } => {
+                let state = self.strings.intern(state);
+                let on = on.map(|s| self.strings.intern(s));
+                let on_state = on_state.map(|s| self.strings.intern(s));
+                self.emit(t, top, |who| Event::Wait {
+                    who,
+                    state,
+                    on,
+                    on_sys: None,
+                    on_state,
+                });
+                self.threads.get_mut(&key).expect("known").run = state;
+                self.quiet.insert(top);
+            }
+            Annot::Send(id) => self.emit(t, top, |who| Event::Send {
+                who,
+                id: LinkId::Num(id & !INTERNAL_LINK),
+            }),
+            Annot::Recv { id, state } => {
+                let s = self.strings.intern(state);
+                self.emit(t, top, |who| Event::Recv {
+                    who,
+                    id: LinkId::Num(id & !INTERNAL_LINK),
+                    state: s,
+                });
+                self.threads.get_mut(&key).expect("known").run = s;
             }
         }
     }
@@ -896,7 +1127,20 @@ impl Builder {
     /// The builder's findings as diagnostics.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let c = &self.counts;
-        let mut out = Vec::new();
+        let mut out = self.annot_problems.clone();
+        if c.annot_problems > self.annot_problems.len() as u64 {
+            out.push(
+                Diagnostic::new(
+                    "stack-mismatch",
+                    format!(
+                        "{} unbalanced end_sm annotation(s) in all (the first {} are listed)",
+                        c.annot_problems,
+                        self.annot_problems.len()
+                    ),
+                )
+                .count(c.annot_problems),
+            );
+        }
         if c.inferred > 0 {
             out.push(
                 Diagnostic::new(
@@ -909,7 +1153,7 @@ impl Builder {
                 .count(c.inferred),
             );
         }
-        if c.preexisting > 0 {
+        if c.preexisting > 0 && !self.annotations_only {
             out.push(
                 Diagnostic::new(
                     "preexisting-thread",
