@@ -103,6 +103,10 @@ enum Cmd {
         /// Break the critical path down by time windows (e.g. 10ms, 500us, 2s).
         #[arg(long, value_name = "DURATION")]
         window: Option<String>,
+        /// Subtract the measured cost of annotation events from the states'
+        /// times (needs `critpath record --calibrate`).
+        #[arg(long)]
+        correct_overhead: bool,
         /// Write the output to FILE instead of standard output.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -188,6 +192,10 @@ enum Cmd {
         /// perf's ring-buffer size per CPU, in pages (more loses fewer events).
         #[arg(long, value_name = "PAGES")]
         mmap_pages: Option<u32>,
+        /// Have the annotated program measure its cost per annotation event
+        /// (for `analyze --correct-overhead`); alone, print this machine's.
+        #[arg(long)]
+        calibrate: bool,
         /// The perf binary to use.
         #[arg(long, value_name = "PATH")]
         perf: Option<PathBuf>,
@@ -195,7 +203,7 @@ enum Cmd {
         #[arg(
             trailing_var_arg = true,
             allow_hyphen_values = true,
-            required = true,
+            required_unless_present = "calibrate",
             value_name = "CMD"
         )]
         cmd: Vec<String>,
@@ -347,13 +355,14 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             next,
             remove,
             window,
+            correct_overhead,
             output,
         } => {
             let window_ns = window.as_deref().map(parse_duration).transpose()?;
             let opts = Options {
                 from,
                 to,
-                keep_path: path,
+                keep_path: path || correct_overhead,
                 window_ns,
                 ..Default::default()
             };
@@ -363,6 +372,17 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 return Ok(());
             }
             let (mut a, err) = inputs.analyze(opts)?;
+            if correct_overhead {
+                if critpath_core::analyses::correct_overhead(&mut a).is_none() {
+                    return Err(Failure::Input(format!(
+                        "{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)",
+                        traces[0].display()
+                    )));
+                }
+                if !path {
+                    a.path = None;
+                }
+            }
             let next = match (next, remove.is_empty()) {
                 (None, true) => Vec::new(),
                 (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &remove)?,
@@ -395,6 +415,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                     t.push_str(&views::offsets(&al.offsets));
                 }
                 t.push_str(&views::table(&a, &name));
+                t.push_str(&views::correction(&a));
                 t.push_str(&views::next_paths(&next, top.unwrap_or(10)));
                 t.push_str(&views::windows(&a));
                 t
@@ -507,8 +528,14 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             kernel_functions,
             mmap_pages,
             perf,
+            calibrate,
             cmd,
         } => {
+            if calibrate && cmd.is_empty() {
+                let ns = critpath_sdk::calibrate();
+                println!("{ns:.1} ns per annotation event (critpath-sdk, Rust, on this machine); `critpath record --calibrate -- CMD` has each annotated process measure its own SDK");
+                return Ok(());
+            }
             let code = record::record(&record::Request {
                 output,
                 net,
@@ -517,6 +544,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 functions,
                 mmap_pages,
                 perf,
+                calibrate,
                 cmd,
             })?;
             match code {

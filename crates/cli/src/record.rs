@@ -18,6 +18,8 @@ pub struct Request {
     pub functions: Vec<String>,
     pub mmap_pages: Option<u32>,
     pub perf: Option<PathBuf>,
+    /// Have the SDKs measure their cost per event (CRITPATH_CALIBRATE).
+    pub calibrate: bool,
     pub cmd: Vec<String>,
 }
 
@@ -203,8 +205,24 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
         libc::signal(libc::SIGINT, ignore as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
     }
-    let status = Command::new(&perf)
-        .args(&args)
+    // The SDKs (SPEC §7) write their annotations next to the trace; a
+    // previous recording's would not belong to this one.
+    let annot = critpath_formats::annot::sibling(&req.output);
+    if annot.exists() {
+        std::fs::remove_file(&annot).map_err(|e| {
+            fail(format!(
+                "{}: cannot remove the old annotations: {e}",
+                annot.display()
+            ))
+        })?;
+    }
+    let annot_abs = std::path::absolute(&annot).unwrap_or_else(|_| annot.clone());
+    let mut command = Command::new(&perf);
+    command.args(&args).env("CRITPATH_OUT", &annot_abs);
+    if req.calibrate {
+        command.env("CRITPATH_CALIBRATE", "1");
+    }
+    let status = command
         .status()
         .map_err(|e| fail(format!("cannot run {}: {e}", perf.display())))?;
     let code = match (
@@ -222,8 +240,16 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
             req.output.display()
         )));
     }
+    let annotations = match std::fs::metadata(&annot) {
+        Ok(m) => format!(
+            " and {} ({:.1} MB of annotations, merged when analyzed)",
+            annot.display(),
+            m.len() as f64 / 1e6
+        ),
+        Err(_) => String::new(),
+    };
     eprintln!(
-        "critpath: recorded {} ({:.1} MB); analyze it with: critpath analyze {}",
+        "critpath: recorded {} ({:.1} MB){annotations}; analyze it with: critpath analyze {}",
         req.output.display(),
         size as f64 / 1e6,
         req.output.display()

@@ -263,6 +263,21 @@ pub fn next_paths(next: &[critpath_core::analyses::NextPath], top: usize) -> Str
 }
 
 /// The critical path by time window.
+/// What `--correct-overhead` removed.
+pub fn correction(a: &Analysis) -> String {
+    let Some(c) = &a.overhead_correction else {
+        return String::new();
+    };
+    format!(
+        "\noverhead correction: {:.1} ns per annotation event x {} events: {} removed from the states' totals, {} from the critical path (it was {})\n",
+        c.ns_per_event,
+        c.events,
+        dur(c.removed_total_ns),
+        dur(c.removed_path_ns),
+        dur(c.length_before_ns)
+    )
+}
+
 pub fn windows(a: &Analysis) -> String {
     let Some(ws) = &a.windows else {
         return String::new();

@@ -1426,6 +1426,8 @@ impl Engine {
             },
             cgraph,
             path: path_segments,
+            annotation_costs: Vec::new(),
+            overhead_correction: None,
         })
     }
 

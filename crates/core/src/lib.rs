@@ -18,7 +18,7 @@ pub mod synth;
 pub use engine::{Engine, Options, Speedup, Visit};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use results::{Analysis, Diagnostic};
-pub use source::{Location, ReadError, RecordSource, Scope, Summary, VecSource};
+pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};
 
 /// Records handed from reader to engine at a time.
@@ -103,6 +103,7 @@ pub fn run<S: RecordSource + ?Sized>(
     if first_error.is_none() {
         first_error = summary.error;
     }
-    let analysis = engine.finish(source.strings())?;
+    let mut analysis = engine.finish(source.strings())?;
+    analysis.annotation_costs = summary.annotation_costs;
     Ok((analysis, first_error))
 }

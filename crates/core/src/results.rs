@@ -202,6 +202,13 @@ pub struct Analysis {
     /// With `--window`: the path broken down by time window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub windows: Option<Vec<WindowRow>>,
+    /// The cost of the annotations the source knows of (see
+    /// [`crate::AnnotationCost`]).
+    #[serde(skip)]
+    pub annotation_costs: Vec<crate::source::AnnotationCost>,
+    /// With `--correct-overhead`: what was removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_correction: Option<crate::analyses::Correction>,
 }
 
 impl Analysis {

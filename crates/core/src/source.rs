@@ -98,6 +98,18 @@ pub trait RecordSource {
 pub struct Summary {
     pub diagnostics: Vec<Diagnostic>,
     pub error: Option<ReadError>,
+    /// SMs whose transitions are annotation events, with the measured cost
+    /// of one event in ns (`critpath record --calibrate`), for
+    /// [`crate::analyses::correct_overhead`].
+    pub annotation_costs: Vec<AnnotationCost>,
+}
+
+/// See [`Summary::annotation_costs`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotationCost {
+    pub sys: String,
+    pub sm: String,
+    pub ns_per_event: f64,
 }
 
 /// See [`RecordSource::scope`]: SM names for `--from` and `--to`.

@@ -206,7 +206,8 @@ impl AnnotReader {
         let fail = |m: String| ReadError::new(&name, Location::File, m, true);
         let f = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
         // SAFETY: read only; see PerfSource::open.
-        let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| fail(format!("cannot map: {e}")))?;
+        let map =
+            unsafe { memmap2::Mmap::map(&f) }.map_err(|e| fail(format!("cannot map: {e}")))?;
         let mut r = AnnotReader {
             name,
             map,
@@ -259,7 +260,12 @@ impl AnnotReader {
             let (Some(n), Some(pid), Some(tid)) =
                 (u32_at(b, at + 4), u32_at(b, at + 8), u32_at(b, at + 12))
             else {
-                self.problem(at, "block header cut short (the writer was stopped mid-write or the disk filled)".into(), true);
+                self.problem(
+                    at,
+                    "block header cut short (the writer was stopped mid-write or the disk filled)"
+                        .into(),
+                    true,
+                );
                 break;
             };
             let end = at + HEADER + n as usize;
@@ -434,8 +440,7 @@ impl AnnotSource {
 }
 
 /// What went wrong reading annotations: diagnostics for all of it, and the
-/// error (exit 2) when a block was damaged. A file cut inside its last
-/// block (a program killed while it wrote) is only a diagnostic.
+/// first problem as the error (exit 2; what could be read is analyzed).
 pub fn summary(reader: &mut AnnotReader) -> critpath_core::Summary {
     let mut out = Vec::new();
     let mut error = None;
@@ -444,7 +449,7 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_core::Summary {
             if cut { "cut-short" } else { "damaged-input" },
             e.to_string(),
         ));
-        if !cut && error.is_none() {
+        if error.is_none() {
             error = Some(e);
         }
     }
@@ -464,6 +469,7 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_core::Summary {
     critpath_core::Summary {
         diagnostics: out,
         error,
+        annotation_costs: Vec::new(),
     }
 }
 
@@ -501,6 +507,9 @@ impl critpath_core::RecordSource for AnnotSource {
     fn summary(&mut self) -> critpath_core::Summary {
         let mut s = summary(&mut self.reader);
         s.diagnostics.extend(self.builder.diagnostics());
+        s.annotation_costs = self
+            .builder
+            .annotation_costs(&self.reader.facts.calibration);
         s
     }
 }

@@ -224,8 +224,6 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
             AnySource::Memory(spans::read(&bytes, &name)?, format)
         }
         Format::Perf => AnySource::Perf(Box::new(perf::PerfSource::open(path)?)),
-        Format::Annotations => {
-            AnySource::Annotations(Box::new(annot::AnnotSource::open(path)?))
-        }
+        Format::Annotations => AnySource::Annotations(Box::new(annot::AnnotSource::open(path)?)),
     })
 }

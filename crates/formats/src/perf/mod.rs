@@ -774,13 +774,19 @@ impl RecordSource for PerfSource {
             );
         }
         let mut error = self.error.take();
+        let mut annotation_costs = Vec::new();
         if let Some(r) = self.annot.as_mut() {
             let s = crate::annot::summary(r);
             diagnostics.extend(s.diagnostics);
             error = error.or(s.error);
+            annotation_costs = self.builder.annotation_costs(&r.facts.calibration);
         }
         diagnostics.extend(self.builder.diagnostics());
-        Summary { diagnostics, error }
+        Summary {
+            diagnostics,
+            error,
+            annotation_costs,
+        }
     }
     fn scope(&self) -> Scope {
         self.scope.clone()

@@ -237,6 +237,9 @@ pub struct Builder {
     /// Problems with the annotations (unbalanced `end_sm`), the first few
     /// one by one.
     annot_problems: Vec<Diagnostic>,
+    /// SMs whose transitions are annotation events, and the process that
+    /// wrote them (for the overhead correction).
+    annotated: FxHashMap<Sym, u32>,
     pub counts: Counts,
     s: Names,
 }
@@ -303,6 +306,7 @@ impl Builder {
             tasks: FxHashMap::default(),
             annotations_only: false,
             annot_problems: Vec::new(),
+            annotated: FxHashMap::default(),
             counts: Counts::default(),
             s,
         }
@@ -328,7 +332,11 @@ impl Builder {
         {
             return;
         }
-        let rec = Record { t, sys: self.sys, ev };
+        let rec = Record {
+            t,
+            sys: self.sys,
+            ev,
+        };
         // Nearly always in order: insert from the back.
         let mut i = self.out.len();
         while i > 0 && self.out[i - 1].t > t {
@@ -1026,6 +1034,9 @@ impl Builder {
         };
         let t = a.t;
         let top = self.threads[&key].sm;
+        if self.annotations_only || top != self.threads[&key].base {
+            self.annotated.insert(top, a.pid);
+        }
         if !matches!(a.what, Annot::Send(_)) {
             self.quiet.remove(&top);
         }
@@ -1034,6 +1045,7 @@ impl Builder {
                 let base = self.strings.intern(name);
                 let wait = self.strings.intern(&format!("sm:{name}"));
                 let (sm, lane) = self.take_lane(base);
+                self.annotated.insert(sm, a.pid);
                 let l = self.link();
                 self.send(t, top, l);
                 self.wait(t, top, wait);
@@ -1122,6 +1134,27 @@ impl Builder {
                 self.threads.get_mut(&key).expect("known").run = s;
             }
         }
+    }
+
+    /// The annotated SMs whose process measured its cost per event.
+    pub fn annotation_costs(
+        &self,
+        calibration: &FxHashMap<u32, (f64, String)>,
+    ) -> Vec<critpath_core::AnnotationCost> {
+        let sys = self.strings.resolve(self.sys);
+        let mut v: Vec<_> = self
+            .annotated
+            .iter()
+            .filter_map(|(&sm, pid)| {
+                calibration.get(pid).map(|c| critpath_core::AnnotationCost {
+                    sys: sys.to_string(),
+                    sm: self.strings.resolve(sm).to_string(),
+                    ns_per_event: c.0,
+                })
+            })
+            .collect();
+        v.sort_by(|a, b| a.sm.cmp(&b.sm));
+        v
     }
 
     /// The builder's findings as diagnostics.

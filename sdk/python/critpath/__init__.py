@@ -1,0 +1,2 @@
+"""critpath: full-system critical-path analysis. The annotation SDK is
+:mod:`critpath.sdk`."""

@@ -1,0 +1,340 @@
+//! critpath-sdk: annotate a Rust program for critpath (SPEC §7).
+//!
+//! ```no_run
+//! let _req = critpath_sdk::sm("request"); // ends the SM when dropped
+//! critpath_sdk::state("parse");
+//! critpath_sdk::wait("idle", None, None); // an open wait: only a recv ends it
+//! critpath_sdk::recv(42, "process");
+//! critpath_sdk::send(43);
+//! ```
+//!
+//! The verbs are those of `sdk/c/critpath.h`. Events go to a per-thread
+//! buffer (no lock on the hot path), appended to the file named by
+//! `CRITPATH_OUT` in one `write` when full and when the thread exits (the
+//! main thread's at process exit); [`flush`] writes it now. With
+//! `CRITPATH_OUT` unset every call is one relaxed atomic load. With
+//! `CRITPATH_CALIBRATE=1` the process measures its cost per event and
+//! writes it to the trace for `critpath analyze --correct-overhead`. The
+//! file format is described in `crates/formats/src/annot.rs`.
+//!
+//! Ids at or above 2^63 are reserved; names longer than 1024 bytes are cut.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+const BUF: usize = 64 * 1024;
+const HDR: usize = 16;
+const MAXSTR: usize = 1024;
+const NONE: u16 = 0xffff;
+
+const BEGIN: u8 = 1;
+const END: u8 = 2;
+const STATE: u8 = 3;
+const WAIT: u8 = 4;
+const SEND: u8 = 5;
+const RECV: u8 = 6;
+const THREAD: u8 = 7;
+const LOST: u8 = 8;
+const CALIB: u8 = 9;
+
+/// 0: not set up, 1: on, 2: off.
+static MODE: AtomicU8 = AtomicU8::new(0);
+static OUT: OnceLock<Option<File>> = OnceLock::new();
+static CALIB_PS: AtomicU64 = AtomicU64::new(0);
+static WARNED: AtomicBool = AtomicBool::new(false);
+/// Bumped in a forked child: buffers of an older generation are the
+/// parent's.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn forked() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+fn now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn gettid() -> u32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+struct Buf {
+    data: Box<[u8]>,
+    len: usize,
+    tid: u32,
+    pid: u32,
+    events: u64,
+    lost: u64,
+    forks: u64,
+    /// Do not write (calibration's scratch buffer).
+    scratch: bool,
+}
+
+impl Buf {
+    fn new(scratch: bool) -> Buf {
+        let mut b = Buf {
+            data: vec![0u8; BUF].into_boxed_slice(),
+            len: 0,
+            tid: gettid(),
+            pid: std::process::id(),
+            events: 0,
+            lost: 0,
+            forks: FORKS.load(Ordering::Relaxed),
+            scratch,
+        };
+        b.start();
+        b
+    }
+
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.data[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    #[inline]
+    fn str(&mut self, s: Option<&str>) {
+        match s {
+            None => self.put(&NONE.to_le_bytes()),
+            Some(s) => {
+                let b = &s.as_bytes()[..s.len().min(MAXSTR)];
+                self.put(&(b.len() as u16).to_le_bytes());
+                self.put(b);
+            }
+        }
+    }
+
+    /// A new block: header room, thread name, lost count, calibration.
+    fn start(&mut self) {
+        self.len = HDR;
+        self.events = 0;
+        let mut name = [0u8; 17];
+        // SAFETY: PR_GET_NAME writes at most 16 bytes and a NUL.
+        unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) };
+        let n = name.iter().position(|&c| c == 0).unwrap_or(16);
+        self.put(&[THREAD]);
+        self.str(Some(&String::from_utf8_lossy(&name[..n])));
+        if self.lost > 0 {
+            self.put(&[LOST]);
+            self.put(&self.lost.to_le_bytes());
+            self.lost = 0;
+        }
+        let ps = CALIB_PS.load(Ordering::Relaxed);
+        if ps > 0 {
+            self.put(&[CALIB]);
+            self.put(&ps.to_le_bytes());
+            self.str(Some("rust"));
+        }
+    }
+
+    fn write(&mut self) {
+        if self.events == 0 || self.scratch {
+            return;
+        }
+        let payload = (self.len - HDR) as u32;
+        self.data[0..4].copy_from_slice(b"CPAB");
+        self.data[4..8].copy_from_slice(&payload.to_le_bytes());
+        self.data[8..12].copy_from_slice(&self.pid.to_le_bytes());
+        self.data[12..16].copy_from_slice(&self.tid.to_le_bytes());
+        let res = match OUT.get() {
+            Some(Some(f)) => (&*f).write_all(&self.data[..self.len]),
+            _ => Err(std::io::Error::other("not open")),
+        };
+        if let Err(e) = res {
+            self.lost += self.events;
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "critpath: cannot write annotations to {}: {e}; events are being dropped (the trace says how many)",
+                    std::env::var("CRITPATH_OUT").unwrap_or_default()
+                );
+            }
+        }
+        self.start();
+    }
+
+    #[inline]
+    fn event(&mut self, kind: u8, need: usize) {
+        if self.len + need > BUF {
+            self.write();
+        }
+        self.put(&[kind]);
+        self.put(&now().to_le_bytes());
+        self.events += 1;
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        self.write();
+    }
+}
+
+thread_local! {
+    static ME: RefCell<Option<Buf>> = const { RefCell::new(None) };
+}
+
+#[cold]
+fn init() -> bool {
+    let on = OUT
+        .get_or_init(|| {
+            let path = std::env::var_os("CRITPATH_OUT").filter(|p| !p.is_empty())?;
+            match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+            {
+                Ok(f) => {
+                    // SAFETY: registers a handler that only bumps an atomic.
+                    unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+                    if std::env::var("CRITPATH_CALIBRATE").is_ok_and(|v| !v.is_empty() && v != "0")
+                    {
+                        CALIB_PS.store((calibrate() * 1000.0) as u64, Ordering::Relaxed);
+                    }
+                    Some(f)
+                }
+                Err(e) => {
+                    eprintln!(
+                        "critpath: cannot open CRITPATH_OUT={}: {e}; annotations are off",
+                        path.to_string_lossy()
+                    );
+                    None
+                }
+            }
+        })
+        .is_some();
+    MODE.store(if on { 1 } else { 2 }, Ordering::Release);
+    on
+}
+
+#[inline]
+fn with(f: impl FnOnce(&mut Buf)) {
+    match MODE.load(Ordering::Relaxed) {
+        2 => return,
+        0 if !init() => return,
+        _ => {}
+    }
+    let _ = ME.try_with(|me| {
+        let mut me = me.borrow_mut();
+        let b = me.get_or_insert_with(|| Buf::new(false));
+        if b.forks != FORKS.load(Ordering::Relaxed) {
+            // A forked child: the buffered events are the parent's.
+            b.scratch = true;
+            *b = Buf::new(false);
+        }
+        f(b)
+    });
+}
+
+fn named(kind: u8, name: &str) {
+    with(|b| {
+        b.event(kind, 11 + name.len().min(MAXSTR));
+        b.str(Some(name));
+    })
+}
+
+/// A state machine begins on this thread (the paper's beginSM).
+pub fn begin_sm(name: &str) {
+    named(BEGIN, name)
+}
+
+/// The state machine on top of this thread's stack ends (endSM).
+pub fn end_sm(name: &str) {
+    named(END, name)
+}
+
+/// The current SM enters `name`.
+pub fn state(name: &str) {
+    named(STATE, name)
+}
+
+/// The current SM waits in `state` until SM `on_sm` enters `on_state`
+/// (any state when `None`); with `on_sm` `None` only a [`recv`] ends it.
+pub fn wait(state: &str, on_sm: Option<&str>, on_state: Option<&str>) {
+    with(|b| {
+        let n = state.len() + on_sm.map_or(0, str::len) + on_state.map_or(0, str::len);
+        b.event(WAIT, 15 + n.min(3 * MAXSTR));
+        b.str(Some(state));
+        b.str(on_sm);
+        b.str(on_sm.and(on_state));
+    })
+}
+
+/// A causal link leaves the current state (which goes on).
+pub fn send(id: u64) {
+    with(|b| {
+        b.event(SEND, 17);
+        b.put(&id.to_le_bytes());
+    })
+}
+
+/// The current SM enters `state`, depending on the [`send`] of `id`.
+pub fn recv(id: u64, state: &str) {
+    with(|b| {
+        b.event(RECV, 19 + state.len().min(MAXSTR));
+        b.put(&id.to_le_bytes());
+        b.str(Some(state));
+    })
+}
+
+/// Writes this thread's buffered events now.
+pub fn flush() {
+    if MODE.load(Ordering::Relaxed) == 1 {
+        let _ = ME.try_with(|me| {
+            if let Some(b) = me.borrow_mut().as_mut() {
+                b.write();
+            }
+        });
+    }
+}
+
+/// A begun state machine; it ends when dropped.
+#[must_use = "the SM ends when this guard is dropped"]
+pub struct Sm<'a> {
+    name: &'a str,
+}
+
+/// Begins SM `name` on this thread; the guard ends it.
+pub fn sm(name: &str) -> Sm<'_> {
+    begin_sm(name);
+    Sm { name }
+}
+
+impl Drop for Sm<'_> {
+    fn drop(&mut self) {
+        end_sm(self.name)
+    }
+}
+
+/// Measures the cost of one event here (clock read and buffer write, into
+/// a scratch buffer that is never written), in ns: the best of 5 rounds.
+pub fn calibrate() -> f64 {
+    const N: u32 = 200_000;
+    let mut b = Buf::new(true);
+    let mut best = u64::MAX;
+    for _ in 0..5 {
+        let t0 = now();
+        for i in 0..N {
+            if b.len + 32 > BUF {
+                b.len = HDR;
+            }
+            b.event(STATE, 24);
+            b.str(Some(if i & 1 == 1 {
+                "calibrate-a"
+            } else {
+                "calibrate-b"
+            }));
+        }
+        best = best.min(now() - t0);
+    }
+    best as f64 / N as f64
+}
