@@ -288,3 +288,67 @@ fn nftables_rules_put_the_kernel_net_path_on_the_critical_path() {
         "NET_RX on the path: {plain} ns without rules, {rules} ns with 3000"
     );
 }
+
+#[test]
+fn annotations_merge_with_the_kernel_recording_on_their_threads() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("annotated");
+    let st = Command::new("cc")
+        .args(["-O2", "-pthread", "-I"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/c"))
+        .arg("-o")
+        .arg(&bin)
+        .arg(example("annotated/pipeline.c"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = dir.path().join("a.data");
+    let o = run(&[
+        "record",
+        "--calibrate",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "60",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("a.data.annot"), "{err}");
+    let v = json_of(&["analyze", out.to_str().unwrap(), "--json"]);
+    // The annotated SMs carry the kernel's states of their threads while
+    // they are begun: stage2's work and its waits for a CPU dominate.
+    let share = |sm: &str, states: &[&str]| -> f64 {
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["sm"] == sm && states.contains(&s["state"].as_str().unwrap()))
+            .map(|s| s["criticality"].as_f64().unwrap())
+            .sum()
+    };
+    let stage2 = share("stage2", &["work", "runnable", "running"]);
+    assert!(stage2 > 0.7, "stage2 {stage2}: {}", v["states"]);
+    assert_eq!(v["states"][0]["sm"], "stage2", "{}", v["states"][0]);
+    // Each stage sits on its kernel thread: `annotated:TID` waits in sm:stageN.
+    for s in ["stage1", "stage2", "stage3"] {
+        let on = v["states"].as_array().unwrap().iter().any(|r| {
+            r["state"] == format!("sm:{s}") && r["sm"].as_str().unwrap().starts_with("annotated:")
+        });
+        assert!(on, "no thread holds {s}");
+    }
+    // The path still runs from the command's start to its exit.
+    let start = v["critical_path"]["start"]["sm"].as_str().unwrap();
+    assert!(start.starts_with("annotated:"), "{start}");
+    // Calibrated while recording: the overhead correction applies.
+    let fixed = json_of(&[
+        "analyze",
+        out.to_str().unwrap(),
+        "--json",
+        "--correct-overhead",
+    ]);
+    let c = &fixed["overhead_correction"];
+    assert!(c["events"].as_u64().unwrap() >= 60, "{c}");
+    assert!(c["ns_per_event"].as_f64().unwrap() > 0.0, "{c}");
+}

@@ -268,7 +268,7 @@ pub fn correct_overhead(a: &mut Analysis) -> Option<Correction> {
     }
     // Path segments keep their times: they place the path on the trace's
     // clock; only the totals change.
-    a.states.sort_by(|x, y| y.critical_ns.cmp(&x.critical_ns));
+    a.states.sort_by_key(|s| std::cmp::Reverse(s.critical_ns));
     let c = Correction {
         ns_per_event: if events > 0 {
             weighted / events as f64

@@ -346,7 +346,7 @@ impl AnnotReader {
     }
 
     /// The next annotation in time order (ties: file order).
-    pub fn next(&mut self) -> Option<AnnotRecord<'_>> {
+    pub fn next_annotation(&mut self) -> Option<AnnotRecord<'_>> {
         let Reverse((t, _, ci)) = self.heap.pop()?;
         let mut c = self.cursors[ci];
         let blk = self.blocks[c.block];
@@ -488,7 +488,7 @@ impl critpath_core::RecordSource for AnnotSource {
                     (r, critpath_core::Pos::Record(self.index))
                 }));
             }
-            match self.reader.next() {
+            match self.reader.next_annotation() {
                 Some(a) => self.builder.feed_annot(&a),
                 None => {
                     self.done = true;

@@ -515,7 +515,7 @@ impl PerfSource {
     fn feed_annotations(&mut self, until: Option<u64>) {
         let Some(r) = self.annot.as_mut() else { return };
         while r.peek_time().is_some_and(|a| until.is_none_or(|u| a <= u)) {
-            let a = r.next().expect("peeked");
+            let a = r.next_annotation().expect("peeked");
             self.builder.feed_annot(&a);
         }
     }

@@ -1,0 +1,206 @@
+"""The Python annotation SDK (critpath.sdk) end to end: real programs write
+CRITPATH_OUT and the critpath binary analyzes the file.
+
+    python3 -m unittest discover -s tests/python     (after cargo build --release)
+
+CRITPATH_BIN names the binary (default target/release/critpath)."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("CRITPATH_BIN", os.path.join(ROOT, "target", "release", "critpath"))
+SDK = os.path.join(ROOT, "sdk", "python")
+
+
+def run_py(code_or_path, out, args=(), extra_env=None):
+    env = dict(os.environ)
+    env.pop("CRITPATH_OUT", None)
+    env.pop("CRITPATH_CALIBRATE", None)
+    env["PYTHONPATH"] = SDK
+    if out is not None:
+        env["CRITPATH_OUT"] = out
+    env.update(extra_env or {})
+    if os.path.exists(code_or_path):
+        cmd = [sys.executable, code_or_path, *args]
+    else:
+        cmd = [sys.executable, "-c", textwrap.dedent(code_or_path), *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def analyze(path, *flags):
+    p = subprocess.run([BIN, "analyze", path, "--json", *flags], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError("critpath analyze failed (%d): %s" % (p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def row(v, sm, state):
+    for r in v["states"]:
+        if r["sm"] == sm and r["state"] == state:
+            return r
+    raise AssertionError("no %s:%s in %s" % (sm, state, [(r["sm"], r["state"]) for r in v["states"]]))
+
+
+class SdkTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.tmp.name, "t.annot")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_threaded_pipeline_example_shows_its_bottleneck(self):
+        p = run_py(os.path.join(ROOT, "examples", "annotated", "pipeline.py"), self.out, ["20"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("20 items", p.stdout)
+        v = analyze(self.out)
+        self.assertEqual(v["states"][0]["sm"], "stage2")
+        self.assertEqual(v["states"][0]["state"], "work")
+        self.assertGreater(v["states"][0]["criticality"], 0.8)
+        self.assertEqual(row(v, "stage2", "work")["visits"], 20)
+        # Each stage's SM sits on its thread, named after the thread.
+        self.assertTrue(any(r["sm"].startswith("stage2:") and r["state"] == "sm:stage2"
+                            for r in v["states"]))
+
+    def test_asyncio_tasks_have_their_own_stacks(self):
+        code = """
+            import asyncio, time
+            from critpath import sdk
+
+            async def worker(name, ms):
+                with sdk.sm(name):
+                    with sdk.state("io"):
+                        await asyncio.sleep(ms / 1000)
+                    sdk.state("done")
+
+            async def main():
+                await asyncio.gather(
+                    asyncio.create_task(worker("fast", 10), name="fast-task"),
+                    asyncio.create_task(worker("slow", 40), name="slow-task"))
+
+            asyncio.run(main())
+        """
+        p = run_py(code, self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = analyze(self.out)
+        slow, fast = row(v, "slow", "io"), row(v, "fast", "io")
+        self.assertGreaterEqual(slow["total_ns"], 40_000_000)
+        self.assertGreaterEqual(fast["total_ns"], 10_000_000)
+        self.assertLess(fast["total_ns"], 40_000_000)
+        # Interleaved on one thread, yet neither task's stack disturbed the
+        # other's: each SM has its own task base named after the task, and
+        # leaving the `with state` block went back to "running".
+        bases = {r["sm"] for r in v["states"] if r["state"].startswith("sm:")}
+        self.assertTrue(any(b.endswith("/slow-task") for b in bases), bases)
+        self.assertTrue(any(b.endswith("/fast-task") for b in bases), bases)
+        self.assertEqual(row(v, "slow", "running")["visits"], 2)
+        kinds = [d["kind"] for d in v["diagnostics"]]
+        self.assertNotIn("stack-mismatch", kinds)
+        self.assertGreaterEqual(v["critical_path"]["length_ns"], 40_000_000)
+
+    def test_waits_sends_and_recvs_across_threads(self):
+        code = """
+            import threading, time
+            from critpath import sdk
+            def consumer():
+                with sdk.sm("consumer"):
+                    sdk.wait("idle", "producer", "ready")
+                    time.sleep(0.03)
+                    sdk.state("use")
+                    sdk.wait("for-item")
+                    time.sleep(0.01)
+                    sdk.recv(1 << 40, "use-item")
+                    time.sleep(0.005)
+            def producer():
+                with sdk.sm("producer"):
+                    sdk.state("make")
+                    time.sleep(0.02)
+                    sdk.state("ready")
+                    time.sleep(0.015)
+                    sdk.send(1 << 40)
+            ts = [threading.Thread(target=consumer), threading.Thread(target=producer)]
+            [t.start() for t in ts]; [t.join() for t in ts]
+        """
+        p = run_py(code, self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = analyze(self.out)
+        self.assertEqual(row(v, "consumer", "use-item")["visits"], 1)
+        self.assertGreater(row(v, "consumer", "for-item")["critical_ns"], 0)
+        kinds = [d["kind"] for d in v["diagnostics"]]
+        self.assertNotIn("recv-without-send", kinds)
+        self.assertNotIn("wait-advanced-early", kinds)
+
+    def test_off_does_nothing_and_costs_little(self):
+        code = """
+            import time
+            from critpath import sdk
+            n = 200000
+            t0 = time.perf_counter_ns()
+            for i in range(n):
+                sdk.state("a")
+            print("%.0f" % ((time.perf_counter_ns() - t0) / n))
+        """
+        p = run_py(code, None)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.listdir(self.tmp.name), [])
+        self.assertLess(float(p.stdout), 2000)
+
+    def test_unwritable_or_full_output_never_stops_the_program(self):
+        code = """
+            from critpath import sdk
+            with sdk.sm("x"):
+                for i in range(20000):
+                    sdk.state("s%d" % (i % 3))
+            print("done")
+        """
+        for out, says in (("/nonexistent-dir/t.annot", "annotations are off"),
+                          ("/dev/full", "cannot write annotations")):
+            p = run_py(code, out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout, "done\n")
+            self.assertIn(says, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_unbalanced_end_sm_is_diagnosed(self):
+        code = """
+            from critpath import sdk
+            sdk.begin_sm("a")
+            sdk.state("work")
+            sdk.end_sm("b")
+            sdk.end_sm("a")
+        """
+        p = run_py(code, self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = analyze(self.out)
+        kinds = [d["kind"] for d in v["diagnostics"]]
+        self.assertIn("stack-mismatch", kinds)
+
+    def test_calibration_and_overhead_correction(self):
+        code = """
+            from critpath import sdk
+            with sdk.sm("x"):
+                for i in range(20000):
+                    sdk.state("a")
+                    sdk.state("b")
+        """
+        p = run_py(code, self.out, extra_env={"CRITPATH_CALIBRATE": "1"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        raw = analyze(self.out)
+        fixed = analyze(self.out, "--correct-overhead")
+        c = fixed["overhead_correction"]
+        self.assertGreater(c["ns_per_event"], 10)
+        # Nothing happens between the events: the correction takes most of
+        # the states' time away.
+        before = row(raw, "x", "a")["total_ns"] + row(raw, "x", "b")["total_ns"]
+        after = row(fixed, "x", "a")["total_ns"] + row(fixed, "x", "b")["total_ns"]
+        self.assertLess(after, 0.6 * before)
+
+
+if __name__ == "__main__":
+    unittest.main()
