@@ -8,7 +8,7 @@
  * next item (a cp_recv of the id that stage sent) and, when its output
  * queue is full, on the next stage taking an item; it is in the open waits
  * `idle` and `full` only while it really waits. Usage: pipeline [ITEMS]
- * [STAGE2_US]
+ * [STAGE2_US] [STAGE1_AND_3_US]
  */
 #include "critpath.h"
 #include <pthread.h>
@@ -111,6 +111,7 @@ static void *stage(void *arg) {
 int main(int argc, char **argv) {
     if (argc > 1) items = atoi(argv[1]);
     if (argc > 2) stage_us[1] = atol(argv[2]);
+    if (argc > 3) stage_us[0] = stage_us[2] = atol(argv[3]);
     q_init(&q12);
     q_init(&q23);
     pthread_t t[3];

@@ -331,3 +331,26 @@ fn a_damaged_annotation_file_is_analyzed_up_to_the_damage_with_exit_2() {
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("stage"));
 }
+
+#[test]
+fn with_sys_sdt_h_the_calls_are_also_usdt_probes() {
+    need_cc!();
+    let sdt = ["/usr/include/sys/sdt.h", "/usr/include/x86_64-linux-gnu/sys/sdt.h"];
+    if !sdt.iter().any(|p| Path::new(p).exists()) {
+        eprintln!("skipped: no <sys/sdt.h> (scripts/setup.sh installs systemtap-sdt-dev)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), &example("annotated/pipeline.c"), "pipeline");
+    let Ok(notes) = Command::new("readelf").arg("-n").arg(&bin).output() else {
+        eprintln!("skipped: no readelf");
+        return;
+    };
+    let notes = String::from_utf8_lossy(&notes.stdout);
+    for probe in ["begin_sm", "end_sm", "state", "wait", "send", "recv"] {
+        assert!(
+            notes.contains("Provider: critpath") && notes.contains(&format!("Name: {probe}")),
+            "no USDT probe critpath:{probe} in {notes}"
+        );
+    }
+}
