@@ -335,7 +335,10 @@ fn a_damaged_annotation_file_is_analyzed_up_to_the_damage_with_exit_2() {
 #[test]
 fn with_sys_sdt_h_the_calls_are_also_usdt_probes() {
     need_cc!();
-    let sdt = ["/usr/include/sys/sdt.h", "/usr/include/x86_64-linux-gnu/sys/sdt.h"];
+    let sdt = [
+        "/usr/include/sys/sdt.h",
+        "/usr/include/x86_64-linux-gnu/sys/sdt.h",
+    ];
     if !sdt.iter().any(|p| Path::new(p).exists()) {
         eprintln!("skipped: no <sys/sdt.h> (scripts/setup.sh installs systemtap-sdt-dev)");
         return;
