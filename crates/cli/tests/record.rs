@@ -101,8 +101,10 @@ fn pipeline_bottleneck_is_the_middle_stage() {
         top["sm"].as_str().unwrap().starts_with("stage2:") && top["state"] == "running",
         "top state: {top}"
     );
+    // Running, or waiting for one of the two CPUs the three stages and
+    // perf share: stage2's thread is the path either way.
     assert!(
-        criticality(&v, "stage2", "running") > 0.8,
+        criticality(&v, "stage2", "running") + criticality(&v, "stage2", "runnable") > 0.85,
         "{}",
         v["states"]
     );
