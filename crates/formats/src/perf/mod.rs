@@ -89,6 +89,11 @@ enum Decoder {
         id: Field,
     },
     SysExit,
+    /// A uprobe or kprobe on a function's entry, or its return probe.
+    Func {
+        func: Sym,
+        ret: bool,
+    },
 }
 
 /// The scheduler, interrupt and timer tracepoints of the OS execution
@@ -626,6 +631,10 @@ impl Decoding {
             },
             Decoder::SysEnter { id } => KEvent::SysEnter { nr: id.u64(raw) },
             Decoder::SysExit => KEvent::SysExit,
+            Decoder::Func { func, ret } => KEvent::Func {
+                func: *func,
+                ret: *ret,
+            },
         })
     }
 }
@@ -692,6 +701,19 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
         }
         ("raw_syscalls", "sys_enter") => Decoder::SysEnter { id: g("id")? },
         ("raw_syscalls", "sys_exit") => Decoder::SysExit,
+        // Function probes: `critpath record --functions/--kernel-functions`
+        // (groups critpath_fn, critpath_kfn) or `perf probe` (probe,
+        // probe_BIN); `NAME__return` is the return probe.
+        (sys, name) if sys.starts_with("probe") || sys.starts_with("critpath_") => {
+            let (func, ret) = match name.strip_suffix("__return") {
+                Some(f) => (f, true),
+                None => (name, false),
+            };
+            Decoder::Func {
+                func: strings.intern(&format!("running:{func}")),
+                ret,
+            }
+        }
         _ => return None,
     })
 }

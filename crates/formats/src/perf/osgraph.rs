@@ -82,6 +82,12 @@ pub enum KEvent {
         nr: u64,
     },
     SysExit,
+    /// A function probe (uprobe, kprobe) on the sample's task: `func` is
+    /// the state `running:FUNCTION`; `ret` for the return probe.
+    Func {
+        func: Sym,
+        ret: bool,
+    },
 }
 
 /// One kernel event: when, on which CPU, in which task's context.
@@ -152,6 +158,9 @@ struct Thread {
     /// Annotated SMs begun on this thread and not ended, innermost last;
     /// each keeps the `run` state of the SM below it.
     stack: Vec<Frame>,
+    /// Probed functions the thread is in, innermost last, each with the
+    /// `run` state to go back to when it returns.
+    funcs: Vec<(Sym, Sym)>,
     st: St,
     since: u64,
     /// The timer this thread armed last while running (for inference).
@@ -445,6 +454,7 @@ impl Builder {
                     run: self.s.running,
                     base: sm,
                     stack: Vec::new(),
+                    funcs: Vec::new(),
                     st: St::Unknown,
                     since: 0,
                     armed: None,
@@ -628,6 +638,7 @@ impl Builder {
             // A later life of this tid (reuse) is a new thread, not one
             // that predates the recording.
             th.counted = true;
+            th.funcs.clear();
             // Annotated SMs still begun end with the thread.
             let frames = std::mem::take(&mut th.stack);
             let base = th.base;
@@ -947,6 +958,12 @@ impl Builder {
                 let th = self.threads.get_mut(&k.tid).expect("alive");
                 th.sys = Some(Syscall { nr, seg: Some(t) });
             }
+            KEvent::Func { func, ret } => {
+                if self.ignored(k.tid) || !self.cpus[cpu as usize].ctx.is_empty() {
+                    return;
+                }
+                self.function(t, k.tid, func, ret);
+            }
             KEvent::SysExit => {
                 if self.ignored(k.tid) || !self.cpus[cpu as usize].ctx.is_empty() {
                     return;
@@ -960,6 +977,32 @@ impl Builder {
                     self.state(t, sm, run);
                 }
             }
+        }
+    }
+
+    /// A running thread enters (or returns from) a probed function: its
+    /// running state is `running:FUNCTION` meanwhile. Inside a system call
+    /// (kernel functions) the call's segment ends there and starts again at
+    /// the return.
+    fn function(&mut self, t: u64, tid: u32, func: Sym, ret: bool) {
+        self.close_segment(tid, None);
+        let th = self.threads.get_mut(&tid).expect("alive");
+        if ret {
+            // A return whose entry was lost (or predates the recording) is
+            // ignored; one that skips frames (longjmp) pops them.
+            let Some(pos) = th.funcs.iter().rposition(|f| f.0 == func) else {
+                return;
+            };
+            th.run = th.funcs[pos].1;
+            th.funcs.truncate(pos);
+        } else {
+            th.funcs.push((func, th.run));
+            th.run = func;
+        }
+        let (sm, run) = (th.sm, th.run);
+        match th.sys.as_mut() {
+            Some(sc) if ret && th.funcs.is_empty() => sc.seg = Some(t),
+            _ => self.state(t, sm, run),
         }
     }
 
@@ -1000,6 +1043,7 @@ impl Builder {
                     run: self.s.running,
                     base: sm,
                     stack: Vec::new(),
+                    funcs: Vec::new(),
                     st: St::Running,
                     since: a.t,
                     armed: None,
