@@ -515,6 +515,13 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
             req.output.display()
         )));
     }
+    // Timer callbacks by name, from this kernel, for wherever the trace
+    // is analyzed.
+    let syms = perf::symbols_path(&req.output);
+    let _ = std::fs::remove_file(&syms);
+    if let Err(e) = perf::save_symbols(&req.output) {
+        eprintln!("critpath: note: kernel function names not saved ({e}); analysis will read this machine's /proc/kallsyms");
+    }
     let annotations = match std::fs::metadata(&annot) {
         Ok(m) => format!(
             " and {} ({:.1} MB of annotations, merged when analyzed)",

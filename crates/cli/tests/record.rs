@@ -449,3 +449,21 @@ fn kernel_functions_need_kprobes_and_say_so_when_missing() {
         );
     }
 }
+
+#[test]
+fn the_in_place_perf_reader_agrees_with_the_general_one() {
+    need_recording!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "pingpong");
+    let (data, o) = record(dir.path(), "pingpong", &[bin.to_str().unwrap(), "2000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let analyze = |in_place: bool| {
+        let mut src = critpath_formats::perf::PerfSource::open_with(&data, in_place).unwrap();
+        let (a, err) = critpath_core::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+        assert!(err.is_none(), "{err:?}");
+        serde_json::to_value(&a).unwrap()
+    };
+    let (fast, general) = (analyze(true), analyze(false));
+    assert!(fast["stats"]["records"].as_u64().unwrap() > 10_000);
+    assert_eq!(fast, general);
+}

@@ -8,6 +8,7 @@
 //! records, and the analysis says the file was cut.
 
 pub mod osgraph;
+pub mod records;
 pub mod syscalls;
 pub mod tracefmt;
 
@@ -18,7 +19,6 @@ use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use osgraph::{Builder, Comm, KEvent, KRecord};
 use rustc_hash::FxHashMap;
-use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
@@ -153,6 +153,10 @@ pub struct PerfSource {
     /// The SDKs' annotations recorded with it (`OUT.annot`), merged in
     /// time order.
     annot: Option<crate::annot::AnnotReader>,
+    /// The file's bytes and, where the file allows, the in-place reader of
+    /// its records (else `iter` reads them).
+    bytes: Bytes,
+    raw: Option<records::RawRecords>,
 }
 
 fn err(name: &str, msg: impl Into<String>) -> ReadError {
@@ -253,6 +257,13 @@ fn recorded_command(cmdline: &[&str]) -> Option<String> {
 
 impl PerfSource {
     pub fn open(path: &Path) -> Result<PerfSource, ReadError> {
+        Self::open_with(path, true)
+    }
+
+    /// [`Self::open`]; `in_place` false reads every file with
+    /// `linux-perf-data`'s general iterator (to check the in-place reader
+    /// against it).
+    pub fn open_with(path: &Path, in_place: bool) -> Result<PerfSource, ReadError> {
         let name = path.display().to_string();
         let f = std::fs::File::open(path).map_err(|e| err(&name, format!("cannot open: {e}")))?;
         // SAFETY: the file is only read; a file changed underneath is the
@@ -352,6 +363,21 @@ impl PerfSource {
             .map(|a| a.attributes().sample_format.bits())
             .unwrap_or(0);
         let (names, target) = scan_names(bytes.as_ref(), &lay2, cmd.as_deref(), sample_type);
+        let events: Vec<(u64, Vec<u64>)> = perf_file
+            .event_attributes()
+            .iter()
+            .map(|a| (a.attributes().sample_format.bits(), a.event_ids.clone()))
+            .collect();
+        let raw = in_place
+            .then(|| {
+                records::RawRecords::new(
+                    bytes.as_ref(),
+                    lay2.data_offset as usize,
+                    (lay2.data_offset + lay2.data_size) as usize,
+                    &events,
+                )
+            })
+            .flatten();
 
         // Samples are decoded by the tracepoint id each one carries in its
         // first field (common_type), so a file whose event-id table was
@@ -375,6 +401,13 @@ impl PerfSource {
             kinds.push(kind);
         }
         let has = |k: &str| kinds.iter().any(|x| x == k);
+        // Timer events name their callbacks: by the names saved when the
+        // file was recorded, else from the kernel's symbol table (loaded
+        // meanwhile).
+        let saved = load_symbols(&symbols_path(path));
+        let timers = decoders
+            .values()
+            .any(|d| matches!(d, Decoder::TimerStart { .. } | Decoder::TimerEntry { .. }));
         if has("sched:sched_waking") {
             // The waking is the earlier, truer point of a wakeup.
             if let Some(f) = by_id.values().find(|f| f.name == "sched_wakeup") {
@@ -425,6 +458,8 @@ impl PerfSource {
             dec: Decoding {
                 decoders,
                 kallsyms: None,
+                kallsyms_loading: (timers && saved.is_empty()).then(Kallsyms::spawn),
+                saved,
                 funcs: FxHashMap::default(),
                 irq_names: FxHashMap::default(),
             },
@@ -441,11 +476,17 @@ impl PerfSource {
             range,
             stash: None,
             annot,
+            bytes,
+            raw,
         })
     }
 
     /// Reads perf records until the builder has output or the file ends.
     fn pump(&mut self) -> Result<(), ReadError> {
+        if self.raw.is_some() {
+            self.pump_raw();
+            return Ok(());
+        }
         while !self.done {
             if let Some(r) = self.builder.pop_ready() {
                 self.stash = Some(r);
@@ -500,7 +541,7 @@ impl PerfSource {
                     }
                     self.timed.1 = t;
                     if let Some(ev) = self.dec.decode(&mut self.builder.strings, &raw) {
-                        self.feed_annotations(Some(t));
+                        feed_annotations(&mut self.annot, &mut self.builder, Some(t));
                         self.builder.feed(&KRecord { t, cpu, tid, ev });
                     }
                 }
@@ -510,26 +551,123 @@ impl PerfSource {
         Ok(())
     }
 
-    fn finish_input(&mut self) {
-        self.done = true;
-        self.feed_annotations(None);
-        self.builder.finish();
-    }
-
-    /// Feeds the annotations up to time `until` (all with `None`).
-    fn feed_annotations(&mut self, until: Option<u64>) {
-        let Some(r) = self.annot.as_mut() else { return };
-        while r.peek_time().is_some_and(|a| until.is_none_or(|u| a <= u)) {
-            let a = r.next_annotation().expect("peeked");
-            self.builder.feed_annot(&a);
+    /// [`Self::pump`] with the in-place reader.
+    fn pump_raw(&mut self) {
+        while !self.done {
+            if let Some(r) = self.builder.pop_ready() {
+                self.stash = Some(r);
+                return;
+            }
+            self.feed_raw(64);
         }
     }
+
+    /// Feeds up to `n` samples from the in-place reader to the builder;
+    /// at the end of the file, finishes the input.
+    fn feed_raw(&mut self, n: usize) {
+        let b = self.bytes.as_ref();
+        let rr = self.raw.as_mut().expect("raw reader");
+        for _ in 0..n {
+            let Some(s) = rr.next_sample(b) else {
+                self.samples = rr.samples;
+                self.lost = rr.lost;
+                self.finish_input();
+                return;
+            };
+            if self.timed.0 == 0 {
+                self.timed.0 = s.t;
+            }
+            self.timed.1 = s.t;
+            if let Some(ev) = self
+                .dec
+                .decode(&mut self.builder.strings, &b[s.raw.0..s.raw.1])
+            {
+                feed_annotations(&mut self.annot, &mut self.builder, Some(s.t));
+                self.builder.feed(&KRecord {
+                    t: s.t,
+                    cpu: s.cpu,
+                    tid: s.tid,
+                    ev,
+                });
+            }
+        }
+    }
+
+    fn finish_input(&mut self) {
+        self.done = true;
+        feed_annotations(&mut self.annot, &mut self.builder, None);
+        self.builder.finish();
+    }
+}
+
+/// Feeds the annotations up to time `until` (all with `None`).
+fn feed_annotations(
+    annot: &mut Option<crate::annot::AnnotReader>,
+    builder: &mut Builder,
+    until: Option<u64>,
+) {
+    let Some(r) = annot.as_mut() else { return };
+    while r.peek_time().is_some_and(|a| until.is_none_or(|u| a <= u)) {
+        let a = r.next_annotation().expect("peeked");
+        builder.feed_annot(&a);
+    }
+}
+
+/// Where `critpath record -o OUT` keeps the names of the kernel functions
+/// the trace refers to: `OUT.syms`.
+pub fn symbols_path(perf_data: &Path) -> std::path::PathBuf {
+    let mut s = perf_data.as_os_str().to_owned();
+    s.push(".syms");
+    std::path::PathBuf::from(s)
+}
+
+fn load_symbols(path: &Path) -> FxHashMap<u64, String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return FxHashMap::default();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let (a, n) = l.split_once(' ')?;
+            Some((u64::from_str_radix(a, 16).ok()?, n.to_string()))
+        })
+        .collect()
+}
+
+/// Reads a perf.data through and writes the names of the kernel functions
+/// its events refer to (timer callbacks) next to it, from this kernel's
+/// symbol table: the trace then names them right wherever it is analyzed,
+/// and without reading /proc/kallsyms. Returns how many were written.
+pub fn save_symbols(perf_data: &Path) -> std::io::Result<usize> {
+    let mut src = PerfSource::open(perf_data).map_err(std::io::Error::other)?;
+    while !src.done || src.stash.is_some() {
+        if let Ok(None) | Err(_) = src.next_record() {
+            break;
+        }
+    }
+    let mut out = String::new();
+    let mut n = 0;
+    let mut funcs: Vec<_> = src.dec.funcs.iter().collect();
+    funcs.sort();
+    for (addr, sym) in funcs {
+        let name = src.builder.strings.resolve(*sym);
+        if !name.starts_with("0x") {
+            out.push_str(&format!("{addr:x} {name}\n"));
+            n += 1;
+        }
+    }
+    std::fs::write(symbols_path(perf_data), out)?;
+    Ok(n)
 }
 
 /// Decoding state: per attribute a decoder, and name caches.
 struct Decoding {
     decoders: FxHashMap<u16, Decoder>,
     kallsyms: Option<Kallsyms>,
+    /// The table being loaded in the background.
+    kallsyms_loading: Option<std::thread::JoinHandle<Kallsyms>>,
+    /// Names saved at recording time (`OUT.syms`), which take precedence:
+    /// they are the recording kernel's.
+    saved: FxHashMap<u64, String>,
     funcs: FxHashMap<u64, Sym>,
     irq_names: FxHashMap<Vec<u8>, Sym>,
 }
@@ -540,7 +678,19 @@ impl Decoding {
         if let Some(&s) = self.funcs.get(&addr) {
             return s;
         }
-        let ks = self.kallsyms.get_or_insert_with(Kallsyms::load);
+        if let Some(n) = self.saved.get(&addr) {
+            let s = strings.intern(n);
+            self.funcs.insert(addr, s);
+            return s;
+        }
+        if self.kallsyms.is_none() {
+            let loaded = match self.kallsyms_loading.take() {
+                Some(h) => h.join().unwrap_or_else(|_| Kallsyms::load()),
+                None => Kallsyms::load(),
+            };
+            self.kallsyms = Some(loaded);
+        }
+        let ks = self.kallsyms.as_ref().expect("loaded");
         let n = ks
             .name(addr)
             .map(str::to_string)
@@ -719,34 +869,52 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
 }
 
 /// Kernel function names by address, from /proc/kallsyms (readable as
-/// root; elsewhere addresses stay numbers).
+/// root; elsewhere addresses stay numbers): the file's text and its
+/// function symbols sorted by address.
 struct Kallsyms {
-    by_addr: HashMap<u64, String>,
+    text: String,
+    /// (address, start and end of the name in `text`).
+    funcs: Vec<(u64, u32, u32)>,
 }
 
 impl Kallsyms {
     fn load() -> Kallsyms {
-        let mut by_addr = HashMap::new();
-        if let Ok(text) = std::fs::read_to_string("/proc/kallsyms") {
-            for line in text.lines() {
-                let mut it = line.split_ascii_whitespace();
-                let (Some(a), Some(kind), Some(name)) = (it.next(), it.next(), it.next()) else {
-                    continue;
-                };
-                if !matches!(kind, "t" | "T" | "w" | "W") {
-                    continue;
-                }
-                if let Ok(a) = u64::from_str_radix(a, 16) {
-                    if a != 0 {
-                        by_addr.entry(a).or_insert_with(|| name.to_string());
-                    }
+        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+        let mut funcs = Vec::new();
+        let mut at = 0usize;
+        for line in text.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            let mut it = line.split_ascii_whitespace();
+            let (Some(a), Some(kind), Some(name)) = (it.next(), it.next(), it.next()) else {
+                continue;
+            };
+            if !matches!(kind, "t" | "T" | "w" | "W") {
+                continue;
+            }
+            if let Ok(a) = u64::from_str_radix(a, 16) {
+                if a != 0 {
+                    let off = name.as_ptr() as usize - line.as_ptr() as usize + start;
+                    funcs.push((a, off as u32, (off + name.len()) as u32));
                 }
             }
         }
-        Kallsyms { by_addr }
+        // The first name of an address wins.
+        funcs.sort_by_key(|f| f.0);
+        funcs.dedup_by_key(|f| f.0);
+        Kallsyms { text, funcs }
     }
+
+    /// Loads the table on another thread (reading /proc/kallsyms is slow:
+    /// the kernel formats it) while the trace is read.
+    fn spawn() -> std::thread::JoinHandle<Kallsyms> {
+        std::thread::spawn(Kallsyms::load)
+    }
+
     fn name(&self, addr: u64) -> Option<&str> {
-        self.by_addr.get(&addr).map(String::as_str)
+        let i = self.funcs.binary_search_by_key(&addr, |f| f.0).ok()?;
+        let (_, a, b) = self.funcs[i];
+        self.text.get(a as usize..b as usize)
     }
 }
 
@@ -765,6 +933,40 @@ impl RecordSource for PerfSource {
             }
             self.pump()?;
         }
+    }
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        if self.raw.is_none() {
+            // The general path, record by record.
+            out.clear();
+            while out.len() < max {
+                match self.next_record()? {
+                    Some(r) => out.push(r),
+                    None => break,
+                }
+            }
+            return Ok(());
+        }
+        out.clear();
+        if let Some(r) = self.stash.take() {
+            self.index += 1;
+            out.push((r, Pos::Record(self.index)));
+        }
+        while out.len() < max {
+            let next = if self.done {
+                self.builder.pop_all()
+            } else {
+                self.builder.pop_ready()
+            };
+            match next {
+                Some(r) => {
+                    self.index += 1;
+                    out.push((r, Pos::Record(self.index)));
+                }
+                None if self.done => break,
+                None => self.feed_raw(256),
+            }
+        }
+        Ok(())
     }
     fn strings(&self) -> &Interner {
         &self.builder.strings
