@@ -130,6 +130,9 @@ enum Cmd {
         /// Also show the next K most critical paths.
         #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "1")]
         next: Option<usize>,
+        /// Subtract the measured cost of annotation events (see `analyze`).
+        #[arg(long)]
+        correct_overhead: bool,
     },
     /// Export the analysis for other tools: Perfetto/Chrome JSON, CSV, Parquet.
     ///
@@ -373,12 +376,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             }
             let (mut a, err) = inputs.analyze(opts)?;
             if correct_overhead {
-                if critpath_core::analyses::correct_overhead(&mut a).is_none() {
-                    return Err(Failure::Input(format!(
-                        "{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)",
-                        traces[0].display()
-                    )));
-                }
+                correct(&mut a, &traces[0])?;
                 if !path {
                     a.path = None;
                 }
@@ -427,6 +425,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             traces,
             output,
             next,
+            correct_overhead,
         } => {
             let inputs = Inputs::new(&traces)?;
             let opts = Options {
@@ -443,6 +442,15 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             } else {
                 inputs.analyze(opts)?
             };
+            let mut a = a;
+            if correct_overhead {
+                correct(&mut a, &traces[0])?;
+                let said = views::correction(&a);
+                a.diagnostics.push(critpath_core::Diagnostic::new(
+                    "overhead-correction",
+                    said.trim(),
+                ));
+            }
             let next = match next {
                 Some(k) if a.critical_path.found => inputs.next_paths(&a, k, &[])?,
                 _ => Vec::new(),
@@ -983,5 +991,17 @@ fn check(trace: &Path, json: bool) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(Failure::Check)
+    }
+}
+
+/// `--correct-overhead`: takes the calibrated cost of annotation events out
+/// of the analysis, or says how to calibrate.
+fn correct(a: &mut Analysis, trace: &Path) -> Result<(), Failure> {
+    match critpath_core::analyses::correct_overhead(a) {
+        Some(_) => Ok(()),
+        None => Err(Failure::Input(format!(
+            "{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)",
+            trace.display()
+        ))),
     }
 }

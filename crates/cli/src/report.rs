@@ -25,6 +25,7 @@ fn advice(kind: &str) -> &'static str {
         "disconnected" => "No path from the start to the destination: look at the SMs on either side of the disconnect for an overlooked dependence, or at an under-provisioned resource.",
         "stack-mismatch" => "SM entries and exits (or calls and returns) are not properly nested: fix the annotations.",
         "clock-offset" => "Clocks of different hosts were aligned from their messages.",
+        "overhead-correction" => "The measured cost of the annotation events was taken out of the states' times (VTRACE's perturbation correction).",
         _ => "",
     }
 }

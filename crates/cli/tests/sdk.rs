@@ -185,6 +185,12 @@ fn calibrated_overhead_is_subtracted_from_states_of_known_length() {
     // The table says what was removed.
     let t = run(&["analyze", p, "--correct-overhead"]);
     assert!(String::from_utf8_lossy(&t.stdout).contains("overhead correction:"));
+    // So does the HTML report.
+    let html = dir.path().join("k.html");
+    let r = run(&["report", p, "--correct-overhead", "-o", html.to_str().unwrap()]);
+    assert!(r.status.success());
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("overhead correction: "), "report says what was removed");
 }
 
 #[test]
