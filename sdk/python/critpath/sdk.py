@@ -26,6 +26,7 @@ import struct
 import sys
 import threading
 import time
+import weakref
 
 __all__ = [
     "begin_sm", "end_sm", "state", "wait", "send", "recv", "flush", "sm", "calibrate",
@@ -38,7 +39,9 @@ _BEGIN, _END, _STATE, _WAIT, _SEND, _RECV, _THREAD, _LOST, _CALIB, _TASK = range
 _path = os.environ.get("CRITPATH_OUT") or None
 _fd = None
 _lock = threading.Lock()
-_buffers = []
+# Live buffers, for the flush at exit; a thread's buffer is written when the
+# thread ends and its thread-local data goes.
+_buffers = weakref.WeakSet()
 _calib_ps = 0
 _warned = False
 _now = time.monotonic_ns  # CLOCK_MONOTONIC, the clock critpath record gives perf
@@ -79,7 +82,7 @@ def _s(name):
 
 class _Buffer:
     __slots__ = ("parts", "size", "events", "lost", "tid", "pid", "gen", "task", "stacks",
-                 "scratch")
+                 "scratch", "__weakref__")
 
     def __init__(self, scratch=False):
         self.scratch = scratch
@@ -126,6 +129,14 @@ class _Buffer:
                     "(the trace says how many)\n" % (_path, e))
         self._start()
 
+    def __del__(self):
+        # The thread ended (its thread-local data is gone).
+        try:
+            if self.gen == _gen:
+                self.write()
+        except Exception:
+            pass
+
     def add(self, rec):
         self.parts.append(rec)
         self.size += len(rec)
@@ -140,7 +151,7 @@ def _buffer():
         b = _Buffer()
         _local.b = b
         with _lock:
-            _buffers.append(b)
+            _buffers.add(b)
     # Records of an asyncio task go to the task's own stack.
     task = _current_task()
     tid = 0 if task is None else id(task)
@@ -153,9 +164,10 @@ def _buffer():
 
 def _flush_all():
     with _lock:
-        for b in _buffers:
-            if b.pid == os.getpid():
-                b.write()
+        live = list(_buffers)
+    for b in live:
+        if b.gen == _gen:
+            b.write()
 
 
 def _open():
@@ -180,7 +192,7 @@ _gen = 0
 def _after_fork():
     global _buffers, _gen
     _gen += 1
-    _buffers = []
+    _buffers = weakref.WeakSet()
     _local.__dict__.clear()
 
 
