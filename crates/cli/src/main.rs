@@ -5,6 +5,7 @@
 mod bench;
 mod demo;
 mod export;
+mod modules;
 mod record;
 mod report;
 mod views;
@@ -210,6 +211,22 @@ enum Cmd {
             value_name = "CMD"
         )]
         cmd: Vec<String>,
+    },
+    /// Module costs between event pairs (VTRACE): count, mean, std, median,
+    /// min, max per module defined in a TOML file; nested modules get OTHER.
+    ///
+    /// modules.toml holds [[module]] tables: name, begin, end (a state the
+    /// SM enters, or leave:STATE), and optionally sm (a glob on SM names).
+    Modules {
+        trace: PathBuf,
+        /// The module definitions.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Take the calibrated cost of annotation events out of each instance.
+        #[arg(long)]
+        correct_overhead: bool,
     },
     /// Validate a trace and the cgraph invariants; exit 1 on violation.
     Check {
@@ -527,6 +544,25 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             compress,
         } => convert(&input, &output, format, compress),
         Cmd::Check { trace, json } => check(&trace, json),
+        Cmd::Modules {
+            trace,
+            config,
+            json,
+            correct_overhead,
+        } => {
+            let specs = modules::config(&config)?;
+            let (m, err) = modules::compute(&trace, specs, correct_overhead)?;
+            for w in &m.warnings {
+                eprintln!("critpath: warning: {}", w.message);
+            }
+            let text = if json {
+                serde_json::to_string_pretty(&m).expect("json") + "\n"
+            } else {
+                modules::table(&m, &trace.display().to_string())
+            };
+            emit(None, text.as_bytes())?;
+            finish_with(err)
+        }
         Cmd::Record {
             output,
             net,

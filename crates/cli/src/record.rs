@@ -162,32 +162,6 @@ const KERNEL_GROUP: &str = "critpath_kfn";
 /// At most this many functions are probed per pattern.
 const MAX_FUNCTIONS: usize = 200;
 
-/// `*` and `?` wildcards.
-fn glob(pat: &str, s: &str) -> bool {
-    let (p, s): (Vec<char>, Vec<char>) = (pat.chars().collect(), s.chars().collect());
-    let (mut pi, mut si, mut star, mut mark) = (0, 0, None, 0);
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == s[si]) {
-            pi += 1;
-            si += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = si;
-            pi += 1;
-        } else if let Some(st) = star {
-            pi = st + 1;
-            mark += 1;
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
-}
-
 /// A name perf accepts as an event name.
 fn probe_name(f: &str) -> bool {
     !f.is_empty()
@@ -223,7 +197,11 @@ fn user_functions(bin: &Path, pat: &str) -> Result<Vec<String>, Failure> {
         })
         // Names starting with _ are the runtime's (_start, _init...)
         // unless the pattern asks for them.
-        .filter(|n| probe_name(n) && glob(pat, n) && (pat.starts_with('_') || !n.starts_with('_')))
+        .filter(|n| {
+            probe_name(n)
+                && critpath_core::modules::glob(pat, n)
+                && (pat.starts_with('_') || !n.starts_with('_'))
+        })
         .collect();
     v.sort();
     v.dedup();

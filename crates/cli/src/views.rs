@@ -27,6 +27,42 @@ fn sm_name(sys: &str, sm: &str, show_sys: bool) -> String {
 }
 
 /// The criticality table and summary for people.
+/// A text table: columns as wide as their widest cell, two spaces apart,
+/// right-aligned where `right` says.
+pub fn grid(head: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
+    let mut w: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut o = String::new();
+    let mut line = |cells: &[String]| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = w[i] - c.chars().count();
+            if i > 0 {
+                l.push_str("  ");
+            }
+            if right[i] {
+                l.push_str(&" ".repeat(pad));
+                l.push_str(c);
+            } else {
+                l.push_str(c);
+                if i + 1 < cells.len() {
+                    l.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        let _ = writeln!(o, "{}", l.trim_end());
+    };
+    line(&head.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    for r in rows {
+        line(r);
+    }
+    o
+}
+
 pub fn table(a: &Analysis, file: &str) -> String {
     let mut o = String::new();
     let p = &a.critical_path;
@@ -59,12 +95,12 @@ pub fn table(a: &Analysis, file: &str) -> String {
         );
     }
     if !a.states.is_empty() {
-        let rows: Vec<[String; 7]> = a
+        let rows: Vec<Vec<String>> = a
             .states
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                [
+                vec![
                     (i + 1).to_string(),
                     sm_name(&s.sys, &s.sm, show_sys),
                     s.state.clone(),
@@ -84,37 +120,12 @@ pub fn table(a: &Analysis, file: &str) -> String {
             "critical",
             "criticality",
         ];
-        let mut w = head.map(|h| h.chars().count());
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let right = [true, false, false, true, true, true, true];
-        let line = |o: &mut String, cells: &[String]| {
-            let mut l = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                let pad = w[i] - c.chars().count();
-                if i > 0 {
-                    l.push_str("  ");
-                }
-                if right[i] {
-                    l.push_str(&" ".repeat(pad));
-                    l.push_str(c);
-                } else {
-                    l.push_str(c);
-                    if i + 1 < cells.len() {
-                        l.push_str(&" ".repeat(pad));
-                    }
-                }
-            }
-            let _ = writeln!(o, "{}", l.trim_end());
-        };
         o.push('\n');
-        line(&mut o, &head.map(String::from));
-        for r in &rows {
-            line(&mut o, r);
-        }
+        o.push_str(&grid(
+            &head,
+            &rows,
+            &[true, false, false, true, true, true, true],
+        ));
     }
     if let Some(path) = &a.path {
         let _ = writeln!(o, "\ncritical path, in time order ({} edges):", path.len());

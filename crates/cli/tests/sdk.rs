@@ -187,10 +187,19 @@ fn calibrated_overhead_is_subtracted_from_states_of_known_length() {
     assert!(String::from_utf8_lossy(&t.stdout).contains("overhead correction:"));
     // So does the HTML report.
     let html = dir.path().join("k.html");
-    let r = run(&["report", p, "--correct-overhead", "-o", html.to_str().unwrap()]);
+    let r = run(&[
+        "report",
+        p,
+        "--correct-overhead",
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert!(r.status.success());
     let html = std::fs::read_to_string(&html).unwrap();
-    assert!(html.contains("overhead correction: "), "report says what was removed");
+    assert!(
+        html.contains("overhead correction: "),
+        "report says what was removed"
+    );
 }
 
 #[test]

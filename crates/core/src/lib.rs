@@ -8,6 +8,7 @@ pub mod analyses;
 pub mod check;
 pub mod engine;
 pub mod event;
+pub mod modules;
 pub mod nodelog;
 pub mod results;
 pub mod slack;
@@ -46,8 +47,19 @@ pub fn analyze<S: RecordSource + ?Sized>(
 /// [`analyze`] with an engine set up by the caller (a hook, say).
 pub fn run<S: RecordSource + ?Sized>(
     source: &mut S,
+    engine: Engine,
+    progress: impl FnMut(u64, u64),
+) -> std::io::Result<(Analysis, Option<ReadError>)> {
+    run_with(source, engine, progress, |_| {})
+}
+
+/// [`run`], calling `after_batch` with the source's names after each batch
+/// of records is fed (to consume what an engine hook gathered, streaming).
+pub fn run_with<S: RecordSource + ?Sized>(
+    source: &mut S,
     mut engine: Engine,
     mut progress: impl FnMut(u64, u64),
+    mut after_batch: impl FnMut(&Interner),
 ) -> std::io::Result<(Analysis, Option<ReadError>)> {
     let mut first_error: Option<ReadError> = None;
     let mut skipped = 0u64;
@@ -57,6 +69,7 @@ pub fn run<S: RecordSource + ?Sized>(
         for (rec, pos) in &batch {
             engine.feed(rec, *pos, source.strings());
         }
+        after_batch(source.strings());
         match res {
             Ok(()) if batch.is_empty() => break,
             Ok(()) => progress(engine.records(), source.bytes_read()),
