@@ -1035,9 +1035,14 @@ fn check(trace: &Path, json: bool) -> Result<(), Failure> {
 fn correct(a: &mut Analysis, trace: &Path) -> Result<(), Failure> {
     match critpath_core::analyses::correct_overhead(a) {
         Some(_) => Ok(()),
-        None => Err(Failure::Input(format!(
-            "{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)",
-            trace.display()
-        ))),
+        None => Err(uncalibrated(trace)),
     }
+}
+
+/// The error for `--correct-overhead` on a trace without calibration.
+pub fn uncalibrated(trace: &Path) -> Failure {
+    Failure::Input(format!(
+        "{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)",
+        trace.display()
+    ))
 }

@@ -106,10 +106,7 @@ pub fn compute(
     let cost = if correct_overhead {
         let costs = &a.annotation_costs;
         if costs.is_empty() {
-            return Err(Failure::Input(format!(
-                "{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)",
-                trace.display()
-            )));
+            return Err(crate::uncalibrated(trace));
         }
         Some(costs.iter().map(|c| c.ns_per_event).sum::<f64>() / costs.len() as f64)
     } else {

@@ -162,6 +162,18 @@ const KERNEL_GROUP: &str = "critpath_kfn";
 /// At most this many functions are probed per pattern.
 const MAX_FUNCTIONS: usize = 200;
 
+/// The file a command name runs: a path as given, else the first match in
+/// `$PATH`.
+fn which(name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.components().count() > 1 {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(p))
+        .find(|c| c.is_file())
+}
+
 /// A name perf accepts as an event name.
 fn probe_name(f: &str) -> bool {
     !f.is_empty()
@@ -314,21 +326,11 @@ impl Probes {
                     "--functions {spec}: expected BIN:GLOB, e.g. ./server:handle_*"
                 )));
             };
-            let path = Path::new(bin);
-            let path = if path.components().count() > 1 || path.exists() {
-                path.to_path_buf()
-            } else {
-                std::env::var_os("PATH")
-                    .and_then(|p| {
-                        std::env::split_paths(&p)
-                            .map(|d| d.join(bin))
-                            .find(|c| c.is_file())
-                    })
-                    .unwrap_or_else(|| path.to_path_buf())
-            };
-            if !path.is_file() {
+            // A binary in the current directory, else as the shell finds it.
+            let here = Path::new(bin).is_file().then(|| PathBuf::from(bin));
+            let Some(path) = here.or_else(|| which(bin)) else {
                 return Err(fail(format!("--functions {spec}: {bin}: no such file")));
-            }
+            };
             let path = std::fs::canonicalize(&path).unwrap_or(path);
             let funcs = user_functions(&path, pat)?;
             if funcs.is_empty() {
@@ -414,15 +416,7 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
             "critpath record needs a command to run: critpath record -o OUT -- CMD ARGS...",
         ));
     }
-    let prog = Path::new(&req.cmd[0]);
-    let found = if prog.components().count() > 1 {
-        prog.is_file()
-    } else {
-        std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
-            .unwrap_or(false)
-    };
-    if !found {
+    if which(&req.cmd[0]).is_none() {
         return Err(fail(format!(
             "{}: command not found (nothing was recorded)",
             req.cmd[0]

@@ -398,9 +398,7 @@ impl AnnotReader {
 
 /// Where `critpath record -o OUT` has the SDKs write: `OUT.annot`.
 pub fn sibling(perf_data: &Path) -> std::path::PathBuf {
-    let mut s = perf_data.as_os_str().to_owned();
-    s.push(".annot");
-    std::path::PathBuf::from(s)
+    crate::companion(perf_data, ".annot")
 }
 
 /// An annotation trace analyzed alone: each thread is an SM `COMM:TID`

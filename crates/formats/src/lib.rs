@@ -170,6 +170,14 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     }
 }
 
+/// A file that travels with a trace: the trace's path plus `suffix`
+/// (`run.data` → `run.data.annot`).
+pub fn companion(trace: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut s = trace.as_os_str().to_owned();
+    s.push(suffix);
+    std::path::PathBuf::from(s)
+}
+
 /// Is this file a trace with nothing in it (no bytes, or only blank lines
 /// and `#` comments)? Views that can say so plainly use it.
 pub fn is_empty_trace(path: &Path) -> bool {

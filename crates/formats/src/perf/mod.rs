@@ -616,9 +616,7 @@ fn feed_annotations(
 /// Where `critpath record -o OUT` keeps the names of the kernel functions
 /// the trace refers to: `OUT.syms`.
 pub fn symbols_path(perf_data: &Path) -> std::path::PathBuf {
-    let mut s = perf_data.as_os_str().to_owned();
-    s.push(".syms");
-    std::path::PathBuf::from(s)
+    crate::companion(perf_data, ".syms")
 }
 
 fn load_symbols(path: &Path) -> FxHashMap<u64, String> {
