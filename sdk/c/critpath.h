@@ -72,6 +72,7 @@ struct cp__tb {
     uint32_t tid;
     uint64_t nev;  /* events in the buffer */
     uint64_t lost; /* events dropped, said in the next block */
+    uint64_t said; /* the lost count this block says */
     struct cp__tb *next;
     unsigned char data[CP__BUF];
 };
@@ -121,6 +122,7 @@ static void cp__start(struct cp__tb *b) {
     prctl(PR_GET_NAME, name, 0, 0, 0);
     b->data[b->len++] = CP__THREAD;
     cp__str(b, name);
+    b->said = b->lost;
     if (b->lost) {
         b->data[b->len++] = CP__LOST;
         cp__u64(b, b->lost);
@@ -143,7 +145,7 @@ static void cp__write(struct cp__tb *b) {
     ssize_t w = cp__fd >= 0 ? write(cp__fd, b->data, b->len) : -1;
     if (w != (ssize_t)b->len) {
         int e = w < 0 ? errno : ENOSPC;
-        b->lost += b->nev;
+        b->lost += b->nev + b->said; /* this block's count is lost with it */
         if (!__atomic_exchange_n(&cp__warned, 1, __ATOMIC_RELAXED))
             fprintf(stderr, "critpath: cannot write annotations to %s: %s; events are being dropped (the trace says how many)\n",
                     getenv("CRITPATH_OUT"), strerror(e));

@@ -81,8 +81,8 @@ def _s(name):
 
 
 class _Buffer:
-    __slots__ = ("parts", "size", "events", "lost", "tid", "pid", "gen", "task", "stacks",
-                 "scratch", "__weakref__")
+    __slots__ = ("parts", "size", "events", "lost", "said", "tid", "pid", "gen", "task",
+                 "stacks", "scratch", "__weakref__")
 
     def __init__(self, scratch=False):
         self.scratch = scratch
@@ -98,6 +98,7 @@ class _Buffer:
     def _start(self):
         name = threading.current_thread().name
         self.parts = [bytes([_THREAD]) + _s(name)]
+        self.said = self.lost  # lost again if this block is
         if self.lost:
             self.parts.append(struct.pack("<BQ", _LOST, self.lost))
             self.lost = 0
@@ -121,7 +122,7 @@ class _Buffer:
             if n != len(block):
                 raise OSError("short write (disk full?)")
         except OSError as e:
-            self.lost += self.events
+            self.lost += self.events + self.said
             if not _warned:
                 _warned = True
                 sys.stderr.write(

@@ -75,6 +75,8 @@ struct Buf {
     pid: u32,
     events: u64,
     lost: u64,
+    /// The lost count this block says (lost again if the block is).
+    said: u64,
     forks: u64,
     /// Do not write (calibration's scratch buffer).
     scratch: bool,
@@ -89,6 +91,7 @@ impl Buf {
             pid: std::process::id(),
             events: 0,
             lost: 0,
+            said: 0,
             forks: FORKS.load(Ordering::Relaxed),
             scratch,
         };
@@ -124,6 +127,7 @@ impl Buf {
         let n = name.iter().position(|&c| c == 0).unwrap_or(16);
         self.put(&[THREAD]);
         self.str(Some(&String::from_utf8_lossy(&name[..n])));
+        self.said = self.lost;
         if self.lost > 0 {
             self.put(&[LOST]);
             self.put(&self.lost.to_le_bytes());
@@ -151,7 +155,7 @@ impl Buf {
             _ => Err(std::io::Error::other("not open")),
         };
         if let Err(e) = res {
-            self.lost += self.events;
+            self.lost += self.events + self.said;
             if !WARNED.swap(true, Ordering::Relaxed) {
                 eprintln!(
                     "critpath: cannot write annotations to {}: {e}; events are being dropped (the trace says how many)",
