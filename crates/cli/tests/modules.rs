@@ -2,8 +2,7 @@
 //! a hand-worked trace and on a real annotated program.
 
 mod common;
-use common::{example, json_of, run, write};
-use std::path::Path;
+use common::{cc, example, json_of, run, write};
 use std::process::Command;
 
 const TRACE: &str = r#"{"t":0,"sm":"srv","ev":"state","state":"idle"}
@@ -132,25 +131,21 @@ fn a_bad_configuration_names_the_file_and_line() {
 
 #[test]
 fn modules_of_a_real_annotated_program() {
-    let cc = Command::new("cc")
+    let have_cc = Command::new("cc")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !cc {
+    if !have_cc {
         eprintln!("skipped: no C compiler");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let bin = dir.path().join("pipeline");
-    let st = Command::new("cc")
-        .args(["-O2", "-pthread", "-I"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/c"))
-        .arg("-o")
-        .arg(&bin)
-        .arg(example("annotated/pipeline.c"))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let bin = cc(
+        dir.path(),
+        &example("annotated/pipeline.c"),
+        "pipeline",
+        &[],
+    );
     let out = dir.path().join("p.annot");
     let o = Command::new(&bin)
         .args(["40", "500"])

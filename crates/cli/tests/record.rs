@@ -4,7 +4,7 @@
 //! machine with perf they run.
 
 mod common;
-use common::{example, json_of, run};
+use common::{cc, example, json_of, run};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -49,15 +49,7 @@ macro_rules! need_recording {
 }
 
 fn compile(dir: &Path, name: &str) -> PathBuf {
-    let bin = dir.join(name);
-    let st = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&bin)
-        .arg(example(&format!("os/{name}.c")))
-        .status()
-        .unwrap();
-    assert!(st.success(), "cc {name}.c");
-    bin
+    cc(dir, &example(&format!("os/{name}.c")), name, &[])
 }
 
 fn record(dir: &Path, name: &str, cmd: &[&str]) -> (PathBuf, std::process::Output) {
@@ -306,16 +298,12 @@ fn nftables_rules_put_the_kernel_net_path_on_the_critical_path() {
 fn annotations_merge_with_the_kernel_recording_on_their_threads() {
     need_recording!();
     let dir = tempfile::tempdir().unwrap();
-    let bin = dir.path().join("annotated");
-    let st = Command::new("cc")
-        .args(["-O2", "-pthread", "-I"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/c"))
-        .arg("-o")
-        .arg(&bin)
-        .arg(example("annotated/pipeline.c"))
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let bin = cc(
+        dir.path(),
+        &example("annotated/pipeline.c"),
+        "annotated",
+        &[],
+    );
     let out = dir.path().join("a.data");
     let o = run(&[
         "record",

@@ -5,7 +5,7 @@
 //! perf recording is in `record.rs`.)
 
 mod common;
-use common::{example, json_of, run, state_row};
+use common::{cc, example, json_of, run, state_row};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -28,22 +28,8 @@ macro_rules! need_cc {
     };
 }
 
-fn sdk_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/c")
-}
-
 fn compile(dir: &Path, src: &str, name: &str) -> PathBuf {
-    let bin = dir.join(name);
-    let st = Command::new("cc")
-        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-I"])
-        .arg(sdk_dir())
-        .arg("-o")
-        .arg(&bin)
-        .arg(src)
-        .status()
-        .unwrap();
-    assert!(st.success(), "cc {src}");
-    bin
+    cc(dir, src, name, &["-Wall", "-Wextra", "-Werror"])
 }
 
 fn test_c(name: &str) -> String {

@@ -61,3 +61,20 @@ pub fn state_row(v: &Value, sm: &str, state: &str) -> Value {
         .unwrap_or_else(|| panic!("no state {sm}:{state}"))
         .clone()
 }
+
+/// Compiles C source `src` into `dir/name` with the C SDK's header on the
+/// include path (and `extra` flags); panics if the compiler fails.
+pub fn cc(dir: &Path, src: &str, name: &str, extra: &[&str]) -> PathBuf {
+    let bin = dir.join(name);
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-pthread", "-I"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/c"))
+        .args(extra)
+        .arg("-o")
+        .arg(&bin)
+        .arg(src)
+        .status()
+        .expect("cc runs");
+    assert!(st.success(), "cc {src}");
+    bin
+}
