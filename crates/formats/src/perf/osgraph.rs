@@ -1205,79 +1205,70 @@ impl Builder {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let c = &self.counts;
         let mut out = self.annot_problems.clone();
-        if c.annot_problems > self.annot_problems.len() as u64 {
-            out.push(
-                Diagnostic::new(
-                    "stack-mismatch",
-                    format!(
-                        "{} unbalanced end_sm annotation(s) in all (the first {} are listed)",
-                        c.annot_problems,
-                        self.annot_problems.len()
-                    ),
-                )
-                .count(c.annot_problems),
-            );
-        }
-        if c.inferred > 0 {
-            out.push(
-                Diagnostic::new(
-                    "inferred-transition",
-                    format!(
-                        "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
-                        c.inferred, c.inferred_by_timer
-                    ),
-                )
-                .count(c.inferred),
-            );
-        }
-        if c.preexisting > 0 && !self.annotations_only {
-            out.push(
-                Diagnostic::new(
-                    "preexisting-thread",
-                    format!(
-                        "{} thread(s) existed before recording started; each starts at its first event",
-                        c.preexisting
-                    ),
-                )
-                .count(c.preexisting),
-            );
-        }
-        if c.unknown_waker > 0 {
-            out.push(
-                Diagnostic::new(
-                    "unknown-waker",
-                    format!(
-                        "{} wakeup(s) came from no known context (an idle CPU, or an interrupt whose entry was not recorded); those threads become runnable without a dependence",
-                        c.unknown_waker
-                    ),
-                )
-                .count(c.unknown_waker),
-            );
-        }
-        if c.unbalanced > 0 {
-            out.push(
-                Diagnostic::new(
-                    "unbalanced-interrupt",
-                    format!(
-                        "{} interrupt, softirq or timer run(s) had no recorded exit; each was ended at the next sign that it was over",
-                        c.unbalanced
-                    ),
-                )
-                .count(c.unbalanced),
-            );
-        }
-        if c.late > 0 {
-            out.push(
-                Diagnostic::new(
-                    "late-transition",
-                    format!(
-                        "{} inferred transition(s) fell before the reorder window and were placed at its start",
-                        c.late
-                    ),
-                )
-                .count(c.late),
-            );
-        }
+        // A count's diagnostic, when the count is not 0.
+        let mut counted = |n: u64, kind: &str, message: String| {
+            if n > 0 {
+                out.push(Diagnostic::new(kind, message).count(n));
+            }
+        };
+        let listed = self.annot_problems.len() as u64;
+        // (Only when some are not listed one by one above.)
+        counted(
+            if c.annot_problems > listed {
+                c.annot_problems
+            } else {
+                0
+            },
+            "stack-mismatch",
+            format!(
+                "{} unbalanced end_sm annotation(s) in all (the first {listed} are listed)",
+                c.annot_problems
+            ),
+        );
+        counted(
+            c.inferred,
+            "inferred-transition",
+            format!(
+                "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
+                c.inferred, c.inferred_by_timer
+            ),
+        );
+        counted(
+            if self.annotations_only {
+                0
+            } else {
+                c.preexisting
+            },
+            "preexisting-thread",
+            format!(
+                "{} thread(s) existed before recording started; each starts at its first event",
+                c.preexisting
+            ),
+        );
+        counted(
+            c.unknown_waker,
+            "unknown-waker",
+            format!(
+                "{} wakeup(s) came from no known context (an idle CPU, or an interrupt whose entry was not recorded); those threads become runnable without a dependence",
+                c.unknown_waker
+            ),
+        );
+        counted(
+            c.unbalanced,
+            "unbalanced-interrupt",
+            format!(
+                "{} interrupt, softirq or timer run(s) had no recorded exit; each was ended at the next sign that it was over",
+                c.unbalanced
+            ),
+        );
+        counted(
+            c.late,
+            "late-transition",
+            format!(
+                "{} inferred transition(s) fell before the reorder window and were placed at its start",
+                c.late
+            ),
+        );
         out
     }
 }
