@@ -75,6 +75,8 @@ enum Decoder {
         timer: Field,
         func: Field,
         expires: Option<Field>,
+        /// The earliest expiry the timer's slack allows.
+        soft: Option<Field>,
     },
     TimerEntry {
         timer: Field,
@@ -757,9 +759,13 @@ impl Decoding {
                 timer,
                 func,
                 expires,
+                soft,
             } => {
                 let (timer, addr) = (timer.u64(raw), func.u64(raw));
-                let expires = expires.as_ref().map(|f| f.u64(raw));
+                let expires = expires.as_ref().map(|f| {
+                    let hard = f.u64(raw);
+                    (soft.as_ref().map_or(hard, |s| s.u64(raw).min(hard)), hard)
+                });
                 let func = self.func(strings, addr);
                 KEvent::TimerStart {
                     timer,
@@ -825,12 +831,14 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
             timer: g("hrtimer")?,
             func: g("function")?,
             expires: g("expires"),
+            soft: g("softexpires"),
         },
         ("timer", "timer_start") => Decoder::TimerStart {
             timer: g("timer")?,
             func: g("function")?,
             // jiffies, not ns: not usable for inference.
             expires: None,
+            soft: None,
         },
         ("timer", "hrtimer_expire_entry") => Decoder::TimerEntry {
             timer: g("hrtimer")?,

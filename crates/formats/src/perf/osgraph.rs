@@ -58,12 +58,13 @@ pub enum KEvent {
     SoftirqExit {
         vec: u8,
     },
-    /// `hrtimer_start` / `timer_start`: `expires` in CLOCK_MONOTONIC ns when
-    /// known (hrtimers on the monotonic base).
+    /// `hrtimer_start` / `timer_start`: when it expires, in CLOCK_MONOTONIC
+    /// ns, when known (hrtimers on the monotonic base): the window its
+    /// slack allows, earliest and latest.
     TimerStart {
         timer: u64,
         func: Sym,
-        expires: Option<u64>,
+        expires: Option<(u64, u64)>,
     },
     /// `hrtimer_expire_entry` / `timer_expire_entry`.
     TimerEntry {
@@ -199,7 +200,7 @@ struct Cpu {
 struct Arm {
     link: u64,
     sent: bool,
-    expires: Option<u64>,
+    expires: Option<(u64, u64)>,
     func: Sym,
 }
 
@@ -544,9 +545,11 @@ impl Builder {
                 self.counts.inferred += 1;
                 let arm = armed.and_then(|p| self.arms.get(&p).copied().map(|a| (p, a)));
                 if let Some((ptr, a)) = arm {
-                    if let Some(exp) = a.expires.filter(|&e| e >= since && e <= t) {
+                    let window = a.expires.filter(|&(soft, hard)| hard >= since && soft <= t);
+                    if let Some(exp) = window.map(|(_, hard)| hard.min(t)) {
                         // The timer expired on a CPU whose events were lost:
-                        // its expiry and the wakeup it did happened at `exp`.
+                        // its expiry and the wakeup it did happened at `exp`
+                        // (by its latest expiry, and before the thread ran).
                         self.arms.remove(&ptr);
                         self.counts.inferred_by_timer += 1;
                         let base = self.timer_base(a.func);
@@ -1270,5 +1273,68 @@ impl Builder {
             ),
         );
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comm(s: &str) -> Comm {
+        let mut c = [0u8; 16];
+        c[..s.len()].copy_from_slice(s.as_bytes());
+        c
+    }
+
+    fn switch(t: u64, cpu: u32, prev: u32, prev_state: u64, next: u32) -> KRecord {
+        KRecord {
+            t,
+            cpu,
+            tid: prev,
+            ev: KEvent::Switch {
+                prev,
+                prev_comm: comm(if prev == 0 { "swapper" } else { "app" }),
+                prev_state,
+                next,
+                next_comm: comm(if next == 0 { "swapper" } else { "app" }),
+            },
+        }
+    }
+
+    /// A thread sleeps on a timer whose expiry was lost (an idle CPU): it
+    /// is woken at the expiry, which its slack may put before the latest
+    /// expiry the timer was armed with.
+    #[test]
+    fn a_lost_timer_expiry_is_inferred_within_the_timers_slack() {
+        let mut strings = Interner::new();
+        let func = strings.intern("hrtimer_wakeup");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        b.feed(&KRecord {
+            t: 20,
+            cpu: 0,
+            tid: 5,
+            ev: KEvent::TimerStart {
+                timer: 0xabc,
+                func,
+                expires: Some((100, 150)),
+            },
+        });
+        b.feed(&switch(30, 0, 5, 1, 0));
+        // Seen running at 120: inside the slack window, before the latest
+        // expiry.
+        b.feed(&switch(120, 1, 0, 0, 5));
+        b.finish();
+        let mut recs = Vec::new();
+        while let Some(r) = b.pop_all() {
+            recs.push(r);
+        }
+        assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
+        let app = b.strings.get("app:5").expect("thread SM");
+        let woke = recs.iter().find(|r| {
+            matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
+                if s == app && b.strings.resolve(state) == "runnable")
+        });
+        assert_eq!(woke.map(|r| r.t), Some(120), "{recs:?}");
     }
 }
