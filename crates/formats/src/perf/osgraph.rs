@@ -263,10 +263,9 @@ struct Names {
     other: Sym,
     raised: Sym,
     armed: Sym,
-    interrupted: FxHashMap<Sym, Sym>,
-    irq_prefix: FxHashMap<Sym, Sym>,
+    /// Names made of a prefix and another name (see `Builder::prefixed`).
+    prefixed: FxHashMap<(&'static str, Sym), Sym>,
     softirq: [Sym; 10],
-    timer_prefix: FxHashMap<Sym, Sym>,
     syscall_states: FxHashMap<(u64, Option<Sym>), Sym>,
 }
 
@@ -288,10 +287,8 @@ impl Builder {
             other: strings.intern("blocked:other"),
             raised: strings.intern("raised"),
             armed: strings.intern("armed"),
-            interrupted: FxHashMap::default(),
-            irq_prefix: FxHashMap::default(),
+            prefixed: FxHashMap::default(),
             softirq,
-            timer_prefix: FxHashMap::default(),
             syscall_states: FxHashMap::default(),
         };
         let sys = strings.intern(sys);
@@ -552,7 +549,7 @@ impl Builder {
                         // (by its latest expiry, and before the thread ran).
                         self.arms.remove(&ptr);
                         self.counts.inferred_by_timer += 1;
-                        let base = self.timer_base(a.func);
+                        let base = self.prefixed("timer:", a.func);
                         let (tsm, lane) = self.take_lane(base);
                         if a.sent {
                             let armed = self.s.armed;
@@ -701,39 +698,18 @@ impl Builder {
         }
     }
 
-    /// `interrupted:softirq:NET_RX` and the like: a thread's state while an
-    /// interrupt SM runs on its CPU.
-    fn interrupted_state(&mut self, base: Sym) -> Sym {
-        if let Some(&s) = self.s.interrupted.get(&base) {
-            return s;
+    /// `PREFIX` + the name `s` stands for (`timer:hrtimer_wakeup`,
+    /// `irq:eth0`, `interrupted:softirq:NET_RX`, `sm:stage2`), interned
+    /// once.
+    fn prefixed(&mut self, prefix: &'static str, s: Sym) -> Sym {
+        if let Some(&p) = self.s.prefixed.get(&(prefix, s)) {
+            return p;
         }
-        let s = self
+        let p = self
             .strings
-            .intern(&format!("interrupted:{}", self.strings.resolve(base)));
-        self.s.interrupted.insert(base, s);
-        s
-    }
-
-    fn timer_base(&mut self, func: Sym) -> Sym {
-        if let Some(&s) = self.s.timer_prefix.get(&func) {
-            return s;
-        }
-        let s = self
-            .strings
-            .intern(&format!("timer:{}", self.strings.resolve(func)));
-        self.s.timer_prefix.insert(func, s);
-        s
-    }
-
-    fn irq_base(&mut self, name: Sym) -> Sym {
-        if let Some(&s) = self.s.irq_prefix.get(&name) {
-            return s;
-        }
-        let s = self
-            .strings
-            .intern(&format!("irq:{}", self.strings.resolve(name)));
-        self.s.irq_prefix.insert(name, s);
-        s
+            .intern(&format!("{prefix}{}", self.strings.resolve(s)));
+        self.s.prefixed.insert((prefix, s), p);
+        p
     }
 
     /// Starts an interrupt SM's life on `cpu`: its first node hangs on
@@ -755,7 +731,7 @@ impl Builder {
             let running = self.threads.get(&tid).filter(|th| th.st == St::Running);
             if let Some(sm) = running.map(|th| th.sm) {
                 self.close_segment(tid, None);
-                let interrupted = self.interrupted_state(base);
+                let interrupted = self.prefixed("interrupted:", base);
                 self.state(t, sm, interrupted);
                 self.threads.get_mut(&tid).expect("known").st = St::Interrupted;
                 self.cpus[cpu as usize].interrupted = Some(tid);
@@ -867,7 +843,7 @@ impl Builder {
             }
             KEvent::Exec => {}
             KEvent::IrqEntry { name } => {
-                let base = self.irq_base(name);
+                let base = self.prefixed("irq:", name);
                 self.enter_ctx(t, cpu, k.tid, base, CtxKind::Irq, None);
             }
             KEvent::IrqExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Irq)),
@@ -925,7 +901,7 @@ impl Builder {
                     .remove(&timer)
                     .filter(|a| a.sent)
                     .map(|a| (a.link, self.s.armed));
-                let base = self.timer_base(func);
+                let base = self.prefixed("timer:", func);
                 self.enter_ctx(t, cpu, k.tid, base, CtxKind::Timer, cause);
             }
             KEvent::TimerExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Timer)),
@@ -1090,7 +1066,7 @@ impl Builder {
         match a.what {
             Annot::BeginSm(name) => {
                 let base = self.strings.intern(name);
-                let wait = self.strings.intern(&format!("sm:{name}"));
+                let wait = self.prefixed("sm:", base);
                 let (sm, lane) = self.take_lane(base);
                 self.annotated.insert(sm, a.pid);
                 let l = self.link();
