@@ -5,6 +5,7 @@
 mod bench;
 mod demo;
 mod export;
+mod kernel;
 mod modules;
 mod record;
 mod report;
@@ -228,6 +229,41 @@ enum Cmd {
         #[arg(long)]
         correct_overhead: bool,
     },
+    /// Process and kernel profiles (KTAU): per thread and process the
+    /// inclusive and exclusive time of states and probed functions,
+    /// voluntary and involuntary switches, interrupts, value events;
+    /// kernel-wide interrupts per CPU and distributions across processes.
+    Profile {
+        trace: PathBuf,
+        /// Process-centric (one process in detail) or kernel-wide.
+        #[arg(long, value_enum, default_value = "process")]
+        by: ByArg,
+        /// Processes listed in the table.
+        #[arg(long, default_value_t = 15)]
+        top: usize,
+        /// The process shown in detail (default: the recorded command's,
+        /// else the busiest).
+        #[arg(long)]
+        pid: Option<u32>,
+        /// Every thread, process and CPU as JSON.
+        #[arg(long)]
+        json: bool,
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// The life of each packet in a `record --net --syscalls` recording:
+    /// time per layer (application, syscall, driver, IRQ, softirq, stack,
+    /// socket, copy), shares, per-send costs and a timeline.
+    Packets {
+        trace: PathBuf,
+        /// Packets shown in the timeline (and in the JSON).
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Validate a trace and the cgraph invariants; exit 1 on violation.
     Check {
         trace: PathBuf,
@@ -267,6 +303,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ByArg {
+    Process,
+    Kernel,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -544,6 +586,57 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             compress,
         } => convert(&input, &output, format, compress),
         Cmd::Check { trace, json } => check(&trace, json),
+        Cmd::Profile {
+            trace,
+            by,
+            top,
+            pid,
+            json,
+            output,
+        } => {
+            let (p, target, err) = kernel::profile(&trace)?;
+            if let Some(pid) = pid {
+                if !p.processes.iter().any(|u| u.pid == Some(pid)) {
+                    eprintln!(
+                        "critpath: warning: no process {pid} in {}; showing the busiest",
+                        trace.display()
+                    );
+                }
+            }
+            let name = trace.display().to_string();
+            let text = if json {
+                serde_json::to_string_pretty(&p).expect("json") + "\n"
+            } else if by == ByArg::Kernel {
+                kernel::kernel_table(&p, &name)
+            } else {
+                let chosen = pid
+                    .filter(|x| p.processes.iter().any(|u| u.pid == Some(*x)))
+                    .or(target);
+                kernel::process_table(&p, &name, top, chosen)
+            };
+            emit(output.as_deref(), text.as_bytes())?;
+            finish_with(err)
+        }
+        Cmd::Packets {
+            trace,
+            limit,
+            json,
+            output,
+        } => {
+            let (p, err) = kernel::packets(&trace, limit)?;
+            if p.packets == 0 {
+                for n in &p.notes {
+                    eprintln!("critpath: warning: {n}");
+                }
+            }
+            let text = if json {
+                serde_json::to_string_pretty(&p).expect("json") + "\n"
+            } else {
+                kernel::packets_table(&p, &trace.display().to_string())
+            };
+            emit(output.as_deref(), text.as_bytes())?;
+            finish_with(err)
+        }
         Cmd::Modules {
             trace,
             config,
@@ -858,6 +951,46 @@ pub fn progress_bar(path: &Path) -> Option<ProgressBar> {
     );
     pb.set_message(path.display().to_string());
     Some(pb)
+}
+
+/// Runs an opened trace through the engine with a progress bar, handing
+/// every state visit and dependence to `visit` after each batch (views
+/// that need more than the analysis; memory stays bounded).
+pub fn stream_visits(
+    src: &mut AnySource,
+    trace: &Path,
+    mut visit: impl FnMut(&critpath_core::Visit, &critpath_core::Interner),
+) -> Result<(Analysis, Option<ReadError>), Failure> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let visits = Rc::new(RefCell::new(Vec::<critpath_core::Visit>::new()));
+    let sink = visits.clone();
+    let mut engine = critpath_core::Engine::new(Options::default());
+    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
+    let pb = progress_bar(trace);
+    let (a, err) = critpath_core::run_with(
+        src,
+        engine,
+        |_, bytes| {
+            if let Some(pb) = &pb {
+                pb.set_position(bytes);
+            }
+        },
+        |strings| {
+            for v in visits.borrow_mut().drain(..) {
+                visit(&v, strings);
+            }
+        },
+    )
+    .map_err(|e| Failure::Input(format!("{}: analysis failed: {e}", trace.display())))?;
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let strings = src.strings();
+    for v in visits.borrow_mut().drain(..) {
+        visit(&v, strings);
+    }
+    Ok((a, err))
 }
 
 /// Opens and analyzes a trace, with a progress bar on a terminal.

@@ -5,13 +5,10 @@
 //! printed.
 
 use crate::views::{dur, grid};
-use crate::{progress_bar, Failure};
+use crate::Failure;
 use critpath_core::modules::{ModuleSpec, Modules, Point, Tracker};
-use critpath_core::{Engine, Options, Visit};
 use serde::Deserialize;
-use std::cell::RefCell;
 use std::path::Path;
-use std::rc::Rc;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,35 +71,10 @@ pub fn compute(
     correct_overhead: bool,
 ) -> Result<(Modules, Option<critpath_core::ReadError>), Failure> {
     let mut src = critpath_formats::open(trace)?;
-    let visits = Rc::new(RefCell::new(Vec::<Visit>::new()));
-    let sink = visits.clone();
-    let mut engine = Engine::new(Options::default());
-    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
     let mut tracker = Tracker::new(specs);
-    let pb = progress_bar(trace);
-    let (a, err) = critpath_core::run_with(
-        &mut src,
-        engine,
-        |_, bytes| {
-            if let Some(pb) = &pb {
-                pb.set_position(bytes);
-            }
-        },
-        |strings| {
-            for v in visits.borrow_mut().drain(..) {
-                tracker.visit(&v, strings);
-            }
-        },
-    )
-    .map_err(|e| Failure::Input(format!("{}: analysis failed: {e}", trace.display())))?;
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+    let (a, err) = crate::stream_visits(&mut src, trace, |v, strings| tracker.visit(v, strings))?;
     use critpath_core::RecordSource;
     let strings = src.strings();
-    for v in visits.borrow_mut().drain(..) {
-        tracker.visit(&v, strings);
-    }
     let cost = if correct_overhead {
         let costs = &a.annotation_costs;
         if costs.is_empty() {

@@ -4,49 +4,11 @@
 //! machine with perf they run.
 
 mod common;
-use common::{cc, example, json_of, run};
+use common::{cc, example, json_of, recording_slot, run};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-/// Why recording cannot work here, if it cannot.
-fn cannot_record() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if !uid.stdout.starts_with(b"0\n") {
-        return Some("not root: recording kernel tracepoints system-wide needs root".into());
-    }
-    for (tool, arg) in [("perf", "--version"), ("cc", "--version")] {
-        let ok = Command::new(tool)
-            .arg(arg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
-            return Some(format!(
-                "{tool} is not installed (scripts/setup.sh installs it)"
-            ));
-        }
-    }
-    None
-}
-
-/// Recordings are system-wide: one at a time, so that one test's trace is
-/// not another's load (two CPUs shared by several recorded programs make
-/// every thread wait for a CPU).
-static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-macro_rules! need_recording {
-    () => {
-        if let Some(why) = cannot_record() {
-            eprintln!("skipped: {why}");
-            return;
-        }
-        let _one_at_a_time = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
-    };
-}
 
 fn compile(dir: &Path, name: &str) -> PathBuf {
     cc(dir, &example(&format!("os/{name}.c")), name, &[])
@@ -81,7 +43,9 @@ fn criticality(v: &Value, comm: &str, state: &str) -> f64 {
 
 #[test]
 fn pipeline_bottleneck_is_the_middle_stage() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let bin = compile(dir.path(), "pipeline");
     let (data, o) = record(dir.path(), "pipeline", &[bin.to_str().unwrap()]);
@@ -119,7 +83,9 @@ fn pipeline_bottleneck_is_the_middle_stage() {
 
 #[test]
 fn a_busy_thread_off_the_path_gets_no_criticality() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let bin = compile(dir.path(), "busy");
     let (data, o) = record(dir.path(), "busy", &[bin.to_str().unwrap()]);
@@ -149,7 +115,9 @@ fn a_busy_thread_off_the_path_gets_no_criticality() {
 
 #[test]
 fn a_sleep_lies_on_the_path_through_its_timer() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let (data, o) = record(dir.path(), "sleep", &["sleep", "0.2"]);
     assert!(o.status.success());
@@ -174,7 +142,9 @@ fn a_sleep_lies_on_the_path_through_its_timer() {
 
 #[test]
 fn the_command_keeps_its_input_output_and_exit_status() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("io.data");
     let mut child = Command::new(env!("CARGO_BIN_EXE_critpath"))
@@ -205,7 +175,9 @@ fn the_command_keeps_its_input_output_and_exit_status() {
 
 #[test]
 fn damaged_and_incomplete_perf_data_are_analyzed_with_an_error() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let bin = compile(dir.path(), "pipeline");
     let (data, o) = record(dir.path(), "pipeline", &[bin.to_str().unwrap()]);
@@ -251,7 +223,9 @@ fn damaged_and_incomplete_perf_data_are_analyzed_with_an_error() {
 
 #[test]
 fn nftables_rules_put_the_kernel_net_path_on_the_critical_path() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     for tool in ["ip", "nft"] {
         if Command::new(tool).arg("-V").output().is_err() {
             eprintln!("skipped: {tool} is not installed (scripts/setup.sh installs it)");
@@ -296,7 +270,9 @@ fn nftables_rules_put_the_kernel_net_path_on_the_critical_path() {
 
 #[test]
 fn annotations_merge_with_the_kernel_recording_on_their_threads() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let bin = cc(
         dir.path(),
@@ -356,7 +332,9 @@ fn annotations_merge_with_the_kernel_recording_on_their_threads() {
 
 #[test]
 fn function_probes_give_function_level_states() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let bin = compile(dir.path(), "functions");
     let out = dir.path().join("f.data");
@@ -415,7 +393,9 @@ fn function_probes_give_function_level_states() {
 
 #[test]
 fn kernel_functions_need_kprobes_and_say_so_when_missing() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.data");
     let o = run(&[
@@ -451,7 +431,9 @@ fn kernel_functions_need_kprobes_and_say_so_when_missing() {
 
 #[test]
 fn the_in_place_perf_reader_agrees_with_the_general_one() {
-    need_recording!();
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let bin = compile(dir.path(), "pingpong");
     let (data, o) = record(dir.path(), "pingpong", &[bin.to_str().unwrap(), "2000"]);

@@ -78,3 +78,41 @@ pub fn cc(dir: &Path, src: &str, name: &str, extra: &[&str]) -> PathBuf {
     assert!(st.success(), "cc {src}");
     bin
 }
+
+/// Why recording cannot work here, if it cannot.
+pub fn cannot_record() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().ok()?;
+    if !uid.stdout.starts_with(b"0\n") {
+        return Some("not root: recording kernel tracepoints system-wide needs root".into());
+    }
+    for (tool, arg) in [("perf", "--version"), ("cc", "--version")] {
+        let ok = Command::new(tool)
+            .arg(arg)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            return Some(format!(
+                "{tool} is not installed (scripts/setup.sh installs it)"
+            ));
+        }
+    }
+    None
+}
+
+/// Recordings are system-wide: one at a time, so that one test's trace is
+/// not another's load (two CPUs shared by several recorded programs make
+/// every thread wait for a CPU).
+static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The right to record, held for the test's duration; `None` (after
+/// saying why) where recording cannot work here.
+pub fn recording_slot() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = cannot_record() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(RECORDING.lock().unwrap_or_else(|e| e.into_inner()))
+}

@@ -86,6 +86,15 @@ enum Decoder {
     Net {
         skb: Field,
         point: Sym,
+        len: Option<Field>,
+        /// A point of the OS graph's packet links (else for views only).
+        graph: bool,
+    },
+    Sock {
+        sk: Field,
+        proto: Field,
+        /// `sock_recv_length`'s result (`sk_data_ready` has none).
+        ret: Option<Field>,
     },
     SysEnter {
         id: Field,
@@ -124,13 +133,23 @@ pub const CORE_TRACEPOINTS: &[&str] = &[
 /// The packet tracepoints.
 pub const NET_TRACEPOINTS: &[&str] = &[
     "net:net_dev_queue",
+    "net:net_dev_start_xmit",
     "net:net_dev_xmit",
     "net:netif_rx",
     "net:netif_receive_skb",
+    "skb:skb_copy_datagram_iovec",
+    "skb:consume_skb",
+    "skb:kfree_skb",
+    "sock:sk_data_ready",
+    "sock:sock_recv_length",
 ];
 
 /// The system-call tracepoints.
 pub const SYSCALL_TRACEPOINTS: &[&str] = &["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"];
+
+/// See [`PerfSource::watch`]: called with each decoded kernel event and
+/// the names its symbols stand for.
+pub type Watcher = Box<dyn FnMut(&KRecord, &Interner)>;
 
 /// Reads a perf.data file as §1 records.
 pub struct PerfSource {
@@ -159,6 +178,10 @@ pub struct PerfSource {
     /// its records (else `iter` reads them).
     bytes: Bytes,
     raw: Option<records::RawRecords>,
+    /// See [`PerfSource::watch`].
+    watcher: Option<Watcher>,
+    /// The tracepoints recorded (`system:name`).
+    tracepoints: Vec<String>,
 }
 
 fn err(name: &str, msg: impl Into<String>) -> ReadError {
@@ -480,6 +503,8 @@ impl PerfSource {
             annot,
             bytes,
             raw,
+            watcher: None,
+            tracepoints: kinds,
         })
     }
 
@@ -535,6 +560,7 @@ impl PerfSource {
                         continue;
                     };
                     let cpu = s.cpu.unwrap_or(0);
+                    let pid = s.pid.unwrap_or(0).max(0) as u32;
                     let tid = s.tid.unwrap_or(0).max(0) as u32;
                     let raw = raw.as_slice();
                     self.samples += 1;
@@ -543,8 +569,14 @@ impl PerfSource {
                     }
                     self.timed.1 = t;
                     if let Some(ev) = self.dec.decode(&mut self.builder.strings, &raw) {
-                        feed_annotations(&mut self.annot, &mut self.builder, Some(t));
-                        self.builder.feed(&KRecord { t, cpu, tid, ev });
+                        let k = KRecord {
+                            t,
+                            cpu,
+                            pid,
+                            tid,
+                            ev,
+                        };
+                        self.feed(&k);
                     }
                 }
                 _ => {}
@@ -567,12 +599,14 @@ impl PerfSource {
     /// Feeds up to `n` samples from the in-place reader to the builder;
     /// at the end of the file, finishes the input.
     fn feed_raw(&mut self, n: usize) {
-        let b = self.bytes.as_ref();
-        let rr = self.raw.as_mut().expect("raw reader");
+        let bytes = self.bytes.clone();
+        let b = bytes.as_ref();
+        let mut rr = self.raw.take().expect("raw reader");
         for _ in 0..n {
             let Some(s) = rr.next_sample(b) else {
                 self.samples = rr.samples;
                 self.lost = rr.lost;
+                self.raw = Some(rr);
                 self.finish_input();
                 return;
             };
@@ -584,15 +618,39 @@ impl PerfSource {
                 .dec
                 .decode(&mut self.builder.strings, &b[s.raw.0..s.raw.1])
             {
-                feed_annotations(&mut self.annot, &mut self.builder, Some(s.t));
-                self.builder.feed(&KRecord {
+                self.feed(&KRecord {
                     t: s.t,
                     cpu: s.cpu,
+                    pid: s.pid,
                     tid: s.tid,
                     ev,
                 });
             }
         }
+        self.raw = Some(rr);
+    }
+
+    /// One decoded kernel event: to the watcher, if any, and (after the
+    /// annotations up to its time) to the graph builder.
+    fn feed(&mut self, k: &KRecord) {
+        if let Some(w) = self.watcher.as_mut() {
+            w(k, &self.builder.strings);
+        }
+        feed_annotations(&mut self.annot, &mut self.builder, Some(k.t));
+        self.builder.feed(k);
+    }
+
+    /// Has `watch` called with every kernel event decoded, in time order,
+    /// as the records are read: views of the kernel's own events (profiles,
+    /// packet lives) are computed from them beside the graph.
+    pub fn watch(&mut self, watcher: Watcher) {
+        self.watcher = Some(watcher);
+    }
+
+    /// Whether the recording holds the events of a tracepoint
+    /// (`"raw_syscalls:sys_enter"`).
+    pub fn has_tracepoint(&self, name: &str) -> bool {
+        self.tracepoints.iter().any(|t| t == name)
     }
 
     fn finish_input(&mut self) {
@@ -779,9 +837,25 @@ impl Decoding {
                 KEvent::TimerEntry { timer, func }
             }
             Decoder::TimerExit => KEvent::TimerExit,
-            Decoder::Net { skb, point } => KEvent::Net {
-                skb: skb.u64(raw),
-                point: *point,
+            Decoder::Net {
+                skb,
+                point,
+                len,
+                graph,
+            } => {
+                let (skb, point) = (skb.u64(raw), *point);
+                let len = len.as_ref().map_or(0, |f| f.u64(raw) as u32);
+                if *graph {
+                    KEvent::Net { skb, point, len }
+                } else {
+                    KEvent::Skb { skb, point, len }
+                }
+            }
+            Decoder::Sock { sk, proto, ret } => KEvent::Sock {
+                sk: sk.u64(raw),
+                ready: ret.is_none(),
+                proto: proto.u64(raw) as u16,
+                ret: ret.as_ref().map_or(0, |f| f.u64(raw) as u32 as i32),
             },
             Decoder::SysEnter { id } => KEvent::SysEnter { nr: id.u64(raw) },
             Decoder::SysExit => KEvent::SysExit,
@@ -853,8 +927,27 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
             Decoder::Net {
                 skb: g("skbaddr")?,
                 point: strings.intern(&f.name),
+                len: g("len"),
+                graph: true,
             }
         }
+        ("net", "net_dev_start_xmit")
+        | ("skb", "skb_copy_datagram_iovec" | "consume_skb" | "kfree_skb") => Decoder::Net {
+            skb: g("skbaddr")?,
+            point: strings.intern(&f.name),
+            len: g("len"),
+            graph: false,
+        },
+        ("sock", "sk_data_ready") => Decoder::Sock {
+            sk: g("skaddr")?,
+            proto: g("protocol")?,
+            ret: None,
+        },
+        ("sock", "sock_recv_length") => Decoder::Sock {
+            sk: g("sk")?,
+            proto: g("protocol")?,
+            ret: Some(g("ret")?),
+        },
         ("raw_syscalls", "sys_enter") => Decoder::SysEnter { id: g("id")? },
         ("raw_syscalls", "sys_exit") => Decoder::SysExit,
         // Function probes: `critpath record --functions/--kernel-functions`

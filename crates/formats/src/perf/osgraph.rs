@@ -77,6 +77,25 @@ pub enum KEvent {
     Net {
         skb: u64,
         point: Sym,
+        /// The packet's length in bytes (0 where the tracepoint has none).
+        len: u32,
+    },
+    /// `net_dev_start_xmit`, `skb_copy_datagram_iovec` (the packet's data
+    /// copied to a receiving thread), `consume_skb` and `kfree_skb` (its
+    /// end): for the packet views; the graph does not use them.
+    Skb {
+        skb: u64,
+        point: Sym,
+        len: u32,
+    },
+    /// `sk_data_ready` (data queued to socket `sk`, `ret` 0) and
+    /// `sock_recv_length` (a receive on `sk` returned `ret`), with the
+    /// socket's protocol (6 TCP, 17 UDP): for the packet views.
+    Sock {
+        sk: u64,
+        ready: bool,
+        proto: u16,
+        ret: i32,
     },
     /// `raw_syscalls:sys_enter` / `sys_exit`.
     SysEnter {
@@ -96,9 +115,19 @@ pub enum KEvent {
 pub struct KRecord {
     pub t: u64,
     pub cpu: u32,
-    /// The task current on the CPU when the event fired (0 = idle).
+    /// The process (thread group) and task current on the CPU when the
+    /// event fired (0 = idle).
+    pub pid: u32,
     pub tid: u32,
     pub ev: KEvent,
+}
+
+/// Did `sched_switch` take the CPU from a task still runnable (an
+/// involuntary switch), rather than one that blocked or exited?
+/// `prev_state` holds TASK_REPORT bits (R=0, S=1, D=2, T=4, t=8, X=16,
+/// Z=32, P=64, I=128) and 256 for a preempted task.
+pub fn preempted(prev_state: u64) -> bool {
+    prev_state & 0xff == 0
 }
 
 /// Names of the softirq vectors, by number.
@@ -624,10 +653,8 @@ impl Builder {
         let th = self.threads.get_mut(&prev).expect("alive");
         let sm = th.sm;
         th.since = t;
-        // prev_state: TASK_REPORT bits (R=0, S=1, D=2, T=4, t=8, X=16,
-        // Z=32, P=64, I=128) and 256 for a preempted task.
         let s = prev_state & 0xff;
-        if s == 0 {
+        if preempted(prev_state) {
             th.st = St::Runnable;
             let runnable = self.s.runnable;
             self.state(t, sm, runnable);
@@ -905,7 +932,8 @@ impl Builder {
                 self.enter_ctx(t, cpu, k.tid, base, CtxKind::Timer, cause);
             }
             KEvent::TimerExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Timer)),
-            KEvent::Net { skb, point } => {
+            KEvent::Skb { .. } | KEvent::Sock { .. } => {}
+            KEvent::Net { skb, point, .. } => {
                 let in_ctx = !self.cpus[cpu as usize].ctx.is_empty();
                 let Some(me) = self.context(cpu, k.tid, t) else {
                     return;
@@ -1266,6 +1294,7 @@ mod tests {
         KRecord {
             t,
             cpu,
+            pid: prev,
             tid: prev,
             ev: KEvent::Switch {
                 prev,
@@ -1289,6 +1318,7 @@ mod tests {
         b.feed(&KRecord {
             t: 20,
             cpu: 0,
+            pid: 5,
             tid: 5,
             ev: KEvent::TimerStart {
                 timer: 0xabc,

@@ -34,7 +34,8 @@ const COMPRESSED: u32 = 81;
 struct Layout {
     /// Offset of PERF_SAMPLE_IDENTIFIER (the event id), when there.
     identifier: Option<usize>,
-    tid: Option<usize>,
+    /// Offset of PERF_SAMPLE_TID's pid; its tid follows.
+    pid: Option<usize>,
     time: usize,
     cpu: Option<usize>,
     /// Offset of the callchain's length, when there is a callchain.
@@ -57,7 +58,7 @@ impl Layout {
         };
         let identifier = field(IDENTIFIER);
         field(IP);
-        let tid = field(TID).map(|o| o + 4);
+        let pid = field(TID);
         let time = field(TIME)?;
         field(ADDR);
         field(ID);
@@ -67,7 +68,7 @@ impl Layout {
         let callchain = (sample_type & CALLCHAIN != 0).then_some(off);
         Some(Layout {
             identifier,
-            tid,
+            pid,
             time,
             cpu,
             callchain,
@@ -81,6 +82,8 @@ impl Layout {
 pub struct Sample {
     pub t: u64,
     pub cpu: u32,
+    /// The process (thread group) and thread current on the CPU.
+    pub pid: u32,
     pub tid: u32,
     /// Byte range of the raw tracepoint data.
     pub raw: (usize, usize),
@@ -271,7 +274,18 @@ impl RawRecords {
         Some(Sample {
             t,
             cpu: l.cpu.and_then(u32_at).unwrap_or(0),
-            tid: l.tid.and_then(u32_at).unwrap_or(0),
+            // -1 (no task) reads as 0, the idle task, as the general
+            // reader has it.
+            pid: l
+                .pid
+                .and_then(u32_at)
+                .filter(|&p| p != u32::MAX)
+                .unwrap_or(0),
+            tid: l
+                .pid
+                .and_then(|o| u32_at(o + 4))
+                .filter(|&t| t != u32::MAX)
+                .unwrap_or(0),
             raw: (rec + start, rec + start + n),
         })
     }

@@ -1,0 +1,288 @@
+//! `critpath profile` (KTAU) and `critpath packets` (the life of a packet)
+//! on real programs recorded with the real kernel tracer. They skip, saying
+//! why, only where recording cannot work (not root, no perf, no compiler).
+
+mod common;
+use common::{cc, example, json_of, recording_slot, run};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn record(dir: &Path, name: &str, flags: &[&str], cmd: &[&str]) -> PathBuf {
+    let out = dir.join(format!("{name}.data"));
+    let mut args = vec!["record"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-o", out.to_str().unwrap(), "--"]);
+    args.extend_from_slice(cmd);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn process<'a>(v: &'a Value, comm: &str) -> &'a Value {
+    v["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"].as_str().unwrap().starts_with(&format!("{comm}:")))
+        .unwrap_or_else(|| panic!("no process {comm}: {}", v["processes"]))
+}
+
+fn function<'a>(p: &'a Value, name: &str) -> &'a Value {
+    p["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == name)
+        .unwrap_or_else(|| panic!("no function {name}: {}", p["functions"]))
+}
+
+fn ns(v: &Value) -> f64 {
+    v.as_u64().unwrap() as f64
+}
+
+#[test]
+fn profile_gives_function_times_inclusive_and_exclusive() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = cc(dir.path(), &example("os/functions.c"), "functions", &[]);
+    let spec = format!("{}:*", bin.display());
+    let data = record(
+        dir.path(),
+        "f",
+        &["--functions", &spec],
+        &[bin.to_str().unwrap(), "10"],
+    );
+    let v = json_of(&["profile", data.to_str().unwrap(), "--json"]);
+    let p = process(&v, "functions");
+    let (handle, parse, compute) = (
+        function(p, "handle"),
+        function(p, "parse"),
+        function(p, "compute"),
+    );
+    for f in [handle, parse, compute] {
+        assert_eq!(f["calls"], 10, "{f}");
+        assert!(f["exclusive_ns"].as_u64() <= f["inclusive_ns"].as_u64());
+    }
+    // handle() calls parse() (2 ms) and compute() (8 ms): its inclusive
+    // time is theirs, its exclusive time almost nothing.
+    let (h, pa, co) = (
+        ns(&handle["inclusive_ns"]),
+        ns(&parse["inclusive_ns"]),
+        ns(&compute["inclusive_ns"]),
+    );
+    assert!(co > 3.0 * pa && co < 5.0 * pa, "compute {co} parse {pa}");
+    assert!(pa > 10.0 * 1.5e6, "parse {pa}");
+    assert!(h >= pa + co && h < 1.1 * (pa + co), "handle {h}");
+    assert!(ns(&handle["exclusive_ns"]) < 0.1 * h, "{handle}");
+    // States: running holds its sub-states; the JSON keys of the issue.
+    let incl = &p["inclusive"];
+    assert!(incl["running"].as_u64() >= incl["running:compute"].as_u64());
+    assert!(ns(&incl["running:compute"]) > 0.5 * co, "{incl}");
+    assert_eq!(
+        p["exclusive"]["running:compute"], p["inclusive"]["running:compute"],
+        "a leaf state's inclusive time is its exclusive time"
+    );
+    assert!(p["voluntary"].is_u64() && p["involuntary"].is_u64());
+    // The table names the process and its functions.
+    let o = run(&["profile", data.to_str().unwrap()]);
+    assert!(o.status.success());
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("functions (on-CPU time)"), "{t}");
+    assert!(t.contains("running:compute"), "{t}");
+}
+
+#[test]
+fn profile_counts_switches_interrupts_and_packet_sizes() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pp = cc(
+        dir.path(),
+        &example("os/pingpong.c"),
+        "pingpong",
+        &["-pthread"],
+    );
+    let data = record(dir.path(), "pp", &[], &[pp.to_str().unwrap(), "2000"]);
+    let v = json_of(&["profile", data.to_str().unwrap(), "--json"]);
+    let p = process(&v, "pingpong");
+    // Each round blocks each thread on its pipe once: voluntary switches.
+    let vol = p["voluntary"].as_u64().unwrap();
+    assert!(vol >= 2000, "voluntary {vol}: {p}");
+    // On-CPU time within the recording's span.
+    assert!(
+        p["on_cpu_ns"].as_u64() < v["span_ns"].as_u64().map(|s| 2 * s),
+        "{p}"
+    );
+    assert!(p["threads"].as_array().unwrap().len() >= 2, "{p}");
+    // Kernel-wide: every CPU seen, some interrupt context on one of them,
+    // distributions across processes.
+    let cpus = v["cpus"].as_array().unwrap();
+    assert!(!cpus.is_empty());
+    assert!(cpus
+        .iter()
+        .any(|c| !c["interrupts"].as_array().unwrap().is_empty()));
+    let sw: u64 = cpus
+        .iter()
+        .map(|c| c["voluntary"].as_u64().unwrap() + c["involuntary"].as_u64().unwrap())
+        .sum();
+    assert!(sw >= vol);
+    let d = v["distributions"].as_array().unwrap();
+    assert!(d.iter().any(|d| d["metric"] == "on_cpu_ns"), "{d:?}");
+    let k = run(&["profile", data.to_str().unwrap(), "--by", "kernel"]);
+    assert!(k.status.success());
+    let t = String::from_utf8_lossy(&k.stdout);
+    assert!(t.contains("interrupts, softirqs and timers per CPU"), "{t}");
+    assert!(t.contains("across processes"), "{t}");
+
+    // Value events: packet sizes of 1024-byte UDP sends.
+    let sweep = cc(dir.path(), &example("net/sweep.c"), "sweep", &[]);
+    let data = record(
+        dir.path(),
+        "udp",
+        &["--net"],
+        &[sweep.to_str().unwrap(), "udp", "1024", "200"],
+    );
+    let v = json_of(&["profile", data.to_str().unwrap(), "--json"]);
+    let x = v["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["event"] == "net_dev_xmit.len")
+        .unwrap_or_else(|| panic!("{}", v["values"]));
+    assert!(x["count"].as_u64().unwrap() >= 200, "{x}");
+    // 1024 bytes + UDP, IP and Ethernet headers.
+    assert_eq!(x["max"], 1066, "{x}");
+    let hist = x["histogram"].as_array().unwrap();
+    assert!(
+        hist.iter()
+            .any(|b| b[0] == 1024 && b[1].as_u64() >= Some(200)),
+        "{x}"
+    );
+}
+
+/// Per-layer lives of UDP and TCP sends over loopback.
+#[test]
+fn packets_follow_each_buffer_through_the_layers() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = cc(dir.path(), &example("net/sweep.c"), "sweep", &[]);
+    let udp = record(
+        dir.path(),
+        "udp",
+        &["--net", "--syscalls"],
+        &[sweep.to_str().unwrap(), "udp", "1024", "300"],
+    );
+    let v = json_of(&[
+        "packets",
+        udp.to_str().unwrap(),
+        "--json",
+        "--limit",
+        "1000",
+    ]);
+    // 300 datagrams and the receiver's acknowledgements, all delivered.
+    assert!(
+        v["delivered"].as_u64().unwrap() >= 300,
+        "{}",
+        v["delivered"]
+    );
+    let layers: Vec<&str> = v["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["layer"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        layers,
+        [
+            "application",
+            "syscall",
+            "driver",
+            "backlog",
+            "softirq",
+            "stack",
+            "socket",
+            "copy"
+        ]
+    );
+    let share: f64 = v["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["share"].as_f64().unwrap())
+        .sum();
+    assert!((share - 1.0).abs() < 1e-6);
+    let data: Vec<&Value> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["len"] == 1066)
+        .collect();
+    assert!(data.len() >= 300, "{}", data.len());
+    for p in &data {
+        assert!(p["sender"].as_str().unwrap().starts_with("sweep:"), "{p}");
+        assert!(p["receiver"].as_str().unwrap().starts_with("sweep:"), "{p}");
+        assert_ne!(p["sender"], p["receiver"]);
+        let total: u64 = p["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            total,
+            p["end"].as_u64().unwrap() - p["start"].as_u64().unwrap()
+        );
+    }
+
+    let tcp = record(
+        dir.path(),
+        "tcp",
+        &["--net", "--syscalls"],
+        &[sweep.to_str().unwrap(), "tcp", "4096", "300"],
+    );
+    let v = json_of(&["packets", tcp.to_str().unwrap(), "--json"]);
+    assert!(v["delivered"].as_u64().unwrap() > 0, "{v}");
+    let copy = v["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l["layer"] == "copy");
+    assert!(copy, "{}", v["layers"]);
+    let o = run(&["packets", tcp.to_str().unwrap()]);
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(t.contains("timeline of the first"), "{t}");
+    assert!(t.contains("per send"), "{t}");
+}
+
+#[test]
+fn packets_refuse_traces_without_kernel_events() {
+    let o = run(&["packets", &example("nic-fig3.jsonl")]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("critpath record --net"), "{e}");
+    // A recording without --net: a warning, not an empty silent table.
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = record(dir.path(), "t", &[], &["true"]);
+    let o = run(&["packets", data.to_str().unwrap()]);
+    assert!(o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("warning: no packet events"), "{e}");
+}
+
+#[test]
+fn profile_of_a_trace_without_kernel_events_has_its_states() {
+    let v = json_of(&["profile", &example("nic-fig3.jsonl"), "--json"]);
+    assert_eq!(v["kernel_events"], 0);
+    let sms = v["sms"].as_array().unwrap();
+    assert!(!sms.is_empty());
+    assert!(sms.iter().all(|u| u["inclusive"].is_object()));
+    assert!(v["notes"][0].as_str().unwrap().contains("no kernel events"));
+}
