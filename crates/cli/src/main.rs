@@ -3,6 +3,7 @@
 //! engine of `critpath-core` once, and hands the results to a view.
 
 mod bench;
+mod counters;
 mod demo;
 mod export;
 mod kernel;
@@ -263,6 +264,53 @@ enum Cmd {
         json: bool,
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+    /// Count events on every CPU while a command runs (perf stat):
+    /// hardware counters where the machine has them, software counters
+    /// otherwise; each normalized per interrupt, per packet and per
+    /// annotated unit of work. --sample adds a call-graph profile.
+    ///
+    /// The report goes to standard error (the command keeps standard
+    /// output), or to -o FILE; the exit status is the command's.
+    Counters {
+        /// Events to count (comma-separated, repeatable; `perf list`
+        /// names). Default: cycles, instructions, cache-references,
+        /// cache-misses, branch-misses, task-clock, context-switches,
+        /// cpu-migrations, page-faults.
+        #[arg(short = 'e', long = "events", value_name = "EVENTS")]
+        events: Vec<String>,
+        /// Also sample the command's call stacks: flat profile, callers
+        /// and callees.
+        #[arg(long)]
+        sample: bool,
+        /// Samples per second with --sample.
+        #[arg(long, default_value_t = 999)]
+        frequency: u32,
+        /// Write the call graph as Graphviz DOT (needs --sample).
+        #[arg(long, value_name = "FILE", requires = "sample")]
+        dot: Option<PathBuf>,
+        /// The annotated SM whose lives are the unit of work (default: the
+        /// one with most lives).
+        #[arg(long, value_name = "SM")]
+        unit: Option<String>,
+        /// Functions shown in the profile.
+        #[arg(long, default_value_t = 15)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// The perf binary to use.
+        #[arg(long, value_name = "PATH")]
+        perf: Option<PathBuf>,
+        /// The command and its arguments (after --).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            required = true,
+            value_name = "CMD"
+        )]
+        cmd: Vec<String>,
     },
     /// Validate a trace and the cgraph invariants; exit 1 on violation.
     Check {
@@ -616,6 +664,41 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             };
             emit(output.as_deref(), text.as_bytes())?;
             finish_with(err)
+        }
+        Cmd::Counters {
+            events,
+            sample,
+            frequency,
+            dot,
+            unit,
+            top,
+            json,
+            output,
+            perf,
+            cmd,
+        } => {
+            let c = counters::run(&counters::Request {
+                events,
+                sample,
+                frequency,
+                dot,
+                unit,
+                perf,
+                cmd,
+            })?;
+            let text = if json {
+                serde_json::to_string_pretty(&c).expect("json") + "\n"
+            } else {
+                counters::table(&c, top)
+            };
+            match output {
+                Some(p) => emit(Some(&p), text.as_bytes())?,
+                None => eprint!("{text}"),
+            }
+            match c.exit_status {
+                0 => Ok(()),
+                code => Err(Failure::Exit(code)),
+            }
         }
         Cmd::Packets {
             trace,

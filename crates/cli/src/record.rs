@@ -36,7 +36,7 @@ fn fail(msg: impl Into<String>) -> Failure {
 }
 
 /// Finds tracefs, mounting it when it is not mounted.
-fn tracefs() -> Result<PathBuf, Failure> {
+pub fn tracefs() -> Result<PathBuf, Failure> {
     for root in [TRACEFS, "/sys/kernel/debug/tracing"] {
         if Path::new(root).join("events").is_dir() {
             return Ok(PathBuf::from(root));
@@ -57,7 +57,7 @@ fn tracefs() -> Result<PathBuf, Failure> {
 }
 
 /// Can this process record kernel tracepoints on every CPU?
-fn check_privilege() -> Result<(), Failure> {
+pub fn check_privilege() -> Result<(), Failure> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         return Ok(());
@@ -74,8 +74,9 @@ fn check_privilege() -> Result<(), Failure> {
     Ok(())
 }
 
-fn perf_binary(req: &Request) -> Result<PathBuf, Failure> {
-    let perf = req.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
+/// The perf to run (`--perf PATH`, else `perf`), if it runs.
+pub fn perf_binary(perf: Option<&Path>) -> Result<PathBuf, Failure> {
+    let perf = perf.map_or_else(|| PathBuf::from("perf"), Path::to_path_buf);
     match Command::new(&perf)
         .arg("--version")
         .stdout(Stdio::null())
@@ -90,14 +91,17 @@ fn perf_binary(req: &Request) -> Result<PathBuf, Failure> {
     }
 }
 
+/// Does the kernel have this tracepoint (`system:name`)?
+pub fn has_tracepoint(tracefs: &Path, tp: &str) -> bool {
+    tp.split_once(':')
+        .map(|(s, n)| tracefs.join("events").join(s).join(n).is_dir())
+        .unwrap_or(false)
+}
+
 /// The perf command line for a request, and notes on what was left out.
 pub fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
     let mut notes = Vec::new();
-    let available = |tp: &str| {
-        tp.split_once(':')
-            .map(|(s, n)| tracefs.join("events").join(s).join(n).is_dir())
-            .unwrap_or(false)
-    };
+    let available = |tp: &str| has_tracepoint(tracefs, tp);
     let mut events: Vec<&str> = perf::CORE_TRACEPOINTS.to_vec();
     if req.net {
         events.extend_from_slice(perf::NET_TRACEPOINTS);
@@ -164,7 +168,7 @@ const MAX_FUNCTIONS: usize = 200;
 
 /// The file a command name runs: a path as given, else the first match in
 /// `$PATH`.
-fn which(name: &str) -> Option<PathBuf> {
+pub fn which(name: &str) -> Option<PathBuf> {
     let p = Path::new(name);
     if p.components().count() > 1 {
         return p.is_file().then(|| p.to_path_buf());
@@ -409,6 +413,29 @@ impl Drop for Probes {
 
 extern "C" fn ignore(_: libc::c_int) {}
 
+/// Ctrl-C reaches the command and perf (same process group); critpath
+/// waits for perf to finish its output. A handler (not SIG_IGN) is reset
+/// in the children at exec, so they still stop on Ctrl-C.
+pub fn outlive_interrupts() {
+    // SAFETY: installing a handler that does nothing.
+    unsafe {
+        libc::signal(libc::SIGINT, ignore as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
+    }
+}
+
+/// A child's exit status as a shell reports it (128 + signal).
+pub fn exit_code(status: &std::process::ExitStatus) -> u8 {
+    match (
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(status),
+    ) {
+        (Some(c), _) => c as u8,
+        (None, Some(sig)) => 128 + sig as u8,
+        _ => 1,
+    }
+}
+
 /// Runs the command under perf; returns its exit status.
 pub fn record(req: &Request) -> Result<u8, Failure> {
     if req.cmd.is_empty() {
@@ -422,7 +449,7 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
             req.cmd[0]
         )));
     }
-    let perf = perf_binary(req)?;
+    let perf = perf_binary(req.perf.as_deref())?;
     check_privilege()?;
     let tfs = tracefs()?;
     if let Some(dir) = req.output.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -444,14 +471,7 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
         args.insert(at + 2 * i, "-e".into());
         args.insert(at + 2 * i + 1, e);
     }
-    // Ctrl-C reaches the command and perf (same process group); critpath
-    // waits for perf to write the trace. A handler (not SIG_IGN) is reset
-    // in the children at exec, so they still stop on Ctrl-C.
-    // SAFETY: installing a handler that does nothing.
-    unsafe {
-        libc::signal(libc::SIGINT, ignore as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, ignore as *const () as libc::sighandler_t);
-    }
+    outlive_interrupts();
     // The SDKs (SPEC §7) write their annotations next to the trace; a
     // previous recording's would not belong to this one.
     let annot = critpath_formats::annot::sibling(&req.output);
@@ -472,14 +492,7 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
     let status = command.status();
     drop(probes);
     let status = status.map_err(|e| fail(format!("cannot run {}: {e}", perf.display())))?;
-    let code = match (
-        status.code(),
-        std::os::unix::process::ExitStatusExt::signal(&status),
-    ) {
-        (Some(c), _) => c as u8,
-        (None, Some(sig)) => 128 + sig as u8,
-        _ => 1,
-    };
+    let code = exit_code(&status);
     let size = std::fs::metadata(&req.output).map(|m| m.len()).unwrap_or(0);
     if size == 0 {
         return Err(fail(format!(

@@ -286,3 +286,166 @@ fn profile_of_a_trace_without_kernel_events_has_its_states() {
     assert!(sms.iter().all(|u| u["inclusive"].is_object()));
     assert!(v["notes"][0].as_str().unwrap().contains("no kernel events"));
 }
+
+fn counters_json(dir: &Path, args: &[&str]) -> (Value, std::process::Output) {
+    let out = dir.join("counters.json");
+    let mut a = vec!["counters", "--json", "-o", out.to_str().unwrap()];
+    a.extend_from_slice(args);
+    let o = run(&a);
+    let v = serde_json::from_slice(&std::fs::read(&out).unwrap_or_default()).unwrap_or(Value::Null);
+    (v, o)
+}
+
+#[test]
+fn counters_normalize_per_annotated_unit_and_keep_the_commands_output() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = cc(
+        dir.path(),
+        &example("annotated/pipeline.c"),
+        "pipeline",
+        &["-pthread"],
+    );
+    let (v, o) = counters_json(
+        dir.path(),
+        &[
+            "-e",
+            "task-clock,context-switches",
+            "--unit",
+            "stage2:work",
+            "--",
+            p.to_str().unwrap(),
+            "50",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pipeline: 50 items"));
+    assert_eq!(v["units"]["stage2:work"], 50, "{}", v["units"]);
+    assert_eq!(v["units"]["stage2"], 1);
+    let tc = &v["counters"][0];
+    assert_eq!(tc["event"], "task-clock");
+    assert_eq!(tc["kind"], "software");
+    assert_eq!(
+        tc["per_cpu"].as_array().unwrap().len(),
+        v["cpus"].as_u64().unwrap() as usize
+    );
+    let (total, per_unit) = (
+        tc["total"].as_f64().unwrap(),
+        tc["per_unit"].as_f64().unwrap(),
+    );
+    assert!((per_unit * 50.0 - total).abs() < 1e-6 * total);
+    // The stages spin 50 × 1 ms in stage 2 at least: over 50 ms of CPU.
+    assert!(total > 50.0, "{tc}");
+    // Interrupts are always counted, as a unit.
+    assert!(v["interrupts"].as_f64().unwrap() > 0.0, "{v}");
+    let events: Vec<&str> = v["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["event"].as_str().unwrap())
+        .collect();
+    assert!(events.contains(&"irq:softirq_entry"), "{events:?}");
+
+    // Hardware counters: counted where the machine has them, else said.
+    let (v, o) = counters_json(
+        dir.path(),
+        &[
+            "-e",
+            "instructions,task-clock",
+            "--",
+            "sh",
+            "-c",
+            "echo out; exit 3",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3), "the command's exit status");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "out\n");
+    let ins = &v["counters"][0];
+    assert_eq!(ins["kind"], "hardware");
+    if ins["total"].is_null() {
+        assert_eq!(v["hardware"], false);
+        assert!(v["not_supported"][0] == "instructions", "{v}");
+        assert!(
+            v["notes"].to_string().contains("no hardware counters"),
+            "{v}"
+        );
+    } else {
+        assert_eq!(v["hardware"], true);
+    }
+    // A tracepoint the kernel lacks: exit 2, nothing run.
+    let o = run(&["counters", "-e", "nosuch:event", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch:event"));
+}
+
+#[test]
+fn counters_sample_a_call_graph_with_callers_and_callees() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = cc(
+        dir.path(),
+        &example("os/functions.c"),
+        "functions",
+        &["-fno-omit-frame-pointer"],
+    );
+    let dot = dir.path().join("cg.dot");
+    let (v, o) = counters_json(
+        dir.path(),
+        &[
+            "-e",
+            "task-clock",
+            "--sample",
+            "--dot",
+            dot.to_str().unwrap(),
+            "--",
+            bin.to_str().unwrap(),
+            "10",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = &v["profile"];
+    let samples = p["samples"].as_u64().unwrap();
+    // 100 ms of spinning at 999 Hz.
+    assert!(samples > 50, "{samples}");
+    let flat = p["flat"].as_array().unwrap();
+    let main = flat
+        .iter()
+        .find(|r| r["function"] == "main")
+        .expect("main sampled");
+    assert!(main["inclusive_share"].as_f64().unwrap() > 0.8, "{main}");
+    let selfs: u64 = flat.iter().map(|r| r["self"].as_u64().unwrap()).sum();
+    assert_eq!(selfs, samples, "every sample has one innermost frame");
+    assert!(
+        p["arcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["callee"] == "main"),
+        "main's caller: {}",
+        p["arcs"]
+    );
+    let d = std::fs::read_to_string(&dot).unwrap();
+    assert!(
+        d.starts_with("digraph callgraph {") && d.contains("main\\nself"),
+        "{d}"
+    );
+    // The table: flat profile and call graph.
+    let o = run(&[
+        "counters",
+        "-e",
+        "task-clock",
+        "--sample",
+        "--",
+        bin.to_str().unwrap(),
+        "5",
+    ]);
+    let t = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        t.contains("flat profile:") && t.contains("call graph"),
+        "{t}"
+    );
+}

@@ -1,10 +1,12 @@
 //! Views computed from the kernel's own events, beside the critical path:
 //! process-centric and kernel-wide profiles as KTAU gives them
-//! ([`profile`], seed 002), and the life of each network packet
-//! ([`packets`], seed 004). Both are fed the decoded events of a perf.data
+//! ([`profile`], seed 002), the life of each network packet
+//! ([`packets`], seed 004), and the call graph of a sampling profile
+//! ([`callgraph`], seed 003). Both are fed the decoded events of a perf.data
 //! recording as it streams by (`PerfSource::watch`), and the profile also
 //! the engine's state visits; neither holds the trace in memory.
 
+pub mod callgraph;
 pub mod packets;
 pub mod profile;
 
