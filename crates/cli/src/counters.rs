@@ -7,9 +7,7 @@
 //! command with its call graph (flat profile, callers and callees, a
 //! Graphviz drawing). The command's output and exit status pass through.
 
-use crate::record::{
-    check_privilege, exit_code, has_tracepoint, outlive_interrupts, perf_binary, tracefs, which,
-};
+use crate::record::{exit_code, has_tracepoint, outlive_interrupts, preflight};
 use crate::views::grid;
 use crate::Failure;
 use critpath_kernel::callgraph::{self, CallGraph};
@@ -115,20 +113,12 @@ fn kind(event: &str) -> &'static str {
 
 /// Runs the command under `perf stat` (and `perf record` when sampling).
 pub fn run(req: &Request) -> Result<Counts, Failure> {
-    if req.cmd.is_empty() {
-        return Err(fail(
-            "critpath counters needs a command to run: critpath counters [-e EVENTS] -- CMD ARGS...",
-        ));
-    }
-    if which(&req.cmd[0]).is_none() {
-        return Err(fail(format!(
-            "{}: command not found (nothing was counted)",
-            req.cmd[0]
-        )));
-    }
-    let perf = perf_binary(req.perf.as_deref())?;
-    check_privilege()?;
-    let tfs = tracefs()?;
+    let (perf, tfs) = preflight(
+        &req.cmd,
+        req.perf.as_deref(),
+        "critpath counters [-e EVENTS]",
+        "counted",
+    )?;
     let mut notes = Vec::new();
     let mut events: Vec<String> = if req.events.is_empty() {
         DEFAULT_EVENTS.iter().map(|s| s.to_string()).collect()

@@ -436,22 +436,40 @@ pub fn exit_code(status: &std::process::ExitStatus) -> u8 {
     }
 }
 
-/// Runs the command under perf; returns its exit status.
-pub fn record(req: &Request) -> Result<u8, Failure> {
-    if req.cmd.is_empty() {
-        return Err(fail(
-            "critpath record needs a command to run: critpath record -o OUT -- CMD ARGS...",
-        ));
-    }
-    if which(&req.cmd[0]).is_none() {
+/// What running a command under perf needs, checked before anything runs:
+/// a command that exists, perf, the privilege, tracefs. `usage` says how
+/// to call the subcommand, `what` what would have been done ("recorded").
+/// Returns perf and tracefs.
+pub fn preflight(
+    cmd: &[String],
+    perf: Option<&Path>,
+    usage: &str,
+    what: &str,
+) -> Result<(PathBuf, PathBuf), Failure> {
+    if cmd.is_empty() {
         return Err(fail(format!(
-            "{}: command not found (nothing was recorded)",
-            req.cmd[0]
+            "{usage} needs a command to run: {usage} -- CMD ARGS..."
         )));
     }
-    let perf = perf_binary(req.perf.as_deref())?;
+    if which(&cmd[0]).is_none() {
+        return Err(fail(format!(
+            "{}: command not found (nothing was {what})",
+            cmd[0]
+        )));
+    }
+    let perf = perf_binary(perf)?;
     check_privilege()?;
-    let tfs = tracefs()?;
+    Ok((perf, tracefs()?))
+}
+
+/// Runs the command under perf; returns its exit status.
+pub fn record(req: &Request) -> Result<u8, Failure> {
+    let (perf, tfs) = preflight(
+        &req.cmd,
+        req.perf.as_deref(),
+        "critpath record -o OUT",
+        "recorded",
+    )?;
     if let Some(dir) = req.output.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
             return Err(fail(format!(

@@ -66,11 +66,21 @@ struct Life {
     at: [u64; 10],
     sender: u32,
     receiver: u32,
-    /// Received by `netif_receive_skb` in a softirq run on this CPU (its
-    /// stack time ends at the next packet of the run or the run's end).
-    rx_cpu: Option<u32>,
     /// The sender's send call (tid, entry) it belongs to.
     send: Option<(u32, u64)>,
+}
+
+impl Life {
+    fn new(skb: u64, len: u32) -> Life {
+        Life {
+            skb,
+            len,
+            at: [0; 10],
+            sender: 0,
+            receiver: 0,
+            send: None,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -372,15 +382,7 @@ impl Tracker {
                     let old = self.lives.remove(&skb).expect("there");
                     self.close(old);
                 }
-                let mut l = Life {
-                    skb,
-                    len,
-                    at: [0; 10],
-                    sender: 0,
-                    receiver: 0,
-                    rx_cpu: None,
-                    send: None,
-                };
+                let mut l = Life::new(skb, len);
                 l.at[M_QUEUE] = t;
                 if in_thread {
                     l.sender = k.tid;
@@ -410,15 +412,7 @@ impl Tracker {
                 }
             }
             Point::NetifRx => {
-                let l = self.lives.entry(skb).or_insert_with(|| Life {
-                    skb,
-                    len,
-                    at: [0; 10],
-                    sender: 0,
-                    receiver: 0,
-                    rx_cpu: None,
-                    send: None,
-                });
+                let l = self.lives.entry(skb).or_insert_with(|| Life::new(skb, len));
                 if l.at[M_XMIT] == 0 {
                     l.at[M_XMIT] = t;
                 }
@@ -427,15 +421,7 @@ impl Tracker {
                 let c = self.cpu(k.cpu);
                 let (run, irq, prev) = (c.rx_run, c.last_irq, c.rx_last.replace(skb));
                 self.end_stack(prev.filter(|&s| s != skb), t);
-                let l = self.lives.entry(skb).or_insert_with(|| Life {
-                    skb,
-                    len,
-                    at: [0; 10],
-                    sender: 0,
-                    receiver: 0,
-                    rx_cpu: None,
-                    send: None,
-                });
+                let l = self.lives.entry(skb).or_insert_with(|| Life::new(skb, len));
                 if l.at[M_RECEIVE] != 0 {
                     return;
                 }
@@ -443,7 +429,6 @@ impl Tracker {
                     l.len = len;
                 }
                 l.at[M_RECEIVE] = t;
-                l.rx_cpu = Some(k.cpu);
                 if let Some(run) = run {
                     l.at[M_SOFTIRQ] = run.max(l.at[M_XMIT]);
                     // A hard interrupt before the run, after the packet was
