@@ -449,3 +449,57 @@ fn counters_sample_a_call_graph_with_callers_and_callees() {
         "{t}"
     );
 }
+
+/// The send-size sweep of `examples/net/sweep.sh`, two sizes, both
+/// protocols: per-buffer layer costs, and cachegrind's counts where
+/// valgrind is installed.
+#[test]
+fn the_send_size_sweep_reports_per_buffer_costs() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_critpath"));
+    let o = std::process::Command::new(example("net/sweep.sh"))
+        .arg(dir.path())
+        .args(["300", "64 4096"])
+        .env("CRITPATH", bin)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("per-buffer costs over loopback"), "{text}");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("sweep.json")).unwrap()).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{v}");
+    let valgrind = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok();
+    for r in rows {
+        assert!(r["us_per_buffer"].as_f64().unwrap() > 0.0, "{r}");
+        let l = &r["layers_us_per_buffer"];
+        for layer in ["syscall", "driver", "softirq", "stack", "socket"] {
+            assert!(l[layer].as_f64().unwrap_or(0.0) > 0.0, "{layer}: {r}");
+        }
+        if valgrind {
+            // Sender and receiver in user space: at least a loop's worth.
+            assert!(
+                r["user_instructions_per_buffer"].as_f64().unwrap() > 20.0,
+                "{r}"
+            );
+        }
+    }
+    // UDP sends one datagram per buffer (and the receiver's acks).
+    let udp64 = rows
+        .iter()
+        .find(|r| r["proto"] == "udp" && r["size"] == 64)
+        .unwrap();
+    let p = udp64["packets_per_buffer"].as_f64().unwrap();
+    assert!((1.0..1.1).contains(&p), "{udp64}");
+}
