@@ -426,6 +426,9 @@ pub fn packets_table(p: &Packets, name: &str) -> String {
         &rows,
         &[false, true, true, true, true, true],
     ));
+    if p.packets == 0 {
+        o.push_str("(no packet was followed to the end of its life)\n");
+    }
     if !p.timeline.is_empty() {
         o.push_str(&format!(
             "\ntimeline of the first {} packets (letters: {})\n",

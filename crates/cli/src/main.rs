@@ -284,14 +284,14 @@ enum Cmd {
         #[arg(long)]
         sample: bool,
         /// Samples per second with --sample.
-        #[arg(long, default_value_t = 999)]
+        #[arg(long, default_value_t = 999, value_parser = clap::value_parser!(u32).range(1..))]
         frequency: u32,
         /// Write the call graph as Graphviz DOT (needs --sample).
         #[arg(long, value_name = "FILE", requires = "sample")]
         dot: Option<PathBuf>,
-        /// The annotated SM whose lives are the unit of work (default: the
-        /// one with most lives).
-        #[arg(long, value_name = "SM")]
+        /// The unit of work: an annotated SM (its lives) or SM:STATE (its
+        /// entries). Default: the SM with the most lives.
+        #[arg(long, value_name = "SM[:STATE]")]
         unit: Option<String>,
         /// Functions shown in the profile.
         #[arg(long, default_value_t = 15)]

@@ -180,8 +180,6 @@ pub struct PerfSource {
     raw: Option<records::RawRecords>,
     /// See [`PerfSource::watch`].
     watcher: Option<Watcher>,
-    /// The tracepoints recorded (`system:name`).
-    tracepoints: Vec<String>,
 }
 
 fn err(name: &str, msg: impl Into<String>) -> ReadError {
@@ -504,7 +502,6 @@ impl PerfSource {
             bytes,
             raw,
             watcher: None,
-            tracepoints: kinds,
         })
     }
 
@@ -645,12 +642,6 @@ impl PerfSource {
     /// packet lives) are computed from them beside the graph.
     pub fn watch(&mut self, watcher: Watcher) {
         self.watcher = Some(watcher);
-    }
-
-    /// Whether the recording holds the events of a tracepoint
-    /// (`"raw_syscalls:sys_enter"`).
-    pub fn has_tracepoint(&self, name: &str) -> bool {
-        self.tracepoints.iter().any(|t| t == name)
     }
 
     fn finish_input(&mut self) {
