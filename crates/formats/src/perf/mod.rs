@@ -449,7 +449,9 @@ impl PerfSource {
             );
             error = error.or(Some(e));
         }
-        let scope = match target {
+        // Without the scheduler's events threads have no states, so the
+        // command's thread cannot bound the path (the error above says why).
+        let scope = match target.filter(|_| has("sched:sched_switch")) {
             Some((tid, _)) => {
                 let sm = format!(
                     "{}:{tid}",
