@@ -200,6 +200,25 @@ struct Thread {
     counted: bool,
 }
 
+impl Thread {
+    /// A thread seen for the first time: its own SM `sm`, no annotated SM,
+    /// function or system call yet, in state `st` since `since`.
+    fn new(sm: Sym, running: Sym, st: St, since: u64, counted: bool) -> Thread {
+        Thread {
+            sm,
+            run: running,
+            base: sm,
+            stack: Vec::new(),
+            funcs: Vec::new(),
+            st,
+            since,
+            armed: None,
+            sys: None,
+            counted,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum CtxKind {
     Irq,
@@ -474,21 +493,8 @@ impl Builder {
                 }
             };
             let sm = self.strings.intern(&format!("{name}:{tid}"));
-            self.threads.insert(
-                tid,
-                Thread {
-                    sm,
-                    run: self.s.running,
-                    base: sm,
-                    stack: Vec::new(),
-                    funcs: Vec::new(),
-                    st: St::Unknown,
-                    since: 0,
-                    armed: None,
-                    sys: None,
-                    counted: false,
-                },
-            );
+            self.threads
+                .insert(tid, Thread::new(sm, self.s.running, St::Unknown, 0, false));
         }
         self.threads.get_mut(&tid).expect("inserted")
     }
@@ -1043,21 +1049,8 @@ impl Builder {
                 a.task_name.unwrap_or(&format!("task-{}", a.task))
             );
             let sm = self.strings.intern(&name);
-            self.threads.insert(
-                key,
-                Thread {
-                    sm,
-                    run: self.s.running,
-                    base: sm,
-                    stack: Vec::new(),
-                    funcs: Vec::new(),
-                    st: St::Running,
-                    since: a.t,
-                    armed: None,
-                    sys: None,
-                    counted: true,
-                },
-            );
+            self.threads
+                .insert(key, Thread::new(sm, self.s.running, St::Running, a.t, true));
             let running = self.s.running;
             self.state(a.t, sm, running);
         }
