@@ -35,10 +35,7 @@ impl Values {
         } else {
             1u64 << (63 - v.leading_zeros())
         };
-        match self.histogram.binary_search_by_key(&low, |&(l, _)| l) {
-            Ok(i) => self.histogram[i].1 += 1,
-            Err(i) => self.histogram.insert(i, (low, 1)),
-        }
+        add_to_bucket(&mut self.histogram, low, 1);
     }
     pub fn mean(&self) -> f64 {
         if self.count == 0 {
@@ -46,6 +43,14 @@ impl Values {
         } else {
             self.sum as f64 / self.count as f64
         }
+    }
+}
+
+/// Adds `n` to the histogram's bucket from `low` (kept sorted by `low`).
+pub fn add_to_bucket(histogram: &mut Vec<(u64, u64)>, low: u64, n: u64) {
+    match histogram.binary_search_by_key(&low, |&(l, _)| l) {
+        Ok(i) => histogram[i].1 += n,
+        Err(i) => histogram.insert(i, (low, n)),
     }
 }
 

@@ -692,10 +692,7 @@ impl Unit {
                 a.max = a.max.max(b.max);
                 a.count = n;
                 for &(low, c) in &b.histogram {
-                    match a.histogram.binary_search_by_key(&low, |&(l, _)| l) {
-                        Ok(i) => a.histogram[i].1 += c,
-                        Err(i) => a.histogram.insert(i, (low, c)),
-                    }
+                    crate::add_to_bucket(&mut a.histogram, low, c);
                 }
             },
         );
