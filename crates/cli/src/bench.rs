@@ -3,9 +3,11 @@
 //! speed claims are measured, never asserted.
 
 use crate::Failure;
-use critpath_core::synth::Synth;
-use critpath_core::{analyze, Engine, Interner, Options, Pos};
-use critpath_formats::{open, Codec, CptWriter, JsonlWriter};
+use critpath_engine::{analyze, Engine, Options};
+use critpath_import::open;
+use critpath_readers::{Codec, CptWriter, JsonlWriter};
+use critpath_sim::synth::Synth;
+use critpath_trace::{Interner, Pos};
 use std::io::BufWriter;
 use std::path::Path;
 use std::time::Instant;

@@ -361,7 +361,7 @@ fn parse_stat(text: &str, events: &[String]) -> Counts {
 /// Units of work the SDKs annotated: per SM name its lives ended (`SM`),
 /// and per state its entries (`SM:STATE`).
 fn units(annot: &Path) -> BTreeMap<String, u64> {
-    use critpath_formats::annot::{Annot, AnnotReader};
+    use critpath_readers::annot::{Annot, AnnotReader};
     let mut out = BTreeMap::new();
     let Ok(mut r) = AnnotReader::open(annot) else {
         return out;

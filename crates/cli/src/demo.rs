@@ -3,9 +3,10 @@
 
 use crate::views::dur;
 use crate::{emit, run_analysis, Failure};
-use critpath_core::{Analysis, Engine, Interner, Options, Pos, Speedup};
-use critpath_formats::{Codec, CptWriter};
-use critpath_model::{simulate, Bus, Config, Outcome, Params};
+use critpath_engine::{Analysis, Engine, Options, Speedup};
+use critpath_readers::{Codec, CptWriter};
+use critpath_sim::{simulate, Bus, Config, Outcome, Params};
+use critpath_trace::{Interner, Pos};
 use serde_json::{json, Value};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -52,7 +53,7 @@ fn params(overrides: &[String]) -> Result<Params, Failure> {
             let names: Vec<&str> = Params::INFO.iter().map(|i| i.name).collect();
             Failure::Input(format!(
                 "--param {o}: {e}{}",
-                critpath_core::engine::nearest(name, &names)
+                critpath_engine::engine::nearest(name, &names)
             ))
         })?;
     }
@@ -139,7 +140,7 @@ fn report_json(r: &Run, top: usize) -> Value {
     v
 }
 
-fn label(s: &critpath_core::results::StateRow) -> String {
+fn label(s: &critpath_engine::results::StateRow) -> String {
     format!("{}: {}", s.sm, s.state)
 }
 

@@ -6,7 +6,8 @@
 use crate::{Failure, Inputs};
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use critpath_core::{Analysis, Engine, Interner, Options, Sym, Visit};
+use critpath_engine::{Analysis, Engine, Options, Visit};
+use critpath_trace::{Interner, Sym};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -201,7 +202,7 @@ fn states_batch(a: &Analysis) -> RecordBatch {
 }
 
 fn edges_batch(a: &Analysis) -> RecordBatch {
-    let p: &[critpath_core::results::PathSegment] = a.path.as_deref().unwrap_or(&[]);
+    let p: &[critpath_engine::results::PathSegment] = a.path.as_deref().unwrap_or(&[]);
     let schema = Schema::new(vec![
         Field::new("start_ns", DataType::UInt64, false),
         Field::new("end_ns", DataType::UInt64, false),

@@ -6,10 +6,10 @@
 
 use crate::views::{dur, grid};
 use crate::Failure;
-use critpath_core::{ReadError, RecordSource};
-use critpath_formats::AnySource;
+use critpath_import::AnySource;
 use critpath_kernel::packets::{Packets, Tracker, LAYERS};
 use critpath_kernel::profile::{Profile, Profiler, Unit};
+use critpath_trace::{ReadError, RecordSource};
 use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
@@ -17,7 +17,7 @@ use std::rc::Rc;
 /// The profile of a trace; for a perf.data recording, also the pid of the
 /// recorded command.
 pub fn profile(trace: &Path) -> Result<(Profile, Option<u32>, Option<ReadError>), Failure> {
-    let mut src = critpath_formats::open(trace)?;
+    let mut src = critpath_import::open(trace)?;
     let prof = Rc::new(RefCell::new(Profiler::new()));
     if let AnySource::Perf(p) = &mut src {
         let sink = prof.clone();
@@ -369,7 +369,7 @@ pub fn kernel_table(p: &Profile, name: &str) -> String {
 
 /// Follows the packets of a perf.data recording.
 pub fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>), Failure> {
-    let mut src = critpath_formats::open(trace)?;
+    let mut src = critpath_import::open(trace)?;
     let tracker = Rc::new(RefCell::new(Tracker::new(limit)));
     match &mut src {
         AnySource::Perf(p) => {

@@ -13,8 +13,10 @@ mod report;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use critpath_core::{analyze, Analysis, Options, ReadError, RecordSource};
-use critpath_formats::{open, AnySource, Codec, CptWriter, JsonlWriter};
+use critpath_engine::{analyze, Analysis, Options};
+use critpath_import::{open, AnySource};
+use critpath_readers::{Codec, CptWriter, JsonlWriter};
+use critpath_trace::{ReadError, RecordSource};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -437,8 +439,8 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             }
             demo::demo(demo::DemoArgs {
                 bus: bus.map(|b| match b {
-                    BusArg::Pci => critpath_model::Bus::Pci,
-                    BusArg::Pcix => critpath_model::Bus::Pcix,
+                    BusArg::Pci => critpath_sim::Bus::Pci,
+                    BusArg::Pcix => critpath_sim::Bus::Pcix,
                 }),
                 payload,
                 netfilter: netfilter == OnOff::On,
@@ -540,7 +542,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 ..Default::default()
             };
             // An empty trace still gets a report that says so.
-            let (a, err) = if traces.len() == 1 && critpath_formats::is_empty_trace(&traces[0]) {
+            let (a, err) = if traces.len() == 1 && critpath_import::is_empty_trace(&traces[0]) {
                 (Analysis::default(), None)
             } else if traces.len() == 1 {
                 let mut src = open(&traces[0])?;
@@ -553,7 +555,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             if correct_overhead {
                 correct(&mut a, &traces[0])?;
                 let said = views::correction(&a);
-                a.diagnostics.push(critpath_core::Diagnostic::new(
+                a.diagnostics.push(critpath_trace::Diagnostic::new(
                     "overhead-correction",
                     said.trim(),
                 ));
@@ -611,7 +613,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
         Cmd::Diff { a, b, json, top } => {
             let (ra, ea) = run_analysis(&a, Options::default())?;
             let (rb, eb) = run_analysis(&b, Options::default())?;
-            let d = critpath_core::analyses::diff(&ra, &rb);
+            let d = critpath_engine::analyses::diff(&ra, &rb);
             let text = if json {
                 let mut d = d;
                 d.states.truncate(top.unwrap_or(usize::MAX));
@@ -838,13 +840,13 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
 /// with aligned clocks.
 struct Inputs<'a> {
     paths: &'a [PathBuf],
-    alignment: Option<critpath_formats::multi::Alignment>,
+    alignment: Option<critpath_import::multi::Alignment>,
 }
 
 impl<'a> Inputs<'a> {
     fn new(paths: &'a [PathBuf]) -> Result<Self, Failure> {
         let alignment = if paths.len() > 1 {
-            Some(critpath_formats::multi::align(paths)?)
+            Some(critpath_import::multi::align(paths)?)
         } else {
             None
         };
@@ -855,23 +857,23 @@ impl<'a> Inputs<'a> {
     /// string table its symbols refer to.
     fn run_engine(
         &self,
-        engine: critpath_core::Engine,
-    ) -> Result<(Analysis, critpath_core::Interner), Failure> {
+        engine: critpath_engine::Engine,
+    ) -> Result<(Analysis, critpath_trace::Interner), Failure> {
         let done = |r: std::io::Result<(Analysis, Option<ReadError>)>| {
             r.map_err(|e| Failure::Input(format!("analysis failed: {e}")))
         };
         match &self.alignment {
             None => {
                 let mut src = open(&self.paths[0])?;
-                let (a, err) = done(critpath_core::run(&mut src, engine, |_, _| {}))?;
+                let (a, err) = done(critpath_engine::run(&mut src, engine, |_, _| {}))?;
                 if let Some(e) = err {
                     return Err(e.into());
                 }
                 Ok((a, src.strings().clone()))
             }
             Some(al) => {
-                let mut src = critpath_formats::multi::MergedSource::new(self.paths, al)?;
-                let (a, err) = done(critpath_core::run(&mut src, engine, |_, _| {}))?;
+                let mut src = critpath_import::multi::MergedSource::new(self.paths, al)?;
+                let (a, err) = done(critpath_engine::run(&mut src, engine, |_, _| {}))?;
                 if let Some(e) = err {
                     return Err(e.into());
                 }
@@ -880,15 +882,15 @@ impl<'a> Inputs<'a> {
         }
     }
 
-    /// The next most critical paths (see `critpath_core::analyses::next_paths`).
+    /// The next most critical paths (see `critpath_engine::analyses::next_paths`).
     fn next_paths(
         &self,
         a: &Analysis,
         k: usize,
         remove: &[String],
-    ) -> Result<Vec<critpath_core::analyses::NextPath>, Failure> {
+    ) -> Result<Vec<critpath_engine::analyses::NextPath>, Failure> {
         let mut failure = None;
-        let r = critpath_core::analyses::next_paths(a, k, remove, |o| {
+        let r = critpath_engine::analyses::next_paths(a, k, remove, |o| {
             self.analyze(o).map(|(a, _)| a).map_err(|f| {
                 failure = Some(f);
                 io::Error::other("analysis failed")
@@ -905,11 +907,11 @@ impl<'a> Inputs<'a> {
         match &self.alignment {
             None => run_analysis(&self.paths[0], opts),
             Some(al) => {
-                let mut src = critpath_formats::multi::MergedSource::new(self.paths, al)?;
+                let mut src = critpath_import::multi::MergedSource::new(self.paths, al)?;
                 let (mut a, err) = analyze(&mut src, opts, |_, _| {})
                     .map_err(|e| Failure::Input(format!("analysis failed: {e}")))?;
                 for o in al.offsets.iter().filter(|o| o.method != "reference") {
-                    a.diagnostics.push(critpath_core::Diagnostic::new(
+                    a.diagnostics.push(critpath_trace::Diagnostic::new(
                         "clock-offset",
                         format!(
                             "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
@@ -1042,16 +1044,16 @@ pub fn progress_bar(path: &Path) -> Option<ProgressBar> {
 pub fn stream_visits(
     src: &mut AnySource,
     trace: &Path,
-    mut visit: impl FnMut(&critpath_core::Visit, &critpath_core::Interner),
+    mut visit: impl FnMut(&critpath_engine::Visit, &critpath_trace::Interner),
 ) -> Result<(Analysis, Option<ReadError>), Failure> {
     use std::cell::RefCell;
     use std::rc::Rc;
-    let visits = Rc::new(RefCell::new(Vec::<critpath_core::Visit>::new()));
+    let visits = Rc::new(RefCell::new(Vec::<critpath_engine::Visit>::new()));
     let sink = visits.clone();
-    let mut engine = critpath_core::Engine::new(Options::default());
+    let mut engine = critpath_engine::Engine::new(Options::default());
     engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
     let pb = progress_bar(trace);
-    let (a, err) = critpath_core::run_with(
+    let (a, err) = critpath_engine::run_with(
         src,
         engine,
         |_, bytes| {
@@ -1140,8 +1142,8 @@ fn convert(
     let mut first_err: Option<ReadError> = None;
     let mut n = 0u64;
     let mut pump = |write: &mut dyn FnMut(
-        &critpath_core::Record,
-        &critpath_core::Interner,
+        &critpath_trace::Record,
+        &critpath_trace::Interner,
     ) -> io::Result<()>,
                     src: &mut AnySource|
      -> Result<(), Failure> {
@@ -1197,11 +1199,11 @@ fn convert(
 
 fn check(trace: &Path, json: bool) -> Result<(), Failure> {
     let (a, err) = run_analysis(trace, Options::default())?;
-    let violations = critpath_core::check::violations(&a);
-    let trace_errors: Vec<&critpath_core::Diagnostic> = a
+    let violations = critpath_engine::check::violations(&a);
+    let trace_errors: Vec<&critpath_trace::Diagnostic> = a
         .diagnostics
         .iter()
-        .filter(|d| critpath_core::check::TRACE_ERRORS.contains(&d.kind.as_str()))
+        .filter(|d| critpath_engine::check::TRACE_ERRORS.contains(&d.kind.as_str()))
         .collect();
     let ok = violations.is_empty() && trace_errors.is_empty();
     if json {
@@ -1249,7 +1251,7 @@ fn check(trace: &Path, json: bool) -> Result<(), Failure> {
 /// `--correct-overhead`: takes the calibrated cost of annotation events out
 /// of the analysis, or says how to calibrate.
 fn correct(a: &mut Analysis, trace: &Path) -> Result<(), Failure> {
-    match critpath_core::analyses::correct_overhead(a) {
+    match critpath_engine::analyses::correct_overhead(a) {
         Some(_) => Ok(()),
         None => Err(uncalibrated(trace)),
     }

@@ -1,12 +1,12 @@
 //! `critpath modules TRACE --config modules.toml`: VTRACE's module costs
 //! (seed 001) on any trace: the configuration names modules by begin and
 //! end events; the engine's state visits are turned into instances as the
-//! trace streams by (`critpath_core::modules`), and the table or JSON is
+//! trace streams by (`critpath_engine::modules`), and the table or JSON is
 //! printed.
 
 use crate::views::{dur, grid};
 use crate::Failure;
-use critpath_core::modules::{ModuleSpec, Modules, Point, Tracker};
+use critpath_engine::modules::{ModuleSpec, Modules, Point, Tracker};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -69,11 +69,11 @@ pub fn compute(
     trace: &Path,
     specs: Vec<ModuleSpec>,
     correct_overhead: bool,
-) -> Result<(Modules, Option<critpath_core::ReadError>), Failure> {
-    let mut src = critpath_formats::open(trace)?;
+) -> Result<(Modules, Option<critpath_trace::ReadError>), Failure> {
+    let mut src = critpath_import::open(trace)?;
     let mut tracker = Tracker::new(specs);
     let (a, err) = crate::stream_visits(&mut src, trace, |v, strings| tracker.visit(v, strings))?;
-    use critpath_core::RecordSource;
+    use critpath_trace::RecordSource;
     let strings = src.strings();
     let cost = if correct_overhead {
         let costs = &a.annotation_costs;

@@ -5,7 +5,7 @@
 //! the trace.
 
 use crate::Failure;
-use critpath_formats::perf;
+use critpath_os::perf;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -134,7 +134,7 @@ pub fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
     } else if req.net {
         let ids: Vec<String> = NET_SYSCALLS
             .iter()
-            .filter_map(|n| perf::syscalls::number(n))
+            .filter_map(|n| critpath_os::syscalls::number(n))
             .map(|id| format!("id == {id}"))
             .collect();
         Some(ids.join(" || "))
@@ -215,7 +215,7 @@ fn user_functions(bin: &Path, pat: &str) -> Result<Vec<String>, Failure> {
         // unless the pattern asks for them.
         .filter(|n| {
             probe_name(n)
-                && critpath_core::modules::glob(pat, n)
+                && critpath_engine::modules::glob(pat, n)
                 && (pat.starts_with('_') || !n.starts_with('_'))
         })
         .collect();
@@ -492,7 +492,7 @@ pub fn record(req: &Request) -> Result<u8, Failure> {
     outlive_interrupts();
     // The SDKs (SPEC §7) write their annotations next to the trace; a
     // previous recording's would not belong to this one.
-    let annot = critpath_formats::annot::sibling(&req.output);
+    let annot = critpath_readers::annot::sibling(&req.output);
     if annot.exists() {
         std::fs::remove_file(&annot).map_err(|e| {
             fail(format!(

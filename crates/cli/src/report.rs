@@ -6,9 +6,9 @@
 //! Large traces are pruned with a visible note of what was hidden.
 
 use crate::views;
-use critpath_core::analyses::NextPath;
-use critpath_core::results::{CGraph, PathSegment};
-use critpath_core::Analysis;
+use critpath_engine::analyses::NextPath;
+use critpath_engine::results::{CGraph, PathSegment};
+use critpath_engine::Analysis;
 use serde_json::json;
 
 /// cgraph edges drawn at most; the rest are summarized.

@@ -1,7 +1,7 @@
 //! Views of an [`Analysis`]: the table a person reads, the JSON of SPEC §5
 //! and the combined graph in DOT. Views only format; they never compute.
 
-use critpath_core::Analysis;
+use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
 /// A duration in the unit that reads best.
@@ -237,7 +237,7 @@ pub fn svg(a: &Analysis) -> Result<String, String> {
 }
 
 /// The next most critical paths (paper §5.3, Table 2).
-pub fn next_paths(next: &[critpath_core::analyses::NextPath], top: usize) -> String {
+pub fn next_paths(next: &[critpath_engine::analyses::NextPath], top: usize) -> String {
     let mut o = String::new();
     for (i, p) in next.iter().enumerate() {
         let _ = writeln!(
@@ -314,7 +314,7 @@ pub fn windows(a: &Analysis) -> String {
 }
 
 /// Two runs compared.
-pub fn diff(d: &critpath_core::analyses::Diff, a: &str, b: &str, top: usize) -> String {
+pub fn diff(d: &critpath_engine::analyses::Diff, a: &str, b: &str, top: usize) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "A: {a}: critical path {}", dur(d.length_ns_a));
     let _ = writeln!(
@@ -394,7 +394,7 @@ pub fn slack(a: &Analysis, file: &str) -> String {
 }
 
 /// How the clocks of several traces were aligned.
-pub fn offsets(o: &[critpath_formats::multi::ClockOffset]) -> String {
+pub fn offsets(o: &[critpath_import::multi::ClockOffset]) -> String {
     let mut t = String::from("clocks aligned from send/recv pairs between the traces:\n");
     for x in o {
         let _ = writeln!(

@@ -448,8 +448,8 @@ fn the_in_place_perf_reader_agrees_with_the_general_one() {
     let (data, o) = record(dir.path(), "pingpong", &[bin.to_str().unwrap(), "2000"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let analyze = |in_place: bool| {
-        let mut src = critpath_formats::perf::PerfSource::open_with(&data, in_place).unwrap();
-        let (a, err) = critpath_core::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+        let mut src = critpath_os::PerfSource::open_with(&data, in_place).unwrap();
+        let (a, err) = critpath_engine::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
         assert!(err.is_none(), "{err:?}");
         serde_json::to_value(&a).unwrap()
     };

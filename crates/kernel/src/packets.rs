@@ -22,8 +22,8 @@
 //! recorded) are absent from it, not zero. Lives in flight are the only
 //! state kept; finished ones are added to the tables.
 
-use critpath_core::{Interner, Sym};
-use critpath_formats::perf::osgraph::{Comm, KEvent, KRecord};
+use critpath_os::osgraph::{Comm, KEvent, KRecord};
+use critpath_trace::{Interner, Sym};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;

@@ -12,8 +12,9 @@
 //! state part; the rest needs the kernel events of a perf.data recording.
 
 use crate::Values;
-use critpath_core::{Interner, Sym, Visit};
-use critpath_formats::perf::osgraph::{preempted, KEvent, KRecord, SOFTIRQS};
+use critpath_engine::Visit;
+use critpath_os::osgraph::{preempted, KEvent, KRecord, SOFTIRQS};
+use critpath_trace::{Interner, Sym};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -746,7 +747,7 @@ fn distribution(metric: &str, procs: &[&Unit], f: Metric) -> Distribution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critpath_formats::perf::osgraph::Comm;
+    use critpath_os::osgraph::Comm;
 
     fn comm(s: &str) -> Comm {
         let mut c = [0u8; 16];

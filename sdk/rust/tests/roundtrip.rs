@@ -46,8 +46,8 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     }
     critpath_sdk::flush();
 
-    let mut src = critpath_formats::open(&out).expect("opens");
-    let (a, err) = critpath_core::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+    let mut src = critpath_import::open(&out).expect("opens");
+    let (a, err) = critpath_engine::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
     assert!(err.is_none(), "{err:?}");
     let get = |sm: &str, st: &str| {
         a.states

@@ -1,0 +1,152 @@
+//! What an analysis produces, as plain tables (the critical path, the
+//! per-state table, diagnostics, the combined graph) that every view —
+//! table, JSON, DOT, HTML — renders without recomputing anything.
+
+use critpath_trace::Diagnostic;
+use serde::Serialize;
+
+/// One end of the critical path.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Endpoint {
+    pub sys: String,
+    pub sm: String,
+    pub t: u64,
+}
+
+/// The critical path's summary (SPEC §5 `critical_path`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct CriticalPath {
+    pub length_ns: u64,
+    pub start: Endpoint,
+    pub end: Endpoint,
+    /// Number of bgraph edges on the path.
+    pub edges: u64,
+    /// False when the trace has no node (or none reachable from `--from`).
+    pub found: bool,
+}
+
+/// One row of the criticality table: a `(sys, sm, state)`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StateRow {
+    pub sys: String,
+    pub sm: String,
+    pub state: String,
+    pub visits: u64,
+    pub total_ns: u64,
+    pub critical_ns: u64,
+    pub criticality: f64,
+    /// With slack computed: how much the state could grow before it joins
+    /// the critical path (the least over its edges; 0 on the path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slack_ns: Option<u64>,
+    /// With slack computed: the mean slack over the state's edges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slack_mean_ns: Option<f64>,
+}
+
+/// Counts of what was processed.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Stats {
+    pub records: u64,
+    pub nodes: u64,
+    pub state_machines: u64,
+    /// Bytes of node log that spilled to disk.
+    pub node_log_bytes: u64,
+}
+
+/// A cgraph node: the transition `from → to` of one SM (`start`, `end` and
+/// `send` mark a life's first node, its end, and a send point).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CNodeRow {
+    pub id: u32,
+    pub sys: String,
+    pub sm: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// A cgraph edge: time in `state` between two transitions (intra-SM), or an
+/// inter-SM dependence (dashed) charged to the waiting SM's `state`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CEdgeRow {
+    pub from: u32,
+    pub to: u32,
+    pub state: String,
+    pub inter: bool,
+    pub visits: u64,
+    pub total_ns: u64,
+    pub critical_ns: u64,
+}
+
+/// The combined graph (SPEC §2).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct CGraph {
+    pub nodes: Vec<CNodeRow>,
+    pub edges: Vec<CEdgeRow>,
+}
+
+/// One edge of the critical path, in time order.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PathSegment {
+    pub sys: String,
+    /// The SM whose node ends the edge.
+    pub sm: String,
+    /// The state the edge's time is charged to.
+    pub state: String,
+    /// The SM whose node starts the edge (differs from `sm` on inter-SM edges).
+    pub from_sm: String,
+    pub inter: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A state's share of the critical path inside one time window.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowState {
+    pub sys: String,
+    pub sm: String,
+    pub state: String,
+    pub critical_ns: u64,
+    /// Share of the window's path time.
+    pub share: f64,
+}
+
+/// The part of the critical path inside `[start_ns, end_ns)`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowRow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Critical-path time inside the window.
+    pub path_ns: u64,
+    pub states: Vec<WindowState>,
+}
+
+/// Everything one analysis found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Analysis {
+    pub critical_path: CriticalPath,
+    pub states: Vec<StateRow>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: Stats,
+    #[serde(skip)]
+    pub cgraph: CGraph,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<PathSegment>>,
+    /// With `--window`: the path broken down by time window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<Vec<WindowRow>>,
+    /// The cost of the annotations the source knows of (see
+    /// [`critpath_trace::AnnotationCost`]).
+    #[serde(skip)]
+    pub annotation_costs: Vec<critpath_trace::AnnotationCost>,
+    /// With `--correct-overhead`: what was removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_correction: Option<crate::analyses::Correction>,
+}
+
+impl Analysis {
+    /// Keeps the `n` most critical states.
+    pub fn truncate_states(&mut self, n: usize) {
+        self.states.truncate(n);
+    }
+}

@@ -1,0 +1,225 @@
+//! critpath-import: opens any trace critpath reads, each reader behind
+//! [`critpath_trace::RecordSource`], and detection of a file's format from
+//! its content (never its name).
+
+pub mod multi;
+
+use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use critpath_os::{AnnotSource, PerfSource};
+use critpath_readers::{annot, chrome, cpt, spans};
+use critpath_readers::{CptReader, JsonlReader};
+
+/// The formats critpath knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Cpt,
+    /// Chrome / Perfetto trace JSON.
+    Chrome,
+    /// OpenTelemetry (OTLP JSON) or Jaeger JSON spans.
+    Spans,
+    /// perf.data from `perf record` / `critpath record`.
+    Perf,
+    /// Annotations written by the SDKs (SPEC §7).
+    Annotations,
+}
+
+/// A reader for any supported format.
+pub enum AnySource {
+    Jsonl(JsonlReader<BufReader<File>>),
+    Cpt(CptReader<BufReader<File>>),
+    /// Imported whole (Chrome / Perfetto JSON, spans), and from which format.
+    Memory(VecSource, Format),
+    /// perf.data, turned into the OS execution graph as it is read.
+    Perf(Box<PerfSource>),
+    /// SDK annotations alone.
+    Annotations(Box<AnnotSource>),
+}
+
+impl AnySource {
+    pub fn format(&self) -> Format {
+        match self {
+            AnySource::Jsonl(_) => Format::Jsonl,
+            AnySource::Cpt(_) => Format::Cpt,
+            AnySource::Memory(_, f) => *f,
+            AnySource::Perf(_) => Format::Perf,
+            AnySource::Annotations(_) => Format::Annotations,
+        }
+    }
+}
+
+impl RecordSource for AnySource {
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        match self {
+            AnySource::Jsonl(r) => r.next_record(),
+            AnySource::Cpt(r) => r.next_record(),
+            AnySource::Memory(r, _) => r.next_record(),
+            AnySource::Perf(r) => r.next_record(),
+            AnySource::Annotations(r) => r.next_record(),
+        }
+    }
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        match self {
+            AnySource::Jsonl(r) => r.next_batch(out, max),
+            AnySource::Cpt(r) => r.next_batch(out, max),
+            AnySource::Memory(r, _) => r.next_batch(out, max),
+            AnySource::Perf(r) => r.next_batch(out, max),
+            AnySource::Annotations(r) => r.next_batch(out, max),
+        }
+    }
+    fn strings(&self) -> &Interner {
+        match self {
+            AnySource::Jsonl(r) => r.strings(),
+            AnySource::Cpt(r) => r.strings(),
+            AnySource::Memory(r, _) => r.strings(),
+            AnySource::Perf(r) => r.strings(),
+            AnySource::Annotations(r) => r.strings(),
+        }
+    }
+    fn summary(&mut self) -> critpath_trace::Summary {
+        match self {
+            AnySource::Perf(r) => r.summary(),
+            AnySource::Annotations(r) => r.summary(),
+            _ => Default::default(),
+        }
+    }
+    fn scope(&self) -> critpath_trace::Scope {
+        match self {
+            AnySource::Perf(r) => r.scope(),
+            _ => Default::default(),
+        }
+    }
+    fn bytes_read(&self) -> u64 {
+        match self {
+            AnySource::Jsonl(r) => r.bytes_read(),
+            AnySource::Cpt(r) => r.bytes_read(),
+            AnySource::Memory(r, _) => r.bytes_read(),
+            AnySource::Perf(r) => r.bytes_read(),
+            AnySource::Annotations(r) => r.bytes_read(),
+        }
+    }
+}
+
+/// What a file's first bytes say it is.
+pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
+    let fail = |msg: String| Err(ReadError::new(name, Location::File, msg, true));
+    if head.is_empty() {
+        return fail("the file is empty: expected trace records (JSONL or .cpt)".into());
+    }
+    if head.starts_with(cpt::MAGIC) {
+        return Ok(Format::Cpt);
+    }
+    if critpath_os::perf::is_perf_data(head) {
+        return Ok(Format::Perf);
+    }
+    if annot::is_annotations(head) {
+        return Ok(Format::Annotations);
+    }
+    if head.starts_with(b"PERFFILE") || head.starts_with(b"2ELIFREP") {
+        return fail("this is a perf.data file of a format critpath does not read (an old version-1 file, or big-endian); record it again with `critpath record`".into());
+    }
+    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || head.starts_with(&[0x1f, 0x8b]) {
+        return fail("this is a compressed file (zstd or gzip); decompress it first (critpath reads JSONL and .cpt)".into());
+    }
+    // Text: the first line that is not blank or a comment.
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let text = String::from_utf8_lossy(head);
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    // A first line that is a record with `ev` is JSONL; otherwise the Trace
+    // Event Format's array or `traceEvents` object is Chrome / Perfetto JSON.
+    let first_is_record = first
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .is_some_and(|v| v.get("ev").is_some());
+    if !first_is_record && spans::looks_like(&text) {
+        return Ok(Format::Spans);
+    }
+    if !first_is_record
+        && (first.is_some_and(|l| l.starts_with('[')) || text.contains("\"traceEvents\""))
+    {
+        return Ok(Format::Chrome);
+    }
+    match first {
+        None if head.len() < 4096 => {
+            fail("the file holds no records (only blank lines or comments)".into())
+        }
+        Some(l) if l.starts_with('{') => Ok(Format::Jsonl),
+        _ => {
+            let shown: String = text
+                .chars()
+                .take(40)
+                .map(|c| if c.is_control() { '.' } else { c })
+                .collect();
+            fail(format!(
+                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry/Jaeger JSON spans; the file starts with \"{shown}\""
+            ))
+        }
+    }
+}
+
+pub use critpath_readers::companion;
+
+/// Is this file a trace with nothing in it (no bytes, or only blank lines
+/// and `#` comments)? Views that can say so plainly use it.
+pub fn is_empty_trace(path: &Path) -> bool {
+    match std::fs::read(path) {
+        Ok(b) => {
+            b.len() < (1 << 20)
+                && String::from_utf8_lossy(&b)
+                    .lines()
+                    .map(str::trim)
+                    .all(|l| l.is_empty() || l.starts_with('#'))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Opens a trace, detecting its format from the content.
+pub fn open(path: &Path) -> Result<AnySource, ReadError> {
+    let name = path.display().to_string();
+    let io_err = |e: std::io::Error| {
+        ReadError::new(&name, Location::File, format!("cannot open: {e}"), true)
+    };
+    let mut f = File::open(path).map_err(io_err)?;
+    if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(ReadError::new(
+            &name,
+            Location::File,
+            "is a directory, expected a trace file",
+            true,
+        ));
+    }
+    let mut head = vec![0u8; 4096];
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]).map_err(io_err)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    head.truncate(n);
+    let format = detect(&head, &name)?;
+    let f = File::open(path).map_err(io_err)?;
+    let r = BufReader::with_capacity(1 << 20, f);
+    Ok(match format {
+        Format::Jsonl => AnySource::Jsonl(JsonlReader::new(r, &name)),
+        Format::Cpt => AnySource::Cpt(CptReader::new(r, &name)?),
+        Format::Chrome => {
+            let bytes = std::fs::read(path).map_err(io_err)?;
+            AnySource::Memory(chrome::read(&bytes, &name)?, format)
+        }
+        Format::Spans => {
+            let bytes = std::fs::read(path).map_err(io_err)?;
+            AnySource::Memory(spans::read(&bytes, &name)?, format)
+        }
+        Format::Perf => AnySource::Perf(Box::new(PerfSource::open(path)?)),
+        Format::Annotations => AnySource::Annotations(Box::new(AnnotSource::open(path)?)),
+    })
+}

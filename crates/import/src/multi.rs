@@ -1,0 +1,314 @@
+//! Several traces of different hosts as one: each file is one clock. Clocks
+//! are aligned from the `send`/`recv` pairs that cross between files (the
+//! smallest one-way delay each way, NTP-style, assuming the fastest message
+//! takes as long in both directions), then the files are merged in time
+//! order into one stream with one string table. Records of the default
+//! system `local` take the file's name (its stem) as their system.
+
+use crate::{open, AnySource};
+use critpath_trace::{Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// How one file's clock was aligned.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClockOffset {
+    pub file: String,
+    /// The system its `local` records were given.
+    pub sys: String,
+    /// The file's clock minus the reference clock (the first file's), ns.
+    pub offset_ns: i64,
+    /// Messages seen each way between this file and the one it was aligned to.
+    pub links_out: u64,
+    pub links_in: u64,
+    /// `both-ways`, `one-way` or `reference`.
+    pub method: String,
+}
+
+/// The result of aligning several files.
+#[derive(Clone, Debug, Serialize)]
+pub struct Alignment {
+    pub offsets: Vec<ClockOffset>,
+    /// Each file's first time.
+    #[serde(skip)]
+    pub first_t: Vec<u64>,
+    /// Files no link reaches from the reference (by index).
+    #[serde(skip)]
+    pub unlinked: Vec<usize>,
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("trace")
+        .to_string()
+}
+
+/// A link id made comparable across files (string ids by their text).
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Num(u64),
+    Str(String),
+}
+
+fn key(id: LinkId, s: &Interner) -> Key {
+    match id {
+        LinkId::Num(n) => Key::Num(n),
+        LinkId::Str(x) => Key::Str(s.resolve(x).to_string()),
+    }
+}
+
+fn link_of(ev: &Event) -> Option<(bool, LinkId)> {
+    match *ev {
+        Event::Send { id, .. } => Some((true, id)),
+        Event::Recv { id, .. } => Some((false, id)),
+        _ => None,
+    }
+}
+
+/// Reads every file once and works out each one's clock offset.
+pub fn align(paths: &[PathBuf]) -> Result<Alignment, ReadError> {
+    let n = paths.len();
+    // Latest send time of each id per file; then, per ordered pair of files,
+    // the smallest recv - send.
+    let mut sends: HashMap<Key, (usize, u64)> = HashMap::new();
+    let mut recvs: Vec<(Key, usize, u64)> = Vec::new();
+    let mut first_t = vec![0u64; n];
+    for (f, p) in paths.iter().enumerate() {
+        let mut src = open(p)?;
+        let mut batch = Vec::new();
+        let mut first = true;
+        loop {
+            let r = src.next_batch(&mut batch, 4096);
+            for (rec, _) in &batch {
+                if first {
+                    first_t[f] = rec.t;
+                    first = false;
+                }
+                if let Some((is_send, id)) = link_of(&rec.ev) {
+                    let k = key(id, src.strings());
+                    if is_send {
+                        sends.insert(k, (f, rec.t));
+                    } else {
+                        recvs.push((k, f, rec.t));
+                    }
+                }
+            }
+            match r {
+                Ok(()) if batch.is_empty() => break,
+                Ok(()) => {}
+                Err(e) if e.fatal => return Err(e),
+                Err(_) => {}
+            }
+        }
+    }
+    // min delay[a][b] over messages a -> b (i128: clocks may differ a lot).
+    let mut min = vec![vec![None::<i128>; n]; n];
+    let mut count = vec![vec![0u64; n]; n];
+    for (k, fr, tr) in &recvs {
+        if let Some(&(fs, ts)) = sends.get(k) {
+            if fs != *fr {
+                let d = i128::from(*tr) - i128::from(ts);
+                let m = &mut min[fs][*fr];
+                *m = Some(m.map_or(d, |x: i128| x.min(d)));
+                count[fs][*fr] += 1;
+            }
+        }
+    }
+    // Offsets by breadth-first search from the reference (file 0).
+    let mut offset: Vec<Option<i128>> = vec![None; n];
+    let mut via: Vec<(usize, &'static str)> = vec![(0, "reference"); n];
+    offset[0] = Some(0);
+    let mut queue = std::collections::VecDeque::from([0usize]);
+    while let Some(a) = queue.pop_front() {
+        for b in 0..n {
+            if offset[b].is_some() || (min[a][b].is_none() && min[b][a].is_none()) {
+                continue;
+            }
+            // theta = clock_b - clock_a.
+            let (theta, method) = match (min[a][b], min[b][a]) {
+                (Some(dab), Some(dba)) => ((dab - dba) / 2, "both-ways"),
+                (Some(dab), None) => (dab.min(0), "one-way"),
+                (None, Some(dba)) => ((-dba).max(0), "one-way"),
+                (None, None) => unreachable!(),
+            };
+            offset[b] = Some(offset[a].expect("set") + theta);
+            via[b] = (a, method);
+            queue.push_back(b);
+        }
+    }
+    let offsets = (0..n)
+        .map(|f| {
+            let (a, method) = via[f];
+            ClockOffset {
+                file: paths[f].display().to_string(),
+                sys: stem(&paths[f]),
+                offset_ns: offset[f].unwrap_or(0) as i64,
+                links_out: if f == 0 { 0 } else { count[f][a] },
+                links_in: if f == 0 { 0 } else { count[a][f] },
+                method: if offset[f].is_none() {
+                    "unlinked".into()
+                } else {
+                    method.into()
+                },
+            }
+        })
+        .collect();
+    let unlinked = (0..n).filter(|&f| offset[f].is_none()).collect();
+    Ok(Alignment {
+        offsets,
+        first_t,
+        unlinked,
+    })
+}
+
+struct Input {
+    src: AnySource,
+    /// File symbol -> merged symbol.
+    map: Vec<Sym>,
+    sys: Sym,
+    shift: i128,
+    head: Option<(Record, Pos)>,
+    batch: Vec<(Record, Pos)>,
+    at: usize,
+}
+
+/// The files merged in time order, clocks shifted by their offsets.
+pub struct MergedSource {
+    inputs: Vec<Input>,
+    strings: Interner,
+    bytes: u64,
+    /// A reader error to report before going on.
+    deferred: Vec<ReadError>,
+}
+
+impl MergedSource {
+    pub fn new(paths: &[PathBuf], alignment: &Alignment) -> Result<Self, ReadError> {
+        let mut strings = Interner::new();
+        // Times go on the reference clock, shifted only as far as needed to
+        // keep every time at or above 0.
+        let lift = alignment
+            .offsets
+            .iter()
+            .zip(&alignment.first_t)
+            .map(|(o, &t)| i128::from(o.offset_ns) - i128::from(t))
+            .max()
+            .unwrap_or(0)
+            .max(0);
+        let mut inputs = Vec::new();
+        for (f, p) in paths.iter().enumerate() {
+            let sys = strings.intern(&alignment.offsets[f].sys);
+            inputs.push(Input {
+                src: open(p)?,
+                map: Vec::new(),
+                sys,
+                shift: lift - i128::from(alignment.offsets[f].offset_ns),
+                head: None,
+                batch: Vec::new(),
+                at: 0,
+            });
+        }
+        let mut me = MergedSource {
+            inputs,
+            strings,
+            bytes: 0,
+            deferred: Vec::new(),
+        };
+        for i in 0..me.inputs.len() {
+            me.refill(i);
+        }
+        Ok(me)
+    }
+
+    /// Loads the next record of input `i` into its head. A reader error is
+    /// kept to be reported; a cut file simply ends while the others go on.
+    fn refill(&mut self, i: usize) {
+        loop {
+            let inp = &mut self.inputs[i];
+            if inp.at < inp.batch.len() {
+                let (rec, pos) = inp.batch[inp.at];
+                inp.at += 1;
+                let mapped = map_record(&rec, inp, &mut self.strings);
+                self.inputs[i].head = Some((mapped, pos));
+                return;
+            }
+            inp.at = 0;
+            let r = inp.src.next_batch(&mut inp.batch, 1024);
+            let done = match r {
+                Ok(()) => inp.batch.is_empty(),
+                Err(mut e) => {
+                    let fatal = e.fatal;
+                    // One cut file ends; the merge goes on with the others.
+                    e.fatal = false;
+                    self.deferred.push(e);
+                    fatal && self.inputs[i].batch.is_empty()
+                }
+            };
+            if done {
+                self.inputs[i].head = None;
+                return;
+            }
+        }
+    }
+}
+
+fn map_record(rec: &Record, inp: &mut Input, strings: &mut Interner) -> Record {
+    let file_strings = inp.src.strings();
+    let map = &mut inp.map;
+    let mut m = |s: Sym| -> Sym {
+        let i = s.index();
+        while map.len() <= i {
+            let next = Sym(map.len() as u32);
+            map.push(strings.intern(file_strings.resolve(next)));
+        }
+        map[i]
+    };
+    let mut ev = rec.ev.map_syms(&mut m);
+    // The default system of a file is the file's own.
+    if let Event::Wait {
+        on_sys: Some(s), ..
+    } = &mut ev
+    {
+        if *s == Sym::LOCAL {
+            *s = inp.sys;
+        }
+    }
+    let sys = if rec.sys == Sym::LOCAL {
+        inp.sys
+    } else {
+        m(rec.sys)
+    };
+    let t = (i128::from(rec.t) + inp.shift).max(0) as u64;
+    Record { t, sys, ev }
+}
+
+impl RecordSource for MergedSource {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        if let Some(e) = self.deferred.pop() {
+            return Err(e);
+        }
+        // The earliest head; ties go to the earlier file.
+        let mut best: Option<usize> = None;
+        for (i, inp) in self.inputs.iter().enumerate() {
+            if let Some((r, _)) = &inp.head {
+                if best.is_none_or(|b| r.t < self.inputs[b].head.as_ref().expect("head").0.t) {
+                    best = Some(i);
+                }
+            }
+        }
+        let Some(i) = best else { return Ok(None) };
+        let out = self.inputs[i].head.take();
+        self.refill(i);
+        self.bytes = self.inputs.iter().map(|x| x.src.bytes_read()).sum();
+        Ok(out)
+    }
+
+    fn strings(&self) -> &Interner {
+        &self.strings
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+}

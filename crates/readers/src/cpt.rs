@@ -1,0 +1,593 @@
+//! The native `.cpt` format: compact, streamable and self-describing.
+//!
+//! ```text
+//! file    = header chunk* end
+//! header  = "CRITPATH" version:u16le flags:u16le reserved:u32le      (16 bytes)
+//! chunk   = 'C' codec:u8 0 0 raw_len:u32le stored_len:u32le crc32:u32le stored
+//!           codec 0 = stored raw, 1 = zstd; crc32 covers the stored bytes
+//! end     = 'E' 0 0 0 records:u64le reserved:u32le                   (16 bytes)
+//! payload = base_t:varint op*
+//! op      = 0x0F len:varint utf8         defines the next string symbol
+//!                                         (symbol 0 is always "local")
+//!         | kind|flags dt:varint [sys] who fields...
+//! ```
+//!
+//! Records are in time order across the whole file; `dt` is the varint
+//! difference from the previous record's time (from `base_t` for a chunk's
+//! first). The low nibble of an op byte is the record kind (state, wait,
+//! send, recv, end, call, ret, push, pop, switch); bit 0x10 says the subject
+//! is a thread, 0x20 a CPU (else an SM), 0x40 that a non-local `sys`
+//! follows, 0x80 that a link id is a string. A `wait` carries a byte of
+//! flags: 1 = `on`, 2 = `on_state`, 4 = `on_sys`. Strings are defined once,
+//! before first use, so the file streams in one pass, and a cut file yields
+//! every whole chunk before the cut.
+
+use critpath_trace::{
+    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+};
+use std::io::{self, Read, Write};
+
+pub const MAGIC: &[u8; 8] = b"CRITPATH";
+pub const VERSION: u16 = 1;
+const CHUNK_RAW: usize = 1 << 20;
+const OP_DEFSTR: u8 = 0x0F;
+const F_THREAD: u8 = 0x10;
+const F_CPU: u8 = 0x20;
+const F_SYS: u8 = 0x40;
+const F_STRID: u8 = 0x80;
+
+/// Chunk compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    None,
+    Zstd,
+}
+
+#[inline]
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// A record's parts as the op encodes them: kind, subject, up to four
+/// string fields in file order, and a link id.
+type Fields = (
+    u8,
+    Option<Who>,
+    Option<Sym>,
+    Option<Sym>,
+    Option<Sym>,
+    Option<Sym>,
+    Option<LinkId>,
+);
+
+/// Writes a `.cpt` file.
+pub struct CptWriter<W: Write> {
+    out: W,
+    codec: Codec,
+    buf: Vec<u8>,
+    zbuf: Vec<u8>,
+    /// Input symbol -> file symbol (u32::MAX when not yet defined).
+    map: Vec<u32>,
+    next_sym: u32,
+    last_t: u64,
+    chunk_started: bool,
+    records: u64,
+}
+
+impl<W: Write> CptWriter<W> {
+    pub fn new(mut out: W, codec: Codec) -> io::Result<Self> {
+        let mut h = Vec::with_capacity(16);
+        h.extend_from_slice(MAGIC);
+        h.extend_from_slice(&VERSION.to_le_bytes());
+        h.extend_from_slice(&u16::from(codec == Codec::Zstd).to_le_bytes());
+        h.extend_from_slice(&0u32.to_le_bytes());
+        out.write_all(&h)?;
+        Ok(CptWriter {
+            out,
+            codec,
+            buf: Vec::with_capacity(CHUNK_RAW + 4096),
+            zbuf: Vec::new(),
+            map: vec![0],
+            next_sym: 1,
+            last_t: 0,
+            chunk_started: false,
+            records: 0,
+        })
+    }
+
+    #[inline]
+    fn sym(&mut self, s: Sym, strings: &Interner) -> u64 {
+        let i = s.index();
+        if i >= self.map.len() {
+            self.map.resize(i + 1, u32::MAX);
+        }
+        if self.map[i] == u32::MAX {
+            let text = strings.resolve(s);
+            self.buf.push(OP_DEFSTR);
+            put_varint(&mut self.buf, text.len() as u64);
+            self.buf.extend_from_slice(text.as_bytes());
+            self.map[i] = self.next_sym;
+            self.next_sym += 1;
+        }
+        u64::from(self.map[i])
+    }
+
+    /// Appends a record. Records must come in time order.
+    pub fn write(&mut self, r: &Record, strings: &Interner) -> io::Result<()> {
+        if !self.chunk_started {
+            put_varint(&mut self.buf, self.last_t);
+            self.chunk_started = true;
+        }
+        // Define every string this record uses before its op.
+        let (kind, who, a, b, c, d, id): Fields = match r.ev {
+            Event::State { who, state } => (0, Some(who), Some(state), None, None, None, None),
+            Event::Wait {
+                who,
+                state,
+                on,
+                on_sys,
+                on_state,
+            } => (1, Some(who), Some(state), on, on_state, on_sys, None),
+            Event::Send { who, id } => (2, Some(who), None, None, None, None, Some(id)),
+            Event::Recv { who, id, state } => {
+                (3, Some(who), Some(state), None, None, None, Some(id))
+            }
+            Event::End { who } => (4, Some(who), None, None, None, None, None),
+            Event::Call { who, func } => (5, Some(who), Some(func), None, None, None, None),
+            Event::Ret { who, func } => (6, Some(who), Some(func), None, None, None, None),
+            Event::Push { thread, sm } => (7, None, Some(thread), Some(sm), None, None, None),
+            Event::Pop { thread, sm } => (8, None, Some(thread), Some(sm), None, None, None),
+            Event::Switch { cpu, thread } => (9, None, Some(cpu), Some(thread), None, None, None),
+        };
+        let sys = if r.sys != Sym::LOCAL {
+            Some(self.sym(r.sys, strings))
+        } else {
+            None
+        };
+        let (wflag, w) = match who {
+            Some(Who::Sm(s)) => (0, Some(self.sym(s, strings))),
+            Some(Who::Thread(s)) => (F_THREAD, Some(self.sym(s, strings))),
+            Some(Who::Cpu(s)) => (F_CPU, Some(self.sym(s, strings))),
+            None => (0, None),
+        };
+        let a = a.map(|s| self.sym(s, strings));
+        let b = b.map(|s| self.sym(s, strings));
+        let c = c.map(|s| self.sym(s, strings));
+        let d = d.map(|s| self.sym(s, strings));
+        let (idflag, idv) = match id {
+            Some(LinkId::Num(n)) => (0, Some(n)),
+            Some(LinkId::Str(s)) => (F_STRID, Some(self.sym(s, strings))),
+            None => (0, None),
+        };
+        let dt = r.t.checked_sub(self.last_t).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "record at t={} comes after t={}: not in time order",
+                    r.t, self.last_t
+                ),
+            )
+        })?;
+        self.buf
+            .push(kind | wflag | idflag | if sys.is_some() { F_SYS } else { 0 });
+        put_varint(&mut self.buf, dt);
+        if let Some(s) = sys {
+            put_varint(&mut self.buf, s);
+        }
+        if let Some(w) = w {
+            put_varint(&mut self.buf, w);
+        }
+        if kind == 1 {
+            self.buf.push(
+                u8::from(b.is_some()) | (u8::from(c.is_some()) << 1) | (u8::from(d.is_some()) << 2),
+            );
+        }
+        for v in [idv, a, b, c, d].into_iter().flatten() {
+            put_varint(&mut self.buf, v);
+        }
+        self.last_t = r.t;
+        self.records += 1;
+        if self.buf.len() >= CHUNK_RAW {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let (codec, stored): (u8, &[u8]) = match self.codec {
+            Codec::None => (0, &self.buf),
+            Codec::Zstd => {
+                self.zbuf = zstd::bulk::compress(&self.buf, 3)?;
+                (1, &self.zbuf)
+            }
+        };
+        let mut h = [0u8; 16];
+        h[0] = b'C';
+        h[1] = codec;
+        h[4..8].copy_from_slice(&(self.buf.len() as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(stored.len() as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&crc32fast::hash(stored).to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(stored)?;
+        self.buf.clear();
+        self.chunk_started = false;
+        Ok(())
+    }
+
+    /// Writes the last chunk and the end marker.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.flush_chunk()?;
+        let mut e = [0u8; 16];
+        e[0] = b'E';
+        e[4..12].copy_from_slice(&self.records.to_le_bytes());
+        self.out.write_all(&e)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Reads a `.cpt` file.
+pub struct CptReader<R: Read> {
+    input: R,
+    name: String,
+    offset: u64,
+    raw: Vec<u8>,
+    stored: Vec<u8>,
+    pos: usize,
+    chunk_at: u64,
+    last_t: u64,
+    strings: Interner,
+    record: u64,
+    /// Strings defined so far (symbols at or above are corrupt).
+    nstrings: u64,
+    done: bool,
+}
+
+impl<R: Read> CptReader<R> {
+    /// Reads and checks the header.
+    pub fn new(mut input: R, name: &str) -> Result<Self, ReadError> {
+        let mut h = [0u8; 16];
+        let got = read_full(&mut input, &mut h).map_err(|e| {
+            ReadError::new(name, Location::Offset(0), format!("read error: {e}"), true)
+        })?;
+        if got < 16 || &h[..8] != MAGIC {
+            return Err(ReadError::new(
+                name,
+                Location::Offset(0),
+                format!("expected a .cpt header (magic CRITPATH, 16 bytes), found {got} bytes"),
+                true,
+            ));
+        }
+        let version = u16::from_le_bytes([h[8], h[9]]);
+        if version != VERSION {
+            return Err(ReadError::new(
+                name,
+                Location::Offset(8),
+                format!(
+                    ".cpt version {version} is not supported (this build reads version {VERSION})"
+                ),
+                true,
+            ));
+        }
+        Ok(CptReader {
+            input,
+            name: name.to_string(),
+            offset: 16,
+            raw: Vec::new(),
+            stored: Vec::new(),
+            pos: 0,
+            chunk_at: 16,
+            last_t: 0,
+            strings: Interner::new(),
+            record: 0,
+            nstrings: 1,
+            done: false,
+        })
+    }
+
+    fn fatal(&mut self, at: u64, msg: String) -> ReadError {
+        self.done = true;
+        ReadError::new(&self.name, Location::Offset(at), msg, true)
+    }
+
+    /// Loads the next chunk; false at the end marker.
+    fn load_chunk(&mut self) -> Result<bool, ReadError> {
+        let at = self.offset;
+        let mut h = [0u8; 16];
+        let got = read_full(&mut self.input, &mut h)
+            .map_err(|e| self.fatal(at, format!("read error: {e}")))?;
+        if got == 0 {
+            return Err(self.fatal(at, format!("truncated: the file ends at byte {at} without its end marker (expected a chunk header or the end marker); {} records read before the cut", self.record)));
+        }
+        if got < 16 {
+            return Err(self.fatal(at, format!("truncated: the file ends inside a chunk header (16 bytes expected, {got} present); {} records read before the cut", self.record)));
+        }
+        self.offset += 16;
+        match h[0] {
+            b'E' => {
+                self.done = true;
+                return Ok(false);
+            }
+            b'C' => {}
+            other => {
+                return Err(self.fatal(at, format!("corrupt: expected a chunk header ('C') or the end marker ('E'), found byte 0x{other:02x}")));
+            }
+        }
+        let codec = h[1];
+        let raw_len = u32::from_le_bytes(h[4..8].try_into().unwrap()) as usize;
+        let stored_len = u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize;
+        let crc = u32::from_le_bytes(h[12..16].try_into().unwrap());
+        if codec > 1 || raw_len > 64 << 20 || stored_len > 64 << 20 {
+            return Err(self.fatal(at, format!("corrupt chunk header (codec {codec}, raw length {raw_len}, stored length {stored_len})")));
+        }
+        self.stored.resize(stored_len, 0);
+        let got = read_full(&mut self.input, &mut self.stored)
+            .map_err(|e| self.fatal(at, format!("read error: {e}")))?;
+        if got < stored_len {
+            let end = self.offset + got as u64;
+            return Err(self.fatal(
+                at,
+                format!("truncated: the chunk starting here needs {stored_len} bytes but the file ends at byte {end}; {} records read before the cut", self.record),
+            ));
+        }
+        self.offset += stored_len as u64;
+        if crc32fast::hash(&self.stored) != crc {
+            return Err(self.fatal(at, format!("corrupt: the chunk starting here fails its checksum; {} records read before it", self.record)));
+        }
+        if codec == 1 {
+            self.raw = zstd::bulk::decompress(&self.stored, raw_len).map_err(|e| {
+                self.fatal(at, format!("corrupt: zstd chunk does not decompress: {e}"))
+            })?;
+        } else {
+            std::mem::swap(&mut self.raw, &mut self.stored);
+        }
+        if self.raw.len() != raw_len {
+            return Err(self.fatal(
+                at,
+                format!(
+                    "corrupt: chunk holds {} bytes, header says {raw_len}",
+                    self.raw.len()
+                ),
+            ));
+        }
+        self.chunk_at = at;
+        self.pos = 0;
+        match vint(&self.raw, &mut self.pos) {
+            Some(t) => self.last_t = t,
+            None => return Err(self.fatal(at, "corrupt: the chunk has no base time".into())),
+        }
+        Ok(true)
+    }
+}
+
+/// Reads a varint at `buf[*pos..]`; `None` when it runs off the end or
+/// is longer than 64 bits.
+#[inline(always)]
+fn vint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let b = *buf.get(*pos)?;
+    *pos += 1;
+    if b < 0x80 {
+        return Some(u64::from(b));
+    }
+    let mut v = u64::from(b & 0x7f);
+    let mut shift = 7;
+    loop {
+        let b = *buf.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Decodes the record op at `buf[*pos..]` (not a string definition).
+/// `None` means the bytes are not a valid record: cut, unknown kind, or a
+/// string used before its definition.
+#[inline(always)]
+fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Record> {
+    let sym = |pos: &mut usize| -> Option<Sym> {
+        let v = vint(buf, pos)?;
+        (v < nstrings).then_some(Sym(v as u32))
+    };
+    let op = *buf.get(*pos)?;
+    *pos += 1;
+    let kind = op & 0x0f;
+    let t = last_t.checked_add(vint(buf, pos)?)?;
+    let sys = if op & F_SYS != 0 {
+        sym(pos)?
+    } else {
+        Sym::LOCAL
+    };
+    let who = if kind <= 6 {
+        let s = sym(pos)?;
+        if op & F_THREAD != 0 {
+            Who::Thread(s)
+        } else if op & F_CPU != 0 {
+            Who::Cpu(s)
+        } else {
+            Who::Sm(s)
+        }
+    } else {
+        Who::Sm(Sym::LOCAL)
+    };
+    let ev = match kind {
+        0 => Event::State {
+            who,
+            state: sym(pos)?,
+        },
+        1 => {
+            let flags = *buf.get(*pos)?;
+            *pos += 1;
+            let state = sym(pos)?;
+            let on = if flags & 1 != 0 {
+                Some(sym(pos)?)
+            } else {
+                None
+            };
+            let on_state = if flags & 2 != 0 {
+                Some(sym(pos)?)
+            } else {
+                None
+            };
+            let on_sys = if flags & 4 != 0 {
+                Some(sym(pos)?)
+            } else {
+                None
+            };
+            Event::Wait {
+                who,
+                state,
+                on,
+                on_sys,
+                on_state,
+            }
+        }
+        2 | 3 => {
+            let id = if op & F_STRID != 0 {
+                LinkId::Str(sym(pos)?)
+            } else {
+                LinkId::Num(vint(buf, pos)?)
+            };
+            if kind == 2 {
+                Event::Send { who, id }
+            } else {
+                Event::Recv {
+                    who,
+                    id,
+                    state: sym(pos)?,
+                }
+            }
+        }
+        4 => Event::End { who },
+        5 => Event::Call {
+            who,
+            func: sym(pos)?,
+        },
+        6 => Event::Ret {
+            who,
+            func: sym(pos)?,
+        },
+        7 => Event::Push {
+            thread: sym(pos)?,
+            sm: sym(pos)?,
+        },
+        8 => Event::Pop {
+            thread: sym(pos)?,
+            sm: sym(pos)?,
+        },
+        9 => Event::Switch {
+            cpu: sym(pos)?,
+            thread: sym(pos)?,
+        },
+        _ => return None,
+    };
+    Some(Record { t, sys, ev })
+}
+
+impl<R: Read> CptReader<R> {
+    /// Defines the string at `self.pos` (just after its op byte).
+    fn define_string(&mut self) -> Result<(), ReadError> {
+        let start = self.pos;
+        let text = vint(&self.raw, &mut self.pos)
+            .and_then(|len| self.raw.get(self.pos..self.pos.checked_add(len as usize)?))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .map(str::to_string);
+        match text {
+            Some(text) => {
+                self.pos += text.len();
+                self.strings.push(&text);
+                self.nstrings += 1;
+                Ok(())
+            }
+            None => {
+                let at = self.chunk_at;
+                Err(self.fatal(
+                    at,
+                    format!("corrupt: bad string definition at payload offset {start} of the chunk starting here"),
+                ))
+            }
+        }
+    }
+
+    fn bad_record(&mut self, start: usize) -> ReadError {
+        let at = self.chunk_at;
+        let op = self.raw[start];
+        let what = if op & 0x0f > 9 {
+            format!("unknown record kind {}", op & 0x0f)
+        } else {
+            "a record that is cut short or uses a string before defining it".to_string()
+        };
+        self.fatal(
+            at,
+            format!("corrupt: {what} at payload offset {start} of the chunk starting here; {} records read before it", self.record),
+        )
+    }
+}
+
+impl<R: Read> RecordSource for CptReader<R> {
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        out.clear();
+        while out.len() < max {
+            if self.pos >= self.raw.len() {
+                if self.done || !self.load_chunk()? {
+                    break;
+                }
+                continue;
+            }
+            if self.raw[self.pos] == OP_DEFSTR {
+                self.pos += 1;
+                self.define_string()?;
+                continue;
+            }
+            let start = self.pos;
+            match decode(&self.raw, &mut self.pos, self.last_t, self.nstrings) {
+                Some(r) => {
+                    self.last_t = r.t;
+                    self.record += 1;
+                    out.push((r, Pos::Record(self.record)));
+                }
+                None => return Err(self.bad_record(start)),
+            }
+        }
+        Ok(())
+    }
+
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        let mut one = Vec::with_capacity(1);
+        self.next_batch(&mut one, 1)?;
+        Ok(one.pop())
+    }
+
+    fn strings(&self) -> &Interner {
+        &self.strings
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.offset
+    }
+}
+
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}

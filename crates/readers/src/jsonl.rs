@@ -1,0 +1,459 @@
+//! JSONL, the hand-writable interchange format (SPEC §3): one record per
+//! line, fields as in SPEC §1, `#` comments. The reader names the line and
+//! the field of every problem and skips bad lines; the writer emits one
+//! canonical line per record.
+
+use critpath_trace::{
+    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, BufRead, Write};
+
+/// A field that may be written as a number or a string (`id`, `thread`, `cpu`).
+enum NumOrStr<'a> {
+    Num(u64),
+    Str(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NumOrStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NumOrStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer or a string")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(NumOrStr::Num(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                u64::try_from(v)
+                    .map(NumOrStr::Num)
+                    .map_err(|_| E::custom("expected a non-negative integer or a string"))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(NumOrStr::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(NumOrStr::Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(NumOrStr::Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    t: Option<u64>,
+    #[serde(borrow)]
+    ev: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    sm: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    sys: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    state: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    on: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    on_sys: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    on_state: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "fn")]
+    func: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<NumOrStr<'a>>,
+    #[serde(borrow)]
+    thread: Option<NumOrStr<'a>>,
+    #[serde(borrow)]
+    cpu: Option<NumOrStr<'a>>,
+}
+
+/// Reads a JSONL trace.
+pub struct JsonlReader<R: BufRead> {
+    input: R,
+    name: String,
+    buf: Vec<u8>,
+    line: u64,
+    bytes: u64,
+    last_t: Option<(u64, u64)>,
+    strings: Interner,
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// `name` is the file name used in error messages.
+    pub fn new(input: R, name: &str) -> Self {
+        JsonlReader {
+            input,
+            name: name.to_string(),
+            buf: Vec::with_capacity(256),
+            line: 0,
+            bytes: 0,
+            last_t: None,
+            strings: Interner::new(),
+        }
+    }
+
+    fn err(&self, msg: impl Into<String>) -> ReadError {
+        ReadError::new(&self.name, Location::Line(self.line), msg, false)
+    }
+
+    fn intern_ns(&mut self, v: NumOrStr) -> Sym {
+        match v {
+            NumOrStr::Num(n) => self.strings.intern(&n.to_string()),
+            NumOrStr::Str(s) => self.strings.intern(&s),
+        }
+    }
+
+    fn parse(&mut self, text: &[u8]) -> Result<Record, ReadError> {
+        let mut l: Line = serde_json::from_slice(text).map_err(|e| {
+            let what = e.to_string();
+            // serde_json says "... at line 1 column N": keep the column only.
+            let what = match what.rfind(" at line ") {
+                Some(i) => {
+                    let col = what[i..].rsplit(' ').next().unwrap_or("");
+                    format!("{} (column {col})", &what[..i])
+                }
+                None => what,
+            };
+            self.err(format!(
+                "expected a JSON object with the fields of SPEC §1: {what}"
+            ))
+        })?;
+        let ev_cow = l.ev.take();
+        let ev = ev_cow.as_deref().ok_or_else(|| {
+            self.err(format!(
+                "missing field `ev` (one of {})",
+                Event::NAMES.join(", ")
+            ))
+        })?;
+        let ev_name = ev.to_string();
+        let t = l.t.ok_or_else(|| {
+            self.err(format!(
+                "`{ev_name}` record is missing field `t` (integer nanoseconds)"
+            ))
+        })?;
+        if t > i64::MAX as u64 {
+            return Err(self.err(format!(
+                "field `t` = {t} is out of range (at most {})",
+                i64::MAX
+            )));
+        }
+        let need = |me: &Self, v: Option<Cow<str>>, field: &str| -> Result<String, ReadError> {
+            v.map(|c| c.into_owned())
+                .ok_or_else(|| me.err(format!("`{ev_name}` record is missing field `{field}`")))
+        };
+        let sys = match &l.sys {
+            Some(s) => self.strings.intern(s),
+            None => Sym::LOCAL,
+        };
+        let who = |me: &mut Self, l: &mut Line| -> Result<Who, ReadError> {
+            if let Some(sm) = l.sm.take() {
+                Ok(Who::Sm(me.strings.intern(&sm)))
+            } else if let Some(th) = l.thread.take() {
+                Ok(Who::Thread(me.intern_ns(th)))
+            } else if let Some(cpu) = l.cpu.take() {
+                Ok(Who::Cpu(me.intern_ns(cpu)))
+            } else {
+                Err(me.err(format!(
+                    "`{ev_name}` record needs field `sm` (or `thread`, or `cpu`)"
+                )))
+            }
+        };
+        let event = match ev {
+            "state" | "wait" | "recv" | "end" | "send" | "call" | "ret" => {
+                let w = who(self, &mut l)?;
+                match ev {
+                    "state" => {
+                        let s = need(self, l.state.take(), "state")?;
+                        Event::State {
+                            who: w,
+                            state: self.strings.intern(&s),
+                        }
+                    }
+                    "wait" => {
+                        let s = need(self, l.state.take(), "state")?;
+                        let state = self.strings.intern(&s);
+                        if l.on.is_none() && (l.on_state.is_some() || l.on_sys.is_some()) {
+                            return Err(self.err("`wait` record has `on_state`/`on_sys` but no `on` (the SM waited on)"));
+                        }
+                        let on = l.on.take().map(|s| self.strings.intern(&s));
+                        let on_sys = l.on_sys.take().map(|s| self.strings.intern(&s));
+                        let on_state = l.on_state.take().map(|s| self.strings.intern(&s));
+                        Event::Wait {
+                            who: w,
+                            state,
+                            on,
+                            on_sys,
+                            on_state,
+                        }
+                    }
+                    "recv" | "send" => {
+                        let id = match l.id.take() {
+                            Some(NumOrStr::Num(n)) => LinkId::Num(n),
+                            Some(NumOrStr::Str(s)) => LinkId::Str(self.strings.intern(&s)),
+                            None => {
+                                return Err(self.err(format!(
+                                    "`{ev}` record is missing field `id` (a number or a string)"
+                                )))
+                            }
+                        };
+                        if ev == "send" {
+                            Event::Send { who: w, id }
+                        } else {
+                            let s = need(self, l.state.take(), "state")?;
+                            Event::Recv {
+                                who: w,
+                                id,
+                                state: self.strings.intern(&s),
+                            }
+                        }
+                    }
+                    "end" => Event::End { who: w },
+                    _ => {
+                        let f = need(self, l.func.take(), "fn")?;
+                        let func = self.strings.intern(&f);
+                        if ev == "call" {
+                            Event::Call { who: w, func }
+                        } else {
+                            Event::Ret { who: w, func }
+                        }
+                    }
+                }
+            }
+            "push" | "pop" => {
+                let th = l
+                    .thread
+                    .take()
+                    .ok_or_else(|| self.err(format!("`{ev}` record is missing field `thread`")))?;
+                let thread = self.intern_ns(th);
+                let s = need(self, l.sm.take(), "sm")?;
+                let sm = self.strings.intern(&s);
+                if ev == "push" {
+                    Event::Push { thread, sm }
+                } else {
+                    Event::Pop { thread, sm }
+                }
+            }
+            "switch" => {
+                let cpu = l
+                    .cpu
+                    .take()
+                    .ok_or_else(|| self.err("`switch` record is missing field `cpu`"))?;
+                let cpu = self.intern_ns(cpu);
+                let th = l
+                    .thread
+                    .take()
+                    .ok_or_else(|| self.err("`switch` record is missing field `thread`"))?;
+                let thread = self.intern_ns(th);
+                Event::Switch { cpu, thread }
+            }
+            other => {
+                return Err(self.err(format!(
+                    "unknown ev \"{other}\"; expected one of {}",
+                    Event::NAMES.join(", ")
+                )))
+            }
+        };
+        if let Some((prev, line)) = self.last_t {
+            if t < prev {
+                return Err(self.err(format!(
+                    "time goes backwards: t={t} after t={prev} on line {line} (records must be in time order)"
+                )));
+            }
+        }
+        self.last_t = Some((t, self.line));
+        Ok(Record { t, sys, ev: event })
+    }
+}
+
+impl<R: BufRead> RecordSource for JsonlReader<R> {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        loop {
+            self.buf.clear();
+            let n = self.input.read_until(b'\n', &mut self.buf).map_err(|e| {
+                ReadError::new(
+                    &self.name,
+                    Location::Line(self.line + 1),
+                    format!("read error: {e}"),
+                    true,
+                )
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            self.bytes += n as u64;
+            let buf = std::mem::take(&mut self.buf);
+            let mut text = trim(&buf);
+            if self.line == 1 {
+                // A UTF-8 byte-order mark is not part of the record.
+                text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+            }
+            if text.is_empty() || text[0] == b'#' {
+                self.buf = buf;
+                continue;
+            }
+            let rec = self.parse(text);
+            self.buf = buf;
+            return rec.map(|r| Some((r, Pos::Line(self.line))));
+        }
+    }
+
+    fn strings(&self) -> &Interner {
+        &self.strings
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+}
+
+fn trim(mut b: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = b {
+        if first.is_ascii_whitespace() {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = b {
+        if last.is_ascii_whitespace() {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    b
+}
+
+/// Writes records as JSONL, one canonical line each.
+pub struct JsonlWriter<W: Write> {
+    out: W,
+    line: String,
+}
+
+impl<W: Write> JsonlWriter<W> {
+    pub fn new(out: W) -> Self {
+        JsonlWriter {
+            out,
+            line: String::with_capacity(256),
+        }
+    }
+
+    pub fn write(&mut self, r: &Record, strings: &Interner) -> io::Result<()> {
+        use std::fmt::Write as _;
+        let l = &mut self.line;
+        l.clear();
+        let _ = write!(l, "{{\"t\":{}", r.t);
+        if r.sys != Sym::LOCAL {
+            l.push_str(",\"sys\":");
+            quote(l, strings.resolve(r.sys));
+        }
+        let who = |l: &mut String, w: Who| match w {
+            Who::Sm(s) => {
+                l.push_str(",\"sm\":");
+                quote(l, strings.resolve(s));
+            }
+            Who::Thread(s) => {
+                l.push_str(",\"thread\":");
+                num_or_str(l, strings.resolve(s));
+            }
+            Who::Cpu(s) => {
+                l.push_str(",\"cpu\":");
+                num_or_str(l, strings.resolve(s));
+            }
+        };
+        let field = |l: &mut String, name: &str, s: Sym| {
+            let _ = write!(l, ",\"{name}\":");
+            quote(l, strings.resolve(s));
+        };
+        let link = |l: &mut String, id: LinkId| match id {
+            LinkId::Num(n) => {
+                let _ = write!(l, ",\"id\":{n}");
+            }
+            LinkId::Str(s) => field(l, "id", s),
+        };
+        let _ = write!(l, ",\"ev\":\"{}\"", r.ev.name());
+        match r.ev {
+            Event::State { who: w, state } => {
+                who(l, w);
+                field(l, "state", state);
+            }
+            Event::Wait {
+                who: w,
+                state,
+                on,
+                on_sys,
+                on_state,
+            } => {
+                who(l, w);
+                field(l, "state", state);
+                if let Some(on) = on {
+                    field(l, "on", on);
+                }
+                if let Some(s) = on_sys {
+                    field(l, "on_sys", s);
+                }
+                if let Some(s) = on_state {
+                    field(l, "on_state", s);
+                }
+            }
+            Event::Send { who: w, id } => {
+                who(l, w);
+                link(l, id);
+            }
+            Event::Recv { who: w, id, state } => {
+                who(l, w);
+                link(l, id);
+                field(l, "state", state);
+            }
+            Event::End { who: w } => who(l, w),
+            Event::Call { who: w, func } | Event::Ret { who: w, func } => {
+                who(l, w);
+                field(l, "fn", func);
+            }
+            Event::Push { thread, sm } | Event::Pop { thread, sm } => {
+                l.push_str(",\"thread\":");
+                num_or_str(l, strings.resolve(thread));
+                field(l, "sm", sm);
+            }
+            Event::Switch { cpu, thread } => {
+                l.push_str(",\"cpu\":");
+                num_or_str(l, strings.resolve(cpu));
+                l.push_str(",\"thread\":");
+                num_or_str(l, strings.resolve(thread));
+            }
+        }
+        l.push_str("}\n");
+        self.out.write_all(l.as_bytes())
+    }
+
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+fn quote(l: &mut String, s: &str) {
+    l.push_str(&serde_json::to_string(s).expect("strings serialize"));
+}
+
+/// Thread and CPU names that are plain numbers are written as numbers.
+fn num_or_str(l: &mut String, s: &str) {
+    if !s.is_empty()
+        && s.len() < 20
+        && s.bytes().all(|b| b.is_ascii_digit())
+        && (s == "0" || !s.starts_with('0'))
+    {
+        l.push_str(s);
+    } else {
+        quote(l, s);
+    }
+}

@@ -1,0 +1,17 @@
+//! critpath-trace: the vocabulary every stage of critpath shares.
+//!
+//! A trace is a stream of [`Record`]s (a state machine's transitions, waits,
+//! messages and stack changes) whose names are interned in an [`Interner`].
+//! Readers implement [`RecordSource`]; the engine consumes one; anything that
+//! goes wrong on the way is a [`ReadError`] (the input) or a [`Diagnostic`]
+//! (a finding about the model or the data).
+
+pub mod diagnostic;
+pub mod event;
+pub mod source;
+pub mod strings;
+
+pub use diagnostic::Diagnostic;
+pub use event::{Event, LinkId, Pos, Record, Who};
+pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
+pub use strings::{Interner, Sym};

@@ -1,0 +1,147 @@
+//! The one trait every trace reader implements, and the error it reports.
+//! Readers turn bytes into [`Record`]s in time order; they never analyse.
+
+use crate::diagnostic::Diagnostic;
+use crate::event::{Pos, Record};
+use crate::strings::Interner;
+use std::fmt;
+
+/// Where in a file an error was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A whole-file problem (empty, unknown kind).
+    File,
+    /// 1-based line of a text file.
+    Line(u64),
+    /// Byte offset in a binary file.
+    Offset(u64),
+}
+
+/// A problem reading a trace: which file, where, and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    pub file: String,
+    pub location: Location,
+    pub message: String,
+    /// When false the reader skipped the bad part and can go on; when true
+    /// nothing more can be read (the rest is truncated or corrupt).
+    pub fatal: bool,
+}
+
+impl ReadError {
+    pub fn new(file: &str, location: Location, message: impl Into<String>, fatal: bool) -> Self {
+        ReadError {
+            file: file.to_string(),
+            location,
+            message: message.into(),
+            fatal,
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.location {
+            Location::File => write!(f, "{}: {}", self.file, self.message),
+            Location::Line(n) => write!(f, "{}:{}: {}", self.file, n, self.message),
+            Location::Offset(n) => {
+                write!(f, "{}: at byte offset {}: {}", self.file, n, self.message)
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// A stream of records in time order.
+pub trait RecordSource {
+    /// The next record and where it came from; `Ok(None)` at the end. A
+    /// non-fatal error means the bad record was skipped and reading can go on.
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError>;
+    /// Appends up to `max` records to `out` (cleared first); stops early at
+    /// the end or at an error, which it returns after the records before it.
+    /// Readers override it with a tight loop; batches keep the hand-off from
+    /// reader to engine cheap.
+    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        out.clear();
+        while out.len() < max {
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
+    /// The names the records' symbols stand for.
+    fn strings(&self) -> &Interner;
+    /// How far through the input the reader is, in bytes (for progress bars).
+    fn bytes_read(&self) -> u64 {
+        0
+    }
+    /// Called once after the last record: what the reader found about the
+    /// input as a whole (events the recorder lost, transitions it had to
+    /// infer) and, when the input lacks something it needs, an error to
+    /// report beside the analysis.
+    fn summary(&mut self) -> Summary {
+        Summary::default()
+    }
+    /// The part of the trace worth analysing when the user names none
+    /// (`--from`/`--to`): a recording of one command runs from its start to
+    /// the exit of its main thread.
+    fn scope(&self) -> Scope {
+        Scope::default()
+    }
+}
+
+/// See [`RecordSource::summary`].
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub diagnostics: Vec<Diagnostic>,
+    pub error: Option<ReadError>,
+    /// SMs whose transitions are annotation events, with the measured cost
+    /// of one event in ns (`critpath record --calibrate`), for
+    /// the engine's overhead correction.
+    pub annotation_costs: Vec<AnnotationCost>,
+}
+
+/// See [`Summary::annotation_costs`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotationCost {
+    pub sys: String,
+    pub sm: String,
+    pub ns_per_event: f64,
+}
+
+/// See [`RecordSource::scope`]: SM names for `--from` and `--to`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+/// A source over records already in memory (tests, generators, models).
+pub struct VecSource {
+    records: std::vec::IntoIter<Record>,
+    strings: Interner,
+    index: u64,
+}
+
+impl VecSource {
+    pub fn new(records: Vec<Record>, strings: Interner) -> Self {
+        VecSource {
+            records: records.into_iter(),
+            strings,
+            index: 0,
+        }
+    }
+}
+
+impl RecordSource for VecSource {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        self.index += 1;
+        Ok(self.records.next().map(|r| (r, Pos::Record(self.index))))
+    }
+    fn strings(&self) -> &Interner {
+        &self.strings
+    }
+}
