@@ -1,5 +1,5 @@
-//! `critpath profile` (KTAU's process and kernel profiles, seed 002) and
-//! `critpath packets` (the life of a packet, seed 004): the trace streams
+//! `critpath profile` (KTAU's process and kernel profiles) and
+//! `critpath packets` (the life of a packet): the trace streams
 //! through the engine once, the kernel events of a perf.data recording go
 //! to `critpath-kernel`'s collectors as they are decoded, and the tables
 //! or JSON are printed here.
@@ -8,28 +8,28 @@ use crate::views::{dur, grid};
 use crate::Failure;
 use critpath_import::AnySource;
 use critpath_kernel::packets::{Packets, Tracker, LAYERS};
-use critpath_kernel::profile::{Profile, Profiler, Unit};
+use critpath_kernel::profile::{Profile, Profiler, StateVisits, Unit};
 use critpath_trace::{ReadError, RecordSource};
-use std::cell::RefCell;
 use std::path::Path;
-use std::rc::Rc;
 
 /// The profile of a trace; for a perf.data recording, also the pid of the
 /// recorded command.
 pub fn profile(trace: &Path) -> Result<(Profile, Option<u32>, Option<ReadError>), Failure> {
     let mut src = critpath_import::open(trace)?;
-    let prof = Rc::new(RefCell::new(Profiler::new()));
     if let AnySource::Perf(p) = &mut src {
-        let sink = prof.clone();
-        p.watch(Box::new(move |k, _| sink.borrow_mut().event(k)));
+        p.observe(Box::new(Profiler::new()));
     }
-    let (_, err) = crate::stream_visits(&mut src, trace, |v, _| prof.borrow_mut().visit(v))?;
-    let strings = src.strings();
+    let mut states = StateVisits::default();
+    let (_, err) = crate::stream_visits(&mut src, trace, |v, _| states.visit(v))?;
+    let kernel = match &mut src {
+        AnySource::Perf(p) => p.take_observer::<Profiler>(),
+        _ => None,
+    };
     let target = src
         .scope()
         .from
-        .and_then(|sm| sm.rsplit_once(':').and_then(|(_, t)| t.parse::<u32>().ok()));
-    let profile = prof.take().finish(strings);
+        .and_then(|sm| critpath_os::names::thread_tid(&sm));
+    let profile = kernel.unwrap_or_default().finish(states, src.strings());
     // The recorded command's main thread → its process.
     let target = target.and_then(|tid| {
         profile
@@ -75,9 +75,9 @@ pub fn process_table(p: &Profile, name: &str, top: usize, detail: Option<u32>) -
                 u.name.clone(),
                 u.threads.len().max(1).to_string(),
                 dur(u.on_cpu_ns),
-                dur(u.inclusive_of("running")),
-                dur(u.inclusive_of("runnable")),
-                dur(u.inclusive_of("blocked")),
+                dur(u.running_ns()),
+                dur(u.runnable_ns()),
+                dur(u.blocked_ns()),
                 u.voluntary.to_string(),
                 u.involuntary.to_string(),
                 u.interrupts
@@ -370,12 +370,8 @@ pub fn kernel_table(p: &Profile, name: &str) -> String {
 /// Follows the packets of a perf.data recording.
 pub fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>), Failure> {
     let mut src = critpath_import::open(trace)?;
-    let tracker = Rc::new(RefCell::new(Tracker::new(limit)));
     match &mut src {
-        AnySource::Perf(p) => {
-            let sink = tracker.clone();
-            p.watch(Box::new(move |k, s| sink.borrow_mut().event(k, s)));
-        }
+        AnySource::Perf(p) => p.observe(Box::new(Tracker::new(limit))),
         other => {
             return Err(Failure::Input(format!(
                 "{}: a {:?} trace has no kernel packet events; `critpath packets` reads a perf.data recording made with `critpath record --net --syscalls -o FILE -- CMD`",
@@ -385,8 +381,11 @@ pub fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>
         }
     }
     let (_, err) = crate::stream_visits(&mut src, trace, |_, _| {})?;
-    let t = tracker.replace(Tracker::new(0));
-    Ok((t.finish(), err))
+    let tracker = match &mut src {
+        AnySource::Perf(p) => p.take_observer::<Tracker>(),
+        _ => None,
+    };
+    Ok((tracker.unwrap_or_else(|| Tracker::new(0)).finish(), err))
 }
 
 /// Shares per layer, per-buffer costs and a timeline of the first packets.

@@ -1,5 +1,5 @@
 //! A sampling profile with its call graph, as gprof prints it (the
-//! pfmon/q-tools view, seed 003): from sampled call stacks, per function
+//! pfmon/q-tools view): from sampled call stacks, per function
 //! the samples in it (self) and under it (inclusive), its callers and
 //! callees with the samples along each arc, and a Graphviz drawing of the
 //! arcs that matter.

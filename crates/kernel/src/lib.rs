@@ -1,10 +1,11 @@
 //! Views computed from the kernel's own events, beside the critical path:
 //! process-centric and kernel-wide profiles as KTAU gives them
-//! ([`profile`], seed 002), the life of each network packet
-//! ([`packets`], seed 004), and the call graph of a sampling profile
-//! ([`callgraph`], seed 003). Both are fed the decoded events of a perf.data
-//! recording as it streams by (`PerfSource::watch`), and the profile also
-//! the engine's state visits; neither holds the trace in memory.
+//! ([`profile`]), the life of each network packet ([`packets`]), and the
+//! call graph of a sampling profile ([`callgraph`]). The profiler and the
+//! packet tracker are `KernelObserver`s, fed the decoded events of a
+//! perf.data recording as it streams by (`PerfSource::observe`), and the
+//! profile also the engine's state visits; neither holds the trace in
+//! memory.
 
 pub mod callgraph;
 pub mod packets;

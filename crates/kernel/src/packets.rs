@@ -1,4 +1,4 @@
-//! The life of a packet (the TCP/IP anatomy study, seed 004): each packet,
+//! The life of a packet (as the TCP/IP anatomy studies show it): each packet,
 //! followed by its `skbaddr` through the network tracepoints, and the
 //! system calls and interrupt contexts around them, split into the time it
 //! spent in each layer:
@@ -22,7 +22,8 @@
 //! recorded) are absent from it, not zero. Lives in flight are the only
 //! state kept; finished ones are added to the tables.
 
-use critpath_os::osgraph::{Comm, KEvent, KRecord};
+use critpath_os::KernelObserver;
+use critpath_readers::perf::{Comm, KEvent, KRecord};
 use critpath_trace::{Interner, Sym};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -619,6 +620,12 @@ impl Tracker {
             timeline: self.timeline,
             notes,
         }
+    }
+}
+
+impl KernelObserver for Tracker {
+    fn event(&mut self, k: &KRecord, strings: &Interner) {
+        Tracker::event(self, k, strings);
     }
 }
 

@@ -1,4 +1,4 @@
-//! Process-centric and kernel-wide profiles (KTAU, seed 002). Per thread
+//! Process-centric and kernel-wide profiles (as KTAU gives them). Per thread
 //! and per process: inclusive and exclusive time of each state (a state's
 //! inclusive time holds its sub-states: `running` holds
 //! `running:syscall:read`), voluntary and involuntary context switches,
@@ -13,7 +13,9 @@
 
 use crate::Values;
 use critpath_engine::Visit;
-use critpath_os::osgraph::{preempted, KEvent, KRecord, SOFTIRQS};
+use critpath_os::names::{parse_thread, thread_tid, OsSm, OsState, BLOCKED};
+use critpath_os::KernelObserver;
+use critpath_readers::perf::kevent::{preempted, KEvent, KRecord, SOFTIRQS};
 use critpath_trace::{Interner, Sym};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -81,14 +83,42 @@ struct CpuK {
     idle_since: Option<u64>,
 }
 
-/// Collects a profile from kernel events ([`Profiler::event`]) and state
-/// visits ([`Profiler::visit`]); [`Profiler::finish`] makes the tables.
+/// The time of each state of each SM, from the engine's state visits:
+/// every trace has them.
+#[derive(Default)]
+pub struct StateVisits {
+    /// Exclusive time per (SM, state).
+    states: FxHashMap<Sym, FxHashMap<Sym, Acc>>,
+}
+
+impl StateVisits {
+    /// A state visit from the engine.
+    pub fn visit(&mut self, v: &Visit) {
+        if let Visit::State {
+            sm,
+            state,
+            start,
+            end,
+            ..
+        } = *v
+        {
+            self.states
+                .entry(sm)
+                .or_default()
+                .entry(state)
+                .or_default()
+                .add(end.saturating_sub(start));
+        }
+    }
+}
+
+/// Collects a profile from kernel events ([`Profiler::event`], or as a
+/// [`KernelObserver`]); [`Profiler::finish`] makes the tables with the
+/// [`StateVisits`].
 #[derive(Default)]
 pub struct Profiler {
     threads: FxHashMap<u32, ThreadK>,
     cpus: Vec<CpuK>,
-    /// Exclusive time per (SM, state).
-    states: FxHashMap<Sym, FxHashMap<Sym, Acc>>,
     values: FxHashMap<Sym, Values>,
     first: Option<u64>,
     last: u64,
@@ -211,25 +241,6 @@ pub struct Profile {
 impl Profiler {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// A state visit from the engine.
-    pub fn visit(&mut self, v: &Visit) {
-        if let Visit::State {
-            sm,
-            state,
-            start,
-            end,
-            ..
-        } = *v
-        {
-            self.states
-                .entry(sm)
-                .or_default()
-                .entry(state)
-                .or_default()
-                .add(end.saturating_sub(start));
-        }
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuK {
@@ -367,39 +378,42 @@ impl Profiler {
         }
     }
 
-    /// The tables. `strings` resolves the symbols of both the events and
-    /// the visits.
-    pub fn finish(mut self, strings: &Interner) -> Profile {
-        let name_of = |c: &Ctx| match *c {
-            Ctx::Irq(s) => format!("irq:{}", strings.resolve(s)),
-            Ctx::Softirq(v) => format!(
-                "softirq:{}",
-                SOFTIRQS.get(v as usize).copied().unwrap_or("?")
-            ),
-            Ctx::Timer(s) => format!("timer:{}", strings.resolve(s)),
-        };
-        let ctx_rows = |m: &FxHashMap<Ctx, Acc>| {
-            let mut v: Vec<CtxRow> = m
-                .iter()
-                .map(|(c, a)| CtxRow {
-                    name: name_of(c),
-                    count: a.count,
-                    ns: a.ns,
-                })
-                .collect();
-            v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.name.cmp(&b.name)));
-            v
-        };
-        let value_rows = |m: &FxHashMap<Sym, Values>| {
-            let mut v: Vec<ValueRow> = m
-                .iter()
-                .map(|(p, x)| value_row(&format!("{}.len", strings.resolve(*p)), x))
-                .collect();
-            v.sort_by(|a, b| a.event.cmp(&b.event));
-            v
-        };
+    /// The tables, with the state times of `states`. `strings` resolves
+    /// the symbols of both the events and the visits.
+    pub fn finish(mut self, states: StateVisits, strings: &Interner) -> Profile {
+        self.close_open_times();
+        let units = self.units(&states, strings);
+        let (threads, sms): (Vec<Unit>, Vec<Unit>) =
+            units.into_iter().partition(|u| u.tid.is_some());
+        let processes = processes(&threads);
+        let cpus = self
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CpuRow {
+                cpu: i as u32,
+                voluntary: c.voluntary,
+                involuntary: c.involuntary,
+                idle_ns: c.idle,
+                interrupts: ctx_rows(&c.ctx, strings),
+            })
+            .collect();
+        Profile {
+            span_ns: self.first.map_or(0, |f| self.last.saturating_sub(f)),
+            kernel_events: self.kernel_events,
+            values: value_rows(&self.values, strings),
+            distributions: distributions(&processes),
+            notes: self.notes(),
+            threads,
+            processes,
+            sms,
+            cpus,
+        }
+    }
+
+    /// Threads still running (or idle CPUs) at the end count until then.
+    fn close_open_times(&mut self) {
         let end = self.last;
-        // Threads still running (or idle CPUs) at the end count until then.
         for th in self.threads.values_mut() {
             if let Some(s) = th.since.take() {
                 th.on_cpu += end.saturating_sub(s);
@@ -410,13 +424,16 @@ impl Profiler {
                 c.idle += end.saturating_sub(s);
             }
         }
+    }
 
-        // One unit per SM; threads are the SMs named `COMM:TID`.
+    /// One unit per SM (threads are the SMs named `COMM:TID`), and one per
+    /// thread the kernel events name without states, busiest first.
+    fn units(&self, states: &StateVisits, strings: &Interner) -> Vec<Unit> {
         let mut units: Vec<Unit> = Vec::new();
         let mut seen_tids = rustc_hash::FxHashSet::default();
-        for (sm, states) in &self.states {
+        for (sm, states) in &states.states {
             let name = strings.resolve(*sm).to_string();
-            let tid = thread_id(&name);
+            let tid = thread_tid(&name);
             let mut u = Unit::named(name, tid);
             for (st, a) in states {
                 u.add_state(strings.resolve(*st), a.count, a.ns);
@@ -424,7 +441,7 @@ impl Profiler {
             if let Some(tid) = tid {
                 seen_tids.insert(tid);
                 if let Some(k) = self.threads.get(&tid) {
-                    u.add_kernel(k, &ctx_rows, &value_rows, strings);
+                    u.add_kernel(k, strings);
                 }
             }
             units.push(u);
@@ -438,124 +455,161 @@ impl Profiler {
             let name = if *tid == 0 {
                 "(idle)".to_string()
             } else {
-                format!("?:{tid}")
+                OsSm::Thread {
+                    comm: "?",
+                    tid: *tid,
+                }
+                .to_string()
             };
             let mut u = Unit::named(name, Some(*tid));
-            u.add_kernel(k, &ctx_rows, &value_rows, strings);
+            u.add_kernel(k, strings);
             if u.on_cpu_ns > 0 || !u.interrupts.is_empty() || u.voluntary + u.involuntary > 0 {
                 units.push(u);
             }
         }
-        units.sort_by(|a, b| {
-            b.on_cpu_ns
-                .cmp(&a.on_cpu_ns)
-                .then_with(|| b.inclusive_of("running").cmp(&a.inclusive_of("running")))
-                .then_with(|| a.name.cmp(&b.name))
-        });
+        sort_busiest_first(&mut units);
+        units
+    }
 
-        // Processes: the threads of one pid together; other SMs alone.
-        let mut procs: BTreeMap<(u32, String), Unit> = BTreeMap::new();
-        let (units, sms): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.tid.is_some());
-        for u in &units {
-            let key = (u.pid.unwrap_or(u32::MAX), String::new());
-            let p = procs.entry(key).or_insert_with(|| {
-                let mut p = Unit::named(u.name.clone(), u.tid);
-                p.pid = u.pid;
-                p.tid = None;
-                p
-            });
-            if (u.tid.is_some() && u.tid == u.pid && !u.name.starts_with("?:"))
-                || p.name.starts_with("?:")
-            {
-                // The main thread names the process (else any thread whose
-                // name is known).
-                p.name = u.name.clone();
-            }
-            p.merge(u);
-        }
-        let mut processes: Vec<Unit> = procs.into_values().collect();
-        for p in &mut processes {
-            if let (Some(pid), Some(i)) = (p.pid, p.name.rfind(':')) {
-                // `COMM:TID` of a thread → `COMM:PID` of its process.
-                if p.name[i + 1..].parse::<u32>().is_ok() {
-                    p.name = format!("{}:{pid}", &p.name[..i]);
-                }
-            }
-        }
-        processes.sort_by(|a, b| {
-            b.on_cpu_ns
-                .cmp(&a.on_cpu_ns)
-                .then_with(|| b.inclusive_of("running").cmp(&a.inclusive_of("running")))
-                .then_with(|| a.name.cmp(&b.name))
-        });
-
-        let cpus = self
-            .cpus
-            .iter()
-            .enumerate()
-            .map(|(i, c)| CpuRow {
-                cpu: i as u32,
-                voluntary: c.voluntary,
-                involuntary: c.involuntary,
-                idle_ns: c.idle,
-                interrupts: ctx_rows(&c.ctx),
-            })
-            .collect();
-
-        let real: Vec<&Unit> = processes
-            .iter()
-            .filter(|p| p.pid.is_some_and(|p| p != 0))
-            .collect();
-        let mut distributions = Vec::new();
-        let metrics: [(&str, Metric); 5] = [
-            ("on_cpu_ns", |u| u.on_cpu_ns),
-            ("runnable_ns", |u| u.inclusive_of("runnable")),
-            ("blocked_ns", |u| u.inclusive_of("blocked")),
-            ("interrupt_ns", |u| u.interrupts.iter().map(|c| c.ns).sum()),
-            ("involuntary", |u| u.involuntary),
-        ];
-        if real.len() >= 2 {
-            for (metric, f) in metrics {
-                distributions.push(distribution(metric, &real, f));
-            }
-        }
-
+    /// What the trace could not say.
+    fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         if self.kernel_events == 0 {
             notes.push(
                 "no kernel events in this trace: switches, interrupts, functions and values need a perf.data recording (critpath record)"
                     .to_string(),
             );
-        } else {
-            if self.switches == 0 {
-                notes.push("no sched_switch events: no context switches or on-CPU times".into());
-            }
-            if !self.funcs_seen {
-                notes.push(
-                    "no function probes recorded: record with --functions BIN:GLOB for function times"
-                        .into(),
-                );
-            }
-            if self.values.is_empty() {
-                notes.push("no value events (packet sizes): record with --net for them".into());
-            }
+            return notes;
         }
-        Profile {
-            span_ns: self.first.map_or(0, |f| end.saturating_sub(f)),
-            kernel_events: self.kernel_events,
-            values: value_rows(&self.values),
-            threads: units,
-            processes,
-            sms,
-            cpus,
-            distributions,
-            notes,
+        if self.switches == 0 {
+            notes.push("no sched_switch events: no context switches or on-CPU times".into());
         }
+        if !self.funcs_seen {
+            notes.push(
+                "no function probes recorded: record with --functions BIN:GLOB for function times"
+                    .into(),
+            );
+        }
+        if self.values.is_empty() {
+            notes.push("no value events (packet sizes): record with --net for them".into());
+        }
+        notes
     }
+}
+
+impl KernelObserver for Profiler {
+    fn event(&mut self, k: &KRecord, _strings: &Interner) {
+        Profiler::event(self, k);
+    }
+}
+
+/// Units by on-CPU time, then running time, then name.
+fn sort_busiest_first(units: &mut [Unit]) {
+    units.sort_by(|a, b| {
+        b.on_cpu_ns
+            .cmp(&a.on_cpu_ns)
+            .then_with(|| b.running_ns().cmp(&a.running_ns()))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// Is `u` a thread whose name is unknown (`?:TID`)?
+fn unnamed(u: &Unit) -> bool {
+    parse_thread(&u.name).is_some_and(|(comm, _)| comm == "?")
+}
+
+/// The threads of one pid together, named after the main thread
+/// (`COMM:PID`), busiest first.
+fn processes(threads: &[Unit]) -> Vec<Unit> {
+    let mut procs: BTreeMap<(u32, String), Unit> = BTreeMap::new();
+    for u in threads {
+        let key = (u.pid.unwrap_or(u32::MAX), String::new());
+        let p = procs.entry(key).or_insert_with(|| {
+            let mut p = Unit::named(u.name.clone(), u.tid);
+            p.pid = u.pid;
+            p.tid = None;
+            p
+        });
+        if (u.tid.is_some() && u.tid == u.pid && !unnamed(u)) || unnamed(p) {
+            // The main thread names the process (else any thread whose
+            // name is known).
+            p.name = u.name.clone();
+        }
+        p.merge(u);
+    }
+    let mut processes: Vec<Unit> = procs.into_values().collect();
+    for p in &mut processes {
+        let (Some(pid), Some((comm, _))) = (p.pid, parse_thread(&p.name)) else {
+            continue;
+        };
+        // `COMM:TID` of a thread → `COMM:PID` of its process.
+        p.name = OsSm::Thread { comm, tid: pid }.to_string();
+    }
+    sort_busiest_first(&mut processes);
+    processes
 }
 
 /// A figure of a process, for the distributions.
 type Metric = fn(&Unit) -> u64;
+
+/// The distributions of the processes' figures, when there are at least
+/// two real processes.
+fn distributions(processes: &[Unit]) -> Vec<Distribution> {
+    let real: Vec<&Unit> = processes
+        .iter()
+        .filter(|p| p.pid.is_some_and(|p| p != 0))
+        .collect();
+    if real.len() < 2 {
+        return Vec::new();
+    }
+    let metrics: [(&str, Metric); 5] = [
+        ("on_cpu_ns", |u| u.on_cpu_ns),
+        ("runnable_ns", Unit::runnable_ns),
+        ("blocked_ns", Unit::blocked_ns),
+        ("interrupt_ns", |u| u.interrupts.iter().map(|c| c.ns).sum()),
+        ("involuntary", |u| u.involuntary),
+    ];
+    metrics
+        .into_iter()
+        .map(|(metric, f)| distribution(metric, &real, f))
+        .collect()
+}
+
+/// The name of an interrupt context: `irq:NAME`, `softirq:VEC`,
+/// `timer:FUNCTION`.
+fn ctx_name(c: &Ctx, strings: &Interner) -> String {
+    match *c {
+        Ctx::Irq(s) => OsSm::Irq(strings.resolve(s)).to_string(),
+        Ctx::Softirq(v) => {
+            OsSm::Softirq(SOFTIRQS.get(v as usize).copied().unwrap_or("?")).to_string()
+        }
+        Ctx::Timer(s) => OsSm::Timer(strings.resolve(s)).to_string(),
+    }
+}
+
+/// Interrupt contexts, longest first.
+fn ctx_rows(m: &FxHashMap<Ctx, Acc>, strings: &Interner) -> Vec<CtxRow> {
+    let mut v: Vec<CtxRow> = m
+        .iter()
+        .map(|(c, a)| CtxRow {
+            name: ctx_name(c, strings),
+            count: a.count,
+            ns: a.ns,
+        })
+        .collect();
+    v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.name.cmp(&b.name)));
+    v
+}
+
+/// Value events by name (`TRACEPOINT.len`).
+fn value_rows(m: &FxHashMap<Sym, Values>, strings: &Interner) -> Vec<ValueRow> {
+    let mut v: Vec<ValueRow> = m
+        .iter()
+        .map(|(p, x)| value_row(&format!("{}.len", strings.resolve(*p)), x))
+        .collect();
+    v.sort_by(|a, b| a.event.cmp(&b.event));
+    v
+}
 
 fn value_row(event: &str, x: &Values) -> ValueRow {
     ValueRow {
@@ -566,15 +620,6 @@ fn value_row(event: &str, x: &Values) -> ValueRow {
         max: x.max,
         histogram: x.histogram.clone(),
     }
-}
-
-/// The TID of a thread SM `COMM:TID`.
-fn thread_id(sm: &str) -> Option<u32> {
-    let (comm, tid) = sm.rsplit_once(':')?;
-    if comm.is_empty() || tid.is_empty() || !tid.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    tid.parse().ok()
 }
 
 impl Unit {
@@ -600,6 +645,21 @@ impl Unit {
         self.inclusive.get(state).copied().unwrap_or(0)
     }
 
+    /// Time `running`, sub-states included.
+    pub fn running_ns(&self) -> u64 {
+        self.inclusive_of(&OsState::Running.to_string())
+    }
+
+    /// Time `runnable`.
+    pub fn runnable_ns(&self) -> u64 {
+        self.inclusive_of(&OsState::Runnable.to_string())
+    }
+
+    /// Time in any `blocked:*` state.
+    pub fn blocked_ns(&self) -> u64 {
+        self.inclusive_of(BLOCKED)
+    }
+
     /// `count` visits of `state` lasting `ns` in all: its exclusive time,
     /// and the inclusive time of it and each state it is a sub-state of.
     fn add_state(&mut self, state: &str, count: u64, ns: u64) {
@@ -611,28 +671,19 @@ impl Unit {
         *self.inclusive.entry(state.to_string()).or_default() += ns;
     }
 
-    fn add_kernel(
-        &mut self,
-        k: &ThreadK,
-        ctx_rows: &dyn Fn(&FxHashMap<Ctx, Acc>) -> Vec<CtxRow>,
-        value_rows: &dyn Fn(&FxHashMap<Sym, Values>) -> Vec<ValueRow>,
-        strings: &Interner,
-    ) {
+    fn add_kernel(&mut self, k: &ThreadK, strings: &Interner) {
         if k.pid != 0 {
             self.pid = Some(k.pid);
         }
         self.voluntary = k.voluntary;
         self.involuntary = k.involuntary;
         self.on_cpu_ns = k.on_cpu;
-        self.interrupts = ctx_rows(&k.ctx);
+        self.interrupts = ctx_rows(&k.ctx, strings);
         let mut f: Vec<FuncRow> = k
             .funcs
             .iter()
             .map(|(s, a)| FuncRow {
-                function: strings
-                    .resolve(*s)
-                    .trim_start_matches("running:")
-                    .to_string(),
+                function: strings.resolve(*s).to_string(),
                 calls: a.calls,
                 inclusive_ns: a.inclusive,
                 exclusive_ns: a.exclusive,
@@ -640,7 +691,7 @@ impl Unit {
             .collect();
         f.sort_by_key(|r| std::cmp::Reverse(r.inclusive_ns));
         self.functions = f;
-        self.values = value_rows(&k.values);
+        self.values = value_rows(&k.values, strings);
     }
 
     /// Adds a thread's figures to its process.
@@ -747,7 +798,7 @@ fn distribution(metric: &str, procs: &[&Unit], f: Metric) -> Distribution {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critpath_os::osgraph::Comm;
+    use critpath_readers::perf::Comm;
 
     fn comm(s: &str) -> Comm {
         let mut c = [0u8; 16];
@@ -785,8 +836,8 @@ mod tests {
     fn switches_interrupts_functions_and_states_add_up() {
         let mut s = Interner::new();
         let eth = s.intern("eth0");
-        let f = s.intern("running:outer");
-        let g = s.intern("running:inner");
+        let f = s.intern("outer");
+        let g = s.intern("inner");
         let xmit = s.intern("net_dev_xmit");
         let sm = s.intern("app:11");
         let (running, syscall, runnable) = (
@@ -795,6 +846,7 @@ mod tests {
             s.intern("runnable"),
         );
         let mut p = Profiler::new();
+        let mut visits = StateVisits::default();
         // Process 10 with threads 10 and 11 on CPU 0; idle until 100.
         p.event(&switch(100, 0, (0, 0), 0, 11));
         p.event(&k(
@@ -843,7 +895,7 @@ mod tests {
             (runnable, 160, 200),
             (syscall, 200, 300),
         ] {
-            p.visit(&Visit::State {
+            visits.visit(&Visit::State {
                 sys: sm,
                 sm,
                 state,
@@ -851,7 +903,7 @@ mod tests {
                 end: b,
             });
         }
-        let prof = p.finish(&s);
+        let prof = p.finish(visits, &s);
         let th = prof.threads.iter().find(|u| u.tid == Some(11)).unwrap();
         assert_eq!((th.voluntary, th.involuntary), (1, 1));
         assert_eq!(th.on_cpu_ns, 60 + 100);

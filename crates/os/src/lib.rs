@@ -4,9 +4,13 @@
 //! and timer expiry, with wakeups, packets and timer arming as causal links.
 
 pub mod annotations;
+pub mod names;
+pub mod observer;
 pub mod osgraph;
 pub mod perf;
 pub mod syscalls;
 
 pub use annotations::AnnotSource;
+pub use names::{OsSm, OsState};
+pub use observer::KernelObserver;
 pub use perf::PerfSource;

@@ -1,5 +1,17 @@
-//! perf.data decoding: the record stream of the file ([`records`]) and the
-//! tracepoint layouts stored in it ([`tracefmt`]).
+//! perf.data decoding: the file and its repair ([`file`]), its record
+//! stream ([`records`]), the tracepoint layouts stored in it
+//! ([`tracefmt`]), tracepoint samples decoded into kernel events
+//! ([`decode`], [`kevent`]), kernel function names ([`symbols`]), and all
+//! of it together: the kernel events of a file in time order ([`events`]).
 
+pub mod decode;
+pub mod events;
+pub mod file;
+pub mod kevent;
 pub mod records;
+pub mod symbols;
 pub mod tracefmt;
+
+pub use decode::{CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS};
+pub use events::{KernelEvents, Step};
+pub use kevent::{Comm, KEvent, KRecord};

@@ -1,0 +1,199 @@
+//! The SDKs' annotations (docs/os-graph.md): an annotation acts on the SM
+//! on top of its thread's (or asyncio task's) stack; `begin_sm` and
+//! `end_sm` push and pop annotated SMs, linked to the SM below.
+
+use super::{Builder, Derived, Frame, St, Thread, INTERNAL_LINK};
+use crate::names::OsSm;
+use critpath_readers::annot::{Annot, AnnotRecord};
+use critpath_trace::{Diagnostic, Event, LinkId};
+use rustc_hash::FxHashMap;
+
+/// The state of the SM below an annotated SM while it runs: `sm:NAME`.
+pub(super) fn annotated_wait(name: &str) -> String {
+    format!("sm:{name}")
+}
+
+impl Builder {
+    /// Builds from annotations alone (no kernel events): every thread runs
+    /// from its first annotation on.
+    pub fn annotations_only(mut self) -> Self {
+        self.annotations_only = true;
+        self
+    }
+
+    /// The stack key of an annotation's thread or asyncio task, with the
+    /// thread created and running.
+    pub(super) fn annot_key(&mut self, a: &AnnotRecord) -> Option<u32> {
+        if a.task == 0 {
+            if self.ignored(a.tid) {
+                return None;
+            }
+            // The thread makes the call: it is running.
+            self.alive(a.tid, a.t, None);
+            return Some(a.tid);
+        }
+        let next = 0x8000_0000 | self.tasks.len() as u32;
+        let key = *self.tasks.entry((a.tid, a.task)).or_insert(next);
+        if !self.threads.contains_key(&key) {
+            let thread = self.names.get(&a.tid).map(String::as_str).unwrap_or("?");
+            let fallback = format!("task-{}", a.task);
+            let task = OsSm::Task {
+                comm: thread,
+                tid: a.tid,
+                task: a.task_name.unwrap_or(&fallback),
+            };
+            let sm = self.strings.intern(&task.to_string());
+            self.threads
+                .insert(key, Thread::new(sm, self.s.running, St::Running, a.t, true));
+            let running = self.s.running;
+            self.state(a.t, sm, running);
+        }
+        Some(key)
+    }
+
+    pub(super) fn annot_problem(&mut self, d: Diagnostic) {
+        self.counts.annot_problems += 1;
+        if self.annot_problems.len() < 20 {
+            self.annot_problems.push(d);
+        }
+    }
+
+    /// Applies one annotation, in time order with the kernel events. It
+    /// acts on the SM on top of its thread's stack; `begin_sm` and `end_sm`
+    /// link the SM below to the one above (a `send` and a wait `sm:NAME`
+    /// below, the first node above; the reverse at the end), so the path
+    /// runs through the annotated SM while it is begun.
+    pub fn feed_annot(&mut self, a: &AnnotRecord) {
+        if a.t > self.now {
+            self.now = a.t;
+        }
+        let Some(key) = self.annot_key(a) else {
+            return;
+        };
+        let t = a.t;
+        let top = self.threads[&key].sm;
+        if self.annotations_only || top != self.threads[&key].base {
+            self.annotated.insert(top, a.pid);
+        }
+        if !matches!(a.what, Annot::Send(_)) {
+            self.quiet.remove(&top);
+        }
+        match a.what {
+            Annot::BeginSm(name) => {
+                let base = self.strings.intern(name);
+                let wait = self.derived(Derived::SmWait, base);
+                let (sm, lane) = self.take_lane(base);
+                self.annotated.insert(sm, a.pid);
+                let l = self.link();
+                self.send(t, top, l);
+                self.wait(t, top, wait);
+                let running = self.s.running;
+                self.recv(t, sm, l, running);
+                let th = self.threads.get_mut(&key).expect("known");
+                th.stack.push(Frame {
+                    sm,
+                    base,
+                    lane,
+                    below_run: th.run,
+                });
+                th.sm = sm;
+                th.run = running;
+            }
+            Annot::EndSm(name) => {
+                let th = &self.threads[&key];
+                let Some(pos) = th
+                    .stack
+                    .iter()
+                    .rposition(|f| self.strings.resolve(f.base) == name)
+                else {
+                    let msg = format!(
+                        "end_sm(\"{name}\") at t={t} on {} but no SM of that name was begun on that thread; ignored",
+                        self.strings.resolve(th.base)
+                    );
+                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                    return;
+                };
+                if pos + 1 != th.stack.len() {
+                    let msg = format!(
+                        "end_sm(\"{name}\") at t={t} on {} while {} is on top of its stack; the SMs above it end here too",
+                        self.strings.resolve(th.base),
+                        self.strings.resolve(th.sm)
+                    );
+                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                }
+                while self.threads[&key].stack.len() > pos {
+                    let th = self.threads.get_mut(&key).expect("known");
+                    let f = th.stack.pop().expect("len > pos");
+                    th.sm = th.stack.last().map(|f| f.sm).unwrap_or(th.base);
+                    th.run = f.below_run;
+                    let (below, run) = (th.sm, th.run);
+                    self.quiet.remove(&f.sm);
+                    let l = self.link();
+                    self.send(t, f.sm, l);
+                    self.end(t, f.sm);
+                    self.free_lane(f.base, f.lane);
+                    self.recv(t, below, l, run);
+                }
+            }
+            Annot::State(name) => {
+                let s = self.strings.intern(name);
+                self.state(t, top, s);
+                self.threads.get_mut(&key).expect("known").run = s;
+            }
+            Annot::Wait {
+                state,
+                on,
+                on_state,
+            } => {
+                let state = self.strings.intern(state);
+                let on = on.map(|s| self.strings.intern(s));
+                let on_state = on_state.map(|s| self.strings.intern(s));
+                self.emit(t, top, |who| Event::Wait {
+                    who,
+                    state,
+                    on,
+                    on_sys: None,
+                    on_state,
+                });
+                self.threads.get_mut(&key).expect("known").run = state;
+                self.quiet.insert(top);
+            }
+            Annot::Send(id) => self.emit(t, top, |who| Event::Send {
+                who,
+                id: LinkId::Num(id & !INTERNAL_LINK),
+            }),
+            Annot::Recv { id, state } => {
+                let s = self.strings.intern(state);
+                self.emit(t, top, |who| Event::Recv {
+                    who,
+                    id: LinkId::Num(id & !INTERNAL_LINK),
+                    state: s,
+                });
+                self.threads.get_mut(&key).expect("known").run = s;
+            }
+        }
+    }
+
+    /// The annotated SMs whose process measured its cost per event.
+    pub fn annotation_costs(
+        &self,
+        calibration: &FxHashMap<u32, (f64, String)>,
+    ) -> Vec<critpath_trace::AnnotationCost> {
+        let sys = self.strings.resolve(self.sys);
+        let mut v: Vec<_> = self
+            .annotated
+            .iter()
+            .filter_map(|(&sm, pid)| {
+                calibration
+                    .get(pid)
+                    .map(|c| critpath_trace::AnnotationCost {
+                        sys: sys.to_string(),
+                        sm: self.strings.resolve(sm).to_string(),
+                        ns_per_event: c.0,
+                    })
+            })
+            .collect();
+        v.sort_by(|a, b| a.sm.cmp(&b.sm));
+        v
+    }
+}

@@ -1,0 +1,115 @@
+//! System calls, packets and probed functions: a thread's running time
+//! inside a system call is cut into segments named
+//! `running:syscall:NAME[:LAYER]` after the tracepoint that ends them,
+//! packets are links from layer to layer, and a probed function makes its
+//! thread `running:FUNCTION`.
+
+use super::{Builder, Syscall};
+use crate::names::OsState;
+use critpath_trace::Sym;
+
+impl Builder {
+    /// Ends the pending syscall segment of `tid` at `t`, naming it after
+    /// `point` (the tracepoint that ends it) when there is one.
+    pub(super) fn close_segment(&mut self, tid: u32, point: Option<Sym>) {
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        let Some(sc) = th.sys.as_mut() else { return };
+        let Some(start) = sc.seg.take() else { return };
+        let (nr, sm) = (sc.nr, th.sm);
+        let state = self.syscall_state(nr, point);
+        self.state(start, sm, state);
+    }
+
+    pub(super) fn syscall_state(&mut self, nr: u64, point: Option<Sym>) -> Sym {
+        if let Some(&s) = self.s.syscall_states.get(&(nr, point)) {
+            return s;
+        }
+        let call = crate::syscalls::name(nr);
+        let state = OsState::Syscall {
+            name: &call,
+            layer: point.map(|p| self.strings.resolve(p)),
+        };
+        let s = self.strings.intern(&state.to_string());
+        self.s.syscall_states.insert((nr, point), s);
+        s
+    }
+
+    /// A running thread enters (or returns from) a probed function (`func`
+    /// is its state `running:FUNCTION`) meanwhile. Inside a system call
+    /// (kernel functions) the call's segment ends there and starts again at
+    /// the return.
+    pub(super) fn function(&mut self, t: u64, tid: u32, func: Sym, ret: bool) {
+        self.close_segment(tid, None);
+        let th = self.threads.get_mut(&tid).expect("alive");
+        if ret {
+            // A return whose entry was lost (or predates the recording) is
+            // ignored; one that skips frames (longjmp) pops them.
+            let Some(pos) = th.funcs.iter().rposition(|f| f.0 == func) else {
+                return;
+            };
+            th.run = th.funcs[pos].1;
+            th.funcs.truncate(pos);
+        } else {
+            th.funcs.push((func, th.run));
+            th.run = func;
+        }
+        let (sm, run) = (th.sm, th.run);
+        match th.sys.as_mut() {
+            Some(sc) if ret && th.funcs.is_empty() => sc.seg = Some(t),
+            _ => self.state(t, sm, run),
+        }
+    }
+
+    /// A packet crosses a layer (`skb`, at tracepoint `point`): it leaves
+    /// whoever runs, and an interrupt SM it crosses into depends on it.
+    pub(super) fn net(&mut self, t: u64, cpu: u32, tid: u32, skb: u64, point: Sym) {
+        let in_ctx = !self.in_thread(cpu);
+        let Some(me) = self.context(cpu, tid, t) else {
+            return;
+        };
+        if !in_ctx {
+            // A thread's syscall segment ends at the tracepoint.
+            self.close_segment(tid, Some(point));
+            if let Some(sc) = self.threads.get_mut(&tid).and_then(|th| th.sys.as_mut()) {
+                sc.seg = Some(t);
+            }
+        }
+        if let Some(&(l, from)) = self.skbs.get(&skb) {
+            if from != me && in_ctx {
+                let running = self.s.running;
+                self.recv(t, me, l, running);
+            }
+        }
+        let l = self.link();
+        self.send(t, me, l);
+        self.skbs.insert(skb, (l, me));
+    }
+
+    /// `sys_enter`: the thread's running segments are named after the call.
+    pub(super) fn sys_enter(&mut self, t: u64, cpu: u32, tid: u32, nr: u64) {
+        if self.ignored(tid) || !self.in_thread(cpu) {
+            return;
+        }
+        self.syscalls = true;
+        self.close_segment(tid, None);
+        let th = self.threads.get_mut(&tid).expect("alive");
+        th.sys = Some(Syscall { nr, seg: Some(t) });
+    }
+
+    /// `sys_exit`: the last segment ends; the thread runs on as before.
+    pub(super) fn sys_exit(&mut self, t: u64, cpu: u32, tid: u32) {
+        if self.ignored(tid) || !self.in_thread(cpu) {
+            return;
+        }
+        let in_sys = self.threads.get(&tid).is_some_and(|th| th.sys.is_some());
+        if in_sys {
+            self.close_segment(tid, None);
+            let th = self.threads.get_mut(&tid).expect("alive");
+            th.sys = None;
+            let (sm, run) = (th.sm, th.run);
+            self.state(t, sm, run);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Inference of lost transitions: a thread seen running while believed
+//! blocked was woken by events that were lost; the wakeup is placed at the
+//! expiry of the timer it armed before sleeping when that fits, else at
+//! its first sign of life. Also the builder's counts as diagnostics.
+
+use super::{Builder, Comm, Derived, St};
+use critpath_trace::Diagnostic;
+
+impl Builder {
+    /// `tid` is seen on a CPU at `t`: it is running. A thread believed
+    /// blocked gets an inferred wakeup (at the expiry of the timer it armed
+    /// before sleeping when that is known, else now).
+    pub(super) fn alive(&mut self, tid: u32, t: u64, comm: Option<&Comm>) {
+        if self.ignored(tid) {
+            return;
+        }
+        let th = self.thread(tid, comm);
+        match th.st {
+            St::Running | St::Interrupted => {}
+            St::Runnable => self.enter_running(tid, t),
+            St::Unknown => {
+                self.note_first(tid);
+                self.enter_running(tid, t);
+            }
+            St::Blocked => {
+                let (since, armed, sm) = (th.since, th.armed.take(), th.sm);
+                self.counts.inferred += 1;
+                let arm = armed.and_then(|p| self.arms.get(&p).copied().map(|a| (p, a)));
+                if let Some((ptr, a)) = arm {
+                    let window = a.expires.filter(|&(soft, hard)| hard >= since && soft <= t);
+                    if let Some(exp) = window.map(|(_, hard)| hard.min(t)) {
+                        // The timer expired on a CPU whose events were lost:
+                        // its expiry and the wakeup it did happened at `exp`
+                        // (by its latest expiry, and before the thread ran).
+                        self.arms.remove(&ptr);
+                        self.counts.inferred_by_timer += 1;
+                        let base = self.derived(Derived::Timer, a.func);
+                        let (tsm, lane) = self.take_lane(base);
+                        if a.sent {
+                            let armed = self.s.armed;
+                            self.recv(exp, tsm, a.link, armed);
+                        }
+                        let running = self.s.running;
+                        self.state(exp, tsm, running);
+                        let wake = self.link();
+                        self.send(exp, tsm, wake);
+                        self.end(exp, tsm);
+                        self.free_lane(base, lane);
+                        let runnable = self.s.runnable;
+                        self.recv(exp, sm, wake, runnable);
+                    }
+                }
+                self.enter_running(tid, t);
+            }
+        }
+    }
+
+    /// The builder's findings as diagnostics.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let c = &self.counts;
+        let mut out = self.annot_problems.clone();
+        // A count's diagnostic, when the count is not 0.
+        let mut counted = |n: u64, kind: &str, message: String| {
+            if n > 0 {
+                out.push(Diagnostic::new(kind, message).count(n));
+            }
+        };
+        let listed = self.annot_problems.len() as u64;
+        // (Only when some are not listed one by one above.)
+        counted(
+            if c.annot_problems > listed {
+                c.annot_problems
+            } else {
+                0
+            },
+            "stack-mismatch",
+            format!(
+                "{} unbalanced end_sm annotation(s) in all (the first {listed} are listed)",
+                c.annot_problems
+            ),
+        );
+        counted(
+            c.inferred,
+            "inferred-transition",
+            format!(
+                "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
+                c.inferred, c.inferred_by_timer
+            ),
+        );
+        counted(
+            if self.annotations_only {
+                0
+            } else {
+                c.preexisting
+            },
+            "preexisting-thread",
+            format!(
+                "{} thread(s) existed before recording started; each starts at its first event",
+                c.preexisting
+            ),
+        );
+        counted(
+            c.unknown_waker,
+            "unknown-waker",
+            format!(
+                "{} wakeup(s) came from no known context (an idle CPU, or an interrupt whose entry was not recorded); those threads become runnable without a dependence",
+                c.unknown_waker
+            ),
+        );
+        counted(
+            c.unbalanced,
+            "unbalanced-interrupt",
+            format!(
+                "{} interrupt, softirq or timer run(s) had no recorded exit; each was ended at the next sign that it was over",
+                c.unbalanced
+            ),
+        );
+        counted(
+            c.late,
+            "late-transition",
+            format!(
+                "{} inferred transition(s) fell before the reorder window and were placed at its start",
+                c.late
+            ),
+        );
+        out
+    }
+}

@@ -1,0 +1,439 @@
+//! The OS execution graph (docs/os-graph.md): kernel events (context
+//! switches, wakeups, interrupts, softirqs, timers, packets, system calls),
+//! in time order, become records. Threads are SMs `COMM:TID` in states
+//! `running`, `runnable` and `blocked:*`; every hard-IRQ handler run,
+//! softirq run and timer expiry is one life of an SM of its own whose first
+//! node hangs on the link that caused it; wakeups, timer arming, softirq
+//! raising and packets are send/recv links.
+//!
+//! Real traces miss events, so the builder keeps a short reorder window:
+//! a transition it can only infer later (a thread seen running while
+//! believed blocked; a syscall segment named after the tracepoint that
+//! ends it) is placed at its true time inside that window.
+
+mod annotations;
+mod calls;
+mod inference;
+mod interrupts;
+mod threads;
+mod window;
+
+use crate::names::{Blocked, OsSm, OsState};
+use annotations::annotated_wait;
+pub use critpath_readers::perf::kevent::{preempted, Comm, KEvent, KRecord, SOFTIRQS};
+use critpath_trace::{Diagnostic, Interner, Record, Sym};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
+
+/// How long (ns of trace time) records are held back so that inferred
+/// transitions can be placed at their true time.
+const WINDOW_NS: u64 = 200_000_000;
+/// At most this many records are held back, whatever the window says.
+const MAX_HELD: usize = 1 << 20;
+/// The top bit of link ids the builder makes up (ids annotations use are
+/// below it).
+pub const INTERNAL_LINK: u64 = 1 << 63;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    /// Not seen yet (or its earlier life ended).
+    Unknown,
+    Running,
+    Runnable,
+    Blocked,
+    /// On its CPU, but an interrupt, softirq or timer runs there instead.
+    Interrupted,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Syscall {
+    nr: u64,
+    /// The running segment since this time whose state is not emitted yet
+    /// (its name depends on the tracepoint that ends it).
+    seg: Option<u64>,
+}
+
+/// An annotated SM on a thread's stack (docs/os-graph.md).
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    /// The SM (its name, or `NAME#2`… when the name is busy elsewhere).
+    sm: Sym,
+    /// The name given to `begin_sm`, and which lane of it this is.
+    base: Sym,
+    lane: u32,
+    /// The `run` state of the SM below, restored when this one ends.
+    below_run: Sym,
+}
+
+#[derive(Debug)]
+struct Thread {
+    /// The SM the thread's kernel states go to: the top of its annotation
+    /// stack, else the thread's own SM `COMM:TID`.
+    sm: Sym,
+    /// The state of `sm` while the thread runs: `running`, or the state the
+    /// last annotation named.
+    run: Sym,
+    /// The thread's own SM, `COMM:TID`.
+    base: Sym,
+    /// Annotated SMs begun on this thread and not ended, innermost last;
+    /// each keeps the `run` state of the SM below it.
+    stack: Vec<Frame>,
+    /// Probed functions the thread is in, innermost last, each with the
+    /// `run` state to go back to when it returns.
+    funcs: Vec<(Sym, Sym)>,
+    st: St,
+    since: u64,
+    /// The timer this thread armed last while running (for inference).
+    armed: Option<u64>,
+    sys: Option<Syscall>,
+    /// This life has started (or was counted as pre-existing).
+    counted: bool,
+}
+
+impl Thread {
+    /// A thread seen for the first time: its own SM `sm`, no annotated SM,
+    /// function or system call yet, in state `st` since `since`.
+    fn new(sm: Sym, running: Sym, st: St, since: u64, counted: bool) -> Thread {
+        Thread {
+            sm,
+            run: running,
+            base: sm,
+            stack: Vec::new(),
+            funcs: Vec::new(),
+            st,
+            since,
+            armed: None,
+            sys: None,
+            counted,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum CtxKind {
+    Irq,
+    Softirq(u8),
+    Timer,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    sm: Sym,
+    base: Sym,
+    lane: u32,
+    kind: CtxKind,
+}
+
+#[derive(Default, Debug)]
+struct Cpu {
+    cur: u32,
+    ctx: Vec<Ctx>,
+    /// A raised, not yet run softirq: its link (and whether anyone sent it).
+    raised: [Option<(u64, bool)>; 10],
+    /// The thread the outermost interrupt SM interrupted.
+    interrupted: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Arm {
+    link: u64,
+    sent: bool,
+    expires: Option<(u64, u64)>,
+    func: Sym,
+}
+
+/// What the builder counted, for diagnostics.
+#[derive(Default, Debug, Clone)]
+pub struct Counts {
+    pub inferred: u64,
+    pub inferred_by_timer: u64,
+    pub preexisting: u64,
+    pub unknown_waker: u64,
+    pub unbalanced: u64,
+    pub late: u64,
+    pub annot_problems: u64,
+}
+
+/// Turns kernel events into records.
+pub struct Builder {
+    pub strings: Interner,
+    sys: Sym,
+    /// Final thread names (the last comm seen anywhere in the trace).
+    names: FxHashMap<u32, String>,
+    threads: FxHashMap<u32, Thread>,
+    cpus: Vec<Cpu>,
+    lanes: FxHashMap<Sym, Vec<bool>>,
+    lane_names: FxHashMap<(Sym, u32), Sym>,
+    arms: FxHashMap<u64, Arm>,
+    skbs: FxHashMap<u64, (u64, Sym)>,
+    next_link: u64,
+    out: VecDeque<Record>,
+    released: u64,
+    now: u64,
+    /// The main thread of the recorded command and when it exec'd it: its
+    /// events before belong to the recorder and are dropped.
+    target: Option<(u32, u64)>,
+    target_started: bool,
+    /// A system call was seen: segments may be pending.
+    syscalls: bool,
+    /// SMs in an annotated wait: the kernel's states do not apply to them.
+    quiet: FxHashSet<Sym>,
+    /// Asyncio tasks (pid, tid, task id) and the key of their stack.
+    tasks: FxHashMap<(u32, u64), u32>,
+    /// Only annotations, no kernel events: threads do not "predate" anything.
+    annotations_only: bool,
+    /// Problems with the annotations (unbalanced `end_sm`), the first few
+    /// one by one.
+    annot_problems: Vec<Diagnostic>,
+    /// SMs whose transitions are annotation events, and the process that
+    /// wrote them (for the overhead correction).
+    annotated: FxHashMap<Sym, u32>,
+    pub counts: Counts,
+    s: Names,
+}
+
+/// Symbols used all the time.
+struct Names {
+    running: Sym,
+    runnable: Sym,
+    sleep: Sym,
+    io: Sym,
+    other: Sym,
+    raised: Sym,
+    armed: Sym,
+    /// Names derived from another name (see `Builder::derived`).
+    derived: FxHashMap<(Derived, Sym), Sym>,
+    softirq: [Sym; 10],
+    syscall_states: FxHashMap<(u64, Option<Sym>), Sym>,
+}
+
+/// The kinds of names derived from another name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Derived {
+    /// `irq:NAME` from the handler's name.
+    Irq,
+    /// `timer:FUNCTION` from the callback's name.
+    Timer,
+    /// `running:FUNCTION` from a probed function's name.
+    Function,
+    /// `interrupted:SM` from an interrupt SM's name.
+    Interrupted,
+    /// `sm:NAME` from an annotated SM's name.
+    SmWait,
+}
+
+impl Names {
+    fn new(strings: &mut Interner) -> Names {
+        let softirq = SOFTIRQS.map(|n| strings.intern(&OsSm::Softirq(n).to_string()));
+        let mut state = |s: OsState| strings.intern(&s.to_string());
+        let running = state(OsState::Running);
+        let runnable = state(OsState::Runnable);
+        let sleep = state(OsState::Blocked(Blocked::Sleep));
+        let io = state(OsState::Blocked(Blocked::Io));
+        let other = state(OsState::Blocked(Blocked::Other));
+        let raised = state(OsState::Raised);
+        let armed = state(OsState::Armed);
+        Names {
+            softirq,
+            running,
+            runnable,
+            sleep,
+            io,
+            other,
+            raised,
+            armed,
+            derived: FxHashMap::default(),
+            syscall_states: FxHashMap::default(),
+        }
+    }
+}
+
+impl Builder {
+    /// `sys` is the host name; `names` the last comm of each thread;
+    /// `target` the recorded command's main thread, if known.
+    pub fn new(
+        mut strings: Interner,
+        sys: &str,
+        names: FxHashMap<u32, String>,
+        target: Option<(u32, u64)>,
+    ) -> Self {
+        let s = Names::new(&mut strings);
+        let sys = strings.intern(sys);
+        Builder {
+            strings,
+            sys,
+            names,
+            threads: FxHashMap::default(),
+            cpus: Vec::new(),
+            lanes: FxHashMap::default(),
+            lane_names: FxHashMap::default(),
+            arms: FxHashMap::default(),
+            skbs: FxHashMap::default(),
+            next_link: 0,
+            out: VecDeque::new(),
+            released: 0,
+            now: 0,
+            target,
+            target_started: false,
+            syscalls: false,
+            quiet: FxHashSet::default(),
+            tasks: FxHashMap::default(),
+            annotations_only: false,
+            annot_problems: Vec::new(),
+            annotated: FxHashMap::default(),
+            counts: Counts::default(),
+            s,
+        }
+    }
+
+    /// One kernel event, in time order (per CPU; across CPUs within the
+    /// reorder window).
+    pub fn feed(&mut self, k: &KRecord) {
+        if k.t > self.now {
+            self.now = k.t;
+        }
+        let (t, cpu) = (k.t, k.cpu);
+        if self.cpus.len() <= cpu as usize {
+            self.cpus.resize_with(cpu as usize + 1, Cpu::default);
+        }
+        self.start_target(t);
+        // The sample's task is on the CPU: a sign of life. In a switch it is
+        // `prev`, handled there.
+        if !matches!(k.ev, KEvent::Switch { .. }) && self.in_thread(cpu) {
+            self.alive(k.tid, t, None);
+        }
+        match k.ev {
+            KEvent::Switch {
+                prev,
+                prev_comm,
+                prev_state,
+                next,
+                next_comm,
+            } => self.switch(t, cpu, (prev, &prev_comm, prev_state), (next, &next_comm)),
+            KEvent::Wake { tid, comm } => self.wake(t, cpu, k.tid, tid, &comm),
+            KEvent::Fork { child, comm } => self.fork(t, cpu, k.tid, child, &comm),
+            KEvent::Exec | KEvent::Skb { .. } | KEvent::Sock { .. } => {}
+            KEvent::IrqEntry { name } => {
+                let base = self.derived(Derived::Irq, name);
+                self.enter_ctx(t, cpu, k.tid, base, CtxKind::Irq, None);
+            }
+            KEvent::IrqExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Irq)),
+            KEvent::SoftirqRaise { vec } => self.softirq_raise(t, cpu, k.tid, vec),
+            KEvent::SoftirqEntry { vec } => self.softirq_entry(t, cpu, k.tid, vec),
+            KEvent::SoftirqExit { vec } => {
+                self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Softirq(v) if *v == vec))
+            }
+            KEvent::TimerStart {
+                timer,
+                func,
+                expires,
+            } => self.timer_start(t, cpu, k.tid, timer, func, expires),
+            KEvent::TimerEntry { timer, func } => self.timer_entry(t, cpu, k.tid, timer, func),
+            KEvent::TimerExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Timer)),
+            KEvent::Net { skb, point, .. } => self.net(t, cpu, k.tid, skb, point),
+            KEvent::SysEnter { nr } => self.sys_enter(t, cpu, k.tid, nr),
+            KEvent::SysExit => self.sys_exit(t, cpu, k.tid),
+            KEvent::Func { func, ret } => {
+                if self.ignored(k.tid) || !self.in_thread(cpu) {
+                    return;
+                }
+                let func = self.derived(Derived::Function, func);
+                self.function(t, k.tid, func, ret);
+            }
+        }
+    }
+
+    /// No interrupt SM runs on `cpu`: its current thread is executing.
+    fn in_thread(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize].ctx.is_empty()
+    }
+
+    /// The name derived from `s` (`irq:eth0`, `timer:hrtimer_wakeup`,
+    /// `interrupted:softirq:NET_RX`, `running:compute`, `sm:stage2`),
+    /// interned once.
+    fn derived(&mut self, kind: Derived, s: Sym) -> Sym {
+        if let Some(&p) = self.s.derived.get(&(kind, s)) {
+            return p;
+        }
+        let n = self.strings.resolve(s);
+        let name = match kind {
+            Derived::Irq => OsSm::Irq(n).to_string(),
+            Derived::Timer => OsSm::Timer(n).to_string(),
+            Derived::Function => OsState::Function(n).to_string(),
+            Derived::Interrupted => match OsSm::parse(n) {
+                Some(sm) => OsState::Interrupted(sm).to_string(),
+                None => format!("interrupted:{n}"),
+            },
+            Derived::SmWait => annotated_wait(n),
+        };
+        let p = self.strings.intern(&name);
+        self.s.derived.insert((kind, s), p);
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use critpath_trace::{Event, Who};
+
+    fn comm(s: &str) -> Comm {
+        let mut c = [0u8; 16];
+        c[..s.len()].copy_from_slice(s.as_bytes());
+        c
+    }
+
+    fn switch(t: u64, cpu: u32, prev: u32, prev_state: u64, next: u32) -> KRecord {
+        KRecord {
+            t,
+            cpu,
+            pid: prev,
+            tid: prev,
+            ev: KEvent::Switch {
+                prev,
+                prev_comm: comm(if prev == 0 { "swapper" } else { "app" }),
+                prev_state,
+                next,
+                next_comm: comm(if next == 0 { "swapper" } else { "app" }),
+            },
+        }
+    }
+
+    /// A thread sleeps on a timer whose expiry was lost (an idle CPU): it
+    /// is woken at the expiry, which its slack may put before the latest
+    /// expiry the timer was armed with.
+    #[test]
+    fn a_lost_timer_expiry_is_inferred_within_the_timers_slack() {
+        let mut strings = Interner::new();
+        let func = strings.intern("hrtimer_wakeup");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        b.feed(&KRecord {
+            t: 20,
+            cpu: 0,
+            pid: 5,
+            tid: 5,
+            ev: KEvent::TimerStart {
+                timer: 0xabc,
+                func,
+                expires: Some((100, 150)),
+            },
+        });
+        b.feed(&switch(30, 0, 5, 1, 0));
+        // Seen running at 120: inside the slack window, before the latest
+        // expiry.
+        b.feed(&switch(120, 1, 0, 0, 5));
+        b.finish();
+        let mut recs = Vec::new();
+        while let Some(r) = b.pop_all() {
+            recs.push(r);
+        }
+        assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
+        let app = b.strings.get("app:5").expect("thread SM");
+        let woke = recs.iter().find(|r| {
+            matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
+                if s == app && b.strings.resolve(state) == "runnable")
+        });
+        assert_eq!(woke.map(|r| r.t), Some(120), "{recs:?}");
+    }
+}

@@ -1,0 +1,195 @@
+//! Threads and scheduling: a thread's SM `COMM:TID` created when first
+//! seen, its context switches (`running`, `runnable`, `blocked:*`, its
+//! end), wakeups and forks as links from whoever runs.
+
+use super::{Builder, Comm, St, Thread};
+use crate::names::OsSm;
+use critpath_readers::perf::kevent::preempted;
+use critpath_trace::Sym;
+
+impl Builder {
+    pub(super) fn thread(&mut self, tid: u32, comm: Option<&Comm>) -> &mut Thread {
+        if !self.threads.contains_key(&tid) {
+            let name = match self.names.get(&tid) {
+                Some(n) => n.clone(),
+                None => {
+                    let n = comm
+                        .map(|c| {
+                            let e = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                            String::from_utf8_lossy(&c[..e]).into_owned()
+                        })
+                        .unwrap_or_else(|| "?".into());
+                    self.names.insert(tid, n.clone());
+                    n
+                }
+            };
+            let sm = self
+                .strings
+                .intern(&OsSm::Thread { comm: &name, tid }.to_string());
+            self.threads
+                .insert(tid, Thread::new(sm, self.s.running, St::Unknown, 0, false));
+        }
+        self.threads.get_mut(&tid).expect("inserted")
+    }
+
+    /// Is this thread's event to be ignored (the recorder's child before
+    /// it became the target command)?
+    pub(super) fn ignored(&self, tid: u32) -> bool {
+        tid == 0 || (self.target.is_some_and(|(t, _)| t == tid) && !self.target_started)
+    }
+
+    pub(super) fn note_first(&mut self, tid: u32) {
+        let th = self.threads.get_mut(&tid).expect("known");
+        if !th.counted {
+            th.counted = true;
+            self.counts.preexisting += 1;
+        }
+    }
+
+    /// The state a running thread is in right now: `running`, or inside a
+    /// system call (whose state is emitted when its segment ends).
+    pub(super) fn enter_running(&mut self, tid: u32, t: u64) {
+        let th = self.threads.get_mut(&tid).expect("known");
+        th.st = St::Running;
+        th.since = t;
+        if let Some(sc) = th.sys.as_mut() {
+            sc.seg = Some(t);
+        } else {
+            let (sm, run) = (th.sm, th.run);
+            self.state(t, sm, run);
+        }
+    }
+
+    /// Who is executing on `cpu` right now: the innermost interrupt SM, or
+    /// the current thread.
+    pub(super) fn context(&mut self, cpu: u32, tid: u32, t: u64) -> Option<Sym> {
+        if let Some(c) = self.cpus[cpu as usize].ctx.last() {
+            return Some(c.sm);
+        }
+        if self.ignored(tid) {
+            return None;
+        }
+        self.alive(tid, t, None);
+        // A syscall segment ends at a point where the thread acts.
+        Some(self.threads[&tid].sm)
+    }
+
+    pub(super) fn wake(&mut self, t: u64, cpu: u32, tid: u32, wakee: u32, comm: &Comm) {
+        if self.ignored(wakee) {
+            return;
+        }
+        let st = self.thread(wakee, Some(comm)).st;
+        if matches!(st, St::Running | St::Runnable | St::Interrupted) {
+            return;
+        }
+        let waker = self.context(cpu, tid, t);
+        if st == St::Unknown {
+            self.note_first(wakee);
+        }
+        let th = self.threads.get_mut(&wakee).expect("known");
+        th.st = St::Runnable;
+        th.since = t;
+        th.armed = None;
+        let sm = th.sm;
+        let runnable = self.s.runnable;
+        match waker {
+            Some(w) => {
+                let l = self.link();
+                self.send(t, w, l);
+                self.recv(t, sm, l, runnable);
+            }
+            None => {
+                self.counts.unknown_waker += 1;
+                self.state(t, sm, runnable);
+            }
+        }
+    }
+
+    pub(super) fn switch_out(&mut self, t: u64, prev: u32, comm: &Comm, prev_state: u64) {
+        if self.ignored(prev) {
+            return;
+        }
+        self.alive(prev, t, Some(comm));
+        self.close_segment(prev, None);
+        let th = self.threads.get_mut(&prev).expect("alive");
+        let sm = th.sm;
+        th.since = t;
+        let s = prev_state & 0xff;
+        if preempted(prev_state) {
+            th.st = St::Runnable;
+            let runnable = self.s.runnable;
+            self.state(t, sm, runnable);
+        } else if s & 0x30 != 0 {
+            th.st = St::Unknown;
+            th.sys = None;
+            th.armed = None;
+            // A later life of this tid (reuse) is a new thread, not one
+            // that predates the recording.
+            th.counted = true;
+            th.funcs.clear();
+            // Annotated SMs still begun end with the thread.
+            let frames = std::mem::take(&mut th.stack);
+            let base = th.base;
+            th.sm = base;
+            th.run = self.s.running;
+            self.quiet.remove(&base);
+            for f in frames.iter().rev() {
+                self.quiet.remove(&f.sm);
+                self.end(t, f.sm);
+                self.free_lane(f.base, f.lane);
+            }
+            self.end(t, base);
+        } else {
+            th.st = St::Blocked;
+            let state = match s {
+                1 => self.s.sleep,
+                2 => self.s.io,
+                _ => self.s.other,
+            };
+            self.wait(t, sm, state);
+        }
+    }
+
+    /// The recorded command starts running at its exec: its thread's
+    /// events before belong to the recorder.
+    pub(super) fn start_target(&mut self, t: u64) {
+        let Some((tid, exec)) = self.target else {
+            return;
+        };
+        if !self.target_started && t >= exec {
+            self.target_started = true;
+            let th = self.thread(tid, None);
+            th.counted = true;
+            th.st = St::Unknown;
+            self.enter_running(tid, exec);
+        }
+    }
+
+    /// `sched_switch` on `cpu`: `prev` leaves it, `next` runs.
+    pub(super) fn switch(&mut self, t: u64, cpu: u32, prev: (u32, &Comm, u64), next: (u32, &Comm)) {
+        // No interrupt is active across a context switch.
+        if !self.in_thread(cpu) {
+            self.exit_ctx(t, cpu, |_| true);
+            self.counts.unbalanced += 1;
+        }
+        self.switch_out(t, prev.0, prev.1, prev.2);
+        self.cpus[cpu as usize].cur = next.0;
+        self.alive(next.0, t, Some(next.1));
+    }
+
+    /// `sched_process_fork`: the child depends on its parent's context.
+    pub(super) fn fork(&mut self, t: u64, cpu: u32, tid: u32, child: u32, comm: &Comm) {
+        let Some(parent) = self.context(cpu, tid, t) else {
+            return;
+        };
+        let l = self.link();
+        self.send(t, parent, l);
+        let th = self.thread(child, Some(comm));
+        th.st = St::Runnable;
+        th.since = t;
+        th.counted = true;
+        let sm = th.sm;
+        let runnable = self.s.runnable;
+        self.recv(t, sm, l, runnable);
+    }
+}

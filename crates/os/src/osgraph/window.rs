@@ -1,0 +1,119 @@
+//! The builder's output and its reorder window: records are held back
+//! for a while (trace time) so that transitions inferred later can be
+//! placed at their true time, and released in time order.
+
+use super::{Builder, Syscall, INTERNAL_LINK, MAX_HELD, WINDOW_NS};
+use critpath_trace::{Event, LinkId, Record, Sym, Who};
+
+impl Builder {
+    pub(super) fn emit(&mut self, t: u64, sm: Sym, ev: impl FnOnce(Who) -> Event) {
+        let mut t = t;
+        if t < self.released {
+            t = self.released;
+            self.counts.late += 1;
+        }
+        let ev = ev(Who::Sm(sm));
+        // A thread in an annotated wait stays in it whatever the scheduler
+        // does: the annotation says what it waits for.
+        if !self.quiet.is_empty()
+            && self.quiet.contains(&sm)
+            && matches!(
+                ev,
+                Event::State { .. } | Event::Wait { .. } | Event::Recv { .. }
+            )
+        {
+            return;
+        }
+        let rec = Record {
+            t,
+            sys: self.sys,
+            ev,
+        };
+        // Nearly always in order: insert from the back.
+        let mut i = self.out.len();
+        while i > 0 && self.out[i - 1].t > t {
+            i -= 1;
+        }
+        self.out.insert(i, rec);
+    }
+
+    pub(super) fn state(&mut self, t: u64, sm: Sym, state: Sym) {
+        self.emit(t, sm, |who| Event::State { who, state });
+    }
+
+    pub(super) fn wait(&mut self, t: u64, sm: Sym, state: Sym) {
+        self.emit(t, sm, |who| Event::Wait {
+            who,
+            state,
+            on: None,
+            on_sys: None,
+            on_state: None,
+        });
+    }
+
+    pub(super) fn send(&mut self, t: u64, sm: Sym, link: u64) {
+        self.emit(t, sm, |who| Event::Send {
+            who,
+            id: LinkId::Num(link),
+        });
+    }
+
+    pub(super) fn recv(&mut self, t: u64, sm: Sym, link: u64, state: Sym) {
+        self.emit(t, sm, |who| Event::Recv {
+            who,
+            id: LinkId::Num(link),
+            state,
+        });
+    }
+
+    pub(super) fn end(&mut self, t: u64, sm: Sym) {
+        self.emit(t, sm, |who| Event::End { who });
+    }
+
+    /// A new link id. The builder's own links have the top bit set, so
+    /// they never meet the ids annotations send and receive.
+    pub(super) fn link(&mut self) -> u64 {
+        self.next_link += 1;
+        INTERNAL_LINK | self.next_link
+    }
+
+    /// Records whose place can no longer change, oldest first.
+    pub fn pop_ready(&mut self) -> Option<Record> {
+        let front = self.out.front()?;
+        let full = self.out.len() > MAX_HELD;
+        let mut horizon = self.now.saturating_sub(WINDOW_NS);
+        if !full && front.t >= horizon {
+            return None;
+        }
+        // Pending syscall segments (only when syscalls were recorded) hold
+        // back everything after their start.
+        if self.syscalls && !full {
+            for th in self.threads.values() {
+                if let Some(Syscall { seg: Some(s), .. }) = th.sys {
+                    horizon = horizon.min(s);
+                }
+            }
+        }
+        if front.t < horizon || full {
+            let r = self.out.pop_front()?;
+            self.released = self.released.max(r.t);
+            return Some(r);
+        }
+        None
+    }
+
+    /// Ends the stream: every pending segment is closed and everything
+    /// held back is released by `pop_all`.
+    pub fn finish(&mut self) {
+        let tids: Vec<u32> = self.threads.keys().copied().collect();
+        for tid in tids {
+            self.close_segment(tid, None);
+        }
+    }
+
+    pub fn pop_all(&mut self) -> Option<Record> {
+        let r = self.out.pop_front()?;
+        self.released = self.released.max(r.t);
+        Some(r)
+    }
+}

@@ -1,0 +1,371 @@
+//! Tracepoint samples decoded into kernel events ([`KEvent`]): each
+//! tracepoint critpath uses has a decoder built from the layout the
+//! perf.data file stores ([`super::tracefmt`]), which reads its fields out
+//! of a sample's raw data. Also the lists of tracepoints `critpath record`
+//! asks for.
+
+use super::kevent::{Comm, KEvent};
+use super::symbols::FunctionNames;
+use super::tracefmt::{EventFormat, Field};
+use critpath_trace::{Interner, Sym};
+use rustc_hash::FxHashMap;
+
+/// How one attribute's samples are decoded.
+enum Decoder {
+    Switch {
+        prev_comm: Field,
+        prev_pid: Field,
+        prev_state: Field,
+        next_comm: Field,
+        next_pid: Field,
+    },
+    Wake {
+        comm: Field,
+        pid: Field,
+    },
+    Fork {
+        comm: Field,
+        pid: Field,
+    },
+    Exec,
+    IrqEntry {
+        name: Field,
+    },
+    IrqExit,
+    Softirq {
+        vec: Field,
+        what: u8,
+    },
+    TimerStart {
+        timer: Field,
+        func: Field,
+        expires: Option<Field>,
+        /// The earliest expiry the timer's slack allows.
+        soft: Option<Field>,
+    },
+    TimerEntry {
+        timer: Field,
+        func: Field,
+    },
+    TimerExit,
+    Net {
+        skb: Field,
+        point: Sym,
+        len: Option<Field>,
+        /// A point of the OS graph's packet links (else for views only).
+        graph: bool,
+    },
+    Sock {
+        sk: Field,
+        proto: Field,
+        /// `sock_recv_length`'s result (`sk_data_ready` has none).
+        ret: Option<Field>,
+    },
+    SysEnter {
+        id: Field,
+    },
+    SysExit,
+    /// A uprobe or kprobe on a function's entry, or its return probe.
+    Func {
+        func: Sym,
+        ret: bool,
+    },
+}
+
+/// The scheduler, interrupt and timer tracepoints of the OS execution
+/// graph, by `system:name` (`sched_wakeup` is read when a file has it but
+/// not recorded: `sched_waking` is the truer point).
+pub const CORE_TRACEPOINTS: &[&str] = &[
+    "sched:sched_switch",
+    "sched:sched_waking",
+    "sched:sched_wakeup_new",
+    "sched:sched_process_fork",
+    "sched:sched_process_exit",
+    "sched:sched_process_exec",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_raise",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "timer:hrtimer_expire_exit",
+    "timer:timer_start",
+    "timer:timer_expire_entry",
+    "timer:timer_expire_exit",
+];
+
+/// The packet tracepoints.
+pub const NET_TRACEPOINTS: &[&str] = &[
+    "net:net_dev_queue",
+    "net:net_dev_start_xmit",
+    "net:net_dev_xmit",
+    "net:netif_rx",
+    "net:netif_receive_skb",
+    "skb:skb_copy_datagram_iovec",
+    "skb:consume_skb",
+    "skb:kfree_skb",
+    "sock:sk_data_ready",
+    "sock:sock_recv_length",
+];
+
+/// The system-call tracepoints.
+pub const SYSCALL_TRACEPOINTS: &[&str] = &["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"];
+
+/// The decoders of a file's tracepoints, by tracepoint id, and the name
+/// caches they share.
+pub struct Decoders {
+    decoders: FxHashMap<u16, Decoder>,
+    names: FunctionNames,
+    irq_names: FxHashMap<Vec<u8>, Sym>,
+}
+
+impl Decoders {
+    /// Decoders for the tracepoints of `formats` critpath uses, by id.
+    pub fn new<'a>(
+        formats: impl IntoIterator<Item = &'a EventFormat>,
+        strings: &mut Interner,
+    ) -> Decoders {
+        let decoders = formats
+            .into_iter()
+            .filter_map(|f| Some((f.id as u16, decoder(f, strings)?)))
+            .collect();
+        Decoders {
+            decoders,
+            names: FunctionNames::new(Default::default(), false),
+            irq_names: FxHashMap::default(),
+        }
+    }
+
+    /// Names timer callbacks with `names`.
+    pub fn with_names(mut self, names: FunctionNames) -> Decoders {
+        self.names = names;
+        self
+    }
+
+    /// Does any decoder read timer events (whose callbacks need names)?
+    pub fn has_timers(&self) -> bool {
+        self.decoders
+            .values()
+            .any(|d| matches!(d, Decoder::TimerStart { .. } | Decoder::TimerEntry { .. }))
+    }
+
+    /// Stops decoding tracepoint `id` (`sched_wakeup` when the file also
+    /// has the truer `sched_waking`).
+    pub fn drop_id(&mut self, id: u64) {
+        self.decoders.remove(&(id as u16));
+    }
+
+    /// The kernel function names decoded so far.
+    pub fn function_names(&self) -> &FunctionNames {
+        &self.names
+    }
+
+    /// Decodes one sample into a kernel event.
+    pub fn decode(&mut self, strings: &mut Interner, raw: &[u8]) -> Option<KEvent> {
+        let id = u16::from_le_bytes([*raw.first()?, *raw.get(1)?]);
+        let d = self.decoders.get(&id)?;
+        let comm = |f: &Field| -> Comm {
+            let mut c = [0u8; 16];
+            let s = f.str(raw);
+            let n = s.len().min(16);
+            c[..n].copy_from_slice(&s[..n]);
+            c
+        };
+        Some(match d {
+            Decoder::Switch {
+                prev_comm,
+                prev_pid,
+                prev_state,
+                next_comm,
+                next_pid,
+            } => KEvent::Switch {
+                prev: prev_pid.u64(raw) as u32,
+                prev_comm: comm(prev_comm),
+                prev_state: prev_state.u64(raw),
+                next: next_pid.u64(raw) as u32,
+                next_comm: comm(next_comm),
+            },
+            Decoder::Wake { comm: c, pid } => KEvent::Wake {
+                tid: pid.u64(raw) as u32,
+                comm: comm(c),
+            },
+            Decoder::Fork { comm: c, pid } => KEvent::Fork {
+                child: pid.u64(raw) as u32,
+                comm: comm(c),
+            },
+            Decoder::Exec => KEvent::Exec,
+            Decoder::IrqEntry { name } => {
+                let n = name.str(raw);
+                let sym = match self.irq_names.get(n) {
+                    Some(&s) => s,
+                    None => {
+                        let s = strings.intern(&String::from_utf8_lossy(n));
+                        self.irq_names.insert(n.to_vec(), s);
+                        s
+                    }
+                };
+                KEvent::IrqEntry { name: sym }
+            }
+            Decoder::IrqExit => KEvent::IrqExit,
+            Decoder::Softirq { vec, what } => {
+                let vec = vec.u64(raw) as u8;
+                match what {
+                    0 => KEvent::SoftirqRaise { vec },
+                    1 => KEvent::SoftirqEntry { vec },
+                    _ => KEvent::SoftirqExit { vec },
+                }
+            }
+            Decoder::TimerStart {
+                timer,
+                func,
+                expires,
+                soft,
+            } => {
+                let (timer, addr) = (timer.u64(raw), func.u64(raw));
+                let expires = expires.as_ref().map(|f| {
+                    let hard = f.u64(raw);
+                    (soft.as_ref().map_or(hard, |s| s.u64(raw).min(hard)), hard)
+                });
+                let func = self.names.get(strings, addr);
+                KEvent::TimerStart {
+                    timer,
+                    func,
+                    expires,
+                }
+            }
+            Decoder::TimerEntry { timer, func } => {
+                let (timer, addr) = (timer.u64(raw), func.u64(raw));
+                let func = self.names.get(strings, addr);
+                KEvent::TimerEntry { timer, func }
+            }
+            Decoder::TimerExit => KEvent::TimerExit,
+            Decoder::Net {
+                skb,
+                point,
+                len,
+                graph,
+            } => {
+                let (skb, point) = (skb.u64(raw), *point);
+                let len = len.as_ref().map_or(0, |f| f.u64(raw) as u32);
+                if *graph {
+                    KEvent::Net { skb, point, len }
+                } else {
+                    KEvent::Skb { skb, point, len }
+                }
+            }
+            Decoder::Sock { sk, proto, ret } => KEvent::Sock {
+                sk: sk.u64(raw),
+                ready: ret.is_none(),
+                proto: proto.u64(raw) as u16,
+                ret: ret.as_ref().map_or(0, |f| f.u64(raw) as u32 as i32),
+            },
+            Decoder::SysEnter { id } => KEvent::SysEnter { nr: id.u64(raw) },
+            Decoder::SysExit => KEvent::SysExit,
+            Decoder::Func { func, ret } => KEvent::Func {
+                func: *func,
+                ret: *ret,
+            },
+        })
+    }
+}
+
+/// The decoder for a tracepoint's layout, if critpath uses it.
+fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
+    let g = |n: &str| f.field(n).cloned();
+    Some(match (f.system.as_str(), f.name.as_str()) {
+        ("sched", "sched_switch") => Decoder::Switch {
+            prev_comm: g("prev_comm")?,
+            prev_pid: g("prev_pid")?,
+            prev_state: g("prev_state")?,
+            next_comm: g("next_comm")?,
+            next_pid: g("next_pid")?,
+        },
+        ("sched", "sched_waking" | "sched_wakeup" | "sched_wakeup_new") => Decoder::Wake {
+            comm: g("comm")?,
+            pid: g("pid")?,
+        },
+        ("sched", "sched_process_fork") => Decoder::Fork {
+            comm: g("child_comm")?,
+            pid: g("child_pid")?,
+        },
+        ("sched", "sched_process_exec") => Decoder::Exec,
+        ("irq", "irq_handler_entry") => Decoder::IrqEntry { name: g("name")? },
+        ("irq", "irq_handler_exit") => Decoder::IrqExit,
+        ("irq", "softirq_raise") => Decoder::Softirq {
+            vec: g("vec")?,
+            what: 0,
+        },
+        ("irq", "softirq_entry") => Decoder::Softirq {
+            vec: g("vec")?,
+            what: 1,
+        },
+        ("irq", "softirq_exit") => Decoder::Softirq {
+            vec: g("vec")?,
+            what: 2,
+        },
+        ("timer", "hrtimer_start") => Decoder::TimerStart {
+            timer: g("hrtimer")?,
+            func: g("function")?,
+            expires: g("expires"),
+            soft: g("softexpires"),
+        },
+        ("timer", "timer_start") => Decoder::TimerStart {
+            timer: g("timer")?,
+            func: g("function")?,
+            // jiffies, not ns: not usable for inference.
+            expires: None,
+            soft: None,
+        },
+        ("timer", "hrtimer_expire_entry") => Decoder::TimerEntry {
+            timer: g("hrtimer")?,
+            func: g("function")?,
+        },
+        ("timer", "timer_expire_entry") => Decoder::TimerEntry {
+            timer: g("timer")?,
+            func: g("function")?,
+        },
+        ("timer", "hrtimer_expire_exit" | "timer_expire_exit") => Decoder::TimerExit,
+        ("net", "net_dev_queue" | "net_dev_xmit" | "netif_rx" | "netif_receive_skb") => {
+            Decoder::Net {
+                skb: g("skbaddr")?,
+                point: strings.intern(&f.name),
+                len: g("len"),
+                graph: true,
+            }
+        }
+        ("net", "net_dev_start_xmit")
+        | ("skb", "skb_copy_datagram_iovec" | "consume_skb" | "kfree_skb") => Decoder::Net {
+            skb: g("skbaddr")?,
+            point: strings.intern(&f.name),
+            len: g("len"),
+            graph: false,
+        },
+        ("sock", "sk_data_ready") => Decoder::Sock {
+            sk: g("skaddr")?,
+            proto: g("protocol")?,
+            ret: None,
+        },
+        ("sock", "sock_recv_length") => Decoder::Sock {
+            sk: g("sk")?,
+            proto: g("protocol")?,
+            ret: Some(g("ret")?),
+        },
+        ("raw_syscalls", "sys_enter") => Decoder::SysEnter { id: g("id")? },
+        ("raw_syscalls", "sys_exit") => Decoder::SysExit,
+        // Function probes: `critpath record --functions/--kernel-functions`
+        // (groups critpath_fn, critpath_kfn) or `perf probe` (probe,
+        // probe_BIN); `NAME__return` is the return probe.
+        (sys, name) if sys.starts_with("probe") || sys.starts_with("critpath_") => {
+            let (func, ret) = match name.strip_suffix("__return") {
+                Some(f) => (f, true),
+                None => (name, false),
+            };
+            Decoder::Func {
+                func: strings.intern(func),
+                ret,
+            }
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,380 @@
+//! The kernel events of a perf.data file, in time order: the file is
+//! mapped (and repaired if cut), its tracepoint layouts read (the file's
+//! own, else the running kernel's), and each sample decoded into a
+//! [`KRecord`]. Records are read in place where the file's layout allows
+//! ([`super::records`]), else with `linux-perf-data`'s general iterator.
+
+use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS};
+use super::file::{self, Bytes};
+use super::kevent::KRecord;
+use super::records::RawRecords;
+use super::symbols::{load_symbols, symbols_path, FunctionNames};
+use super::tracefmt::{self, EventFormat};
+use critpath_trace::{Diagnostic, Interner, Location, ReadError};
+use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
+use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
+use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::Path;
+
+/// What one step of reading gave.
+pub enum Step {
+    /// A sample decoded into a kernel event.
+    Event(KRecord),
+    /// A record that is no kernel event critpath uses.
+    Skipped,
+    /// The end of the file (or of what could be read of it).
+    End,
+}
+
+/// What a perf.data file says about its recording.
+pub struct Recording {
+    /// The host it was recorded on (`local` when unknown).
+    pub host: String,
+    /// The last name of every thread.
+    pub names: FxHashMap<u32, String>,
+    /// The recorded command's main thread and the time it exec'd.
+    pub target: Option<(u32, u64)>,
+    /// The events recorded, `system:name` for tracepoints.
+    pub kinds: Vec<String>,
+    /// The file's sample time range, from its header.
+    pub range: Option<(u64, u64)>,
+    /// The file's size on disk.
+    pub size: u64,
+}
+
+impl Recording {
+    /// Was the event `system:name` recorded?
+    pub fn has(&self, kind: &str) -> bool {
+        self.kinds.iter().any(|x| x == kind)
+    }
+}
+
+/// Reads the kernel events of a perf.data file.
+pub struct KernelEvents {
+    name: String,
+    file: PerfFile,
+    iter: PerfRecordIter<Cursor<Bytes>>,
+    /// The file's bytes and, where the file allows, the in-place reader of
+    /// its records (else `iter` reads them).
+    bytes: Bytes,
+    raw: Option<RawRecords>,
+    dec: Decoders,
+    samples: u64,
+    lost: u64,
+    done: bool,
+    /// First and latest sample time read.
+    timed: (u64, u64),
+    pub recording: Recording,
+    /// Problems found opening it, reading goes on.
+    pub problems: Vec<Diagnostic>,
+    /// The first problem that makes the analysis partial.
+    pub error: Option<ReadError>,
+}
+
+/// Every tracepoint critpath decodes, for layouts read from the kernel.
+fn all_tracepoints() -> Vec<&'static str> {
+    [CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS]
+        .concat()
+        .into_iter()
+        .chain(["sched:sched_wakeup"])
+        .collect()
+}
+
+/// Tracepoint layouts: the file's own, else the running kernel's (with a
+/// diagnostic saying so).
+fn formats(perf_file: &PerfFile, problems: &mut Vec<Diagnostic>) -> Vec<EventFormat> {
+    let why = match perf_file
+        .feature_section_data(linux_perf_data::Feature::TRACING_DATA)
+        .map(tracefmt::parse_tracing_data)
+    {
+        Some(Ok(f)) => return f,
+        Some(Err(e)) => e,
+        None => "the file has no tracing-data section".into(),
+    };
+    let f = tracefmt::from_tracefs(&all_tracepoints());
+    problems.push(Diagnostic::new(
+        "tracepoint-formats",
+        format!(
+            "{why}; the tracepoint layouts of the running kernel were used instead ({} found)",
+            f.len()
+        ),
+    ));
+    f
+}
+
+/// The command line and host name in the file's header.
+fn command_and_host(perf_file: &PerfFile) -> (Option<String>, String) {
+    let cmdline: Vec<&str> = perf_file.cmdline().ok().flatten().unwrap_or_default();
+    let cmd = file::recorded_command(&cmdline);
+    let host = perf_file
+        .hostname()
+        .ok()
+        .flatten()
+        .filter(|h| !h.is_empty())
+        .unwrap_or("local")
+        .to_string();
+    (cmd, host)
+}
+
+/// Samples are decoded by the tracepoint id each one carries in its first
+/// field (common_type), so a file whose event-id table was never written
+/// still decodes right. Returns the decoders and the kind of each event.
+fn decoders(
+    perf_file: &PerfFile,
+    by_id: &HashMap<u64, EventFormat>,
+    strings: &mut Interner,
+) -> (Decoders, Vec<String>) {
+    let mut used = Vec::new();
+    let mut kinds = Vec::new();
+    for attr in perf_file.event_attributes() {
+        let kind = match attr.attributes().type_ {
+            PerfEventType::Tracepoint(id) => match by_id.get(&id) {
+                Some(f) => {
+                    used.push(f);
+                    format!("{}:{}", f.system, f.name)
+                }
+                None => format!("tracepoint {id}"),
+            },
+            _ => attr.name().unwrap_or("?").to_string(),
+        };
+        kinds.push(kind);
+    }
+    (Decoders::new(used, strings), kinds)
+}
+
+/// The error of a file without context switches: threads have no states.
+fn no_switches(name: &str, kinds: &[String]) -> ReadError {
+    ReadError::new(
+        name,
+        Location::File,
+        format!(
+            "this perf.data has no sched:sched_switch events (it holds: {}), so threads have no states; record with `critpath record -o FILE -- CMD`, or `perf record -a -k CLOCK_MONOTONIC -e sched:sched_switch,sched:sched_waking,sched:sched_wakeup_new,sched:sched_process_fork,sched:sched_process_exit,irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_raise,irq:softirq_entry,irq:softirq_exit,timer:hrtimer_start,timer:hrtimer_expire_entry,timer:hrtimer_expire_exit -- CMD`",
+            if kinds.is_empty() { "nothing".to_string() } else { kinds.join(", ") }
+        ),
+        false,
+    )
+}
+
+impl KernelEvents {
+    /// Opens `path`, interning the names its decoders use in `strings`;
+    /// `in_place` false reads every file with `linux-perf-data`'s general
+    /// iterator (to check the in-place reader against it).
+    pub fn open(path: &Path, in_place: bool, strings: &mut Interner) -> Result<Self, ReadError> {
+        let name = path.display().to_string();
+        let mapped = file::map(path, &name)?;
+        let PerfFileReader {
+            perf_file,
+            record_iter,
+        } = PerfFileReader::parse_file(Cursor::new(mapped.bytes.clone())).map_err(|e| {
+            file::file_error(
+                &name,
+                format!("not a readable perf.data file ({e}); expected a file written by `perf record` or `critpath record`"),
+            )
+        })?;
+        let mut problems = Vec::new();
+        let by_id = tracefmt::by_id(formats(&perf_file, &mut problems));
+        let (cmd, host) = command_and_host(&perf_file);
+        let first_format = perf_file.event_attributes().first();
+        let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
+        let bytes = mapped.bytes;
+        let (names, target) =
+            file::scan_names(bytes.as_ref(), &mapped.layout, cmd.as_deref(), sample_type);
+        let raw = in_place
+            .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
+            .flatten();
+        let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
+        // Timer events name their callbacks: by the names saved when the
+        // file was recorded, else from the kernel's symbol table (loaded
+        // meanwhile).
+        let saved = load_symbols(&symbols_path(path));
+        let timers = dec.has_timers();
+        dec = dec.with_names(FunctionNames::new(saved, timers));
+        let recording = Recording {
+            host,
+            names,
+            target,
+            kinds,
+            range: perf_file
+                .sample_time_range()
+                .ok()
+                .flatten()
+                .map(|r| (r.first_sample_time, r.last_sample_time)),
+            size: mapped.size,
+        };
+        if recording.has("sched:sched_waking") {
+            // The waking is the earlier, truer point of a wakeup.
+            if let Some(f) = by_id.values().find(|f| f.name == "sched_wakeup") {
+                dec.drop_id(f.id);
+            }
+        }
+        let mut error = mapped.cut;
+        if !recording.has("sched:sched_switch") {
+            error = error.or(Some(no_switches(&name, &recording.kinds)));
+        }
+        Ok(KernelEvents {
+            name,
+            file: perf_file,
+            iter: record_iter,
+            bytes,
+            raw,
+            dec,
+            samples: 0,
+            lost: 0,
+            done: false,
+            timed: (0, 0),
+            recording,
+            problems,
+            error,
+        })
+    }
+
+    /// Reads one record (the in-place reader: one sample). An error ends
+    /// reading.
+    pub fn step(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {
+        if self.done {
+            return Ok(Step::End);
+        }
+        if self.raw.is_some() {
+            return Ok(self.step_raw(strings));
+        }
+        self.step_general(strings)
+    }
+
+    fn step_raw(&mut self, strings: &mut Interner) -> Step {
+        let rr = self.raw.as_mut().expect("raw reader");
+        let b = self.bytes.as_ref();
+        let Some(s) = rr.next_sample(b) else {
+            self.samples = rr.samples;
+            self.lost = rr.lost;
+            self.done = true;
+            return Step::End;
+        };
+        saw(&mut self.timed, s.t);
+        match self.dec.decode(strings, &b[s.raw.0..s.raw.1]) {
+            Some(ev) => Step::Event(KRecord {
+                t: s.t,
+                cpu: s.cpu,
+                pid: s.pid,
+                tid: s.tid,
+                ev,
+            }),
+            None => Step::Skipped,
+        }
+    }
+
+    fn step_general(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {
+        let rec = match self.iter.next_record(&mut self.file) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                self.done = true;
+                return Ok(Step::End);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(ReadError::new(
+                    &self.name,
+                    Location::File,
+                    format!(
+                        "unreadable perf record after {} samples ({e}); the analysis covers the records before it",
+                        self.samples
+                    ),
+                    true,
+                ));
+            }
+        };
+        let PerfFileRecord::EventRecord { record, .. } = rec else {
+            return Ok(Step::Skipped);
+        };
+        if record.record_type.0 == 13 {
+            // PERF_RECORD_LOST_SAMPLES: u64 lost, then sample_id.
+            let b = record.data.as_slice();
+            if let Some(x) = b.get(0..8) {
+                self.lost += u64::from_le_bytes(x.try_into().unwrap());
+            }
+            return Ok(Step::Skipped);
+        }
+        let s = match record.parse() {
+            Ok(EventRecord::Lost(l)) => {
+                self.lost += l.count;
+                return Ok(Step::Skipped);
+            }
+            Ok(EventRecord::Sample(s)) => s,
+            _ => return Ok(Step::Skipped),
+        };
+        let (Some(t), Some(raw)) = (s.timestamp, s.raw) else {
+            return Ok(Step::Skipped);
+        };
+        self.samples += 1;
+        saw(&mut self.timed, t);
+        let Some(ev) = self.dec.decode(strings, &raw.as_slice()) else {
+            return Ok(Step::Skipped);
+        };
+        Ok(Step::Event(KRecord {
+            t,
+            cpu: s.cpu.unwrap_or(0),
+            pid: s.pid.unwrap_or(0).max(0) as u32,
+            tid: s.tid.unwrap_or(0).max(0) as u32,
+            ev,
+        }))
+    }
+
+    /// Reads the records in place (one record at a time otherwise)?
+    pub fn in_place(&self) -> bool {
+        self.raw.is_some()
+    }
+
+    /// Samples read so far (with the in-place reader: once at the end).
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Events perf reported lost (with the in-place reader: once at the end).
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// How far reading has come, as bytes of the file: the share of the
+    /// file's time range read so far.
+    pub fn progress(&self) -> u64 {
+        let Some((first, last)) = self.recording.range else {
+            return 0;
+        };
+        let span = last.saturating_sub(first);
+        if span == 0 {
+            return 0;
+        }
+        let done = self.timed.1.saturating_sub(first);
+        let size = self.recording.size as f64;
+        (size * (done as f64 / span as f64)).min(size) as u64
+    }
+
+    /// The kernel function names decoded so far.
+    pub fn function_names(&self) -> &FunctionNames {
+        self.dec.function_names()
+    }
+}
+
+/// Notes a sample's time in `timed` (the first and latest).
+fn saw(timed: &mut (u64, u64), t: u64) {
+    if timed.0 == 0 {
+        timed.0 = t;
+    }
+    timed.1 = t;
+}
+
+/// The in-place reader of the file's records, when its layout allows.
+fn raw_reader(perf_file: &PerfFile, bytes: &Bytes, lay: &file::Layout) -> Option<RawRecords> {
+    let events: Vec<(u64, Vec<u64>)> = perf_file
+        .event_attributes()
+        .iter()
+        .map(|a| (a.attributes().sample_format.bits(), a.event_ids.clone()))
+        .collect();
+    RawRecords::new(
+        bytes.as_ref(),
+        lay.data_offset as usize,
+        (lay.data_offset + lay.data_size) as usize,
+        &events,
+    )
+}

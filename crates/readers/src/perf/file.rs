@@ -1,0 +1,199 @@
+//! A perf.data file's bytes and header: mapped in place, or, when perf was
+//! killed or the file was cut, a copy whose header is repaired to cover the
+//! complete records. Also a quick scan of the thread names it records and
+//! of the command `perf record -- CMD` ran.
+
+use critpath_trace::{Location, ReadError};
+use rustc_hash::FxHashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The bytes of a perf.data file: mapped, or a repaired copy.
+#[derive(Clone)]
+pub enum Bytes {
+    Map(Arc<memmap2::Mmap>),
+    Owned(Arc<Vec<u8>>),
+}
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// What a perf.data file's first bytes are.
+pub fn is_perf_data(head: &[u8]) -> bool {
+    head.starts_with(b"PERFILE2")
+}
+
+/// Where the records of a perf.data file lie, read from its header.
+pub struct Layout {
+    pub data_offset: u64,
+    pub data_size: u64,
+}
+
+pub fn layout(b: &[u8]) -> Option<Layout> {
+    let u = |at: usize| {
+        b.get(at..at + 8)
+            .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
+    };
+    Some(Layout {
+        data_offset: u(40)?,
+        data_size: u(48)?,
+    })
+}
+
+/// The end of the last complete record from `start`, scanning headers.
+fn complete_records_end(b: &[u8], start: u64) -> u64 {
+    let mut at = start as usize;
+    while let Some(h) = b.get(at..at + 8) {
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if size < 8 || at + size > b.len() {
+            break;
+        }
+        at += size;
+    }
+    at as u64
+}
+
+/// The last name of every thread (PERF_RECORD_COMM, in file order) and the
+/// thread that exec'd `cmd` first: a quick scan that decodes nothing else.
+pub fn scan_names(
+    b: &[u8],
+    l: &Layout,
+    cmd: Option<&str>,
+    sample_type: u64,
+) -> (FxHashMap<u32, String>, Option<(u32, u64)>) {
+    // The time in a record's sample_id trailer (PERF_SAMPLE_TID, TIME, ID,
+    // STREAM_ID, CPU, IDENTIFIER, in that order, 8 bytes each).
+    let bits = [1u64 << 1, 1 << 2, 1 << 6, 1 << 9, 1 << 7, 1 << 16];
+    let trailer = bits.iter().filter(|&&b| sample_type & b != 0).count() * 8;
+    let time_at = if sample_type & (1 << 2) != 0 {
+        Some(if sample_type & (1 << 1) != 0 { 8 } else { 0 })
+    } else {
+        None
+    };
+    let mut names = FxHashMap::default();
+    let mut target = None;
+    let mut at = l.data_offset as usize;
+    let end = (l.data_offset + l.data_size).min(b.len() as u64) as usize;
+    while at + 8 <= end {
+        let h = &b[at..at + 8];
+        let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
+        let misc = u16::from_le_bytes([h[4], h[5]]);
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if size < 8 || at + size > end {
+            break;
+        }
+        if ty == 3 && size >= 16 {
+            let body = &b[at + 8..at + size];
+            let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
+            let s = &body[8..];
+            let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+            let comm = String::from_utf8_lossy(&s[..n]).into_owned();
+            // PERF_RECORD_MISC_COMM_EXEC
+            if misc & 0x2000 != 0 && target.is_none() && cmd == Some(comm.as_str()) {
+                let t = time_at
+                    .and_then(|o| {
+                        let at = body.len().checked_sub(trailer)? + o;
+                        body.get(at..at + 8)
+                    })
+                    .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
+                    .unwrap_or(0);
+                target = Some((tid, t));
+            }
+            names.insert(tid, comm);
+        }
+        at += size;
+    }
+    (names, target)
+}
+
+/// The command a `perf record ... -- CMD` recorded, as its comm (the first
+/// 15 bytes of the program's file name).
+pub fn recorded_command(cmdline: &[&str]) -> Option<String> {
+    let i = cmdline.iter().position(|a| *a == "--")?;
+    let prog = cmdline.get(i + 1)?;
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    Some(base.chars().take(15).collect())
+}
+
+/// A fatal problem with the file as a whole.
+pub fn file_error(name: &str, msg: impl Into<String>) -> ReadError {
+    ReadError::new(name, Location::File, msg, true)
+}
+
+/// A perf.data file's bytes, ready for the record readers.
+pub struct Mapped {
+    pub bytes: Bytes,
+    /// The file's size on disk.
+    pub size: u64,
+    /// Where its (complete) records lie.
+    pub layout: Layout,
+    /// Set when the file was cut short and its header repaired.
+    pub cut: Option<ReadError>,
+}
+
+/// Maps the file `path` (called `name` in messages); repairs a copy of it
+/// when its header does not cover its records.
+pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
+    let f = std::fs::File::open(path).map_err(|e| file_error(name, format!("cannot open: {e}")))?;
+    // SAFETY: the file is only read; a file changed underneath is the
+    // same risk every mmap-based reader takes.
+    let map = unsafe { memmap2::Mmap::map(&f) }
+        .map_err(|e| file_error(name, format!("cannot map: {e}")))?;
+    let size = map.len() as u64;
+    let lay = layout(&map).ok_or_else(|| {
+        file_error(
+            name,
+            "the perf.data header is cut short (file under 104 bytes)",
+        )
+    })?;
+    let data_end = lay.data_offset.saturating_add(lay.data_size);
+    if lay.data_size != 0 && data_end <= size {
+        return Ok(Mapped {
+            bytes: Bytes::Map(Arc::new(map)),
+            size,
+            layout: lay,
+            cut: None,
+        });
+    }
+    let (bytes, cut) = repair(&map, &lay, name);
+    let layout = layout(bytes.as_ref()).expect("repaired header");
+    Ok(Mapped {
+        bytes,
+        size,
+        layout,
+        cut: Some(cut),
+    })
+}
+
+/// perf was killed or the file was cut: a copy whose header covers the
+/// complete records and claims no feature sections, and the error that
+/// says so.
+fn repair(map: &[u8], lay: &Layout, name: &str) -> (Bytes, ReadError) {
+    let size = map.len() as u64;
+    let data_end = lay.data_offset.saturating_add(lay.data_size);
+    let end = complete_records_end(map, lay.data_offset);
+    let mut v = map.to_vec();
+    v[48..56].copy_from_slice(&(end - lay.data_offset.min(end)).to_le_bytes());
+    v[72..104].fill(0);
+    v.truncate(end as usize);
+    let header = if lay.data_size == 0 {
+        "was never finished: perf was stopped before writing it".to_string()
+    } else {
+        format!("promises {data_end} bytes, the file has {size}")
+    };
+    let e = ReadError::new(
+        name,
+        Location::Offset(end),
+        format!(
+            "the perf.data file is cut short (its header {header}; complete records end at byte {end}); the analysis covers the records up to there"
+        ),
+        false,
+    );
+    (Bytes::Owned(Arc::new(v)), e)
+}
