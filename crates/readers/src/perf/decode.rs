@@ -369,3 +369,162 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::symbols::parse_symbols;
+    use crate::perf::tracefmt::parse_format;
+
+    /// A format file's text: `name`, `id`, and fields (declaration, offset,
+    /// size, signed) after `common_type` at offset 0.
+    fn format(
+        system: &str,
+        name: &str,
+        id: u64,
+        fields: &[(&str, usize, usize, bool)],
+    ) -> EventFormat {
+        let mut text = format!(
+            "name: {name}\nID: {id}\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        );
+        for (decl, off, size, signed) in fields {
+            text.push_str(&format!(
+                "\tfield:{decl};\toffset:{off};\tsize:{size};\tsigned:{};\n",
+                u8::from(*signed)
+            ));
+        }
+        parse_format(system, &text).expect("format")
+    }
+
+    /// A sample of tracepoint `id`, `len` bytes, with `put` bytes at offsets.
+    fn sample(id: u16, len: usize, put: &[(usize, &[u8])]) -> Vec<u8> {
+        let mut raw = vec![0u8; len];
+        raw[0..2].copy_from_slice(&id.to_le_bytes());
+        for (at, b) in put {
+            raw[*at..*at + b.len()].copy_from_slice(b);
+        }
+        raw
+    }
+
+    fn switch() -> EventFormat {
+        format(
+            "sched",
+            "sched_switch",
+            300,
+            &[
+                ("char prev_comm[16]", 8, 16, false),
+                ("pid_t prev_pid", 24, 4, true),
+                ("long prev_state", 32, 8, true),
+                ("char next_comm[16]", 40, 16, false),
+                ("pid_t next_pid", 56, 4, true),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_context_switch_is_decoded_through_the_files_layout() {
+        let mut strings = Interner::new();
+        let mut d = Decoders::new([&switch()], &mut strings);
+        let raw = sample(
+            300,
+            64,
+            &[
+                (8, b"pingpong"),
+                (24, &42i32.to_le_bytes()),
+                (32, &1i64.to_le_bytes()),
+                (40, b"swapper/1"),
+                (56, &0i32.to_le_bytes()),
+            ],
+        );
+        let Some(KEvent::Switch {
+            prev,
+            prev_comm,
+            prev_state,
+            next,
+            next_comm,
+        }) = d.decode(&mut strings, &raw)
+        else {
+            panic!("not a switch");
+        };
+        assert_eq!((prev, prev_state, next), (42, 1, 0));
+        assert_eq!(&prev_comm[..9], b"pingpong\0");
+        assert_eq!(&next_comm[..10], b"swapper/1\0");
+        // Another tracepoint's id, or a sample too short for its id, is no
+        // event.
+        assert!(d.decode(&mut strings, &sample(301, 64, &[])).is_none());
+        assert!(d.decode(&mut strings, &[44]).is_none());
+    }
+
+    #[test]
+    fn irq_names_probes_and_timer_callbacks_become_symbols() {
+        let mut strings = Interner::new();
+        let irq = format(
+            "irq",
+            "irq_handler_entry",
+            10,
+            &[
+                ("int irq", 8, 4, true),
+                ("__data_loc char[] name", 12, 4, false),
+            ],
+        );
+        let timer = format(
+            "timer",
+            "hrtimer_expire_entry",
+            11,
+            &[
+                ("void * hrtimer", 8, 8, false),
+                ("s64 now", 16, 8, true),
+                ("void * function", 24, 8, false),
+            ],
+        );
+        let probe = format("critpath_fn", "compute__return", 12, &[]);
+        let names = FunctionNames::new(parse_symbols("ffff1000 hrtimer_wakeup\n"), true);
+        let mut d = Decoders::new([&irq, &timer, &probe], &mut strings).with_names(names);
+        assert!(d.has_timers());
+
+        let loc = (4u32 << 16) | 16;
+        let raw = sample(10, 24, &[(12, &loc.to_le_bytes()), (16, b"eth0")]);
+        let Some(KEvent::IrqEntry { name }) = d.decode(&mut strings, &raw) else {
+            panic!("not an irq entry");
+        };
+        assert_eq!(strings.resolve(name), "eth0");
+
+        let raw = sample(
+            11,
+            32,
+            &[
+                (8, &0xabcu64.to_le_bytes()),
+                (24, &0xffff1000u64.to_le_bytes()),
+            ],
+        );
+        let Some(KEvent::TimerEntry { timer, func }) = d.decode(&mut strings, &raw) else {
+            panic!("not a timer entry");
+        };
+        assert_eq!((timer, strings.resolve(func)), (0xabc, "hrtimer_wakeup"));
+
+        let Some(KEvent::Func { func, ret }) = d.decode(&mut strings, &sample(12, 8, &[])) else {
+            panic!("not a probe");
+        };
+        assert_eq!((strings.resolve(func), ret), ("compute", true));
+    }
+
+    #[test]
+    fn a_dropped_tracepoint_is_no_longer_decoded() {
+        let mut strings = Interner::new();
+        let wakeup = format(
+            "sched",
+            "sched_wakeup",
+            20,
+            &[("char comm[16]", 8, 16, false), ("pid_t pid", 24, 4, true)],
+        );
+        let mut d = Decoders::new([&wakeup], &mut strings);
+        let raw = sample(20, 32, &[(8, b"pong"), (24, &7i32.to_le_bytes())]);
+        assert!(matches!(
+            d.decode(&mut strings, &raw),
+            Some(KEvent::Wake { tid: 7, .. })
+        ));
+        d.drop_id(20);
+        assert!(d.decode(&mut strings, &raw).is_none());
+        assert!(!d.has_timers());
+    }
+}

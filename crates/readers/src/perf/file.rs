@@ -197,3 +197,95 @@ fn repair(map: &[u8], lay: &Layout, name: &str) -> (Bytes, ReadError) {
     );
     (Bytes::Owned(Arc::new(v)), e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A perf.data header (104 bytes) whose data section starts right
+    /// after it and claims `data_size` bytes, then `records`.
+    fn file(data_size: u64, records: &[&[u8]]) -> Vec<u8> {
+        let mut b = b"PERFILE2".to_vec();
+        b.resize(104, 0);
+        b[40..48].copy_from_slice(&104u64.to_le_bytes());
+        b[48..56].copy_from_slice(&data_size.to_le_bytes());
+        b[72..80].fill(0xff);
+        for r in records {
+            b.extend_from_slice(r);
+        }
+        b
+    }
+
+    /// A record of type `ty` and `size` bytes (header included).
+    fn record(ty: u32, size: u16) -> Vec<u8> {
+        let mut r = ty.to_le_bytes().to_vec();
+        r.extend_from_slice(&0u16.to_le_bytes());
+        r.extend_from_slice(&size.to_le_bytes());
+        r.resize(size as usize, 0);
+        r
+    }
+
+    fn mapped(bytes: &[u8]) -> Result<Mapped, ReadError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        std::fs::write(&path, bytes).unwrap();
+        map(&path, "perf.data")
+    }
+
+    #[test]
+    fn a_complete_file_is_mapped_as_it_is() {
+        let (a, b) = (record(9, 16), record(9, 24));
+        let m = mapped(&file(40, &[&a, &b])).unwrap();
+        assert!(m.cut.is_none());
+        assert_eq!((m.layout.data_offset, m.layout.data_size), (104, 40));
+        assert!(is_perf_data(m.bytes.as_ref()));
+    }
+
+    #[test]
+    fn an_unfinished_file_is_repaired_up_to_its_last_complete_record() {
+        let (a, b) = (record(9, 16), record(9, 24));
+        let cut = &record(9, 32)[..10];
+        let m = mapped(&file(0, &[&a, &b, cut])).unwrap();
+        let e = m.cut.expect("cut");
+        assert!(e.message.contains("never finished"), "{}", e.message);
+        assert_eq!((m.layout.data_offset, m.layout.data_size), (104, 40));
+        let bytes = m.bytes.as_ref();
+        assert_eq!(bytes.len(), 144);
+        // No feature sections are claimed any more.
+        assert!(bytes[72..104].iter().all(|&x| x == 0));
+        assert_eq!(m.size, 154);
+    }
+
+    #[test]
+    fn a_file_shorter_than_its_header_says_is_cut() {
+        let a = record(9, 16);
+        let m = mapped(&file(1000, &[&a])).unwrap();
+        let e = m.cut.expect("cut");
+        assert!(e.message.contains("promises 1104 bytes"), "{}", e.message);
+        assert_eq!(m.layout.data_size, 16);
+        assert!(mapped(b"PERFILE2").is_err());
+    }
+
+    #[test]
+    fn thread_names_and_the_commands_thread_come_from_comm_records() {
+        // PERF_RECORD_COMM: pid, tid, name; the second one is an exec.
+        let comm = |tid: u32, name: &[u8], exec: bool| {
+            let mut r = record(3, 32);
+            r[4..6].copy_from_slice(&(if exec { 0x2000u16 } else { 0 }).to_le_bytes());
+            r[8..12].copy_from_slice(&tid.to_le_bytes());
+            r[12..16].copy_from_slice(&tid.to_le_bytes());
+            r[16..16 + name.len()].copy_from_slice(name);
+            r
+        };
+        let (a, b) = (comm(5, b"bash", false), comm(6, b"sleep3", true));
+        let bytes = file(64, &[&a, &b]);
+        let lay = layout(&bytes).unwrap();
+        let (names, target) = scan_names(&bytes, &lay, Some("sleep3"), 0);
+        assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
+        assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
+        assert_eq!(target, Some((6, 0)));
+        let cmd = recorded_command(&["perf", "record", "--", "/tmp/bin/a-very-long-program-name"]);
+        assert_eq!(cmd.as_deref(), Some("a-very-long-pro"));
+        assert_eq!(recorded_command(&["perf", "record"]), None);
+    }
+}
