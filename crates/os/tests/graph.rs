@@ -1,0 +1,294 @@
+//! The OS execution graph built from real recordings (tests/fixtures, made
+//! by record.sh; README.md there says what each holds): no root or perf is
+//! needed to run these. Each test checks what holds for any recording of
+//! the fixture's program, not the figures of this one.
+
+mod common;
+
+use common::*;
+use critpath_os::names::Blocked;
+use critpath_os::{OsSm, OsState};
+
+const ALL: [&str; 7] = [
+    "sleep3",
+    "pingpong",
+    "pingpong_syscalls",
+    "pipe",
+    "forkwait",
+    "contend",
+    "functions",
+];
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn the_in_place_reader_and_the_general_reader_give_the_same_records() {
+    for name in ALL {
+        let a = read_with(name, true);
+        let b = read_with(name, false);
+        assert!(!a.recs.is_empty(), "{name}");
+        assert_eq!(a.recs, b.recs, "{name}");
+    }
+}
+
+#[test]
+fn records_are_in_time_order_and_no_time_is_negative() {
+    for name in ALL {
+        let r = read(name);
+        assert!(
+            r.recs.windows(2).all(|w| w[0].t <= w[1].t),
+            "{name}: records out of time order"
+        );
+        let a = analyze(name);
+        assert!(
+            a.critical_path.found && a.critical_path.length_ns > 0,
+            "{name}"
+        );
+        let path = a.path.as_ref().expect("kept path");
+        assert!(path.iter().all(|s| s.end_ns >= s.start_ns), "{name}");
+        let on_path: u64 = path.iter().map(|s| s.end_ns - s.start_ns).sum();
+        assert_eq!(on_path, a.critical_path.length_ns, "{name}");
+        for s in &a.states {
+            assert!(s.critical_ns <= s.total_ns, "{name}: {s:?}");
+        }
+    }
+}
+
+/// An SM's name without its lane (`irq:eth0#2` → `irq:eth0`).
+fn base(sm: &str) -> &str {
+    match sm.rsplit_once('#') {
+        Some((b, lane)) if lane.bytes().all(|c| c.is_ascii_digit()) => b,
+        _ => sm,
+    }
+}
+
+#[test]
+fn every_sm_and_state_name_is_an_os_name_that_reads_back() {
+    for name in ALL {
+        for r in read(name).recs {
+            let sm = OsSm::parse(base(&r.sm)).unwrap_or_else(|| panic!("{name}: SM {}", r.sm));
+            assert_eq!(sm.to_string(), base(&r.sm));
+            let state = match &r.kind {
+                Kind::State(s) | Kind::Wait(s) | Kind::Recv(_, s) => s,
+                Kind::Send(_) | Kind::End => continue,
+            };
+            assert_eq!(os_state(state).to_string(), *state, "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_scope_is_the_recorded_commands_main_thread() {
+    let mains = [
+        ("sleep3", "sleepmain"),
+        ("pingpong", "pingpong"),
+        ("pipe", "pcmain"),
+        ("forkwait", "forkmain"),
+        ("contend", "contmain"),
+        ("functions", "functions"),
+    ];
+    for (name, comm) in mains {
+        let scope = read(name).scope.expect("scope");
+        let sm = OsSm::parse(&scope);
+        assert!(
+            matches!(sm, Some(OsSm::Thread { comm: c, .. }) if c == comm),
+            "{name}: {scope}"
+        );
+    }
+}
+
+#[test]
+fn a_sleepers_time_lies_on_the_timer_that_wakes_it() {
+    let r = read("sleep3");
+    let sleeper = threads(&r.recs, "sleeper");
+    assert_eq!(sleeper.len(), 1, "{sleeper:?}");
+    let sleeper = sleeper[0];
+    let sleeps = r
+        .recs
+        .iter()
+        .filter(|x| x.sm == sleeper && x.kind == Kind::Wait("blocked:sleep".into()))
+        .count();
+    assert!(sleeps >= 3, "{sleeps} sleeps");
+    // Each nanosleep ends by the hrtimer's expiry waking the sleeper.
+    let woken = links(&r.recs, "timer:hrtimer_wakeup", sleeper, "runnable");
+    assert!(woken.len() >= 3, "{woken:?}");
+    // ... and the expiry hangs on the sleeper arming it.
+    let armed = links(&r.recs, sleeper, "timer:hrtimer_wakeup", "armed");
+    assert!(armed.len() >= 3, "{armed:?}");
+    // On the critical path, the 3 x 5 ms of sleep are the timer's wait.
+    let a = analyze("sleep3");
+    let (_, critical) = row(&a, "timer:hrtimer_wakeup", "armed");
+    assert!(critical >= 12 * MS, "{critical} ns");
+    assert_eq!(row(&a, sleeper, "blocked:sleep").1, 0);
+}
+
+#[test]
+fn ping_and_pong_wake_each_other_every_round() {
+    let r = read("pingpong");
+    let (ping, pong) = (threads(&r.recs, "pingpong"), threads(&r.recs, "pong"));
+    assert_eq!((ping.len(), pong.len()), (1, 1), "{ping:?} {pong:?}");
+    let (ping, pong) = (ping[0], pong[0]);
+    // Pong's write wakes ping every round.
+    let back = links(&r.recs, pong, ping, "runnable");
+    assert!(back.len() >= 45, "{}", back.len());
+    // Ping's write wakes pong whenever pong blocked in read() (when both
+    // share a CPU, the ping pong woke preempts it and pong finds the byte
+    // there without blocking: no wakeup then, pong only waits runnable).
+    let there = links(&r.recs, ping, pong, "runnable");
+    let blocked = r
+        .recs
+        .iter()
+        .filter(|x| x.sm == pong && matches!(x.kind, Kind::Wait(_)))
+        .count();
+    assert!(
+        !there.is_empty() && there.len() + 1 >= blocked,
+        "{} {blocked}",
+        there.len()
+    );
+    // A wakeup's receive is at or after its send.
+    assert!(there.iter().chain(&back).all(|(s, r)| r >= s));
+}
+
+#[test]
+fn the_producer_wakes_the_blocked_consumer() {
+    let r = read("pipe");
+    let (prod, cons) = (threads(&r.recs, "producer"), threads(&r.recs, "consumer"));
+    assert_eq!((prod.len(), cons.len()), (1, 1), "{prod:?} {cons:?}");
+    let woken = links(&r.recs, prod[0], cons[0], "runnable");
+    assert!(woken.len() >= 10, "{woken:?}");
+    // The producer's 20 x 200 us of work is on the critical path.
+    let a = analyze("pipe");
+    let (_, critical) = row(&a, prod[0], "running");
+    assert!(critical >= 3 * MS, "{critical} ns");
+}
+
+#[test]
+fn each_forked_child_hangs_on_its_parent_and_wakes_it_at_exit() {
+    let r = read("forkwait");
+    let (parent, children) = (threads(&r.recs, "forkmain"), threads(&r.recs, "child"));
+    assert_eq!(
+        (parent.len(), children.len()),
+        (1, 2),
+        "{parent:?} {children:?}"
+    );
+    for child in &children {
+        // Its first record is the fork's link from the parent.
+        let first = r.recs.iter().find(|x| x.sm == *child).expect("child");
+        assert!(
+            matches!(&first.kind, Kind::Recv(_, s) if s == "runnable"),
+            "{first:?}"
+        );
+        assert_eq!(links(&r.recs, parent[0], child, "runnable").len(), 1);
+        // Its life ends, and its exit wakes the waiting parent.
+        let last = r.recs.iter().rev().find(|x| x.sm == *child).expect("child");
+        assert_eq!(last.kind, Kind::End, "{last:?}");
+        assert!(!links(&r.recs, child, parent[0], "runnable").is_empty());
+    }
+}
+
+#[test]
+fn a_worker_competing_with_hogs_waits_runnable() {
+    let r = read("contend");
+    let worker = threads(&r.recs, "worker");
+    assert_eq!(worker.len(), 1, "{worker:?}");
+    assert_eq!(threads(&r.recs, "hog").len(), 2);
+    let a = analyze("contend");
+    let (runnable, _) = row(&a, worker[0], "runnable");
+    let (running, _) = row(&a, worker[0], "running");
+    assert!(running >= 15 * MS, "{running} ns running");
+    assert!(runnable >= MS, "{runnable} ns runnable");
+}
+
+#[test]
+fn probed_functions_are_running_states_of_their_thread() {
+    let a = analyze("functions");
+    let sm = a.critical_path.start.sm.clone();
+    let (compute, _) = row(&a, &sm, &OsState::Function("compute").to_string());
+    let (parse, _) = row(&a, &sm, &OsState::Function("parse").to_string());
+    // 3 x (2 ms of parse + 8 ms of compute), on the CPU or waiting for it.
+    assert!(parse >= 3 * MS, "{parse} ns in parse");
+    assert!(compute > parse, "{compute} ns in compute");
+}
+
+#[test]
+fn system_calls_name_the_running_segments_inside_them() {
+    let r = read("pingpong_syscalls");
+    let calls: Vec<String> = r
+        .recs
+        .iter()
+        .filter_map(|x| match &x.kind {
+            Kind::State(s) => match os_state(s) {
+                OsState::Syscall { name, .. } => Some(name.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    for call in ["read", "write"] {
+        assert!(calls.iter().any(|c| c == call), "no {call} in {calls:?}");
+    }
+}
+
+#[test]
+fn an_interrupt_never_depends_on_the_thread_it_interrupts() {
+    for name in ALL {
+        let r = read(name);
+        let sent = senders(&r.recs);
+        for x in &r.recs {
+            // A hard-IRQ handler has no cause the trace knows.
+            if matches!(OsSm::parse(base(&x.sm)), Some(OsSm::Irq(_))) {
+                assert!(!matches!(x.kind, Kind::Recv(..)), "{name}: {x:?}");
+            }
+            // The thread it interrupts sends the interrupt SM nothing then.
+            let Kind::State(s) = &x.kind else { continue };
+            let Some(OsState::Interrupted(by)) = OsState::parse(s) else {
+                continue;
+            };
+            let by = by.to_string();
+            let hung_on_thread = r.recs.iter().any(|y| {
+                base(&y.sm) == by
+                    && y.t == x.t
+                    && matches!(y.kind, Kind::Recv(l, _) if sent.get(&l) == Some(&(x.sm.as_str(), x.t)))
+            });
+            assert!(!hung_on_thread, "{name}: {x:?}");
+        }
+    }
+}
+
+#[test]
+fn blocked_states_say_why() {
+    let r = read("sleep3");
+    let waits: Vec<OsState> = r
+        .recs
+        .iter()
+        .filter_map(|x| match &x.kind {
+            Kind::Wait(s) => Some(os_state(s)),
+            _ => None,
+        })
+        .collect();
+    assert!(waits.contains(&OsState::Blocked(Blocked::Sleep)));
+    assert!(
+        waits.iter().all(|w| matches!(w, OsState::Blocked(_))),
+        "{waits:?}"
+    );
+}
+
+#[test]
+fn inferred_transitions_are_counted_in_one_diagnostic() {
+    let mut any = false;
+    for name in ALL {
+        let r = read(name);
+        let d = r
+            .summary
+            .diagnostics
+            .iter()
+            .find(|d| d.kind == "inferred-transition");
+        match d {
+            Some(d) => assert_eq!(d.count, Some(r.inferred), "{name}"),
+            None => assert_eq!(r.inferred, 0, "{name}"),
+        }
+        any |= r.inferred > 0;
+    }
+    // Some recordings lose a wakeup (an idle CPU's events).
+    assert!(any, "no fixture has an inferred transition");
+}
