@@ -5,6 +5,7 @@
 
 pub mod input;
 pub mod multi;
+mod perfcheck;
 
 use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource};
 use std::io::Read;
@@ -216,7 +217,11 @@ fn open_as(input: Input, format: Format) -> Result<AnySource, ReadError> {
         Format::Cpt => AnySource::Cpt(CptReader::new(input.stream, &name)?),
         Format::Chrome => AnySource::Memory(chrome::read(input.stream, &name)?, format),
         Format::Spans => AnySource::Memory(spans::read(input.stream, &name)?, format),
-        Format::Perf => AnySource::Perf(Box::new(PerfSource::open(&mapped(&input, "perf.data")?)?)),
+        Format::Perf => {
+            let path = mapped(&input, "perf.data")?;
+            perfcheck::check(&path, &name)?;
+            AnySource::Perf(Box::new(PerfSource::open(&path)?))
+        }
         Format::Annotations => AnySource::Annotations(Box::new(AnnotSource::open(&mapped(
             &input,
             "an annotation trace",
