@@ -149,7 +149,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         return Ok(Format::Spans);
     }
     if !first_is_record
-        && (first.is_some_and(|l| l.starts_with('[')) || text.contains("\"traceEvents\""))
+        && (first.is_some_and(|l| l.starts_with("[")) || text.contains("\"traceEvents\""))
     {
         return Ok(Format::Chrome);
     }
@@ -157,7 +157,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         None if head.len() < 4096 => {
             fail("the file holds no records (only blank lines or comments)".into())
         }
-        Some(l) if l.starts_with('{') => Ok(Format::Jsonl),
+        Some(l) if l.starts_with("{") => Ok(Format::Jsonl),
         _ => {
             let shown: String = text
                 .chars()

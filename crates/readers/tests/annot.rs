@@ -17,7 +17,7 @@ fn reads_blocks_merged_in_time_order() {
         seen.push((a.t, a.tid, a.what.to_owned_text()));
     }
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
-    assert_eq!(seen.len(), 10);
+    assert_eq!(seen.len(), 9);
     assert_eq!(seen[0], (1000, 11, "begin job".to_string()));
     assert!(seen.contains(&(4200, 12, "recv 7".to_string())));
 }

@@ -16,7 +16,7 @@ fn reads_the_object_form() {
     let lines = text(&recs, &src);
     assert!(lines
         .iter()
-        .any(|l| l.contains(r#""sm":"reader:10","ev":"call","fn":"read block""#)));
+        .any(|l| l.contains(r#""ev":"call","sm":"reader:10","fn":"read block""#)));
     assert!(lines.iter().any(|l| l.contains(r#""ev":"send""#)));
     assert!(recs.windows(2).all(|w| w[0].t <= w[1].t));
 }
@@ -31,7 +31,7 @@ fn an_array_without_its_closing_bracket_is_read_whole() {
     let lines = text(&recs, &src);
     // handle 10-25 on thread 2, after the flow from A.
     assert!(
-        lines.contains(&r#"{"t":25000,"sm":"1:2","ev":"ret","fn":"handle"}"#.to_string()),
+        lines.contains(&r#"{"t":25000,"ev":"ret","sm":"1:2","fn":"handle"}"#.to_string()),
         "{lines:#?}"
     );
     assert!(lines.iter().any(|l| l.contains(r#""ev":"recv""#)));

@@ -25,9 +25,9 @@ fn reads_the_fixture_and_writes_it_back_the_same() {
     assert_eq!(recs.len(), 11);
     assert_eq!(
         recs[0],
-        r#"{"t":0,"sm":"client","ev":"state","state":"prepare"}"#
+        r#"{"t":0,"ev":"state","sm":"client","state":"prepare"}"#
     );
-    assert_eq!(recs[8], r#"{"t":500,"thread":7,"ev":"call","fn":"log"}"#);
+    assert_eq!(recs[8], r#"{"t":500,"ev":"call","thread":7,"fn":"log"}"#);
     // The canonical lines read back as themselves.
     let (again, errs) = read(&recs.join("\n"));
     assert!(errs.is_empty());

@@ -17,7 +17,7 @@ fn reads_otlp_and_jaeger() {
         assert!(
             lines
                 .iter()
-                .any(|l| l.contains(r#""sm":"frontend","ev":"call","fn":"GET /checkout""#)),
+                .any(|l| l.contains(r#""ev":"call","sm":"frontend","fn":"GET /checkout""#)),
             "{name}"
         );
         assert!(
