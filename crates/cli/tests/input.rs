@@ -107,6 +107,20 @@ fn a_trace_on_standard_input_reads_as_the_file() {
 }
 
 #[test]
+fn commands_that_read_the_trace_twice_work_on_stdin() {
+    let path = fixture("chrome.json");
+    let body = std::fs::read(&path).unwrap();
+    let args = ["whatif", "--speedup", "decoder:11:decode=2", "--json"];
+    let mut file_args = args.to_vec();
+    file_args.insert(1, path.to_str().unwrap());
+    let want = json_of(&file_args);
+    let mut stdin_args = args.to_vec();
+    stdin_args.insert(1, "-");
+    let got = json(&run_stdin(&stdin_args, &xz(&body)));
+    assert_eq!(got, want);
+}
+
+#[test]
 fn pipes_dev_stdin_and_process_substitution() {
     let f = fixture("small.jsonl");
     let want = json_of(&["analyze", f.to_str().unwrap(), "--json"]);

@@ -2,14 +2,18 @@
 //! that is not seekable (a pipe, `<(…)`, `/dev/stdin`). The first bytes are
 //! read once, to detect the format, and kept in front of the rest; gzip,
 //! zstd and xz are decompressed on the fly, recognised by their magic bytes
-//! (never by the name), so a compressed trace reads as the plain one.
+//! (never by the name), so a compressed trace reads as the plain one. A
+//! one-shot input is copied to an unnamed temporary file as it is read, so
+//! a command that reads its trace twice (`whatif`, `analyze --next`) can.
 
 use critpath_trace::{Location, ReadError};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// How many bytes detection looks at.
 pub const HEAD: usize = 4096;
@@ -74,24 +78,85 @@ pub struct Input {
     pub stream: Stream,
 }
 
-/// Non-seekable inputs already read: a second read would find nothing.
-static CONSUMED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+/// A copy of a one-shot input (a pipe, standard input) kept as it is read,
+/// so a command that reads its trace twice reads the copy the second time.
+struct Spool {
+    file: Option<Arc<File>>,
+    /// The first reading got to the end: the copy is whole.
+    done: Arc<AtomicBool>,
+}
 
-/// Marks a one-shot input as read; an error if it already was.
-fn consume_once(path: &Path, name: &str) -> Result<(), ReadError> {
-    let mut set = CONSUMED.lock().unwrap_or_else(|e| e.into_inner());
-    if set
-        .get_or_insert_with(HashSet::new)
-        .insert(path.to_path_buf())
-    {
-        return Ok(());
+static SPOOLS: Mutex<Option<HashMap<PathBuf, Spool>>> = Mutex::new(None);
+
+/// Copies what it reads into the spool.
+struct Tee {
+    inner: Box<dyn Read + Send>,
+    copy: Option<Arc<File>>,
+    done: Arc<AtomicBool>,
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 {
+            self.done.store(self.copy.is_some(), Ordering::Relaxed);
+        } else if let Some(f) = &self.copy {
+            if (&**f).write_all(&buf[..n]).is_err() {
+                self.copy = None; // the disk is full: no second reading
+            }
+        }
+        Ok(n)
     }
-    Err(ReadError::new(
-        name,
-        Location::File,
-        "was already read: it is a pipe or standard input, which can be read only once, and this command reads its trace more than once; save the trace to a file first",
-        true,
-    ))
+}
+
+/// Reads the spool from its start, independently of its writer.
+struct Replay {
+    file: Arc<File>,
+    pos: u64,
+}
+
+impl Read for Replay {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// A one-shot input: the first time, read while being copied; later, the
+/// copy when the first reading got to the end.
+fn one_shot(
+    path: &Path,
+    name: &str,
+    raw: impl FnOnce() -> Box<dyn Read + Send>,
+) -> Result<Box<dyn Read + Send>, ReadError> {
+    let mut spools = SPOOLS.lock().unwrap_or_else(|e| e.into_inner());
+    let spools = spools.get_or_insert_with(HashMap::new);
+    if let Some(s) = spools.get(path) {
+        return match &s.file {
+            Some(f) if s.done.load(Ordering::Relaxed) => Ok(Box::new(Replay { file: f.clone(), pos: 0 })),
+            _ => Err(ReadError::new(
+                name,
+                Location::File,
+                "was already read: it is a pipe or standard input, which can be read only once, and this command reads its trace more than once; save the trace to a file first",
+                true,
+            )),
+        };
+    }
+    let file = tempfile::tempfile().ok().map(Arc::new);
+    let done = Arc::new(AtomicBool::new(false));
+    spools.insert(
+        path.to_path_buf(),
+        Spool {
+            file: file.clone(),
+            done: done.clone(),
+        },
+    );
+    Ok(Box::new(Tee {
+        inner: raw(),
+        copy: file,
+        done,
+    }))
 }
 
 /// Reads up to `n` bytes (fewer only at the end of the input).
@@ -117,8 +182,7 @@ pub fn open_input(path: &Path) -> Result<Input, ReadError> {
     let io_err =
         |e: io::Error| ReadError::new(&name, Location::File, format!("cannot open: {e}"), true);
     let (raw, seekable): (Box<dyn Read + Send>, bool) = if path == Path::new("-") {
-        consume_once(path, &name)?;
-        (Box::new(io::stdin()), false)
+        (one_shot(path, &name, || Box::new(io::stdin()))?, false)
     } else {
         let f = File::open(path).map_err(io_err)?;
         let meta = f.metadata().map_err(io_err)?;
@@ -130,10 +194,11 @@ pub fn open_input(path: &Path) -> Result<Input, ReadError> {
                 true,
             ));
         }
-        if !meta.is_file() {
-            consume_once(path, &name)?;
+        if meta.is_file() {
+            (Box::new(f), true)
+        } else {
+            (one_shot(path, &name, || Box::new(f))?, false)
         }
-        (Box::new(f), meta.is_file())
     };
     let read_err =
         |e: io::Error| ReadError::new(&name, Location::File, format!("read error: {e}"), true);

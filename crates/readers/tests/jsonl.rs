@@ -22,12 +22,12 @@ fn reads_the_fixture_and_writes_it_back_the_same() {
     let body = String::from_utf8(bytes("small.jsonl")).unwrap();
     let (recs, errs) = read(&body);
     assert!(errs.is_empty(), "{errs:?}");
-    assert_eq!(recs.len(), 11);
+    assert_eq!(recs.len(), 13);
     assert_eq!(
         recs[0],
         r#"{"t":0,"ev":"state","sm":"client","state":"prepare"}"#
     );
-    assert_eq!(recs[8], r#"{"t":500,"ev":"call","thread":7,"fn":"log"}"#);
+    assert_eq!(recs[9], r#"{"t":500,"ev":"call","thread":7,"fn":"log"}"#);
     // The canonical lines read back as themselves.
     let (again, errs) = read(&recs.join("\n"));
     assert!(errs.is_empty());
