@@ -70,6 +70,9 @@ fn compress(tool: &[&str], body: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
+/// A compressor.
+type Pack = fn(&[u8]) -> Vec<u8>;
+
 fn gz(b: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     e.write_all(b).unwrap();
@@ -151,7 +154,7 @@ fn gzip_zstd_and_xz_by_content_on_files_and_stdin() {
         let path = fixture(name);
         let want = json_of(&["analyze", path.to_str().unwrap(), "--json"]);
         let body = std::fs::read(&path).unwrap();
-        let packed: [(&str, fn(&[u8]) -> Vec<u8>); 3] = [("gz", gz), ("zst", zst), ("xz", xz)];
+        let packed: [(&str, Pack); 3] = [("gz", gz), ("zst", zst), ("xz", xz)];
         for (ext, pack) in packed {
             let bytes = pack(&body);
             // The name says nothing: the content does.
