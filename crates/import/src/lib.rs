@@ -1,17 +1,21 @@
 //! critpath-import: opens any trace critpath reads, each reader behind
 //! [`critpath_trace::RecordSource`], and detection of a file's format from
-//! its content (never its name).
+//! its content (never its name). A trace may come on standard input (`-`)
+//! or a pipe, and may be compressed (gzip, zstd, xz): see [`input`].
 
+pub mod input;
 pub mod multi;
+mod perfcheck;
 
-use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
-use std::fs::File;
-use std::io::{BufReader, Read};
+use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource};
+use std::io::Read;
 use std::path::Path;
 
 use critpath_os::{AnnotSource, PerfSource};
+use critpath_readers::json::Imported;
 use critpath_readers::{annot, chrome, cpt, spans};
 use critpath_readers::{CptReader, JsonlReader};
+pub use input::{open_input, Compression, Input, Stream};
 
 /// The formats critpath knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,16 +28,16 @@ pub enum Format {
     Spans,
     /// perf.data from `perf record` / `critpath record`.
     Perf,
-    /// Annotations written by the SDKs (SPEC §7).
+    /// Annotations written by the SDKs (docs/formats.md).
     Annotations,
 }
 
 /// A reader for any supported format.
 pub enum AnySource {
-    Jsonl(JsonlReader<BufReader<File>>),
-    Cpt(CptReader<BufReader<File>>),
+    Jsonl(JsonlReader<Stream>),
+    Cpt(CptReader<Stream>),
     /// Imported whole (Chrome / Perfetto JSON, spans), and from which format.
-    Memory(VecSource, Format),
+    Memory(Imported, Format),
     /// perf.data, turned into the OS execution graph as it is read.
     Perf(Box<PerfSource>),
     /// SDK annotations alone.
@@ -123,8 +127,11 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     if head.starts_with(b"PERFFILE") || head.starts_with(b"2ELIFREP") {
         return fail("this is a perf.data file of a format critpath does not read (an old version-1 file, or big-endian); record it again with `critpath record`".into());
     }
-    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || head.starts_with(&[0x1f, 0x8b]) {
-        return fail("this is a compressed file (zstd or gzip); decompress it first (critpath reads JSONL and .cpt)".into());
+    if let Some(c) = Compression::detect(head) {
+        return fail(format!(
+            "this is {} data compressed twice; decompress it once first",
+            c.name()
+        ));
     }
     // Text: the first line that is not blank or a comment.
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
@@ -142,7 +149,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         return Ok(Format::Spans);
     }
     if !first_is_record
-        && (first.is_some_and(|l| l.starts_with('[')) || text.contains("\"traceEvents\""))
+        && (first.is_some_and(|l| l.starts_with("[")) || text.contains("\"traceEvents\""))
     {
         return Ok(Format::Chrome);
     }
@@ -150,7 +157,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         None if head.len() < 4096 => {
             fail("the file holds no records (only blank lines or comments)".into())
         }
-        Some(l) if l.starts_with('{') => Ok(Format::Jsonl),
+        Some(l) if l.starts_with("{") => Ok(Format::Jsonl),
         _ => {
             let shown: String = text
                 .chars()
@@ -167,8 +174,12 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
 pub use critpath_readers::companion;
 
 /// Is this file a trace with nothing in it (no bytes, or only blank lines
-/// and `#` comments)? Views that can say so plainly use it.
+/// and `#` comments)? Views that can say so plainly use it. Only a regular
+/// file is looked at (a pipe would be used up).
 pub fn is_empty_trace(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     match std::fs::read(path) {
         Ok(b) => {
             b.len() < (1 << 20)
@@ -181,45 +192,57 @@ pub fn is_empty_trace(path: &Path) -> bool {
     }
 }
 
-/// Opens a trace, detecting its format from the content.
+/// Opens a trace (a path, or `-` for standard input), detecting its
+/// format and compression from the content.
 pub fn open(path: &Path) -> Result<AnySource, ReadError> {
-    let name = path.display().to_string();
-    let io_err = |e: std::io::Error| {
-        ReadError::new(&name, Location::File, format!("cannot open: {e}"), true)
-    };
-    let mut f = File::open(path).map_err(io_err)?;
-    if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(ReadError::new(
-            &name,
-            Location::File,
-            "is a directory, expected a trace file",
-            true,
-        ));
-    }
-    let mut head = vec![0u8; 4096];
-    let mut n = 0;
-    while n < head.len() {
-        match f.read(&mut head[n..]).map_err(io_err)? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    head.truncate(n);
-    let format = detect(&head, &name)?;
-    let f = File::open(path).map_err(io_err)?;
-    let r = BufReader::with_capacity(1 << 20, f);
+    let input = open_input(path)?;
+    let format = detect(&input.head, &input.name)?;
+    open_as(input, format)
+}
+
+/// Opens trace bytes from any reader as [`open`] does a file (tests and
+/// fuzzing use it on bytes in memory).
+pub fn open_reader(raw: Box<dyn Read + Send>, name: &str) -> Result<AnySource, ReadError> {
+    let input = input::from_reader(raw, name, None)
+        .map_err(|e| ReadError::new(name, Location::File, format!("read error: {e}"), true))?;
+    let format = detect(&input.head, &input.name)?;
+    open_as(input, format)
+}
+
+/// The reader of `format` over an opened input.
+fn open_as(input: Input, format: Format) -> Result<AnySource, ReadError> {
+    let name = input.name.clone();
     Ok(match format {
-        Format::Jsonl => AnySource::Jsonl(JsonlReader::new(r, &name)),
-        Format::Cpt => AnySource::Cpt(CptReader::new(r, &name)?),
-        Format::Chrome => {
-            let bytes = std::fs::read(path).map_err(io_err)?;
-            AnySource::Memory(chrome::read(&bytes, &name)?, format)
+        Format::Jsonl => AnySource::Jsonl(JsonlReader::new(input.stream, &name)),
+        Format::Cpt => AnySource::Cpt(CptReader::new(input.stream, &name)?),
+        Format::Chrome => AnySource::Memory(chrome::read(input.stream, &name)?, format),
+        Format::Spans => AnySource::Memory(spans::read(input.stream, &name)?, format),
+        Format::Perf => {
+            let path = mapped(&input, "perf.data")?;
+            perfcheck::check(&path, &name)?;
+            AnySource::Perf(Box::new(PerfSource::open(&path)?))
         }
-        Format::Spans => {
-            let bytes = std::fs::read(path).map_err(io_err)?;
-            AnySource::Memory(spans::read(&bytes, &name)?, format)
-        }
-        Format::Perf => AnySource::Perf(Box::new(PerfSource::open(path)?)),
-        Format::Annotations => AnySource::Annotations(Box::new(AnnotSource::open(path)?)),
+        Format::Annotations => AnySource::Annotations(Box::new(AnnotSource::open(&mapped(
+            &input,
+            "an annotation trace",
+        )?)?)),
     })
+}
+
+/// The path of a format read in place (mapped): a regular, uncompressed
+/// file; said plainly otherwise.
+fn mapped(input: &Input, what: &str) -> Result<std::path::PathBuf, ReadError> {
+    if let Some(p) = &input.file {
+        return Ok(p.clone());
+    }
+    let how = match input.compression {
+        Some(c) => format!("this is {what} compressed with {}", c.name()),
+        None => format!("this is {what} on a pipe or standard input"),
+    };
+    Err(ReadError::new(
+        &input.name,
+        Location::File,
+        format!("{how}: critpath reads {what} in place, so it needs a regular, uncompressed file; save (and decompress) it to a file first"),
+        true,
+    ))
 }

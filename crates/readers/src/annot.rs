@@ -1,4 +1,4 @@
-//! Annotation traces written by the SDKs of SPEC §7 (`sdk/c/critpath.h`,
+//! Annotation traces written by the SDKs (docs/formats.md; `sdk/c/critpath.h`,
 //! the `critpath-sdk` crate, Python's `critpath.sdk`) to `CRITPATH_OUT`:
 //! reading them, alone or merged with a kernel recording.
 //!

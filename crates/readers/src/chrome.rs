@@ -9,26 +9,25 @@
 //! `flow_out`/`flow_in`) become `send`/`recv` links. Times (`ts`, `dur`) are
 //! microseconds and become integer nanoseconds.
 //!
-//! The JSON is one document, so the importer reads it whole and sorts the
-//! records in memory; convert big traces to `.cpt` once.
+//! The document is read as a stream, one event at a time (a multi-GB trace
+//! needs memory for its slices, not for its JSON); the records are sorted in
+//! memory at the end. An event that cannot be used (no `ts`, an `X` without
+//! `dur`, a flow without `id`, ...) is reported with its index, line and
+//! field, and skipped. An array without its closing `]` (the trace of a
+//! process that crashed) is read up to its last whole event.
 
+use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, LinkId, Location, ReadError, VecSource, Who};
-use serde_json::Value;
+use critpath_trace::{Event, LinkId, ReadError, Who};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::Read;
 
-fn us(v: &Value) -> Option<u64> {
-    let f = v.as_f64()?;
-    (f.is_finite() && f >= 0.0).then(|| (f * 1000.0).round() as u64)
-}
-
-fn id_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
+/// What the messages call this format.
+const KIND: &str = "Chrome/Perfetto trace JSON";
 
 /// At one time: sends first (a point in the slice that may end then), then
 /// receives (so the wait for a flow is charged to the state before the slice
@@ -41,179 +40,410 @@ enum Phase {
     Track = 2,
 }
 
-/// Reads a Chrome / Perfetto JSON trace into records in time order.
-pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| {
-        ReadError::new(
-            name,
-            Location::Line(e.line() as u64),
-            format!("expected Chrome/Perfetto trace JSON: {e}"),
-            true,
-        )
-    })?;
-    let events = match &doc {
-        Value::Array(a) => a,
-        Value::Object(o) => match o.get("traceEvents") {
-            Some(Value::Array(a)) => a,
-            _ => {
-                return Err(ReadError::new(
-                    name,
-                    Location::File,
-                    "expected a `traceEvents` array (Chrome/Perfetto trace JSON)",
-                    true,
-                ));
-            }
-        },
-        _ => {
-            return Err(ReadError::new(
-                name,
-                Location::File,
-                "expected a JSON array or object of trace events",
-                true,
-            ))
+/// A track before thread names are known: a thread or an async track.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum TrackKey {
+    Thread(String, String),
+    Async(String),
+}
+
+/// A flow end point: time, track, send (else receive), link, file order.
+type Flow = (u64, TrackKey, bool, String, usize);
+
+/// Everything gathered while streaming the events.
+struct Collector {
+    pos: Position,
+    problems: Problems,
+    /// `traceEvents` for the object form, empty for a bare array.
+    path: &'static str,
+    bare_array: bool,
+    saw_events: bool,
+    /// Inside an event when the parse stopped (it was cut in the middle).
+    in_event: bool,
+    event_line: u64,
+    events: usize,
+    names: HashMap<(String, String), String>,
+    slices: HashMap<TrackKey, Vec<Slice>>,
+    open: HashMap<TrackKey, Vec<(u64, String, usize)>>,
+    flows: Vec<Flow>,
+}
+
+fn id_text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn str_of<'a>(e: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    e.get(key).and_then(Value::as_str)
+}
+
+/// Microseconds as integer nanoseconds; `None` unless a non-negative number
+/// in range.
+fn us(v: &Value) -> Option<u64> {
+    let f = v.as_f64()?;
+    let ns = (f * 1000.0).round();
+    (f.is_finite() && f >= 0.0 && ns <= i64::MAX as f64).then_some(ns as u64)
+}
+
+impl Collector {
+    fn new(name: &str, pos: Position) -> Self {
+        Collector {
+            pos,
+            problems: Problems::new(name, KIND),
+            path: "",
+            bare_array: false,
+            saw_events: false,
+            in_event: false,
+            event_line: 1,
+            events: 0,
+            names: HashMap::new(),
+            slices: HashMap::new(),
+            open: HashMap::new(),
+            flows: Vec::new(),
         }
-    };
-    // Thread names first (metadata may come anywhere).
-    let mut names: HashMap<(String, String), String> = HashMap::new();
-    for e in events {
-        if e["ph"] == "M" && e["name"] == "thread_name" {
-            if let (Some(p), Some(t), Some(n)) = (
-                id_text(&e["pid"]),
-                id_text(&e["tid"]),
-                e["args"]["name"].as_str(),
-            ) {
-                names.insert((p, t.clone()), format!("{n}:{t}"));
+    }
+
+    fn problem(&mut self, order: usize, msg: impl AsRef<str>) {
+        let what = if self.path.is_empty() {
+            format!("event [{order}]")
+        } else {
+            format!("{}[{order}]", self.path)
+        };
+        let line = self.event_line;
+        self.problems.add(line, &what, msg);
+    }
+
+    /// A time field (`ts`, `dur`) of an event of phase `ph`, reported when
+    /// missing or not a number of microseconds.
+    fn time(&mut self, e: &Map<String, Value>, key: &str, ph: &str, order: usize) -> Option<u64> {
+        match e.get(key) {
+            None => {
+                self.problem(
+                    order,
+                    format!("`{ph}` event is missing field `{key}` (microseconds)"),
+                );
+                None
+            }
+            Some(v) => {
+                let t = us(v);
+                if t.is_none() {
+                    self.problem(order, format!("field `{key}` = {} is not a time (a non-negative number of microseconds)", shown(v)));
+                }
+                t
             }
         }
     }
-    let track = |e: &Value| -> String {
-        let p = id_text(&e["pid"]).unwrap_or_else(|| "0".into());
-        let t = id_text(&e["tid"]).unwrap_or_else(|| "0".into());
-        names
-            .get(&(p.clone(), t.clone()))
-            .cloned()
-            .unwrap_or(format!("{p}:{t}"))
-    };
-    let mut slices: BTreeMap<String, Vec<Slice>> = BTreeMap::new();
-    let mut open: HashMap<String, Vec<(u64, String, usize)>> = HashMap::new();
-    // (time, phase, order, track, send?, link id)
-    let mut flows: Vec<(u64, String, bool, String, usize)> = Vec::new();
-    for (order, e) in events.iter().enumerate() {
-        let ph = e["ph"].as_str().unwrap_or("");
-        let ts = us(&e["ts"]);
-        let ev_name = e["name"].as_str().unwrap_or("?").to_string();
-        match (ph, ts) {
-            ("X", Some(ts)) => {
-                let dur = us(&e["dur"]).unwrap_or(0);
-                let tr = track(e);
-                slices.entry(tr.clone()).or_default().push(Slice {
-                    start: ts,
-                    end: ts + dur,
-                    name: ev_name,
-                    order,
-                });
-                if let Some(b) = id_text(&e["bind_id"]) {
-                    if e["flow_out"] == true {
-                        flows.push((ts + dur, tr.clone(), true, format!("bind:{b}"), order));
-                    }
-                    if e["flow_in"] == true {
-                        flows.push((ts, tr, false, format!("bind:{b}"), order));
-                    }
-                }
+
+    fn thread(e: &Map<String, Value>) -> TrackKey {
+        let p = id_text(e.get("pid")).unwrap_or_else(|| "0".into());
+        let t = id_text(e.get("tid")).unwrap_or_else(|| "0".into());
+        TrackKey::Thread(p, t)
+    }
+
+    /// One element of the events array.
+    fn event(&mut self, v: Value) {
+        let order = self.events;
+        self.events += 1;
+        let Value::Object(e) = v else {
+            self.problem(
+                order,
+                format!("expected an event (a JSON object), found {}", shown(&v)),
+            );
+            return;
+        };
+        let ph = match e.get("ph") {
+            Some(Value::String(s)) => s.as_str(),
+            None => return self.problem(order, "missing field `ph` (the event's phase)"),
+            Some(v) => {
+                let msg = format!("field `ph` = {} is not a phase (a string)", shown(v));
+                return self.problem(order, msg);
             }
-            ("B", Some(ts)) | ("E", Some(ts)) | ("b", Some(ts)) | ("e", Some(ts)) => {
-                // Threads' B/E and async tracks' b/e: begin and end pairs.
-                let tr = if ph == "B" || ph == "E" {
-                    track(e)
-                } else {
-                    let cat = e["cat"].as_str().unwrap_or("async");
-                    let id = id_text(&e["id"])
-                        .or_else(|| id_text(&e["id2"]["local"]))
-                        .unwrap_or_default();
-                    format!("{cat}:{id}")
-                };
-                if ph == "B" || ph == "b" {
-                    open.entry(tr).or_default().push((ts, ev_name, order));
-                } else if let Some((start, n, o)) = open.get_mut(&tr).and_then(|s| s.pop()) {
-                    slices.entry(tr).or_default().push(Slice {
-                        start,
-                        end: ts.max(start),
-                        name: n,
-                        order: o,
-                    });
-                }
-                // An end without a begin is ignored.
-            }
-            ("s", Some(ts)) | ("t", Some(ts)) | ("f", Some(ts)) => {
-                let cat = e["cat"].as_str().unwrap_or("");
-                let Some(id) = id_text(&e["id"]) else {
-                    continue;
-                };
-                let link = format!("flow:{cat}:{id}");
-                let tr = track(e);
-                if ph != "s" {
-                    flows.push((ts, tr.clone(), false, link.clone(), order));
-                }
-                if ph != "f" {
-                    flows.push((ts, tr, true, link, order));
-                }
-            }
-            // Metadata, instants, counters, object events: no state.
+        };
+        match ph {
+            "X" => self.complete(&e, order),
+            "B" | "E" | "b" | "e" => self.begin_end(ph, &e, order),
+            "s" | "t" | "f" => self.flow(ph, &e, order),
+            "M" => self.metadata(&e),
+            // Instants, counters, object events: no state.
             _ => {}
         }
     }
-    // Slices still open at the end close at the last time seen.
-    let last = slices
-        .values()
-        .flatten()
-        .map(|s| s.end)
-        .chain(flows.iter().map(|f| f.0))
-        .max()
-        .unwrap_or(0);
-    for (tr, stack) in open {
-        for (start, n, o) in stack {
-            slices.entry(tr.clone()).or_default().push(Slice {
+
+    fn metadata(&mut self, e: &Map<String, Value>) {
+        if str_of(e, "name") != Some("thread_name") {
+            return;
+        }
+        let name = e
+            .get("args")
+            .and_then(|a| a.get("name"))
+            .and_then(Value::as_str);
+        if let (Some(p), Some(t), Some(n)) = (id_text(e.get("pid")), id_text(e.get("tid")), name) {
+            self.names.insert((p, t.clone()), format!("{n}:{t}"));
+        }
+    }
+
+    /// A complete slice (`X`), and the flows bound to it.
+    fn complete(&mut self, e: &Map<String, Value>, order: usize) {
+        let ts = self.time(e, "ts", "X", order);
+        let dur = self.time(e, "dur", "X", order);
+        let (Some(ts), Some(dur)) = (ts, dur) else {
+            return;
+        };
+        let end = ts.saturating_add(dur);
+        let tr = Self::thread(e);
+        let name = str_of(e, "name").unwrap_or("?").to_string();
+        self.slices.entry(tr.clone()).or_default().push(Slice {
+            start: ts,
+            end,
+            name,
+            order,
+        });
+        if let Some(b) = id_text(e.get("bind_id")) {
+            if e.get("flow_out") == Some(&Value::Bool(true)) {
+                self.flows
+                    .push((end, tr.clone(), true, format!("bind:{b}"), order));
+            }
+            if e.get("flow_in") == Some(&Value::Bool(true)) {
+                self.flows.push((ts, tr, false, format!("bind:{b}"), order));
+            }
+        }
+    }
+
+    /// Threads' `B`/`E` and async tracks' `b`/`e`: begin and end pairs.
+    fn begin_end(&mut self, ph: &str, e: &Map<String, Value>, order: usize) {
+        let Some(ts) = self.time(e, "ts", ph, order) else {
+            return;
+        };
+        let tr = if ph == "B" || ph == "E" {
+            Self::thread(e)
+        } else {
+            let cat = str_of(e, "cat").unwrap_or("async");
+            let id = id_text(e.get("id"))
+                .or_else(|| id_text(e.get("id2").and_then(|v| v.get("local"))))
+                .unwrap_or_default();
+            TrackKey::Async(format!("{cat}:{id}"))
+        };
+        let name = str_of(e, "name").unwrap_or("?").to_string();
+        if ph == "B" || ph == "b" {
+            self.open.entry(tr).or_default().push((ts, name, order));
+        } else if let Some((start, n, o)) = self.open.get_mut(&tr).and_then(|s| s.pop()) {
+            self.slices.entry(tr).or_default().push(Slice {
                 start,
-                end: last.max(start),
+                end: ts.max(start),
                 name: n,
                 order: o,
             });
-        }
-    }
-    if slices.is_empty() && flows.is_empty() {
-        return Err(ReadError::new(
-            name,
-            Location::File,
-            "this Chrome/Perfetto trace holds no slices (X, B/E or b/e events) to analyze",
-            true,
-        ));
-    }
-
-    let mut tr: Tracks<Phase> = Tracks::new();
-    for (name, mut list) in slices {
-        let sm = tr.strings.intern(&name);
-        tr.track(sm, &mut list, Phase::Track, Phase::Track);
-    }
-    // Flows: a send is a point in the sender's current state; a receive
-    // re-enters the receiver's current state.
-    flows.sort_by(|a, b| a.0.cmp(&b.0).then(a.4.cmp(&b.4)));
-    for (t, name, send, link, _) in flows {
-        let sm = Who::Sm(tr.strings.intern(&name));
-        let id = LinkId::Str(tr.strings.intern(&link));
-        let idle = tr.idle;
-        if send {
-            tr.push(t, Phase::Send, Event::Send { who: sm, id });
         } else {
-            tr.push(
-                t,
-                Phase::Recv,
-                Event::Recv {
-                    who: sm,
-                    id,
-                    state: idle,
-                },
+            let begin = if ph == "E" { "B" } else { "b" };
+            self.problem(
+                order,
+                format!("`{ph}` event ends no open `{begin}` slice on its track"),
             );
         }
     }
-    Ok(tr.finish())
+
+    /// Flow events: `s` sends, `f` receives, `t` both.
+    fn flow(&mut self, ph: &str, e: &Map<String, Value>, order: usize) {
+        let Some(ts) = self.time(e, "ts", ph, order) else {
+            return;
+        };
+        let Some(id) = id_text(e.get("id")) else {
+            let msg = format!("`{ph}` (flow) event is missing field `id` (a number or a string)");
+            return self.problem(order, msg);
+        };
+        let link = format!("flow:{}:{id}", str_of(e, "cat").unwrap_or(""));
+        let tr = Self::thread(e);
+        if ph != "s" {
+            self.flows
+                .push((ts, tr.clone(), false, link.clone(), order));
+        }
+        if ph != "f" {
+            self.flows.push((ts, tr, true, link, order));
+        }
+    }
+
+    /// What the parse stopped on, if anything: an array cut between events
+    /// is the format's own way to end; a cut or corrupt document with
+    /// events read is reported and what was read is kept.
+    fn after_parse(&mut self, res: Result<(), serde_json::Error>) -> Result<(), ReadError> {
+        let Err(e) = res else {
+            return Ok(());
+        };
+        if e.is_eof() && self.bare_array && !self.in_event {
+            return Ok(());
+        }
+        let line = e.line() as u64;
+        if self.events == 0 {
+            return Err(self
+                .problems
+                .fatal(Some(line), format!("expected {KIND}: {e}")));
+        }
+        let read = format!("the {} events before it are read", self.events);
+        let err = self.problems.syntax(line, &e, &read);
+        self.problems.list.push(err);
+        Ok(())
+    }
+
+    fn track_name(&self, k: &TrackKey) -> String {
+        match k {
+            TrackKey::Async(s) => s.clone(),
+            TrackKey::Thread(p, t) => self
+                .names
+                .get(&(p.clone(), t.clone()))
+                .cloned()
+                .unwrap_or_else(|| format!("{p}:{t}")),
+        }
+    }
+
+    /// Slices by track name; slices still open at the end close at the last
+    /// time seen.
+    fn named_slices(&mut self) -> BTreeMap<String, Vec<Slice>> {
+        let last = (self.slices.values().flatten().map(|s| s.end))
+            .chain(self.flows.iter().map(|f| f.0))
+            .max()
+            .unwrap_or(0);
+        let mut out: BTreeMap<String, Vec<Slice>> = BTreeMap::new();
+        for (k, list) in std::mem::take(&mut self.slices) {
+            out.entry(self.track_name(&k)).or_default().extend(list);
+        }
+        for (k, stack) in std::mem::take(&mut self.open) {
+            let name = self.track_name(&k);
+            for (start, n, o) in stack {
+                out.entry(name.clone()).or_default().push(Slice {
+                    start,
+                    end: last.max(start),
+                    name: n,
+                    order: o,
+                });
+            }
+        }
+        out
+    }
+
+    /// The records in time order, with the problems met.
+    fn finish(mut self) -> Result<Imported, ReadError> {
+        if !self.saw_events {
+            return Err(self.problems.fatal(
+                None,
+                "expected a `traceEvents` array (Chrome/Perfetto trace JSON)",
+            ));
+        }
+        let slices = self.named_slices();
+        if slices.is_empty() && self.flows.is_empty() {
+            let mut msg =
+                "this Chrome/Perfetto trace holds no slices (X, B/E or b/e events) to analyze"
+                    .to_string();
+            if let Some(first) = self.problems.list.first() {
+                msg += &format!(
+                    " ({} events skipped; the first: {first})",
+                    self.problems.list.len()
+                );
+            }
+            return Err(self.problems.fatal(None, msg));
+        }
+        let mut tr: Tracks<Phase> = Tracks::new();
+        for (name, mut list) in slices {
+            let sm = tr.strings.intern(&name);
+            tr.track(sm, &mut list, Phase::Track, Phase::Track);
+        }
+        // Flows: a send is a point in the sender's current state; a receive
+        // re-enters the receiver's current state.
+        let mut flows = std::mem::take(&mut self.flows);
+        flows.sort_by(|a, b| a.0.cmp(&b.0).then(a.4.cmp(&b.4)));
+        for (t, key, send, link, _) in flows {
+            let who = Who::Sm(tr.strings.intern(&self.track_name(&key)));
+            let id = LinkId::Str(tr.strings.intern(&link));
+            if send {
+                tr.push(t, Phase::Send, Event::Send { who, id });
+            } else {
+                let state = tr.idle;
+                tr.push(t, Phase::Recv, Event::Recv { who, id, state });
+            }
+        }
+        let bytes = self.pos.bytes();
+        Ok(Imported::new(tr.finish(), self.problems.list, bytes))
+    }
+}
+
+/// The document: a bare array of events, or an object with `traceEvents`.
+struct Doc<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for Doc<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Doc<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON array or object of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        self.0.bare_array = true;
+        self.0.saw_events = true;
+        Events(self.0).visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "traceEvents" {
+                self.0.path = "traceEvents";
+                self.0.saw_events = true;
+                map.next_value_seed(Events(&mut *self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The events array, one event at a time.
+struct Events<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for Events<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a `traceEvents` array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(OneEvent(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// One event: parsed alone, then handed to the collector.
+struct OneEvent<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for OneEvent<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        self.0.in_event = true;
+        self.0.event_line = self.0.pos.line();
+        let v = Value::deserialize(d)?;
+        self.0.in_event = false;
+        self.0.event(v);
+        Ok(())
+    }
+}
+
+/// Reads a Chrome / Perfetto JSON trace into records in time order.
+pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
+    let (input, pos) = LineCounter::new(input);
+    let mut c = Collector::new(name, pos);
+    let mut de = serde_json::Deserializer::from_reader(input);
+    let res = Doc(&mut c).deserialize(&mut de).and_then(|()| de.end());
+    c.after_parse(res)?;
+    c.finish()
 }

@@ -1,5 +1,6 @@
-//! JSONL, the hand-writable interchange format (SPEC §3): one record per
-//! line, fields as in SPEC §1, `#` comments. The reader names the line and
+//! JSONL, the hand-writable interchange format (docs/formats.md): one
+//! record per line, its fields as the event model says (docs/event-model.md),
+//! `#` comments. The reader names the line and
 //! the field of every problem and skips bad lines; the writer emits one
 //! canonical line per record.
 
@@ -111,8 +112,9 @@ impl<R: BufRead> JsonlReader<R> {
         }
     }
 
-    fn parse(&mut self, text: &[u8]) -> Result<Record, ReadError> {
-        let mut l: Line = serde_json::from_slice(text).map_err(|e| {
+    /// The line as its fields, or what is wrong with its JSON.
+    fn decode<'a>(&self, text: &'a [u8]) -> Result<Line<'a>, ReadError> {
+        serde_json::from_slice(text).map_err(|e| {
             let what = e.to_string();
             // serde_json says "... at line 1 column N": keep the column only.
             let what = match what.rfind(" at line ") {
@@ -123,9 +125,13 @@ impl<R: BufRead> JsonlReader<R> {
                 None => what,
             };
             self.err(format!(
-                "expected a JSON object with the fields of SPEC §1: {what}"
+                "expected a JSON object with the fields of a record (docs/formats.md): {what}"
             ))
-        })?;
+        })
+    }
+
+    fn parse(&mut self, text: &[u8]) -> Result<Record, ReadError> {
+        let mut l = self.decode(text)?;
         let ev_cow = l.ev.take();
         let ev = ev_cow.as_deref().ok_or_else(|| {
             self.err(format!(
@@ -133,10 +139,9 @@ impl<R: BufRead> JsonlReader<R> {
                 Event::NAMES.join(", ")
             ))
         })?;
-        let ev_name = ev.to_string();
         let t = l.t.ok_or_else(|| {
             self.err(format!(
-                "`{ev_name}` record is missing field `t` (integer nanoseconds)"
+                "`{ev}` record is missing field `t` (integer nanoseconds)"
             ))
         })?;
         if t > i64::MAX as u64 {
@@ -145,122 +150,11 @@ impl<R: BufRead> JsonlReader<R> {
                 i64::MAX
             )));
         }
-        let need = |me: &Self, v: Option<Cow<str>>, field: &str| -> Result<String, ReadError> {
-            v.map(|c| c.into_owned())
-                .ok_or_else(|| me.err(format!("`{ev_name}` record is missing field `{field}`")))
-        };
         let sys = match &l.sys {
             Some(s) => self.strings.intern(s),
             None => Sym::LOCAL,
         };
-        let who = |me: &mut Self, l: &mut Line| -> Result<Who, ReadError> {
-            if let Some(sm) = l.sm.take() {
-                Ok(Who::Sm(me.strings.intern(&sm)))
-            } else if let Some(th) = l.thread.take() {
-                Ok(Who::Thread(me.intern_ns(th)))
-            } else if let Some(cpu) = l.cpu.take() {
-                Ok(Who::Cpu(me.intern_ns(cpu)))
-            } else {
-                Err(me.err(format!(
-                    "`{ev_name}` record needs field `sm` (or `thread`, or `cpu`)"
-                )))
-            }
-        };
-        let event = match ev {
-            "state" | "wait" | "recv" | "end" | "send" | "call" | "ret" => {
-                let w = who(self, &mut l)?;
-                match ev {
-                    "state" => {
-                        let s = need(self, l.state.take(), "state")?;
-                        Event::State {
-                            who: w,
-                            state: self.strings.intern(&s),
-                        }
-                    }
-                    "wait" => {
-                        let s = need(self, l.state.take(), "state")?;
-                        let state = self.strings.intern(&s);
-                        if l.on.is_none() && (l.on_state.is_some() || l.on_sys.is_some()) {
-                            return Err(self.err("`wait` record has `on_state`/`on_sys` but no `on` (the SM waited on)"));
-                        }
-                        let on = l.on.take().map(|s| self.strings.intern(&s));
-                        let on_sys = l.on_sys.take().map(|s| self.strings.intern(&s));
-                        let on_state = l.on_state.take().map(|s| self.strings.intern(&s));
-                        Event::Wait {
-                            who: w,
-                            state,
-                            on,
-                            on_sys,
-                            on_state,
-                        }
-                    }
-                    "recv" | "send" => {
-                        let id = match l.id.take() {
-                            Some(NumOrStr::Num(n)) => LinkId::Num(n),
-                            Some(NumOrStr::Str(s)) => LinkId::Str(self.strings.intern(&s)),
-                            None => {
-                                return Err(self.err(format!(
-                                    "`{ev}` record is missing field `id` (a number or a string)"
-                                )))
-                            }
-                        };
-                        if ev == "send" {
-                            Event::Send { who: w, id }
-                        } else {
-                            let s = need(self, l.state.take(), "state")?;
-                            Event::Recv {
-                                who: w,
-                                id,
-                                state: self.strings.intern(&s),
-                            }
-                        }
-                    }
-                    "end" => Event::End { who: w },
-                    _ => {
-                        let f = need(self, l.func.take(), "fn")?;
-                        let func = self.strings.intern(&f);
-                        if ev == "call" {
-                            Event::Call { who: w, func }
-                        } else {
-                            Event::Ret { who: w, func }
-                        }
-                    }
-                }
-            }
-            "push" | "pop" => {
-                let th = l
-                    .thread
-                    .take()
-                    .ok_or_else(|| self.err(format!("`{ev}` record is missing field `thread`")))?;
-                let thread = self.intern_ns(th);
-                let s = need(self, l.sm.take(), "sm")?;
-                let sm = self.strings.intern(&s);
-                if ev == "push" {
-                    Event::Push { thread, sm }
-                } else {
-                    Event::Pop { thread, sm }
-                }
-            }
-            "switch" => {
-                let cpu = l
-                    .cpu
-                    .take()
-                    .ok_or_else(|| self.err("`switch` record is missing field `cpu`"))?;
-                let cpu = self.intern_ns(cpu);
-                let th = l
-                    .thread
-                    .take()
-                    .ok_or_else(|| self.err("`switch` record is missing field `thread`"))?;
-                let thread = self.intern_ns(th);
-                Event::Switch { cpu, thread }
-            }
-            other => {
-                return Err(self.err(format!(
-                    "unknown ev \"{other}\"; expected one of {}",
-                    Event::NAMES.join(", ")
-                )))
-            }
-        };
+        let event = self.event(ev, &mut l)?;
         if let Some((prev, line)) = self.last_t {
             if t < prev {
                 return Err(self.err(format!(
@@ -271,6 +165,137 @@ impl<R: BufRead> JsonlReader<R> {
         self.last_t = Some((t, self.line));
         Ok(Record { t, sys, ev: event })
     }
+
+    /// A field the record of kind `ev` needs, interned.
+    fn need(&mut self, v: Option<Cow<str>>, ev: &str, field: &str) -> Result<Sym, ReadError> {
+        match v {
+            Some(s) => Ok(self.strings.intern(&s)),
+            None => Err(self.err(format!("`{ev}` record is missing field `{field}`"))),
+        }
+    }
+
+    /// The subject of a record: `sm`, else `thread`, else `cpu`.
+    fn who(&mut self, l: &mut Line, ev: &str) -> Result<Who, ReadError> {
+        if let Some(sm) = l.sm.take() {
+            Ok(Who::Sm(self.strings.intern(&sm)))
+        } else if let Some(th) = l.thread.take() {
+            Ok(Who::Thread(self.intern_ns(th)))
+        } else if let Some(cpu) = l.cpu.take() {
+            Ok(Who::Cpu(self.intern_ns(cpu)))
+        } else {
+            Err(self.err(format!(
+                "`{ev}` record needs field `sm` (or `thread`, or `cpu`)"
+            )))
+        }
+    }
+
+    /// The event a line of kind `ev` describes.
+    fn event(&mut self, ev: &str, l: &mut Line) -> Result<Event, ReadError> {
+        Ok(match ev {
+            "state" => {
+                let who = self.who(l, ev)?;
+                let state = self.need(l.state.take(), ev, "state")?;
+                Event::State { who, state }
+            }
+            "wait" => self.wait(l)?,
+            "recv" | "send" => self.link(ev, l)?,
+            "end" => Event::End {
+                who: self.who(l, ev)?,
+            },
+            "call" | "ret" => {
+                let who = self.who(l, ev)?;
+                let func = self.need(l.func.take(), ev, "fn")?;
+                if ev == "call" {
+                    Event::Call { who, func }
+                } else {
+                    Event::Ret { who, func }
+                }
+            }
+            "push" | "pop" => self.push_pop(ev, l)?,
+            "switch" => self.switch(l)?,
+            other => {
+                return Err(self.err(format!(
+                    "unknown ev {}; expected one of {}",
+                    quoted(other),
+                    Event::NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    fn wait(&mut self, l: &mut Line) -> Result<Event, ReadError> {
+        let who = self.who(l, "wait")?;
+        let state = self.need(l.state.take(), "wait", "state")?;
+        if l.on.is_none() && (l.on_state.is_some() || l.on_sys.is_some()) {
+            return Err(
+                self.err("`wait` record has `on_state`/`on_sys` but no `on` (the SM waited on)")
+            );
+        }
+        let on = l.on.take().map(|s| self.strings.intern(&s));
+        let on_sys = l.on_sys.take().map(|s| self.strings.intern(&s));
+        let on_state = l.on_state.take().map(|s| self.strings.intern(&s));
+        Ok(Event::Wait {
+            who,
+            state,
+            on,
+            on_sys,
+            on_state,
+        })
+    }
+
+    /// `send` and `recv`: a subject and a link id.
+    fn link(&mut self, ev: &str, l: &mut Line) -> Result<Event, ReadError> {
+        let who = self.who(l, ev)?;
+        let id = match l.id.take() {
+            Some(NumOrStr::Num(n)) => LinkId::Num(n),
+            Some(NumOrStr::Str(s)) => LinkId::Str(self.strings.intern(&s)),
+            None => {
+                return Err(self.err(format!(
+                    "`{ev}` record is missing field `id` (a number or a string)"
+                )))
+            }
+        };
+        if ev == "send" {
+            return Ok(Event::Send { who, id });
+        }
+        let state = self.need(l.state.take(), ev, "state")?;
+        Ok(Event::Recv { who, id, state })
+    }
+
+    fn push_pop(&mut self, ev: &str, l: &mut Line) -> Result<Event, ReadError> {
+        let th = l
+            .thread
+            .take()
+            .ok_or_else(|| self.err(format!("`{ev}` record is missing field `thread`")))?;
+        let thread = self.intern_ns(th);
+        let sm = self.need(l.sm.take(), ev, "sm")?;
+        Ok(if ev == "push" {
+            Event::Push { thread, sm }
+        } else {
+            Event::Pop { thread, sm }
+        })
+    }
+
+    fn switch(&mut self, l: &mut Line) -> Result<Event, ReadError> {
+        let cpu = l
+            .cpu
+            .take()
+            .ok_or_else(|| self.err("`switch` record is missing field `cpu`"))?;
+        let cpu = self.intern_ns(cpu);
+        let th = l
+            .thread
+            .take()
+            .ok_or_else(|| self.err("`switch` record is missing field `thread`"))?;
+        let thread = self.intern_ns(th);
+        Ok(Event::Switch { cpu, thread })
+    }
+}
+
+/// A string from the input, quoted with its control characters escaped so
+/// a message never carries raw bytes to the terminal.
+fn quoted(s: &str) -> String {
+    let cut: String = s.chars().take(60).collect();
+    format!("\"{}\"", cut.escape_debug())
 }
 
 impl<R: BufRead> RecordSource for JsonlReader<R> {

@@ -9,16 +9,30 @@
 //! and the parent's lane `recv`s then (re-entering the state it is in), so a
 //! parent that waits for its children has them on its path; a
 //! follows-from reference links the end of one span to the start of the next.
+//!
+//! The document is read as a stream, one span at a time. A span that cannot
+//! be used (no id, no start or end time) is reported with its place in the
+//! document, its line and the field, and skipped; a reference that is not a
+//! span id is reported and dropped.
 
+use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Interner, LinkId, Location, ReadError, Sym, VecSource, Who};
-use serde_json::Value;
-use std::collections::HashMap;
+use critpath_trace::{Event, Interner, LinkId, ReadError, Sym, Who};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::Read;
+
+const KIND: &str = "OpenTelemetry/Jaeger JSON spans";
 
 struct Span {
     id: String,
     parent: Option<String>,
     follows: Vec<String>,
+    /// The service (Jaeger: the process id until the trace's processes are
+    /// read).
     service: String,
     name: String,
     start: u64,
@@ -34,11 +48,12 @@ fn text(v: &Value) -> Option<String> {
 }
 
 fn nanos(v: &Value) -> Option<u64> {
-    match v {
+    let n = match v {
         Value::String(s) => s.parse().ok(),
         Value::Number(n) => n.as_u64(),
         _ => None,
-    }
+    }?;
+    (n <= i64::MAX as u64).then_some(n)
 }
 
 /// Does this JSON document look like spans?
@@ -47,81 +62,314 @@ pub fn looks_like(head: &str) -> bool {
         || (head.contains("\"spans\"") && head.contains("\"traceID\""))
 }
 
-fn otlp(doc: &Value, out: &mut Vec<Span>) {
-    for rs in doc["resourceSpans"].as_array().into_iter().flatten() {
-        let service = rs["resource"]["attributes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|a| a["key"] == "service.name")
-            .and_then(|a| a["value"]["stringValue"].as_str())
-            .unwrap_or("unknown_service")
-            .to_string();
-        let scopes = rs["scopeSpans"]
-            .as_array()
-            .or_else(|| rs["instrumentationLibrarySpans"].as_array());
-        for ss in scopes.into_iter().flatten() {
-            for sp in ss["spans"].as_array().into_iter().flatten() {
-                let (Some(id), Some(start), Some(end)) = (
-                    text(&sp["spanId"]),
-                    nanos(&sp["startTimeUnixNano"]),
-                    nanos(&sp["endTimeUnixNano"]),
-                ) else {
-                    continue;
-                };
-                out.push(Span {
-                    id,
-                    parent: text(&sp["parentSpanId"]),
-                    follows: sp["links"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|l| text(&l["spanId"]))
-                        .collect(),
-                    service: service.clone(),
-                    name: sp["name"].as_str().unwrap_or("?").to_string(),
-                    start,
-                    end: end.max(start),
-                });
-            }
+/// Where a span is in the document, for messages.
+#[derive(Clone, Copy)]
+enum At {
+    Otlp(usize, &'static str, usize, usize),
+    Jaeger(usize, usize),
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match *self {
+            At::Otlp(r, scope, s, k) => write!(f, "resourceSpans[{r}].{scope}[{s}].spans[{k}]"),
+            At::Jaeger(d, k) => write!(f, "data[{d}].spans[{k}]"),
         }
     }
 }
 
-fn jaeger(doc: &Value, out: &mut Vec<Span>) {
-    for tr in doc["data"].as_array().into_iter().flatten() {
-        let procs = &tr["processes"];
-        for sp in tr["spans"].as_array().into_iter().flatten() {
-            let (Some(id), Some(start)) = (text(&sp["spanID"]), sp["startTime"].as_u64()) else {
-                continue;
+/// Everything gathered while streaming the spans.
+struct Collector {
+    pos: Position,
+    problems: Problems,
+    spans: Vec<Span>,
+    line: u64,
+}
+
+impl Collector {
+    fn problem(&mut self, at: At, msg: impl AsRef<str>) {
+        let line = self.line;
+        self.problems.add(line, &at.to_string(), msg);
+    }
+
+    /// A required field, reported when missing or unusable.
+    fn need<T>(
+        &mut self,
+        sp: &Map<String, Value>,
+        at: At,
+        key: &str,
+        what: &str,
+        get: impl Fn(&Value) -> Option<T>,
+    ) -> Option<T> {
+        match sp.get(key) {
+            None => {
+                self.problem(at, format!("span is missing field `{key}` ({what})"));
+                None
+            }
+            Some(v) => {
+                let got = get(v);
+                if got.is_none() {
+                    self.problem(at, format!("field `{key}` = {} is not {what}", shown(v)));
+                }
+                got
+            }
+        }
+    }
+
+    /// An optional span reference (`parentSpanId`, a link's `spanId`):
+    /// reported and dropped when it is not a span id.
+    fn reference(&mut self, v: Option<&Value>, at: At, field: &str) -> Option<String> {
+        match v? {
+            Value::String(s) if s.is_empty() => None,
+            v => {
+                let id = text(v);
+                if id.is_none() {
+                    let line = self.line;
+                    let msg = format!("field `{field}` = {} is not a span id; the span is kept without this reference", shown(v));
+                    self.problems.note(line, &at.to_string(), msg);
+                }
+                id
+            }
+        }
+    }
+
+    fn otlp_span(&mut self, v: Value, at: At) {
+        let Value::Object(sp) = v else {
+            return self.problem(
+                at,
+                format!("expected a span (a JSON object), found {}", shown(&v)),
+            );
+        };
+        let id = self.need(&sp, at, "spanId", "a span id", text);
+        let start = self.need(&sp, at, "startTimeUnixNano", "a time in nanoseconds", nanos);
+        let end = self.need(&sp, at, "endTimeUnixNano", "a time in nanoseconds", nanos);
+        let parent = self.reference(sp.get("parentSpanId"), at, "parentSpanId");
+        let mut follows = Vec::new();
+        if let Some(links) = sp.get("links").and_then(Value::as_array) {
+            for l in links {
+                follows.extend(self.reference(l.get("spanId"), at, "links[].spanId"));
+            }
+        }
+        let (Some(id), Some(start), Some(end)) = (id, start, end) else {
+            return;
+        };
+        self.spans.push(Span {
+            id,
+            parent,
+            follows,
+            service: String::new(),
+            name: sp
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            start,
+            end: end.max(start),
+        });
+    }
+
+    fn jaeger_span(&mut self, v: Value, at: At) {
+        let Value::Object(sp) = v else {
+            return self.problem(
+                at,
+                format!("expected a span (a JSON object), found {}", shown(&v)),
+            );
+        };
+        let micros = |v: &Value| v.as_u64().filter(|&us| us <= i64::MAX as u64 / 1000);
+        let id = self.need(&sp, at, "spanID", "a span id", text);
+        let start = self.need(&sp, at, "startTime", "a time in microseconds", micros);
+        let dur = self.need(&sp, at, "duration", "a duration in microseconds", micros);
+        let mut parent = None;
+        let mut follows = Vec::new();
+        for r in sp
+            .get("references")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let child_of = r.get("refType").and_then(Value::as_str) == Some("CHILD_OF");
+            match self.reference(r.get("spanID"), at, "references[].spanID") {
+                Some(s) if child_of => parent = Some(s),
+                Some(s) => follows.push(s),
+                None => {}
+            }
+        }
+        let (Some(id), Some(start), Some(dur)) = (id, start, dur) else {
+            return;
+        };
+        self.spans.push(Span {
+            id,
+            parent,
+            follows,
+            service: sp
+                .get("processID")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            name: sp
+                .get("operationName")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            start: start * 1000,
+            end: start.saturating_add(dur).min(i64::MAX as u64 / 1000) * 1000,
+        });
+    }
+}
+
+/// The lists of the document, each read one element at a time.
+#[derive(Clone, Copy)]
+enum List {
+    Resources,
+    Scopes(usize, &'static str),
+    OtlpSpans(usize, &'static str, usize),
+    Traces,
+    JaegerSpans(usize),
+}
+
+/// One element of a list.
+#[derive(Clone, Copy)]
+enum Node {
+    Resource(usize),
+    Scope(usize, &'static str, usize),
+    Span(At),
+    Trace(usize),
+}
+
+struct Seed<'a, K>(&'a mut Collector, K);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_, List> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Seed<'_, List> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        for i in 0.. {
+            let node = match self.1 {
+                List::Resources => Node::Resource(i),
+                List::Scopes(r, key) => Node::Scope(r, key, i),
+                List::OtlpSpans(r, key, s) => Node::Span(At::Otlp(r, key, s, i)),
+                List::Traces => Node::Trace(i),
+                List::JaegerSpans(d) => Node::Span(At::Jaeger(d, i)),
             };
-            let dur = sp["duration"].as_u64().unwrap_or(0);
-            let mut parent = None;
-            let mut follows = Vec::new();
-            for r in sp["references"].as_array().into_iter().flatten() {
-                if let Some(s) = text(&r["spanID"]) {
-                    if r["refType"] == "CHILD_OF" {
-                        parent = Some(s);
-                    } else {
-                        follows.push(s);
-                    }
+            if seq.next_element_seed(Seed(&mut *self.0, node))?.is_none() {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_, Node> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let Node::Span(at) = self.1 else {
+            return d.deserialize_map(self);
+        };
+        self.0.line = self.0.pos.line();
+        let v = Value::deserialize(d)?;
+        match at {
+            At::Otlp(..) => self.0.otlp_span(v, at),
+            At::Jaeger(..) => self.0.jaeger_span(v, at),
+        }
+        Ok(())
+    }
+}
+
+/// The service named by an OTLP resource's `service.name` attribute.
+fn service_of(resource: &Value) -> Option<String> {
+    let attrs = resource.get("attributes")?.as_array()?;
+    let a = attrs
+        .iter()
+        .find(|a| a.get("key").and_then(Value::as_str) == Some("service.name"))?;
+    Some(a.get("value")?.get("stringValue")?.as_str()?.to_string())
+}
+
+impl<'de> Visitor<'de> for Seed<'_, Node> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let c = self.0;
+        let first = c.spans.len();
+        let mut service = None;
+        let mut processes = Value::Null;
+        while let Some(key) = map.next_key::<String>()? {
+            let list = match (self.1, key.as_str()) {
+                (Node::Resource(_), "resource") => {
+                    service = service_of(&map.next_value::<Value>()?);
+                    continue;
+                }
+                (Node::Resource(r), "scopeSpans") => List::Scopes(r, "scopeSpans"),
+                (Node::Resource(r), "instrumentationLibrarySpans") => {
+                    List::Scopes(r, "instrumentationLibrarySpans")
+                }
+                (Node::Scope(r, k, s), "spans") => List::OtlpSpans(r, k, s),
+                (Node::Trace(_), "processes") => {
+                    processes = map.next_value::<Value>()?;
+                    continue;
+                }
+                (Node::Trace(d), "spans") => List::JaegerSpans(d),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            map.next_value_seed(Seed(&mut *c, list))?;
+        }
+        let new = &mut c.spans[first..];
+        match self.1 {
+            Node::Resource(_) => {
+                let service = service.unwrap_or_else(|| "unknown_service".into());
+                new.iter_mut().for_each(|s| s.service.clone_from(&service));
+            }
+            Node::Trace(_) => {
+                for s in new {
+                    let name = processes.get(&s.service).and_then(|p| p.get("serviceName"));
+                    s.service = name
+                        .and_then(Value::as_str)
+                        .unwrap_or("unknown_service")
+                        .into();
                 }
             }
-            let service = sp["processID"]
-                .as_str()
-                .and_then(|p| procs[p]["serviceName"].as_str())
-                .unwrap_or("unknown_service")
-                .to_string();
-            out.push(Span {
-                id,
-                parent,
-                follows,
-                service,
-                name: sp["operationName"].as_str().unwrap_or("?").to_string(),
-                start: start * 1000,
-                end: (start + dur) * 1000,
-            });
+            _ => {}
         }
+        Ok(())
+    }
+}
+
+/// The document: an object with OTLP `resourceSpans` or Jaeger `data`.
+struct Doc<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for Doc<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Doc<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object with `resourceSpans` (OTLP) or `data` (Jaeger)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "resourceSpans" => map.next_value_seed(Seed(&mut *self.0, List::Resources))?,
+                "data" => map.next_value_seed(Seed(&mut *self.0, List::Traces))?,
+                _ => map.next_value::<IgnoredAny>().map(drop)?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -138,38 +386,15 @@ enum Phase {
     Track = 5,
 }
 
-/// Reads OTLP or Jaeger JSON spans into records in time order.
-pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| {
-        ReadError::new(
-            name,
-            Location::Line(e.line() as u64),
-            format!("expected OpenTelemetry or Jaeger JSON spans: {e}"),
-            true,
-        )
-    })?;
-    let mut spans = Vec::new();
-    otlp(&doc, &mut spans);
-    jaeger(&doc, &mut spans);
-    if spans.is_empty() {
-        return Err(ReadError::new(
-            name,
-            Location::File,
-            "no spans found (expected OTLP `resourceSpans` or Jaeger `data[].spans`)",
-            true,
-        ));
-    }
-    // Lanes: per service, spans sorted by start (enclosing first); a span
-    // goes on the first lane where it nests in the open span or follows it.
-    spans.sort_by(|a, b| {
-        a.start
-            .cmp(&b.start)
-            .then(b.end.cmp(&a.end))
-            .then(a.id.cmp(&b.id))
-    });
+/// A lane: its service and its number within the service.
+type Lane = (String, usize);
+
+/// Lanes: per service, spans sorted by start (enclosing first); a span
+/// goes on the first lane where it nests in the open span or follows it.
+fn assign_lanes(spans: &[Span]) -> Vec<Lane> {
     let mut lanes: HashMap<String, Vec<Vec<u64>>> = HashMap::new();
-    let mut lane_of: Vec<(String, usize)> = Vec::with_capacity(spans.len());
-    for s in &spans {
+    let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
+    for s in spans {
         let ls = lanes.entry(s.service.clone()).or_default();
         let mut chosen = None;
         for (i, stack) in ls.iter_mut().enumerate() {
@@ -188,20 +413,80 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
         });
         lane_of.push((s.service.clone(), i));
     }
-    let mut tr: Tracks<Phase> = Tracks::new();
-    let lane_sm = |strings: &mut Interner, (svc, i): &(String, usize)| {
-        strings.intern(&if *i == 0 {
-            svc.clone()
-        } else {
-            format!("{svc}#{}", i + 1)
-        })
+    lane_of
+}
+
+fn lane_sm(strings: &mut Interner, (svc, i): &Lane) -> Sym {
+    strings.intern(&if *i == 0 {
+        svc.clone()
+    } else {
+        format!("{svc}#{}", i + 1)
+    })
+}
+
+/// A link between lanes; `end`: it leaves at a span's end.
+fn link(tr: &mut Tracks<Phase>, from: (Sym, u64), to: (Sym, u64), key: String, end: bool) {
+    let id = LinkId::Str(tr.strings.intern(&key));
+    let state = tr.idle;
+    let send = if end {
+        Phase::EndSend
+    } else {
+        Phase::StartSend
     };
+    let recv = if end && to.1 == from.1 {
+        Phase::EndRecv
+    } else {
+        Phase::StartRecv
+    };
+    let who = Who::Sm(from.0);
+    tr.push(from.1, send, Event::Send { who, id });
+    let who = Who::Sm(to.0);
+    tr.push(to.1, recv, Event::Recv { who, id, state });
+}
+
+/// The links of every span to its parent (start and end) and to the spans
+/// it follows from.
+fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
     let index: HashMap<&str, usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id.as_str(), i))
         .collect();
-    let mut by_lane: std::collections::BTreeMap<(String, usize), Vec<Slice>> = Default::default();
+    for (i, s) in spans.iter().enumerate() {
+        let sm = lane_sm(&mut tr.strings, &lane_of[i]);
+        if let Some(&p) = s.parent.as_deref().and_then(|p| index.get(p)) {
+            if lane_of[p] != lane_of[i] {
+                let psm = lane_sm(&mut tr.strings, &lane_of[p]);
+                let key = format!("start:{}", s.id);
+                link(tr, (psm, s.start), (sm, s.start), key, false);
+                if s.end <= spans[p].end {
+                    link(tr, (sm, s.end), (psm, s.end), format!("end:{}", s.id), true);
+                }
+            }
+        }
+        for fr in &s.follows {
+            if let Some(&p) = index.get(fr.as_str()) {
+                if spans[p].end <= s.start {
+                    let psm = lane_sm(&mut tr.strings, &lane_of[p]);
+                    let key = format!("follows:{fr}>{}", s.id);
+                    link(tr, (psm, spans[p].end), (sm, s.start), key, true);
+                }
+            }
+        }
+    }
+}
+
+/// Spans as records: lanes, their slices, the links between them.
+fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
+    spans.sort_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then(b.end.cmp(&a.end))
+            .then(a.id.cmp(&b.id))
+    });
+    let lane_of = assign_lanes(&spans);
+    let mut tr: Tracks<Phase> = Tracks::new();
+    let mut by_lane: BTreeMap<Lane, Vec<Slice>> = BTreeMap::new();
     for (i, (l, s)) in lane_of.iter().zip(&spans).enumerate() {
         by_lane.entry(l.clone()).or_default().push(Slice {
             start: s.start,
@@ -214,87 +499,44 @@ pub fn read(bytes: &[u8], name: &str) -> Result<VecSource, ReadError> {
         let sm = lane_sm(&mut tr.strings, &lane);
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
-    // Links between lanes. `end`: the link leaves at a span's end.
-    let link = |tr: &mut Tracks<Phase>,
-                from: Sym,
-                t_send: u64,
-                to: Sym,
-                t_recv: u64,
-                key: String,
-                end: bool| {
-        let id = LinkId::Str(tr.strings.intern(&key));
-        let idle = tr.idle;
-        let send = if end {
-            Phase::EndSend
-        } else {
-            Phase::StartSend
-        };
-        let recv = if end && t_recv == t_send {
-            Phase::EndRecv
-        } else {
-            Phase::StartRecv
-        };
-        tr.push(
-            t_send,
-            send,
-            Event::Send {
-                who: Who::Sm(from),
-                id,
-            },
-        );
-        tr.push(
-            t_recv,
-            recv,
-            Event::Recv {
-                who: Who::Sm(to),
-                id,
-                state: idle,
-            },
-        );
+    links(&mut tr, &spans, &lane_of);
+    tr
+}
+
+/// Reads OTLP or Jaeger JSON spans into records in time order.
+pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
+    let (input, pos) = LineCounter::new(input);
+    let mut c = Collector {
+        pos,
+        problems: Problems::new(name, KIND),
+        spans: Vec::new(),
+        line: 1,
     };
-    for (i, s) in spans.iter().enumerate() {
-        let sm = lane_sm(&mut tr.strings, &lane_of[i]);
-        if let Some(&p) = s.parent.as_deref().and_then(|p| index.get(p)) {
-            if lane_of[p] != lane_of[i] {
-                let psm = lane_sm(&mut tr.strings, &lane_of[p]);
-                link(
-                    &mut tr,
-                    psm,
-                    s.start,
-                    sm,
-                    s.start,
-                    format!("start:{}", s.id),
-                    false,
-                );
-                if s.end <= spans[p].end {
-                    link(
-                        &mut tr,
-                        sm,
-                        s.end,
-                        psm,
-                        s.end,
-                        format!("end:{}", s.id),
-                        true,
-                    );
-                }
-            }
+    let mut de = serde_json::Deserializer::from_reader(input);
+    if let Err(e) = Doc(&mut c).deserialize(&mut de).and_then(|()| de.end()) {
+        let line = e.line() as u64;
+        if c.spans.is_empty() && c.problems.list.is_empty() {
+            return Err(c.problems.fatal(
+                Some(line),
+                format!("expected OpenTelemetry or Jaeger JSON spans: {e}"),
+            ));
         }
-        for fr in &s.follows {
-            if let Some(&p) = index.get(fr.as_str()) {
-                if spans[p].end <= s.start {
-                    let psm = lane_sm(&mut tr.strings, &lane_of[p]);
-                    link(
-                        &mut tr,
-                        psm,
-                        spans[p].end,
-                        sm,
-                        s.start,
-                        format!("follows:{fr}>{}", s.id),
-                        true,
-                    );
-                }
-            }
-        }
+        let read = format!("the {} spans before it are read", c.spans.len());
+        let err = c.problems.syntax(line, &e, &read);
+        c.problems.list.push(err);
     }
-    Ok(tr.finish())
+    if c.spans.is_empty() {
+        let mut msg =
+            "no spans found (expected OTLP `resourceSpans` or Jaeger `data[].spans`)".to_string();
+        if let Some(first) = c.problems.list.first() {
+            msg += &format!(" ({} problems; the first: {first})", c.problems.list.len());
+        }
+        return Err(c.problems.fatal(None, msg));
+    }
+    let bytes = c.pos.bytes();
+    Ok(Imported::new(
+        records(c.spans).finish(),
+        c.problems.list,
+        bytes,
+    ))
 }

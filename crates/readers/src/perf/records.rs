@@ -9,6 +9,9 @@
 //! walk in place (mixed sample layouts, PERF_SAMPLE_READ, compressed data)
 //! are left to `linux-perf-data`'s general iterator.
 
+/// More CPUs than any Linux kernel supports (its NR_CPUS is at most 8192).
+const MAX_CPUS: u32 = 1 << 16;
+
 /// PERF_SAMPLE_* bits used here.
 const IP: u64 = 1 << 0;
 const TID: u64 = 1 << 1;
@@ -271,9 +274,15 @@ impl RawRecords {
         if start + n > size {
             return None;
         }
+        // A CPU number beyond any kernel's (a corrupt record) would size
+        // per-CPU tables by it: the sample is skipped.
+        let cpu = match l.cpu {
+            Some(o) => u32_at(o).filter(|&c| c < MAX_CPUS)?,
+            None => 0,
+        };
         Some(Sample {
             t,
-            cpu: l.cpu.and_then(u32_at).unwrap_or(0),
+            cpu,
             // -1 (no task) reads as 0, the idle task, as the general
             // reader has it.
             pid: l

@@ -1,0 +1,288 @@
+//! Real-world input end to end: a trace on standard input (`-`), a pipe,
+//! gzip / zstd / xz compression, perf.data where it cannot be read, the
+//! Chrome array without its closing bracket, and each importer's report of
+//! the events it cannot use (exit 2, the rest analyzed).
+
+mod common;
+
+use common::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../readers/tests/fixtures")
+        .join(name)
+}
+
+/// Runs critpath with `input` on its standard input.
+fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from a thread: the reader may stop early (perf.data).
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("waits");
+    let _ = writer.join();
+    out
+}
+
+/// Runs a shell command line with `$CRITPATH` set to the binary.
+fn sh(line: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .env("CRITPATH", env!("CARGO_BIN_EXE_critpath"))
+        .output()
+        .expect("runs")
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn compress(tool: &[&str], body: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(tool[0])
+        .args(&tool[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("compressor");
+    let mut stdin = child.stdin.take().unwrap();
+    let body = body.to_vec();
+    let w = std::thread::spawn(move || stdin.write_all(&body).unwrap());
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    out.stdout
+}
+
+/// A compressor.
+type Pack = fn(&[u8]) -> Vec<u8>;
+
+fn gz(b: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+fn zst(b: &[u8]) -> Vec<u8> {
+    zstd::encode_all(b, 3).unwrap()
+}
+
+fn xz(b: &[u8]) -> Vec<u8> {
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn a_trace_on_standard_input_reads_as_the_file() {
+    for name in [
+        "small.jsonl",
+        "small.cpt",
+        "chrome.json",
+        "otlp.json",
+        "jaeger.json",
+    ] {
+        let path = fixture(name);
+        let want = json_of(&["analyze", path.to_str().unwrap(), "--json"]);
+        let body = std::fs::read(&path).unwrap();
+        let got = json(&run_stdin(&["analyze", "-", "--json"], &body));
+        assert_eq!(got["critical_path"], want["critical_path"], "{name}");
+        assert_eq!(got["states"], want["states"], "{name}");
+        let o = run_stdin(&["check", "-"], &body);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn commands_that_read_the_trace_twice_work_on_stdin() {
+    let path = fixture("chrome.json");
+    let body = std::fs::read(&path).unwrap();
+    let args = ["whatif", "--speedup", "decoder:11:decode=2", "--json"];
+    let mut file_args = args.to_vec();
+    file_args.insert(1, path.to_str().unwrap());
+    let want = json_of(&file_args);
+    let mut stdin_args = args.to_vec();
+    stdin_args.insert(1, "-");
+    let got = json(&run_stdin(&stdin_args, &xz(&body)));
+    assert_eq!(got, want);
+}
+
+#[test]
+fn pipes_dev_stdin_and_process_substitution() {
+    let f = fixture("small.jsonl");
+    let want = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
+    let f = f.display();
+    for line in [
+        format!("cat {f} | \"$CRITPATH\" analyze /dev/stdin --json"),
+        format!("cat {f} | \"$CRITPATH\" analyze - --json"),
+        format!("\"$CRITPATH\" analyze - --json < {f}"),
+    ] {
+        let got = json(&sh(&line));
+        assert_eq!(got["critical_path"], want["critical_path"], "{line}");
+    }
+    if Path::new("/bin/bash").exists() {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!("\"$CRITPATH\" analyze <(cat {f}) --json"))
+            .env("CRITPATH", env!("CARGO_BIN_EXE_critpath"))
+            .output()
+            .unwrap();
+        assert_eq!(json(&o)["critical_path"], want["critical_path"]);
+    }
+}
+
+#[test]
+fn gzip_zstd_and_xz_by_content_on_files_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["small.jsonl", "chrome.json"] {
+        let path = fixture(name);
+        let want = json_of(&["analyze", path.to_str().unwrap(), "--json"]);
+        let body = std::fs::read(&path).unwrap();
+        let packed: [(&str, Pack); 3] = [("gz", gz), ("zst", zst), ("xz", xz)];
+        for (ext, pack) in packed {
+            let bytes = pack(&body);
+            // The name says nothing: the content does.
+            let p = write(dir.path(), &format!("{name}.{ext}.bin"), &bytes);
+            let got = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+            assert_eq!(got["critical_path"], want["critical_path"], "{name}.{ext}");
+            let got = json(&run_stdin(&["analyze", "-", "--json"], &bytes));
+            assert_eq!(got["states"], want["states"], "{name}.{ext} on stdin");
+        }
+    }
+    // The system's own compressors agree.
+    if Command::new("gzip").arg("--version").output().is_ok() {
+        let body = std::fs::read(fixture("small.jsonl")).unwrap();
+        let o = run_stdin(&["check", "-"], &compress(&["gzip", "-c"], &body));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn perf_data_on_a_pipe_or_compressed_is_refused_plainly() {
+    let body = std::fs::read(fixture("perf.data")).unwrap();
+    let o = run_stdin(&["analyze", "-"], &body);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("critpath: error: <stdin>: this is perf.data on a pipe"),
+        "{err}"
+    );
+    assert!(err.contains("regular, uncompressed file"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "perf.data.gz", gz(&body));
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("perf.data compressed with gzip"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn chrome_array_without_its_closing_bracket() {
+    let p = fixture("chrome-array.json");
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    let v = json(&o);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    // work 0-10 (parse 2-6 nested), the flow at 10, handle 10-25.
+    assert_eq!(v["critical_path"]["length_ns"], 25_000);
+    assert_eq!(crit(&v, "1:2", "handle"), 15_000);
+}
+
+/// The importer's report: exit 2, a message naming the file, the place and
+/// the field, and the rest analyzed.
+fn assert_reported(name: &str, body: &str, want: &[&str], sm: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), name, body);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("critpath: error: ") && err.contains(name),
+        "{err}"
+    );
+    for w in want {
+        assert!(err.contains(w), "{name}: want {w:?} in {err}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the analysis is printed");
+    assert!(
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["sm"] == sm),
+        "{name}: {sm} analyzed"
+    );
+    // `check` says the same.
+    let o = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{name}: check: {}", stderr(&o));
+}
+
+#[test]
+fn each_importer_reports_what_it_cannot_use() {
+    assert_reported(
+        "nodur.json",
+        "{\"traceEvents\": [\n{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5},\n{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":1}\n]}",
+        &[":3:", "traceEvents[1]", "`dur`"],
+        "1:1",
+    );
+    assert_reported(
+        "strts.json",
+        "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5},\n{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":\"7\"}]",
+        &[":2:", "event [1]", "`ts` = \"7\""],
+        "1:1",
+    );
+    let otlp = |bad: &str| {
+        format!("{{\"resourceSpans\": [{{\"resource\": {{\"attributes\": [{{\"key\": \"service.name\", \"value\": {{\"stringValue\": \"api\"}}}}]}},\n\"scopeSpans\": [{{\"spans\": [\n{{\"spanId\": \"a\", \"name\": \"root\", \"startTimeUnixNano\": \"1000\", \"endTimeUnixNano\": \"9000\"}},\n{bad}]}}]}}]}}")
+    };
+    assert_reported(
+        "noend.json",
+        &otlp("{\"spanId\": \"b\", \"name\": \"x\", \"startTimeUnixNano\": \"2000\"}"),
+        &[":4:", "spans[1]", "`endTimeUnixNano`"],
+        "api",
+    );
+    assert_reported(
+        "parent.json",
+        &otlp("{\"spanId\": \"b\", \"parentSpanId\": [1], \"name\": \"x\", \"startTimeUnixNano\": \"2000\", \"endTimeUnixNano\": \"3000\"}"),
+        &[":4:", "spans[1]", "`parentSpanId`"],
+        "api",
+    );
+    assert_reported(
+        "bad.jsonl",
+        "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n{\"t\":5,\"sm\":\"a\",\"ev\":\"state\"}\n{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}\n",
+        &[":2:", "`state`"],
+        "a",
+    );
+}
+
+#[test]
+fn undecodable_bytes_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "bin.jsonl",
+        b"{\"t\":0,\"sm\":\"a\",\"ev\":\"\xff\x1b[31m\"}\n\x00\x01\x02\xfe\n",
+    );
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(!err.contains('\u{1b}') && !err.contains('\0'), "{err:?}");
+    assert!(err.lines().all(|l| l.starts_with("critpath: ")), "{err}");
+}

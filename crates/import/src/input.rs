@@ -1,0 +1,236 @@
+//! Opening a trace's bytes: a file, or `-` for standard input, or any path
+//! that is not seekable (a pipe, `<(…)`, `/dev/stdin`). The first bytes are
+//! read once, to detect the format, and kept in front of the rest; gzip,
+//! zstd and xz are decompressed on the fly, recognised by their magic bytes
+//! (never by the name), so a compressed trace reads as the plain one. A
+//! one-shot input is copied to an unnamed temporary file as it is read, so
+//! a command that reads its trace twice (`whatif`, `analyze --next`) can.
+
+use critpath_trace::{Location, ReadError};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How many bytes detection looks at.
+pub const HEAD: usize = 4096;
+
+/// A trace's bytes as a buffered stream.
+pub type Stream = BufReader<Box<dyn Read + Send>>;
+
+/// A compression critpath undoes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+    Xz,
+}
+
+impl Compression {
+    /// The compression whose magic bytes start `head`.
+    pub fn detect(head: &[u8]) -> Option<Compression> {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Some(Compression::Gzip)
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Some(Compression::Zstd)
+        } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+            Some(Compression::Xz)
+        } else {
+            None
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+            Compression::Xz => "xz",
+        }
+    }
+
+    fn decoder(self, input: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+        let input = BufReader::with_capacity(1 << 16, input);
+        Ok(match self {
+            // Several gzip members (as `cat a.gz b.gz`) read as one stream.
+            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
+            Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(input)?),
+            Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(input)),
+        })
+    }
+}
+
+/// A trace opened for reading, its first bytes already looked at.
+pub struct Input {
+    /// The name used in messages (`<stdin>` for `-`).
+    pub name: String,
+    /// The first bytes (after decompression), for format detection.
+    pub head: Vec<u8>,
+    /// The path, when the input is a regular file read as it is (neither
+    /// standard input, nor a pipe, nor compressed): readers that map the
+    /// file in place (perf.data, annotations) need it.
+    pub file: Option<PathBuf>,
+    /// What the input was compressed with.
+    pub compression: Option<Compression>,
+    /// The whole stream, the head included.
+    pub stream: Stream,
+}
+
+/// A copy of a one-shot input (a pipe, standard input) kept as it is read,
+/// so a command that reads its trace twice reads the copy the second time.
+struct Spool {
+    file: Option<Arc<File>>,
+    /// The first reading got to the end: the copy is whole.
+    done: Arc<AtomicBool>,
+}
+
+static SPOOLS: Mutex<Option<HashMap<PathBuf, Spool>>> = Mutex::new(None);
+
+/// Copies what it reads into the spool.
+struct Tee {
+    inner: Box<dyn Read + Send>,
+    copy: Option<Arc<File>>,
+    done: Arc<AtomicBool>,
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 {
+            self.done.store(self.copy.is_some(), Ordering::Relaxed);
+        } else if let Some(f) = &self.copy {
+            if (&**f).write_all(&buf[..n]).is_err() {
+                self.copy = None; // the disk is full: no second reading
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Reads the spool from its start, independently of its writer.
+struct Replay {
+    file: Arc<File>,
+    pos: u64,
+}
+
+impl Read for Replay {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// A one-shot input: the first time, read while being copied; later, the
+/// copy when the first reading got to the end.
+fn one_shot(
+    path: &Path,
+    name: &str,
+    raw: impl FnOnce() -> Box<dyn Read + Send>,
+) -> Result<Box<dyn Read + Send>, ReadError> {
+    let mut spools = SPOOLS.lock().unwrap_or_else(|e| e.into_inner());
+    let spools = spools.get_or_insert_with(HashMap::new);
+    if let Some(s) = spools.get(path) {
+        return match &s.file {
+            Some(f) if s.done.load(Ordering::Relaxed) => Ok(Box::new(Replay { file: f.clone(), pos: 0 })),
+            _ => Err(ReadError::new(
+                name,
+                Location::File,
+                "was already read: it is a pipe or standard input, which can be read only once, and this command reads its trace more than once; save the trace to a file first",
+                true,
+            )),
+        };
+    }
+    let file = tempfile::tempfile().ok().map(Arc::new);
+    let done = Arc::new(AtomicBool::new(false));
+    spools.insert(
+        path.to_path_buf(),
+        Spool {
+            file: file.clone(),
+            done: done.clone(),
+        },
+    );
+    Ok(Box::new(Tee {
+        inner: raw(),
+        copy: file,
+        done,
+    }))
+}
+
+/// Reads up to `n` bytes (fewer only at the end of the input).
+fn read_head(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The name `path` has in messages.
+pub fn display_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Opens `path` (or standard input for `-`), reads its head, and undoes its
+/// compression.
+pub fn open_input(path: &Path) -> Result<Input, ReadError> {
+    let name = display_name(path);
+    let io_err =
+        |e: io::Error| ReadError::new(&name, Location::File, format!("cannot open: {e}"), true);
+    let (raw, seekable): (Box<dyn Read + Send>, bool) = if path == Path::new("-") {
+        (one_shot(path, &name, || Box::new(io::stdin()))?, false)
+    } else {
+        let f = File::open(path).map_err(io_err)?;
+        let meta = f.metadata().map_err(io_err)?;
+        if meta.is_dir() {
+            return Err(ReadError::new(
+                &name,
+                Location::File,
+                "is a directory, expected a trace file",
+                true,
+            ));
+        }
+        if meta.is_file() {
+            (Box::new(f), true)
+        } else {
+            (one_shot(path, &name, || Box::new(f))?, false)
+        }
+    };
+    let read_err =
+        |e: io::Error| ReadError::new(&name, Location::File, format!("read error: {e}"), true);
+    from_reader(raw, &name, seekable.then(|| path.to_path_buf())).map_err(read_err)
+}
+
+/// An input over any reader (tests and fuzzing use it on bytes in memory);
+/// `file` is its path when it is a regular file.
+pub fn from_reader(
+    mut raw: Box<dyn Read + Send>,
+    name: &str,
+    file: Option<PathBuf>,
+) -> io::Result<Input> {
+    let mut head = read_head(&mut raw, HEAD)?;
+    let compression = Compression::detect(&head);
+    if let Some(c) = compression {
+        let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(head).chain(raw));
+        let what = |e: io::Error| {
+            io::Error::new(
+                e.kind(),
+                format!("{} data that does not decompress: {e}", c.name()),
+            )
+        };
+        raw = c.decoder(whole).map_err(what)?;
+        head = read_head(&mut raw, HEAD).map_err(what)?;
+    }
+    let stream: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(raw));
+    Ok(Input {
+        name: name.to_string(),
+        head,
+        file: if compression.is_none() { file } else { None },
+        compression,
+        stream: BufReader::with_capacity(1 << 20, stream),
+    })
+}

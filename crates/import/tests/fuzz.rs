@@ -1,0 +1,271 @@
+//! Mutation fuzzing of every reader through `critpath_import::open`: valid
+//! fixtures of each format (JSONL plain and gzip'd, .cpt plain and zstd,
+//! Chrome plain and xz'd, OTLP, Jaeger, SDK annotation blocks, perf.data)
+//! with bits flipped, bytes inserted, overwritten or removed, and the file
+//! cut. Any input may be refused, but no input may panic, hang, or ask for
+//! an unbounded allocation. Each format runs a bounded number of cases (a
+//! few seconds); the counts are printed (`--nocapture`).
+
+use critpath_trace::RecordSource;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The biggest single allocation asked for since the last reset: an input
+/// of a few KB must not make a reader ask for gigabytes.
+struct Watch;
+static BIGGEST: AtomicUsize = AtomicUsize::new(0);
+const ALLOC_LIMIT: usize = 256 << 20;
+
+unsafe impl GlobalAlloc for Watch {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        BIGGEST.fetch_max(l.size(), Ordering::Relaxed);
+        System.alloc(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        BIGGEST.fetch_max(n, Ordering::Relaxed);
+        System.realloc(p, l, n)
+    }
+}
+
+#[global_allocator]
+static WATCH: Watch = Watch;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../readers/tests/fixtures");
+    std::fs::read(p.join(name)).unwrap()
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+fn xz(b: &[u8]) -> Vec<u8> {
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+/// One change to the bytes; positions are fractions of the length.
+#[derive(Clone, Debug)]
+enum Mutation {
+    Flip(f64, u8),
+    Insert(f64, Vec<u8>),
+    Overwrite(f64, Vec<u8>),
+    Remove(f64, usize),
+    Cut(f64),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let at = 0.0..1.0f64;
+    let junk = prop_oneof![
+        prop::collection::vec(any::<u8>(), 1..16),
+        // Lengths and counts that readers might trust.
+        Just(vec![0xff; 8]),
+        Just(0x7fff_ffffu32.to_le_bytes().to_vec()),
+        Just(b"]}\"".to_vec()),
+        Just(b"1e999".to_vec()),
+    ];
+    prop_oneof![
+        4 => (at.clone(), 0..8u8).prop_map(|(a, b)| Mutation::Flip(a, b)),
+        2 => (at.clone(), junk.clone()).prop_map(|(a, j)| Mutation::Insert(a, j)),
+        2 => (at.clone(), junk).prop_map(|(a, j)| Mutation::Overwrite(a, j)),
+        1 => (at.clone(), 1..64usize).prop_map(|(a, n)| Mutation::Remove(a, n)),
+        1 => at.prop_map(Mutation::Cut),
+    ]
+}
+
+fn apply(mut b: Vec<u8>, muts: &[Mutation]) -> Vec<u8> {
+    for m in muts {
+        let at = |f: f64, len: usize| ((f * len as f64) as usize).min(len);
+        match m {
+            Mutation::Flip(f, bit) if !b.is_empty() => {
+                let i = at(*f, b.len() - 1);
+                b[i] ^= 1 << bit;
+            }
+            Mutation::Insert(f, j) => {
+                let i = at(*f, b.len());
+                b.splice(i..i, j.iter().copied());
+            }
+            Mutation::Overwrite(f, j) => {
+                let i = at(*f, b.len());
+                for (k, &x) in j.iter().enumerate() {
+                    if let Some(y) = b.get_mut(i + k) {
+                        *y = x;
+                    }
+                }
+            }
+            Mutation::Remove(f, n) => {
+                let i = at(*f, b.len());
+                b.drain(i..(i + n).min(b.len()));
+            }
+            Mutation::Cut(f) => b.truncate(at(*f, b.len())),
+            _ => {}
+        }
+    }
+    b
+}
+
+/// What reading one input came to.
+#[derive(Debug, Default)]
+struct Outcome {
+    refused: bool,
+    records: u64,
+    errors: u64,
+}
+
+/// Opens and reads an input to the end (a file when the format needs one).
+fn read_all(bytes: Vec<u8>, mapped: bool) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let src = if mapped {
+        let p = dir.path().join("input");
+        std::fs::write(&p, &bytes).unwrap();
+        critpath_import::open(&p)
+    } else {
+        critpath_import::open_reader(Box::new(std::io::Cursor::new(bytes)), "input")
+    };
+    let mut out = Outcome::default();
+    let Ok(mut src) = src else {
+        out.refused = true;
+        return out;
+    };
+    let mut batch = Vec::new();
+    loop {
+        match src.next_batch(&mut batch, 4096) {
+            Ok(()) if batch.is_empty() => break,
+            Ok(()) => out.records += batch.len() as u64,
+            Err(e) => {
+                out.records += batch.len() as u64;
+                out.errors += 1;
+                if e.fatal {
+                    break;
+                }
+            }
+        }
+        assert!(
+            out.records < 50_000_000,
+            "a small input yields no end of records"
+        );
+    }
+    let _ = src.summary();
+    out
+}
+
+/// Runs `cases` mutated copies of `base`, each on a thread with a deadline.
+fn fuzz(label: &str, base: Vec<u8>, mapped: bool, cases: u32) {
+    fuzz_then(label, base, mapped, cases, |b| b)
+}
+
+/// [`fuzz`], each mutated input passed through `then` (compressed) before
+/// it is read.
+fn fuzz_then(label: &str, base: Vec<u8>, mapped: bool, cases: u32, then: fn(Vec<u8>) -> Vec<u8>) {
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: 64,
+        ..Config::default()
+    };
+    let (opened, records, errors) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
+    let mut runner = TestRunner::new(config);
+    let strategy = prop::collection::vec(mutation(), 1..5);
+    let result = runner.run(&strategy, |muts| {
+        let input = then(apply(base.clone(), &muts));
+        BIGGEST.store(0, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let _ = tx.send(read_all(input, mapped));
+        });
+        let got = rx.recv_timeout(Duration::from_secs(10));
+        let Ok(o) = got else {
+            // The worker panicked (its message is printed) or hangs.
+            let what = if worker.is_finished() {
+                "panicked"
+            } else {
+                "hangs"
+            };
+            return Err(TestCaseError::fail(format!("{label}: the reader {what}")));
+        };
+        let _ = worker.join();
+        let biggest = BIGGEST.load(Ordering::Relaxed);
+        prop_assert!(
+            biggest < ALLOC_LIMIT,
+            "{label}: asked for {biggest} bytes at once"
+        );
+        opened.set(opened.get() + u64::from(!o.refused));
+        records.set(records.get() + o.records);
+        errors.set(errors.get() + o.errors);
+        Ok(())
+    });
+    eprintln!(
+        "fuzz {label}: {cases} cases, {} opened, {} records, {} errors reported",
+        opened.get(),
+        records.get(),
+        errors.get()
+    );
+    if let Err(e) = result {
+        panic!("{label}: {e}");
+    }
+}
+
+const CASES: u32 = 300;
+
+#[test]
+fn fuzz_jsonl() {
+    fuzz("jsonl", fixture("small.jsonl"), false, CASES);
+    // Compressed: the compressed bytes mutated, and mutated text compressed.
+    fuzz("jsonl.gz", gzip(&fixture("small.jsonl")), false, CASES / 3);
+    fuzz_then(
+        "jsonl then gzip",
+        fixture("small.jsonl"),
+        false,
+        CASES / 3,
+        |b| gzip(&b),
+    );
+}
+
+#[test]
+fn fuzz_cpt() {
+    fuzz("cpt", fixture("small.cpt"), false, CASES);
+    fuzz("cpt zstd", fixture("small-zstd.cpt"), false, CASES);
+}
+
+#[test]
+fn fuzz_chrome() {
+    fuzz("chrome", fixture("chrome.json"), false, CASES);
+    fuzz("chrome array", fixture("chrome-array.json"), false, CASES);
+    fuzz("chrome.xz", xz(&fixture("chrome.json")), false, CASES / 3);
+    fuzz_then(
+        "chrome then xz",
+        fixture("chrome.json"),
+        false,
+        CASES / 3,
+        |b| xz(&b),
+    );
+}
+
+#[test]
+fn fuzz_spans() {
+    fuzz("otlp", fixture("otlp.json"), false, CASES);
+    fuzz("jaeger", fixture("jaeger.json"), false, CASES);
+}
+
+#[test]
+fn fuzz_annotations() {
+    fuzz("annotations", fixture("annot.bin"), true, CASES);
+}
+
+#[test]
+fn fuzz_perf_data() {
+    fuzz("perf.data", fixture("perf.data"), true, CASES / 2);
+}

@@ -1,0 +1,166 @@
+//! What the JSON importers (Chrome / Perfetto, OTLP / Jaeger) share: reading
+//! a document as a stream while knowing the line each value starts on, the
+//! list of problems met on the way (each naming the file, the event, its
+//! line and the field), and the record source they build, which reports
+//! those problems beside the records as the JSONL reader does.
+
+use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
+use serde_json::Value;
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::rc::Rc;
+
+/// A reader that counts the newlines read through it, so a streaming
+/// parser can say on which line a value starts.
+pub struct LineCounter<R> {
+    inner: R,
+    lines: Rc<Cell<u64>>,
+    bytes: Rc<Cell<u64>>,
+}
+
+/// The position shared with the parser's visitors.
+#[derive(Clone, Default)]
+pub struct Position {
+    lines: Rc<Cell<u64>>,
+    bytes: Rc<Cell<u64>>,
+}
+
+impl Position {
+    /// The 1-based line the parser is on.
+    pub fn line(&self) -> u64 {
+        self.lines.get() + 1
+    }
+    /// Bytes read so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.get()
+    }
+}
+
+impl<R: Read> LineCounter<R> {
+    pub fn new(inner: R) -> (Self, Position) {
+        let pos = Position::default();
+        let me = LineCounter {
+            inner,
+            lines: pos.lines.clone(),
+            bytes: pos.bytes.clone(),
+        };
+        (me, pos)
+    }
+}
+
+impl<R: Read> Read for LineCounter<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let nl = buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        self.lines.set(self.lines.get() + nl);
+        self.bytes.set(self.bytes.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// Problems met while importing: each one a skipped event or field.
+pub struct Problems {
+    name: String,
+    /// What the file is, for messages ("Chrome/Perfetto trace JSON").
+    kind: &'static str,
+    pub list: Vec<ReadError>,
+}
+
+impl Problems {
+    pub fn new(name: &str, kind: &'static str) -> Self {
+        Problems {
+            name: name.to_string(),
+            kind,
+            list: Vec::new(),
+        }
+    }
+
+    /// A value that could not be used at `what` (a JSON path such as
+    /// `traceEvents[3]`), starting on `line`; it is skipped.
+    pub fn add(&mut self, line: u64, what: &str, msg: impl AsRef<str>) {
+        self.note(line, what, format!("{}; skipped", msg.as_ref()));
+    }
+
+    /// A part of a value that could not be used (the rest is).
+    pub fn note(&mut self, line: u64, what: &str, msg: impl AsRef<str>) {
+        let msg = format!("{what}: {}", msg.as_ref());
+        self.list
+            .push(ReadError::new(&self.name, Location::Line(line), msg, false));
+    }
+
+    /// A problem with the document's syntax at `line` (it is cut short, or
+    /// corrupt); `read` says how much was read before it.
+    pub fn syntax(&mut self, line: u64, err: &serde_json::Error, read: &str) -> ReadError {
+        let what = strip_position(&err.to_string());
+        let msg = if err.is_eof() {
+            format!("the {} ends early ({what}); {read}", self.kind)
+        } else {
+            format!("corrupt {} ({what}); {read}", self.kind)
+        };
+        ReadError::new(&self.name, Location::Line(line), msg, false)
+    }
+
+    /// A whole-file error (nothing could be imported).
+    pub fn fatal(&self, line: Option<u64>, msg: impl Into<String>) -> ReadError {
+        let loc = line.map_or(Location::File, Location::Line);
+        ReadError::new(&self.name, loc, msg, true)
+    }
+}
+
+/// serde_json says "... at line L column C"; the line is given apart.
+pub fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// A JSON value shown in a message: short, printable.
+pub fn shown(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        let cut: String = s.chars().take(37).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+/// Records imported whole, and the problems met importing them: the
+/// problems come first (each a skipped part, never fatal), then the records.
+pub struct Imported {
+    problems: VecDeque<ReadError>,
+    records: VecSource,
+    bytes: u64,
+}
+
+impl Imported {
+    pub fn new(records: VecSource, problems: Vec<ReadError>, bytes: u64) -> Self {
+        Imported {
+            problems: problems.into(),
+            records,
+            bytes,
+        }
+    }
+
+    /// The problems not yet handed out.
+    pub fn problems(&self) -> impl Iterator<Item = &ReadError> {
+        self.problems.iter()
+    }
+}
+
+impl RecordSource for Imported {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        match self.problems.pop_front() {
+            Some(e) => Err(e),
+            None => self.records.next_record(),
+        }
+    }
+    fn strings(&self) -> &Interner {
+        self.records.strings()
+    }
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+}

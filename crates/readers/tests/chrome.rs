@@ -1,0 +1,87 @@
+//! The Chrome / Perfetto importer: slices, flows, the unterminated array,
+//! and the events it cannot use, each reported with its index, line and
+//! field.
+
+mod common;
+
+use common::*;
+use critpath_readers::chrome;
+use critpath_trace::Location;
+
+#[test]
+fn reads_the_object_form() {
+    let mut src = chrome::read(&bytes("chrome.json")[..], "chrome.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    assert!(errs.is_empty(), "{errs:?}");
+    let lines = text(&recs, &src);
+    assert!(lines
+        .iter()
+        .any(|l| l.contains(r#""ev":"call","sm":"reader:10","fn":"read block""#)));
+    assert!(lines.iter().any(|l| l.contains(r#""ev":"send""#)));
+    assert!(recs.windows(2).all(|w| w[0].t <= w[1].t));
+}
+
+#[test]
+fn an_array_without_its_closing_bracket_is_read_whole() {
+    let body = bytes("chrome-array.json");
+    assert!(!String::from_utf8_lossy(&body).contains(']'));
+    let mut src = chrome::read(&body[..], "a.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    assert!(errs.is_empty(), "{errs:?}");
+    let lines = text(&recs, &src);
+    // handle 10-25 on thread 2, after the flow from A.
+    assert!(
+        lines.contains(&r#"{"t":25000,"ev":"ret","sm":"1:2","fn":"handle"}"#.to_string()),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().any(|l| l.contains(r#""ev":"recv""#)));
+}
+
+#[test]
+fn events_it_cannot_use_are_reported_with_index_line_and_field() {
+    let body = r#"{"traceEvents": [
+{"ph":"X","name":"ok","pid":1,"tid":1,"ts":0,"dur":10},
+{"ph":"X","name":"no dur","pid":1,"tid":1,"ts":20},
+{"ph":"X","name":"string ts","pid":1,"tid":1,"ts":"30","dur":1},
+{"ph":"s","pid":1,"tid":1,"ts":40},
+{"ph":"E","pid":1,"tid":3,"ts":50},
+{"name":"no phase"},
+17
+]}"#;
+    let mut src = chrome::read(body.as_bytes(), "bad.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    let want = [
+        (3, "traceEvents[1]", "`dur`"),
+        (4, "traceEvents[2]", "`ts` = \"30\""),
+        (5, "traceEvents[3]", "`id`"),
+        (6, "traceEvents[4]", "no open `B`"),
+        (7, "traceEvents[5]", "`ph`"),
+        (8, "traceEvents[6]", "expected an event"),
+    ];
+    assert_eq!(errs.len(), want.len(), "{errs:?}");
+    for (e, (line, at, field)) in errs.iter().zip(want) {
+        assert_eq!(e.location, Location::Line(line), "{e}");
+        assert!(
+            e.message.starts_with(at) && e.message.contains(field),
+            "{e}"
+        );
+        assert!(!e.fatal && e.file == "bad.json");
+    }
+    // The good slice is still there.
+    assert_eq!(text(&recs, &src).len(), 3);
+}
+
+#[test]
+fn a_cut_object_keeps_the_events_before_the_cut() {
+    let body = "{\"traceEvents\": [\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":5},\n{\"ph\":\"X\",\"na";
+    let mut src = chrome::read(body.as_bytes(), "cut.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].message.contains("ends early"), "{}", errs[0]);
+    assert_eq!(recs.len(), 3);
+    // Nothing whole before the cut: a fatal error.
+    let e = chrome::read(&b"{\"traceEvents\": [{\"ph\":"[..], "c.json")
+        .err()
+        .unwrap();
+    assert!(e.fatal && e.message.contains("Chrome/Perfetto"));
+}

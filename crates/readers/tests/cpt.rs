@@ -1,0 +1,64 @@
+//! The .cpt reader on small committed files (plain and zstd chunks), their
+//! round trip through the writer, and cut or corrupt files.
+
+mod common;
+
+use common::*;
+use critpath_readers::{Codec, CptReader, CptWriter, JsonlReader};
+use critpath_trace::{Location, RecordSource};
+use std::io::Cursor;
+
+fn jsonl_lines() -> Vec<String> {
+    let mut r = JsonlReader::new(Cursor::new(bytes("small.jsonl")), "small.jsonl");
+    let (recs, errs) = drain(&mut r);
+    assert!(errs.is_empty());
+    text(&recs, &r)
+}
+
+fn cpt_lines(body: Vec<u8>) -> (Vec<String>, Vec<critpath_trace::ReadError>) {
+    let mut r = CptReader::new(Cursor::new(body), "t.cpt").unwrap();
+    let (recs, errs) = drain(&mut r);
+    (text(&recs, &r), errs)
+}
+
+fn write(codec: Codec) -> Vec<u8> {
+    let mut src = JsonlReader::new(Cursor::new(bytes("small.jsonl")), "small.jsonl");
+    let (recs, _) = drain(&mut src);
+    let mut w = CptWriter::new(Vec::new(), codec).unwrap();
+    for r in &recs {
+        w.write(r, src.strings()).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+#[test]
+fn committed_files_read_as_the_jsonl_they_were_made_from() {
+    for name in ["small.cpt", "small-zstd.cpt"] {
+        let (lines, errs) = cpt_lines(bytes(name));
+        assert!(errs.is_empty(), "{name}: {errs:?}");
+        assert_eq!(lines, jsonl_lines(), "{name}");
+    }
+}
+
+#[test]
+fn the_writer_makes_the_committed_files() {
+    assert_eq!(write(Codec::None), bytes("small.cpt"));
+    assert_eq!(cpt_lines(write(Codec::Zstd)).0, jsonl_lines());
+}
+
+#[test]
+fn a_cut_file_is_a_fatal_error_at_an_offset() {
+    let body = bytes("small.cpt");
+    let (_, errs) = cpt_lines(body[..body.len() - 20].to_vec());
+    let e = errs.last().unwrap();
+    assert!(e.fatal && e.message.contains("truncated"), "{e}");
+    assert!(matches!(e.location, Location::Offset(_)));
+    let mut bad = body.clone();
+    bad[30] ^= 0xff;
+    let (_, errs) = cpt_lines(bad);
+    assert!(errs.last().unwrap().message.contains("checksum"));
+    let Err(e) = CptReader::new(Cursor::new(b"CRITPAT".to_vec()), "t.cpt") else {
+        panic!("a short header must fail");
+    };
+    assert!(e.message.contains("header"));
+}
