@@ -88,3 +88,8 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
 }
+
+/// [`refuse_inputs`] for an output that may be standard output.
+pub fn refuse_inputs_opt(output: Option<&Path>, inputs: &[PathBuf]) -> Result<()> {
+    output.map_or(Ok(()), |o| refuse_inputs(o, inputs))
+}

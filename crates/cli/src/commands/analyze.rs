@@ -5,7 +5,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, Inputs, Unlinked};
-use crate::output::emit;
+use crate::output::{emit, refuse_inputs_opt};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options};
 use critpath_views::analysis as text;
@@ -53,6 +53,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    refuse_inputs_opt(args.output.as_deref(), &args.traces)?;
     let window_ns = args.window.as_deref().map(parse_duration).transpose()?;
     let opts = Options {
         from: args.from.clone(),

@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, run_analysis};
-use crate::output::emit;
+use crate::output::{emit, refuse_inputs_opt};
 use critpath_engine::{Analysis, Options};
 use critpath_views::dot::{dot, pruned, svg, MAX_EDGES};
 use std::path::PathBuf;
@@ -21,6 +21,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let inputs = [args.trace.clone()];
+    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
     let ext = args
         .output
         .as_ref()
@@ -47,7 +49,6 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         dot(&a, true)
     };
-    let inputs = [args.trace.clone()];
     emit(args.output.as_deref(), &inputs, text.as_bytes())?;
     finish_with(err)
 }

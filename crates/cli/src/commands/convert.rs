@@ -3,7 +3,7 @@
 //! the input.
 
 use crate::error::{CliError, Result};
-use crate::output::write_file;
+use crate::output::{refuse_inputs, write_file};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_import::{open, AnySource};
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
@@ -43,13 +43,14 @@ struct Pumped {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let inputs = [args.input.clone()];
+    refuse_inputs(&args.output, &inputs)?;
     let format = match args.format {
         Some(f) => f,
         None => format_of(&args.output)?,
     };
     let mut src = open(&args.input)?;
     let pb = progress_bar(&args.input);
-    let inputs = [args.input.clone()];
     let pumped = write_file(&args.output, &inputs, |out| match format {
         OutFormat::Cpt => {
             let codec = match args.compress {

@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::inputs::Inputs;
-use crate::output::write_file;
+use crate::output::{refuse_inputs, write_file};
 use critpath_engine::{Analysis, Engine, Options, Visit};
 use critpath_trace::Interner;
 use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
@@ -34,6 +34,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    refuse_inputs(&args.output, &args.traces)?;
+    refuse_inputs(&sibling(&args.output, "path"), &args.traces)?;
     let inputs = Inputs::new(&args.traces)?;
     let msg = match args.format {
         ExportFormat::Perfetto | ExportFormat::Chrome => trace_json(&inputs, &args.output)?,

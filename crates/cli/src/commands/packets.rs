@@ -4,7 +4,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::emit;
+use crate::output::{emit, refuse_inputs_opt};
 use critpath_import::AnySource;
 use critpath_kernel::packets::{Packets, Tracker};
 use critpath_trace::ReadError;
@@ -26,6 +26,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let inputs = [args.trace.clone()];
+    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
     let (p, err) = packets(&args.trace, args.limit)?;
     if p.packets == 0 {
         for n in &p.notes {
@@ -37,7 +39,6 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         critpath_views::packets::packets_table(&p, &args.trace.display().to_string())
     };
-    let inputs = [args.trace.clone()];
     emit(args.output.as_deref(), &inputs, text.as_bytes())?;
     finish_with(err)
 }

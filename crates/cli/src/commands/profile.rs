@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::emit;
+use crate::output::{emit, refuse_inputs_opt};
 use critpath_import::AnySource;
 use critpath_kernel::profile::{Profile, Profiler};
 use critpath_trace::{ReadError, RecordSource};
@@ -41,6 +41,8 @@ enum By {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let inputs = [args.trace.clone()];
+    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
     let (p, target, err) = profile(&args.trace)?;
     let known = |pid: &u32| p.processes.iter().any(|u| u.pid == Some(*pid));
     if let Some(pid) = args.pid.filter(|pid| !known(pid)) {
@@ -58,7 +60,6 @@ pub fn run(args: Args) -> Result<()> {
         let chosen = args.pid.filter(known).or(target);
         view::process_table(&p, &name, args.top, chosen)
     };
-    let inputs = [args.trace.clone()];
     emit(args.output.as_deref(), &inputs, text.as_bytes())?;
     finish_with(err)
 }

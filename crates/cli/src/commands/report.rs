@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, Inputs};
-use crate::output::emit;
+use crate::output::{emit, refuse_inputs};
 use critpath_engine::{analyze, Analysis, Options};
 use critpath_import::open;
 use critpath_trace::ReadError;
@@ -26,6 +26,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    refuse_inputs(&args.output, &args.traces)?;
     let inputs = Inputs::new(&args.traces)?;
     let (mut a, err) = analysis(&inputs)?;
     if args.correct_overhead {
