@@ -1,53 +1,9 @@
-//! `critpath profile` (KTAU's process and kernel profiles) and
-//! `critpath packets` (the life of a packet): the trace streams
-//! through the engine once, the kernel events of a perf.data recording go
-//! to `critpath-kernel`'s collectors as they are decoded, and the tables
-//! or JSON are printed here.
+//! The text views of a process and kernel profile (KTAU's): the
+//! process-centric table with one process in detail, and the kernel-wide
+//! table of CPUs, interrupts and distributions across processes.
 
-use crate::views::{dur, grid};
-use crate::Failure;
-use critpath_import::AnySource;
-use critpath_kernel::packets::{Packets, Tracker, LAYERS};
-use critpath_kernel::profile::{Profile, Profiler, StateVisits, Unit};
-use critpath_trace::{ReadError, RecordSource};
-use std::path::Path;
-
-/// The profile of a trace; for a perf.data recording, also the pid of the
-/// recorded command.
-pub fn profile(trace: &Path) -> Result<(Profile, Option<u32>, Option<ReadError>), Failure> {
-    let mut src = critpath_import::open(trace)?;
-    if let AnySource::Perf(p) = &mut src {
-        p.observe(Box::new(Profiler::new()));
-    }
-    let mut states = StateVisits::default();
-    let (_, err) = crate::stream_visits(&mut src, trace, |v, _| states.visit(v))?;
-    let kernel = match &mut src {
-        AnySource::Perf(p) => p.take_observer::<Profiler>(),
-        _ => None,
-    };
-    let target = src
-        .scope()
-        .from
-        .and_then(|sm| critpath_os::names::thread_tid(&sm));
-    let profile = kernel.unwrap_or_default().finish(states, src.strings());
-    // The recorded command's main thread → its process.
-    let target = target.and_then(|tid| {
-        profile
-            .threads
-            .iter()
-            .find(|u| u.tid == Some(tid))
-            .and_then(|u| u.pid)
-    });
-    Ok((profile, target, err))
-}
-
-fn pct(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
-    }
-}
+use crate::text::{dur, grid, notes, pct};
+use critpath_kernel::profile::{Profile, Unit};
 
 fn interrupts_ns(u: &Unit) -> u64 {
     u.interrupts.iter().map(|c| c.ns).sum()
@@ -127,12 +83,6 @@ pub fn process_table(p: &Profile, name: &str, top: usize, detail: Option<u32>) -
     }
     notes(&mut o, &p.notes);
     o
-}
-
-fn notes(o: &mut String, notes: &[String]) {
-    for n in notes {
-        o.push_str(&format!("note: {n}\n"));
-    }
 }
 
 /// One process (or thread): its states inclusive and exclusive, the
@@ -364,136 +314,5 @@ pub fn kernel_table(p: &Profile, name: &str) -> String {
         ));
     }
     notes(&mut o, &p.notes);
-    o
-}
-
-/// Follows the packets of a perf.data recording.
-pub fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>), Failure> {
-    let mut src = critpath_import::open(trace)?;
-    match &mut src {
-        AnySource::Perf(p) => p.observe(Box::new(Tracker::new(limit))),
-        other => {
-            return Err(Failure::Input(format!(
-                "{}: a {:?} trace has no kernel packet events; `critpath packets` reads a perf.data recording made with `critpath record --net --syscalls -o FILE -- CMD`",
-                trace.display(),
-                other.format()
-            )))
-        }
-    }
-    let (_, err) = crate::stream_visits(&mut src, trace, |_, _| {})?;
-    let tracker = match &mut src {
-        AnySource::Perf(p) => p.take_observer::<Tracker>(),
-        _ => None,
-    };
-    Ok((tracker.unwrap_or_else(|| Tracker::new(0)).finish(), err))
-}
-
-/// Shares per layer, per-buffer costs and a timeline of the first packets.
-pub fn packets_table(p: &Packets, name: &str) -> String {
-    let mut o = format!(
-        "{name}: {} packets ({} delivered to a thread, {} unfinished)",
-        p.packets, p.delivered, p.unfinished
-    );
-    if p.sends > 0 {
-        o.push_str(&format!(
-            " from {} send calls, {:.0} bytes per call",
-            p.sends, p.bytes_per_send
-        ));
-    }
-    o.push_str("\n\n");
-    let rows: Vec<Vec<String>> = p
-        .layers
-        .iter()
-        .map(|l| {
-            let per_send = p
-                .per_send_ns
-                .iter()
-                .find(|(n, _)| *n == l.layer)
-                .map_or("-".to_string(), |(_, v)| dur(v.round() as u64));
-            vec![
-                l.layer.clone(),
-                l.packets.to_string(),
-                dur(l.mean_ns.round() as u64),
-                per_send,
-                dur(l.total_ns),
-                format!("{:.1}%", 100.0 * l.share),
-            ]
-        })
-        .collect();
-    o.push_str(&grid(
-        &["layer", "packets", "mean", "per send", "total", "share"],
-        &rows,
-        &[false, true, true, true, true, true],
-    ));
-    if p.packets == 0 {
-        o.push_str("(no packet was followed to the end of its life)\n");
-    }
-    if !p.timeline.is_empty() {
-        o.push_str(&format!(
-            "\ntimeline of the first {} packets (letters: {})\n",
-            p.timeline.len(),
-            LAYERS
-                .iter()
-                .map(|l| format!("{}={l}", letter(l)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
-        let t0 = p.timeline.iter().map(|r| r.start).min().unwrap_or(0);
-        let rows: Vec<Vec<String>> = p
-            .timeline
-            .iter()
-            .map(|r| {
-                let total: u64 = r.layers.iter().map(|l| l.1).sum();
-                vec![
-                    r.skb.clone(),
-                    r.len.to_string(),
-                    r.sender.clone().unwrap_or_else(|| "-".into()),
-                    r.receiver.clone().unwrap_or_else(|| "-".into()),
-                    format!("+{}", dur(r.start - t0)),
-                    dur(total),
-                    bar(&r.layers, total, 40),
-                ]
-            })
-            .collect();
-        o.push_str(&grid(
-            &[
-                "skb", "len", "sender", "receiver", "start", "life", "layers",
-            ],
-            &rows,
-            &[false, true, false, false, true, true, false],
-        ));
-    }
-    notes(&mut o, &p.notes);
-    o
-}
-
-fn letter(layer: &str) -> char {
-    match layer {
-        "socket" => 'k',
-        "syscall" => 'y',
-        "softirq" => 'S',
-        "stack" => 's',
-        "copy" => 'c',
-        _ => layer.chars().next().unwrap_or('?'),
-    }
-}
-
-/// A packet's life drawn in `width` columns, a letter per layer.
-fn bar(layers: &[(String, u64)], total: u64, width: usize) -> String {
-    let mut o = String::new();
-    let mut acc = 0u64;
-    for (name, ns) in layers {
-        acc += ns;
-        let upto = if total == 0 {
-            0
-        } else {
-            (acc as f64 / total as f64 * width as f64).round() as usize
-        };
-        let mut n = upto.saturating_sub(o.chars().count());
-        if n == 0 && *ns > 0 && o.chars().count() < width {
-            n = 1;
-        }
-        o.extend(std::iter::repeat_n(letter(name), n));
-    }
     o
 }

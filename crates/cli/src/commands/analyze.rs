@@ -1,0 +1,157 @@
+//! `critpath analyze`: the critical path, the criticality table and the
+//! diagnostics of one trace or of several hosts' traces merged; with the
+//! path's edges, the next most critical paths, time windows and the
+//! overhead correction on demand.
+
+use crate::error::{CliError, Result};
+use crate::inputs::{correct, finish_with, Inputs, Unlinked};
+use crate::output::{emit, refuse_inputs_opt};
+use critpath_engine::analyses::NextPath;
+use critpath_engine::{Analysis, Options};
+use critpath_views::analysis as text;
+use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Trace file(s) (JSONL or .cpt; detected from the content). Several
+    /// files are traces of different hosts, merged with aligned clocks.
+    #[arg(required = true, num_args = 1..)]
+    traces: Vec<PathBuf>,
+    /// Print the JSON report (docs/json.md) instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Show only the N most critical states.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Keep only paths that start at this SM's first node (SM or SYS/SM).
+    #[arg(long, value_name = "SM")]
+    from: Option<String>,
+    /// End at this SM's last node, or its last transition into STATE.
+    #[arg(long, value_name = "SM[:STATE]")]
+    to: Option<String>,
+    /// List the critical path's edges in time order (JSON: `path`).
+    #[arg(long)]
+    path: bool,
+    /// Also find the next K most critical paths, each with the most
+    /// critical state of the one before removed (JSON: `next_critical_path`).
+    #[arg(long, value_name = "K", num_args = 0..=1, default_missing_value = "1")]
+    next: Option<usize>,
+    /// With --next: remove these states instead (repeatable).
+    #[arg(long, value_name = "SM:STATE")]
+    remove: Vec<String>,
+    /// Break the critical path down by time windows (e.g. 10ms, 500us, 2s).
+    #[arg(long, value_name = "DURATION")]
+    window: Option<String>,
+    /// Subtract the measured cost of annotation events from the states'
+    /// times (needs `critpath record --calibrate`).
+    #[arg(long)]
+    correct_overhead: bool,
+    /// Write the output to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    refuse_inputs_opt(args.output.as_deref(), &args.traces)?;
+    let window_ns = args.window.as_deref().map(parse_duration).transpose()?;
+    let opts = Options {
+        from: args.from.clone(),
+        to: args.to.clone(),
+        keep_path: args.path || args.correct_overhead,
+        window_ns,
+        ..Default::default()
+    };
+    let inputs = Inputs::new(&args.traces)?;
+    if let Some(u) = inputs.unlinked(args.top)? {
+        return emit(
+            args.output.as_deref(),
+            &args.traces,
+            unlinked(&u, args.json).as_bytes(),
+        );
+    }
+    let (mut a, err) = inputs.analyze(opts)?;
+    if args.correct_overhead {
+        correct(&mut a, &args.traces[0])?;
+        if !args.path {
+            a.path = None;
+        }
+    }
+    let mut next = match (args.next, args.remove.is_empty()) {
+        (None, true) => Vec::new(),
+        (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &args.remove)?,
+    };
+    if let Some(n) = args.top {
+        a.truncate_states(n);
+    }
+    let out = if args.json {
+        if let Some(n) = args.top {
+            next.iter_mut().for_each(|p| p.states.truncate(n));
+        }
+        let offsets = inputs.alignment.as_ref().map(|al| al.offsets.as_slice());
+        json::document(&AnalyzeDoc::new(&a, &next, offsets))
+    } else {
+        table(&inputs, &a, &next, args.top)
+    };
+    emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
+    finish_with(err)
+}
+
+/// The text report: clock offsets, the table, the correction, the next
+/// paths and the windows.
+fn table(inputs: &Inputs, a: &Analysis, next: &[NextPath], top: Option<usize>) -> String {
+    let mut t = String::new();
+    if let Some(al) = &inputs.alignment {
+        t.push_str(&text::offsets(&al.offsets));
+    }
+    t.push_str(&text::table(a, &inputs.name()));
+    t.push_str(&text::correction(a));
+    t.push_str(&text::next_paths(next, top.unwrap_or(10)));
+    t.push_str(&text::windows(a));
+    t
+}
+
+/// Traces that share no link: the finding, then each file's analysis.
+fn unlinked(u: &Unlinked, as_json: bool) -> String {
+    if as_json {
+        return json::document(&UnlinkedDoc {
+            diagnostics: vec![Finding {
+                kind: "disconnected",
+                message: u.message.clone(),
+            }],
+            analyses: u
+                .analyses
+                .iter()
+                .map(|(file, analysis)| FileAnalysis { analysis, file })
+                .collect(),
+        });
+    }
+    let mut t = format!("disconnected: {}\n\n", u.message);
+    for (f, a) in &u.analyses {
+        t.push_str(&text::table(a, f));
+        t.push('\n');
+    }
+    t
+}
+
+/// Parses a duration such as `10ms`, `2.5s`, `500us`, `100ns` or `1000` (ns).
+fn parse_duration(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mul = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => f64::NAN,
+    };
+    match num.parse::<f64>() {
+        Ok(v) if mul.is_finite() && v * mul >= 1.0 => Ok((v * mul).round() as u64),
+        _ => Err(CliError::input(format!(
+            "--window {s}: expected a positive duration such as 10ms, 500us, 2s or 1000 (ns)"
+        ))),
+    }
+}

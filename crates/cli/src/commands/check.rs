@@ -1,0 +1,53 @@
+//! `critpath check`: validates a trace and the combined graph's invariants;
+//! exit 1 on a violation.
+
+use crate::error::{CliError, Result};
+use crate::inputs::run_analysis;
+use crate::output::stdout;
+use critpath_engine::check::{violations, TRACE_ERRORS};
+use critpath_engine::Options;
+use critpath_views::json::{self, CheckDoc, GraphSize};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    trace: PathBuf,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (a, err) = run_analysis(&args.trace, Options::default())?;
+    let violations = violations(&a);
+    let trace_errors: Vec<&critpath_trace::Diagnostic> = a
+        .diagnostics
+        .iter()
+        .filter(|d| TRACE_ERRORS.contains(&d.kind.as_str()))
+        .collect();
+    let ok = violations.is_empty() && trace_errors.is_empty();
+    let text = if args.json {
+        json::document(&CheckDoc {
+            ok,
+            invariant_violations: &violations,
+            trace_errors: &trace_errors,
+            stats: &a.stats,
+            cgraph: GraphSize {
+                nodes: a.cgraph.nodes.len(),
+                edges: a.cgraph.edges.len(),
+            },
+        })
+    } else {
+        let file = args.trace.display().to_string();
+        critpath_views::check::check(&a, &file, &violations, &trace_errors, ok)
+    };
+    stdout(text.as_bytes())?;
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(CliError::Check)
+    }
+}

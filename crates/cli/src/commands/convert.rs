@@ -1,0 +1,122 @@
+//! `critpath convert`: a trace between JSONL and the native .cpt format,
+//! losslessly; the output is written whole or not at all, and never over
+//! the input.
+
+use crate::error::{CliError, Result};
+use crate::output::{refuse_inputs, write_file};
+use crate::progress::{advance, clear, progress_bar};
+use critpath_import::{open, AnySource};
+use critpath_readers::{Codec, CptWriter, JsonlWriter};
+use critpath_trace::{Interner, ReadError, Record, RecordSource};
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    input: PathBuf,
+    output: PathBuf,
+    /// Output format (default: from OUTPUT's extension, .cpt or .jsonl).
+    #[arg(long, value_enum)]
+    format: Option<OutFormat>,
+    /// Compression of .cpt chunks.
+    #[arg(long, value_enum, default_value = "zstd")]
+    compress: Compress,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum OutFormat {
+    Cpt,
+    Jsonl,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Compress {
+    None,
+    Zstd,
+}
+
+/// What was read: the records written and the first reader error.
+#[derive(Default)]
+struct Pumped {
+    records: u64,
+    first_err: Option<ReadError>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let inputs = [args.input.clone()];
+    refuse_inputs(&args.output, &inputs)?;
+    let format = match args.format {
+        Some(f) => f,
+        None => format_of(&args.output)?,
+    };
+    let mut src = open(&args.input)?;
+    let pb = progress_bar(&args.input);
+    let pumped = write_file(&args.output, &inputs, |out| match format {
+        OutFormat::Cpt => {
+            let codec = match args.compress {
+                Compress::None => Codec::None,
+                Compress::Zstd => Codec::Zstd,
+            };
+            let mut w = CptWriter::new(out, codec)?;
+            let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
+            w.finish()?;
+            Ok(p)
+        }
+        OutFormat::Jsonl => {
+            let mut w = JsonlWriter::new(out);
+            let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
+            w.finish()?;
+            Ok(p)
+        }
+    })?;
+    clear(pb);
+    match pumped.first_err {
+        Some(e) => Err(CliError::input(format!(
+            "{e} (converted the {} records that could be read)",
+            pumped.records
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The output format named by the output's extension.
+fn format_of(output: &Path) -> Result<OutFormat> {
+    match output.extension().and_then(|e| e.to_str()) {
+        Some("cpt") => Ok(OutFormat::Cpt),
+        Some("jsonl") | Some("json") | Some("ndjson") => Ok(OutFormat::Jsonl),
+        _ => Err(CliError::input(format!(
+            "{}: cannot tell the output format from the name; use .cpt or .jsonl, or --format",
+            output.display()
+        ))),
+    }
+}
+
+/// Copies every record the source yields to `write`; reader errors are
+/// warned about and the first kept, a fatal one ends the copy.
+fn pump(
+    src: &mut AnySource,
+    pb: &Option<indicatif::ProgressBar>,
+    write: &mut dyn FnMut(&Record, &Interner) -> io::Result<()>,
+) -> io::Result<Pumped> {
+    let mut p = Pumped::default();
+    loop {
+        match src.next_record() {
+            Ok(Some((r, _))) => {
+                write(&r, src.strings())?;
+                p.records += 1;
+                if p.records & 0xffff == 0 {
+                    advance(pb, src.bytes_read());
+                }
+            }
+            Ok(None) => return Ok(p),
+            Err(e) => {
+                let fatal = e.fatal;
+                eprintln!("critpath: warning: {e}");
+                p.first_err.get_or_insert(e);
+                if fatal {
+                    return Ok(p);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! `critpath export`: the analysis in the formats other tools read.
+//! Chrome / Perfetto trace JSON (every state visit as a slice on its SM's
+//! track, dependences as flow arrows, the critical path as a track of its
+//! own), and CSV or Parquet tables of the states and of the path's edges.
+
+use crate::error::Result;
+use crate::inputs::Inputs;
+use crate::output::{refuse_inputs, write_file};
+use critpath_engine::{Analysis, Engine, Options, Visit};
+use critpath_trace::Interner;
+use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
+use std::cell::RefCell;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Perfetto,
+    Chrome,
+    Csv,
+    Parquet,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(required = true, num_args = 1..)]
+    traces: Vec<PathBuf>,
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    /// Output file; tables also write FILE-path.EXT for the path's edges.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    refuse_inputs(&args.output, &args.traces)?;
+    refuse_inputs(&sibling(&args.output, "path"), &args.traces)?;
+    let inputs = Inputs::new(&args.traces)?;
+    let msg = match args.format {
+        ExportFormat::Perfetto | ExportFormat::Chrome => trace_json(&inputs, &args.output)?,
+        ExportFormat::Csv | ExportFormat::Parquet => tables(&inputs, args.format, &args.output)?,
+    };
+    eprint!("{msg}");
+    Ok(())
+}
+
+/// Chrome / Perfetto trace JSON.
+fn trace_json(inputs: &Inputs, output: &Path) -> Result<String> {
+    let (a, visits, strings) = with_visits(inputs)?;
+    let doc = critpath_views::perfetto::trace_json(&a, &visits, &strings);
+    write_file(output, inputs.paths, |mut w| {
+        serde_json::to_writer(&mut w, &doc)?;
+        w.flush()
+    })?;
+    Ok(format!(
+        "wrote {} ({} slices, {} flows, a critical-path track of {} slices): open it in ui.perfetto.dev or chrome://tracing\n",
+        output.display(),
+        visits.iter().filter(|v| matches!(v, Visit::State { .. })).count(),
+        visits.iter().filter(|v| matches!(v, Visit::Link { .. })).count(),
+        a.path.as_ref().map_or(0, Vec::len)
+    ))
+}
+
+/// The states table in `output`, the path's edges in `FILE-path.EXT`.
+fn tables(inputs: &Inputs, format: ExportFormat, output: &Path) -> Result<String> {
+    let (a, _) = inputs.analyze(Options {
+        keep_path: true,
+        ..Default::default()
+    })?;
+    let (states, edges) = (states_batch(&a), edges_batch(&a));
+    let second = sibling(output, "path");
+    for (batch, path) in [(&states, output), (&edges, second.as_path())] {
+        write_file(path, inputs.paths, |w| match format {
+            ExportFormat::Csv => write_csv(batch, w).map_err(io::Error::other),
+            _ => write_parquet(batch, w).map_err(io::Error::other),
+        })?;
+    }
+    Ok(format!(
+        "wrote {} ({} states) and {} ({} critical-path edges)\n",
+        output.display(),
+        states.num_rows(),
+        second.display(),
+        edges.num_rows()
+    ))
+}
+
+/// `FILE.ext` -> `FILE-path.ext`, for the second table.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("export");
+    let ext = path
+        .extension()
+        .and_then(|s| s.to_str())
+        .map(|e| format!(".{e}"))
+        .unwrap_or_default();
+    path.with_file_name(format!("{stem}-{suffix}{ext}"))
+}
+
+/// The analysis with its critical path, and every visit and dependence.
+fn with_visits(inputs: &Inputs) -> Result<(Analysis, Vec<Visit>, Interner)> {
+    let visits = Rc::new(RefCell::new(Vec::new()));
+    let sink = visits.clone();
+    let mut engine = Engine::new(Options {
+        keep_path: true,
+        ..Default::default()
+    });
+    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
+    let (a, strings) = inputs.run_engine(engine)?;
+    let v = visits.borrow().clone();
+    Ok((a, v, strings))
+}

@@ -1,0 +1,63 @@
+//! `critpath packets`: the life of each packet in a `record --net
+//! --syscalls` recording. The kernel events go to `critpath-kernel`'s packet
+//! tracker as they are decoded; the table or JSON is printed.
+
+use crate::error::{CliError, Result};
+use crate::inputs::{finish_with, stream_visits};
+use crate::output::{emit, refuse_inputs_opt};
+use critpath_import::AnySource;
+use critpath_kernel::packets::{Packets, Tracker};
+use critpath_trace::ReadError;
+use critpath_views::json;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    trace: PathBuf,
+    /// Packets shown in the timeline (and in the JSON).
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    #[arg(long)]
+    json: bool,
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let inputs = [args.trace.clone()];
+    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
+    let (p, err) = packets(&args.trace, args.limit)?;
+    if p.packets == 0 {
+        for n in &p.notes {
+            eprintln!("critpath: warning: {n}");
+        }
+    }
+    let text = if args.json {
+        json::pretty(&p)
+    } else {
+        critpath_views::packets::packets_table(&p, &args.trace.display().to_string())
+    };
+    emit(args.output.as_deref(), &inputs, text.as_bytes())?;
+    finish_with(err)
+}
+
+/// Follows the packets of a perf.data recording.
+fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>)> {
+    let mut src = critpath_import::open(trace)?;
+    match &mut src {
+        AnySource::Perf(p) => p.observe(Box::new(Tracker::new(limit))),
+        other => {
+            return Err(CliError::input(format!(
+                "{}: a {:?} trace has no kernel packet events; `critpath packets` reads a perf.data recording made with `critpath record --net --syscalls -o FILE -- CMD`",
+                trace.display(),
+                other.format()
+            )))
+        }
+    }
+    let (_, err) = stream_visits(&mut src, trace, |_, _| {})?;
+    let tracker = match &mut src {
+        AnySource::Perf(p) => p.take_observer::<Tracker>(),
+        _ => None,
+    };
+    Ok((tracker.unwrap_or_else(|| Tracker::new(0)).finish(), err))
+}

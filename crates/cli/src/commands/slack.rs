@@ -1,0 +1,44 @@
+//! `critpath slack`: how much each state could grow before it joins the
+//! critical path, least slack first.
+
+use crate::error::Result;
+use crate::inputs::{finish_with, run_analysis};
+use crate::output::stdout;
+use critpath_engine::Options;
+use critpath_views::{compare, json};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    trace: PathBuf,
+    #[arg(long)]
+    json: bool,
+    /// Show only the first N states (least slack first).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let opts = Options {
+        slack: true,
+        ..Default::default()
+    };
+    let (mut a, err) = run_analysis(&args.trace, opts)?;
+    a.states.sort_by(|x, y| {
+        x.slack_ns
+            .unwrap_or(u64::MAX)
+            .cmp(&y.slack_ns.unwrap_or(u64::MAX))
+            .then(y.total_ns.cmp(&x.total_ns))
+            .then_with(|| (&x.sys, &x.sm, &x.state).cmp(&(&y.sys, &y.sm, &y.state)))
+    });
+    if let Some(n) = args.top {
+        a.truncate_states(n);
+    }
+    let text = if args.json {
+        json::pretty(&a)
+    } else {
+        compare::slack(&a, &args.trace.display().to_string())
+    };
+    stdout(text.as_bytes())?;
+    finish_with(err)
+}

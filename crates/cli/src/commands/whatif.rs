@@ -1,0 +1,70 @@
+//! `critpath whatif`: the critical-path length predicted if some states ran
+//! FACTOR times faster, and the most critical states then.
+
+use crate::error::{CliError, Result};
+use crate::inputs::run_analysis;
+use crate::output::stdout;
+use critpath_engine::{Options, Speedup};
+use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
+use critpath_views::whatif::{speedup, whatif};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    trace: PathBuf,
+    /// SM:STATE=FACTOR (repeatable); a huge FACTOR such as 1e9 removes the state.
+    #[arg(long = "speedup", value_name = "SM:STATE=FACTOR", required = true)]
+    speedups: Vec<String>,
+    #[arg(long)]
+    json: bool,
+    /// States shown.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.speedups.is_empty() {
+        return Err(CliError::input(
+            "whatif needs at least one --speedup SM:STATE=FACTOR",
+        ));
+    }
+    let parsed = args
+        .speedups
+        .iter()
+        .map(|s| Speedup::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::Input)?;
+    let (base, err) = run_analysis(&args.trace, Options::default())?;
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    let opts = Options {
+        speedups: parsed.clone(),
+        ..Default::default()
+    };
+    let (pred, _) = run_analysis(&args.trace, opts)?;
+    let text = if args.json {
+        let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
+        json::document(&WhatifDoc {
+            baseline_length_ns: b,
+            predicted_length_ns: p,
+            predicted_speedup: speedup(b, p),
+            speedups: parsed
+                .iter()
+                .map(|s| SpeedupDoc {
+                    state: &s.target,
+                    factor: s.factor,
+                })
+                .collect(),
+            states: &pred.states[..pred.states.len().min(args.top)],
+            baseline_states: &base.states[..base.states.len().min(args.top)],
+        })
+    } else {
+        let what: Vec<String> = parsed
+            .iter()
+            .map(|s| format!("{} {}x faster", s.target, s.factor))
+            .collect();
+        whatif(&base, &pred, &what, args.top)
+    };
+    stdout(text.as_bytes())
+}

@@ -1,0 +1,95 @@
+//! Where results go: standard output, or files that are written whole or
+//! not at all. Every output file goes through [`write_file`]: it refuses a
+//! path that is one of the command's inputs (the same file, by device and
+//! inode, so a symlink or hard link to an input is refused too), writes a
+//! temporary file in the output's directory and renames it into place only
+//! once everything is written, so an interrupted command never leaves a
+//! half-written file where the output belongs.
+
+use crate::error::{CliError, Result};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to the file `output` or, when there is none, to standard
+/// output.
+pub fn emit(output: Option<&Path>, inputs: &[PathBuf], bytes: &[u8]) -> Result<()> {
+    match output {
+        Some(path) => write_file(path, inputs, |mut w| {
+            w.write_all(bytes).and_then(|_| w.flush())
+        }),
+        None => stdout(bytes),
+    }
+}
+
+/// Writes `bytes` to standard output; a reader that went away (a closed
+/// pipe) is not an error.
+pub fn stdout(bytes: &[u8]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::Stdout(e)),
+    }
+}
+
+/// Writes the file `path` with `write`, which gets a buffered writer and
+/// must flush it (writers' `finish` does). The file appears at `path` only
+/// when `write` succeeds; `path` must not be one of `inputs`.
+pub fn write_file<T>(
+    path: &Path,
+    inputs: &[PathBuf],
+    write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
+) -> Result<T> {
+    refuse_inputs(path, inputs)?;
+    let failed = |source: io::Error| CliError::CannotWrite {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = temporary_beside(path).map_err(failed)?;
+    let file = tmp.as_file().try_clone().map_err(failed)?;
+    let value = write(BufWriter::with_capacity(1 << 20, file)).map_err(failed)?;
+    tmp.persist(path).map_err(|e| failed(e.error))?;
+    Ok(value)
+}
+
+/// Fails when `output` is one of `inputs` (the same file, whatever the path).
+pub fn refuse_inputs(output: &Path, inputs: &[PathBuf]) -> Result<()> {
+    let Ok(out) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if let Ok(inp) = std::fs::metadata(input) {
+            if (out.dev(), out.ino()) == (inp.dev(), inp.ino()) {
+                return Err(CliError::OverwritesInput {
+                    output: output.to_path_buf(),
+                    input: input.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A temporary file in `path`'s directory (so renaming it is atomic), with
+/// the permissions a new file gets.
+fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+}
+
+/// [`refuse_inputs`] for an output that may be standard output.
+pub fn refuse_inputs_opt(output: Option<&Path>, inputs: &[PathBuf]) -> Result<()> {
+    output.map_or(Ok(()), |o| refuse_inputs(o, inputs))
+}

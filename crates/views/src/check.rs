@@ -1,0 +1,33 @@
+//! The text view of `check`: the invariant violations and trace errors
+//! found, and a summary line that ends in `ok` or `FAILED`.
+
+use critpath_engine::Analysis;
+use critpath_trace::Diagnostic;
+use std::fmt::Write as _;
+
+pub fn check(
+    a: &Analysis,
+    file: &str,
+    violations: &[String],
+    trace_errors: &[&Diagnostic],
+    ok: bool,
+) -> String {
+    let mut o = String::new();
+    for v in violations {
+        let _ = writeln!(o, "violation: {v}");
+    }
+    for d in trace_errors {
+        let _ = writeln!(o, "{}: {}", d.kind, d.message);
+    }
+    let _ = writeln!(
+        o,
+        "{file}: {} records, {} nodes, {} state machines, cgraph {} nodes / {} edges: {}",
+        a.stats.records,
+        a.stats.nodes,
+        a.stats.state_machines,
+        a.cgraph.nodes.len(),
+        a.cgraph.edges.len(),
+        if ok { "ok" } else { "FAILED" }
+    );
+    o
+}

@@ -1,0 +1,86 @@
+//! Two text views that compare: two runs state by state (`diff`), and each
+//! state against the critical path by its slack (`slack`).
+
+use crate::text::dur;
+use critpath_engine::Analysis;
+use std::fmt::Write as _;
+
+/// Two runs compared.
+pub fn diff(d: &critpath_engine::analyses::Diff, a: &str, b: &str, top: usize) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "A: {a}: critical path {}", dur(d.length_ns_a));
+    let _ = writeln!(
+        o,
+        "B: {b}: critical path {} ({:.3}x A)",
+        dur(d.length_ns_b),
+        d.length_ratio
+    );
+    let none = "none".to_string();
+    if d.top_moved {
+        let _ = writeln!(
+            o,
+            "the bottleneck moved: {} -> {}",
+            d.top_a.as_ref().unwrap_or(&none),
+            d.top_b.as_ref().unwrap_or(&none)
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "the bottleneck stayed: {}",
+            d.top_a.as_ref().unwrap_or(&none)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\n{:>9}  {:>9}  {:>9}  {:>10}  {:>10}  state",
+        "crit A", "crit B", "change", "total A", "total B"
+    );
+    for s in d.states.iter().take(top) {
+        let _ = writeln!(
+            o,
+            "{:>8.2}%  {:>8.2}%  {:>+8.2}%  {:>10}  {:>10}  {}: {}",
+            s.criticality_a * 100.0,
+            s.criticality_b * 100.0,
+            s.criticality_change * 100.0,
+            dur(s.total_ns_a),
+            dur(s.total_ns_b),
+            s.sm,
+            s.state
+        );
+    }
+    o
+}
+
+/// States by slack: how much each could grow before it joins the path.
+pub fn slack(a: &Analysis, file: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{file}: critical path {} ({} ns)\n",
+        dur(a.critical_path.length_ns),
+        a.critical_path.length_ns
+    );
+    let _ = writeln!(
+        o,
+        "{:>12}  {:>12}  {:>10}  {:>10}  {:>8}  state",
+        "least slack", "mean slack", "critical", "total", "visits"
+    );
+    for s in &a.states {
+        let (least, mean) = match (s.slack_ns, s.slack_mean_ns) {
+            (Some(v), Some(m)) => (dur(v), dur(m.round() as u64)),
+            _ => ("-".to_string(), "-".to_string()),
+        };
+        let _ = writeln!(
+            o,
+            "{:>12}  {:>12}  {:>10}  {:>10}  {:>8}  {}: {}",
+            least,
+            mean,
+            dur(s.critical_ns),
+            dur(s.total_ns),
+            s.visits,
+            s.sm,
+            s.state
+        );
+    }
+    o
+}

@@ -1,0 +1,112 @@
+//! The combined graph (cgraph) in Graphviz DOT, drawn as SVG, and pruned to
+//! its heaviest edges when it is too large to lay out.
+
+use crate::text::dur;
+use critpath_engine::results::CGraph;
+use critpath_engine::Analysis;
+use std::fmt::Write as _;
+
+/// cgraph edges drawn at most; the rest are summarized.
+pub const MAX_EDGES: usize = 400;
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The combined graph in Graphviz DOT: one cluster per SM (or, with
+/// `clusters` off, the SM in each node's label), edges coloured from black
+/// (not critical) to red (most critical), inter-SM edges dashed.
+pub fn dot(a: &Analysis, clusters: bool) -> String {
+    let g = &a.cgraph;
+    let len = a.critical_path.length_ns.max(1) as f64;
+    let mut o = String::from("digraph cgraph {\n  rankdir=LR;\n  node [shape=box, fontsize=10, style=rounded];\n  edge [fontsize=9];\n");
+    let mut sms: Vec<(&str, &str)> = g
+        .nodes
+        .iter()
+        .map(|n| (n.sys.as_str(), n.sm.as_str()))
+        .collect();
+    sms.sort();
+    sms.dedup();
+    for (ci, (sys, sm)) in sms.iter().enumerate() {
+        let label = if *sys == "local" {
+            sm.to_string()
+        } else {
+            format!("{sys}: {sm}")
+        };
+        let indent = if clusters {
+            let _ = writeln!(
+                o,
+                "  subgraph cluster_{ci} {{\n    label=\"{}\";",
+                esc(&label)
+            );
+            "    "
+        } else {
+            "  "
+        };
+        for n in g.nodes.iter().filter(|n| n.sys == *sys && n.sm == *sm) {
+            let text = if clusters {
+                format!("{} → {}", n.from, n.to)
+            } else {
+                format!("{label}\n{} → {}", n.from, n.to)
+            };
+            let _ = writeln!(o, "{indent}n{} [label=\"{}\"];", n.id, esc(&text));
+        }
+        if clusters {
+            o.push_str("  }\n");
+        }
+    }
+    for e in &g.edges {
+        let c = (e.critical_ns as f64 / len).clamp(0.0, 1.0);
+        let red = (c * 255.0).round() as u8;
+        let width = 1.0 + 3.0 * c;
+        let _ = writeln!(
+            o,
+            "  n{} -> n{} [label=\"{}\\n({}, {}, {})\", color=\"#{red:02x}0000\", fontcolor=\"#{red:02x}0000\", penwidth={width:.2}{}];",
+            e.from,
+            e.to,
+            esc(&e.state),
+            e.visits,
+            dur(e.total_ns),
+            dur(e.critical_ns),
+            if e.inter { ", style=dashed" } else { "" }
+        );
+    }
+    o.push_str("}\n");
+    o
+}
+
+/// The combined graph drawn as SVG (laid out by the `layout-rs` crate).
+pub fn svg(a: &Analysis) -> Result<String, String> {
+    use layout::backends::svg::SVGWriter;
+    use layout::gv::{DotParser, GraphBuilder};
+    let text = dot(a, false);
+    let tree = DotParser::new(&text).process()?;
+    let mut builder = GraphBuilder::new();
+    builder.visit_graph(&tree);
+    let mut graph = builder.get();
+    let mut out = SVGWriter::new();
+    graph.do_it(false, false, false, &mut out);
+    Ok(out.finalize())
+}
+
+/// The cgraph kept for drawing: every edge on the critical path, then the
+/// edges with the most time, up to `MAX_EDGES`.
+pub fn pruned(g: &CGraph) -> (CGraph, usize) {
+    if g.edges.len() <= MAX_EDGES {
+        return (g.clone(), 0);
+    }
+    let mut order: Vec<usize> = (0..g.edges.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse((g.edges[i].critical_ns, g.edges[i].total_ns)));
+    order.truncate(MAX_EDGES);
+    let edges: Vec<_> = order.iter().map(|&i| g.edges[i].clone()).collect();
+    let used: std::collections::HashSet<u32> = edges.iter().flat_map(|e| [e.from, e.to]).collect();
+    let nodes = g
+        .nodes
+        .iter()
+        .filter(|n| used.contains(&n.id))
+        .cloned()
+        .collect();
+    (CGraph { nodes, edges }, g.edges.len() - MAX_EDGES)
+}

@@ -1,0 +1,149 @@
+//! The JSON documents the commands print: these types ARE the JSON contract
+//! (docs/json.md). Documents built around an [`Analysis`] have always been
+//! printed with their keys in alphabetical order ([`document`]); the tables
+//! of the other views keep their fields' order ([`pretty`]).
+
+use critpath_engine::analyses::NextPath;
+use critpath_engine::results::{StateRow, Stats};
+use critpath_engine::Analysis;
+use critpath_import::multi::ClockOffset;
+use critpath_trace::Diagnostic;
+use serde::Serialize;
+
+/// Pretty JSON with every object's keys in alphabetical order, and a newline.
+pub fn document(v: &impl Serialize) -> String {
+    let v = serde_json::to_value(v).expect("the output types serialize");
+    serde_json::to_string_pretty(&v).expect("a JSON value prints") + "\n"
+}
+
+/// Pretty JSON with the fields in their types' order, and a newline.
+pub fn pretty(v: &impl Serialize) -> String {
+    serde_json::to_string_pretty(v).expect("the output types serialize") + "\n"
+}
+
+/// `analyze --json`: the analysis, the next most critical paths and the
+/// clock offsets of merged traces.
+#[derive(Serialize)]
+pub struct AnalyzeDoc<'a> {
+    #[serde(flatten)]
+    pub analysis: &'a Analysis,
+    /// The first of `next_critical_paths`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_critical_path: Option<&'a NextPath>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_critical_paths: Option<&'a [NextPath]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_offsets: Option<&'a [ClockOffset]>,
+}
+
+impl<'a> AnalyzeDoc<'a> {
+    pub fn new(
+        analysis: &'a Analysis,
+        next: &'a [NextPath],
+        clock_offsets: Option<&'a [ClockOffset]>,
+    ) -> Self {
+        AnalyzeDoc {
+            analysis,
+            next_critical_path: next.first(),
+            next_critical_paths: (!next.is_empty()).then_some(next),
+            clock_offsets,
+        }
+    }
+}
+
+/// A finding about the whole command rather than one trace.
+#[derive(Serialize)]
+pub struct Finding {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// `analyze --json` over traces that share no link: each analyzed alone.
+#[derive(Serialize)]
+pub struct UnlinkedDoc<'a> {
+    pub diagnostics: Vec<Finding>,
+    pub analyses: Vec<FileAnalysis<'a>>,
+}
+
+/// One file's analysis, named.
+#[derive(Serialize)]
+pub struct FileAnalysis<'a> {
+    #[serde(flatten)]
+    pub analysis: &'a Analysis,
+    pub file: &'a str,
+}
+
+/// `check --json`.
+#[derive(Serialize)]
+pub struct CheckDoc<'a> {
+    pub ok: bool,
+    pub invariant_violations: &'a [String],
+    pub trace_errors: &'a [&'a Diagnostic],
+    pub stats: &'a Stats,
+    pub cgraph: GraphSize,
+}
+
+/// Nodes and edges of the combined graph.
+#[derive(Serialize)]
+pub struct GraphSize {
+    pub nodes: usize,
+    pub edges: usize,
+}
+
+/// `whatif --json`: the baseline and predicted path lengths and states.
+#[derive(Serialize)]
+pub struct WhatifDoc<'a> {
+    pub baseline_length_ns: u64,
+    pub predicted_length_ns: u64,
+    /// Infinite (printed as null) when the predicted path is empty.
+    pub predicted_speedup: f64,
+    pub speedups: Vec<SpeedupDoc<'a>>,
+    pub states: &'a [StateRow],
+    pub baseline_states: &'a [StateRow],
+}
+
+/// One `--speedup`.
+#[derive(Serialize)]
+pub struct SpeedupDoc<'a> {
+    pub state: &'a str,
+    pub factor: f64,
+}
+
+/// One row of `bench --json`.
+#[derive(Serialize)]
+pub struct BenchRow<'a> {
+    pub records: u64,
+    pub format: &'a str,
+    pub bytes: u64,
+    pub generate_s: f64,
+    pub analyze_s: f64,
+    pub records_per_s: f64,
+    pub peak_rss_kib: u64,
+    pub nodes: u64,
+    pub length_ns: u64,
+}
+
+/// `demo --json`: a run's analysis and the model behind it; without
+/// `--bus`, the PCI run with both runs side by side in `runs`.
+#[derive(Serialize)]
+pub struct DemoDoc {
+    #[serde(flatten)]
+    pub analysis: Analysis,
+    pub model: ModelDoc,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<DemoDoc>>,
+}
+
+/// The simulated system and what it did.
+#[derive(Serialize)]
+pub struct ModelDoc {
+    pub throughput_mbps: f64,
+    pub bus: &'static str,
+    pub payload: u64,
+    pub netfilter: bool,
+    pub packets: u64,
+    pub simulated_ns: u64,
+    pub frames: u64,
+    pub events: u64,
+    pub records: u64,
+}
