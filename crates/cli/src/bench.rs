@@ -77,7 +77,9 @@ pub fn run(
             tmp.path().to_path_buf()
         }
     };
-    let io = |e: std::io::Error| Failure::Input(format!("bench: {e}"));
+    fn io(e: impl std::fmt::Display) -> Failure {
+        Failure::Input(format!("bench: {e}"))
+    }
     let mut rows = Vec::new();
     if !json {
         println!(
@@ -98,7 +100,9 @@ pub fn run(
                 for r in gen {
                     engine.feed(&r, Pos::None, &strings);
                 }
-                let a = engine.finish(&strings).map_err(io)?;
+                let a = engine
+                    .finish(&strings)
+                    .map_err(|e| io(crate::engine_error(&e)))?;
                 (
                     0,
                     t1.elapsed().as_secs_f64(),
@@ -131,7 +135,8 @@ pub fn run(
                 reset_peak();
                 let t1 = Instant::now();
                 let mut src = open(&path)?;
-                let (a, err) = analyze(&mut src, Options::default(), |_, _| {}).map_err(io)?;
+                let (a, err) = analyze(&mut src, Options::default(), |_, _| {})
+                    .map_err(|e| io(crate::engine_error(&e)))?;
                 if let Some(e) = err {
                     return Err(e.into());
                 }

@@ -110,7 +110,7 @@ fn run(cfg: Config, output: Option<&Path>) -> Result<Run, Failure> {
     }
     let analysis = engine
         .finish(&strings)
-        .map_err(|e| Failure::Input(format!("analysis failed: {e}")))?;
+        .map_err(|e| Failure::Input(format!("analysis failed: {}", crate::engine_error(&e))))?;
     Ok(Run {
         cfg,
         outcome,
@@ -322,7 +322,7 @@ pub fn whatif(
         .iter()
         .map(|s| Speedup::parse(s))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::Input)?;
+        .map_err(|e| Failure::Input(crate::engine_error(&e)))?;
     let (base, err) = run_analysis(trace, Options::default())?;
     if let Some(e) = err {
         return Err(e.into());

@@ -9,10 +9,8 @@ use arrow_schema::{DataType, Field, Schema};
 use critpath_engine::{Analysis, Engine, Options, Visit};
 use critpath_trace::{Interner, Sym};
 use serde_json::{json, Value};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -84,16 +82,14 @@ pub fn export(traces: &[PathBuf], format: ExportFormat, output: &Path) -> Result
 
 /// The analysis with its critical path, and every visit and dependence.
 fn with_visits(inputs: &Inputs) -> Result<(Analysis, Vec<Visit>, Interner), Failure> {
-    let visits = Rc::new(RefCell::new(Vec::new()));
-    let sink = visits.clone();
-    let mut engine = Engine::new(Options {
+    let mut visits = Vec::new();
+    let mut collect = |v: &Visit, _: &Interner| visits.push(*v);
+    let opts = Options {
         keep_path: true,
         ..Default::default()
-    });
-    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
-    let (a, strings) = inputs.run_engine(engine)?;
-    let v = visits.borrow().clone();
-    Ok((a, v, strings))
+    };
+    let (a, strings) = inputs.run_engine(Engine::observed(opts, &mut collect))?;
+    Ok((a, visits, strings))
 }
 
 fn trace_json(a: &Analysis, visits: &[Visit], s: &Interner) -> Value {

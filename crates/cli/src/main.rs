@@ -547,7 +547,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
             } else if traces.len() == 1 {
                 let mut src = open(&traces[0])?;
                 analyze(&mut src, opts, |_, _| {})
-                    .map_err(|e| Failure::Input(format!("analysis failed: {e}")))?
+                    .map_err(|e| Failure::Input(format!("analysis failed: {}", engine_error(&e))))?
             } else {
                 inputs.analyze(opts)?
             };
@@ -556,7 +556,7 @@ fn run(cmd: Cmd) -> Result<(), Failure> {
                 correct(&mut a, &traces[0])?;
                 let said = views::correction(&a);
                 a.diagnostics.push(critpath_trace::Diagnostic::new(
-                    "overhead-correction",
+                    critpath_trace::DiagnosticKind::OverheadCorrection,
                     said.trim(),
                 ));
             }
@@ -857,10 +857,10 @@ impl<'a> Inputs<'a> {
     /// string table its symbols refer to.
     fn run_engine(
         &self,
-        engine: critpath_engine::Engine,
+        engine: critpath_engine::Engine<'_>,
     ) -> Result<(Analysis, critpath_trace::Interner), Failure> {
-        let done = |r: std::io::Result<(Analysis, Option<ReadError>)>| {
-            r.map_err(|e| Failure::Input(format!("analysis failed: {e}")))
+        let done = |r: critpath_engine::error::Result<(Analysis, Option<ReadError>)>| {
+            r.map_err(|e| Failure::Input(format!("analysis failed: {}", engine_error(&e))))
         };
         match &self.alignment {
             None => {
@@ -908,11 +908,12 @@ impl<'a> Inputs<'a> {
             None => run_analysis(&self.paths[0], opts),
             Some(al) => {
                 let mut src = critpath_import::multi::MergedSource::new(self.paths, al)?;
-                let (mut a, err) = analyze(&mut src, opts, |_, _| {})
-                    .map_err(|e| Failure::Input(format!("analysis failed: {e}")))?;
+                let (mut a, err) = analyze(&mut src, opts, |_, _| {}).map_err(|e| {
+                    Failure::Input(format!("analysis failed: {}", engine_error(&e)))
+                })?;
                 for o in al.offsets.iter().filter(|o| o.method != "reference") {
                     a.diagnostics.push(critpath_trace::Diagnostic::new(
-                        "clock-offset",
+                        critpath_trace::DiagnosticKind::ClockOffset,
                         format!(
                             "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
                             o.file, o.sys, o.offset_ns, o.links_out, o.links_in, o.method
@@ -1046,34 +1047,22 @@ pub fn stream_visits(
     trace: &Path,
     mut visit: impl FnMut(&critpath_engine::Visit, &critpath_trace::Interner),
 ) -> Result<(Analysis, Option<ReadError>), Failure> {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-    let visits = Rc::new(RefCell::new(Vec::<critpath_engine::Visit>::new()));
-    let sink = visits.clone();
-    let mut engine = critpath_engine::Engine::new(Options::default());
-    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
+    let engine = critpath_engine::Engine::observed(Options::default(), &mut visit);
     let pb = progress_bar(trace);
-    let (a, err) = critpath_engine::run_with(
-        src,
-        engine,
-        |_, bytes| {
-            if let Some(pb) = &pb {
-                pb.set_position(bytes);
-            }
-        },
-        |strings| {
-            for v in visits.borrow_mut().drain(..) {
-                visit(&v, strings);
-            }
-        },
-    )
-    .map_err(|e| Failure::Input(format!("{}: analysis failed: {e}", trace.display())))?;
+    let (a, err) = critpath_engine::run(src, engine, |_, bytes| {
+        if let Some(pb) = &pb {
+            pb.set_position(bytes);
+        }
+    })
+    .map_err(|e| {
+        Failure::Input(format!(
+            "{}: analysis failed: {}",
+            trace.display(),
+            engine_error(&e)
+        ))
+    })?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
-    }
-    let strings = src.strings();
-    for v in visits.borrow_mut().drain(..) {
-        visit(&v, strings);
     }
     Ok((a, err))
 }
@@ -1098,9 +1087,9 @@ fn analyze_source(
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let (a, err) = result.map_err(|e| match e.kind() {
-        io::ErrorKind::InvalidInput => Failure::Input(e.to_string()),
-        _ => Failure::Input(format!("{}: analysis failed: {e}", trace.display())),
+    let (a, err) = result.map_err(|e| match e.is_usage() {
+        true => Failure::Input(engine_error(&e)),
+        false => Failure::Input(format!("{}: analysis failed: {e}", trace.display())),
     })?;
     if a.stats.records == 0 {
         if let Some(e) = err {
@@ -1112,6 +1101,18 @@ fn analyze_source(
         )));
     }
     Ok((a, err))
+}
+
+/// An engine error in the command line's terms: the option at fault, then
+/// what is wrong with it.
+pub fn engine_error(e: &critpath_engine::Error) -> String {
+    use critpath_engine::Input;
+    match e.input() {
+        Some((Input::From, spec)) => format!("--from {spec}: {e}"),
+        Some((Input::To, spec)) => format!("--to {spec}: {e}"),
+        Some((Input::Speedup, spec)) => format!("--speedup {spec}: {e}"),
+        None => e.to_string(),
+    }
 }
 
 fn convert(
@@ -1203,7 +1204,7 @@ fn check(trace: &Path, json: bool) -> Result<(), Failure> {
     let trace_errors: Vec<&critpath_trace::Diagnostic> = a
         .diagnostics
         .iter()
-        .filter(|d| critpath_engine::check::TRACE_ERRORS.contains(&d.kind.as_str()))
+        .filter(|d| d.kind.is_trace_error())
         .collect();
     let ok = violations.is_empty() && trace_errors.is_empty();
     if json {

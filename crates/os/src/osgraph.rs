@@ -12,7 +12,7 @@
 //! ends it) is placed at its true time inside that window.
 
 use critpath_readers::annot::{Annot, AnnotRecord};
-use critpath_trace::{Diagnostic, Event, Interner, LinkId, Record, Sym, Who};
+use critpath_trace::{Diagnostic, DiagnosticKind, Event, Interner, LinkId, Record, Sym, Who};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
@@ -1116,7 +1116,7 @@ impl Builder {
                         "end_sm(\"{name}\") at t={t} on {} but no SM of that name was begun on that thread; ignored",
                         self.strings.resolve(th.base)
                     );
-                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                    self.annot_problem(Diagnostic::new(DiagnosticKind::StackMismatch, msg).time(t));
                     return;
                 };
                 if pos + 1 != th.stack.len() {
@@ -1125,7 +1125,7 @@ impl Builder {
                         self.strings.resolve(th.base),
                         self.strings.resolve(th.sm)
                     );
-                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                    self.annot_problem(Diagnostic::new(DiagnosticKind::StackMismatch, msg).time(t));
                 }
                 while self.threads[&key].stack.len() > pos {
                     let th = self.threads.get_mut(&key).expect("known");
@@ -1208,7 +1208,7 @@ impl Builder {
         let c = &self.counts;
         let mut out = self.annot_problems.clone();
         // A count's diagnostic, when the count is not 0.
-        let mut counted = |n: u64, kind: &str, message: String| {
+        let mut counted = |n: u64, kind: DiagnosticKind, message: String| {
             if n > 0 {
                 out.push(Diagnostic::new(kind, message).count(n));
             }
@@ -1221,7 +1221,7 @@ impl Builder {
             } else {
                 0
             },
-            "stack-mismatch",
+            DiagnosticKind::StackMismatch,
             format!(
                 "{} unbalanced end_sm annotation(s) in all (the first {listed} are listed)",
                 c.annot_problems
@@ -1229,7 +1229,7 @@ impl Builder {
         );
         counted(
             c.inferred,
-            "inferred-transition",
+            DiagnosticKind::InferredTransition,
             format!(
                 "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
                 c.inferred, c.inferred_by_timer
@@ -1241,7 +1241,7 @@ impl Builder {
             } else {
                 c.preexisting
             },
-            "preexisting-thread",
+            DiagnosticKind::PreexistingThread,
             format!(
                 "{} thread(s) existed before recording started; each starts at its first event",
                 c.preexisting
@@ -1249,7 +1249,7 @@ impl Builder {
         );
         counted(
             c.unknown_waker,
-            "unknown-waker",
+            DiagnosticKind::UnknownWaker,
             format!(
                 "{} wakeup(s) came from no known context (an idle CPU, or an interrupt whose entry was not recorded); those threads become runnable without a dependence",
                 c.unknown_waker
@@ -1257,7 +1257,7 @@ impl Builder {
         );
         counted(
             c.unbalanced,
-            "unbalanced-interrupt",
+            DiagnosticKind::UnbalancedInterrupt,
             format!(
                 "{} interrupt, softirq or timer run(s) had no recorded exit; each was ended at the next sign that it was over",
                 c.unbalanced
@@ -1265,7 +1265,7 @@ impl Builder {
         );
         counted(
             c.late,
-            "late-transition",
+            DiagnosticKind::LateTransition,
             format!(
                 "{} inferred transition(s) fell before the reorder window and were placed at its start",
                 c.late

@@ -10,7 +10,8 @@
 use crate::osgraph::{Builder, Comm, KEvent, KRecord};
 use critpath_readers::perf::{records, tracefmt};
 use critpath_trace::{
-    Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Scope, Summary, Sym,
+    Diagnostic, DiagnosticKind, Interner, Location, Pos, ReadError, Record, RecordSource, Scope,
+    Summary, Sym,
 };
 use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
@@ -353,7 +354,7 @@ impl PerfSource {
                     .collect();
                 let f = tracefmt::from_tracefs(&all);
                 problems.push(Diagnostic::new(
-                    "tracepoint-formats",
+                    DiagnosticKind::TracepointFormats,
                     format!("{why}; the tracepoint layouts of the running kernel were used instead ({} found)", f.len()),
                 ));
                 f
@@ -1076,7 +1077,7 @@ impl RecordSource for PerfSource {
         if self.lost > 0 {
             diagnostics.push(
                 Diagnostic::new(
-                    "lost-events",
+                    DiagnosticKind::LostEvents,
                     format!(
                         "perf lost {} events (its buffers overflowed); transitions around them may be missing or inferred; record with larger buffers (critpath record --mmap-pages 4096) or fewer events",
                         self.lost
