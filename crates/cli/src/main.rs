@@ -1201,11 +1201,7 @@ fn convert(
 fn check(trace: &Path, json: bool) -> Result<(), Failure> {
     let (a, err) = run_analysis(trace, Options::default())?;
     let violations = critpath_engine::check::violations(&a);
-    let trace_errors: Vec<&critpath_trace::Diagnostic> = a
-        .diagnostics
-        .iter()
-        .filter(|d| d.kind.is_trace_error())
-        .collect();
+    let trace_errors = critpath_engine::check::trace_errors(&a);
     let ok = violations.is_empty() && trace_errors.is_empty();
     if json {
         let v = serde_json::json!({

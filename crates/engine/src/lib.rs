@@ -22,6 +22,6 @@ pub mod slack;
 
 pub use engine::{Engine, Options, Speedup};
 pub use error::{Error, Input};
-pub use observer::{Observer, Unobserved, Visit};
+pub use observer::{Observer, Visit};
 pub use pump::{analyze, analyze_observed, run, scoped};
 pub use results::Analysis;

@@ -40,11 +40,6 @@ pub trait Observer {
     fn after_batch(&mut self, _strings: &Interner) {}
 }
 
-/// An observer that ignores everything.
-pub struct Unobserved;
-
-impl Observer for Unobserved {}
-
 /// Any closure over visits is an observer.
 impl<F: FnMut(&Visit, &Interner)> Observer for F {
     fn visit(&mut self, v: &Visit, strings: &Interner) {

@@ -106,3 +106,25 @@ impl Engine<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sm_state_factor() {
+        let s = Speedup::parse("db:io=2.5").unwrap();
+        assert_eq!((s.target.as_str(), s.factor), ("db:io", 2.5));
+        let s = Speedup::parse("hostA/db:io=2").unwrap();
+        assert_eq!(s.target, "hostA/db:io");
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong_without_naming_an_option() {
+        for spec in ["db:io", "db=2", "db:io=x", "db:io=0", "db:io=-1"] {
+            let e = Speedup::parse(spec).unwrap_err();
+            assert_eq!(e.input(), Some((crate::Input::Speedup, spec)));
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+    }
+}
