@@ -29,7 +29,10 @@ pub enum CliError {
     OverwritesInput { output: PathBuf, input: PathBuf },
     /// The engine gave up (`context` names the file when there is one).
     #[error("{context}analysis failed: {source}")]
-    Analysis { context: String, source: io::Error },
+    Analysis {
+        context: String,
+        source: critpath_engine::Error,
+    },
     /// `--correct-overhead` on a trace that does not say what an event costs.
     #[error("{}: no annotation in this trace says what an event costs; record it with `critpath record --calibrate -o OUT -- CMD` (or run the annotated program with CRITPATH_CALIBRATE=1)", .0.display())]
     Uncalibrated(PathBuf),
@@ -48,11 +51,23 @@ impl CliError {
     }
 
     /// The engine failed on a trace with no file to name.
-    pub fn analysis(source: io::Error) -> Self {
-        CliError::Analysis {
-            context: String::new(),
-            source,
+    pub fn analysis(source: critpath_engine::Error) -> Self {
+        Self::analysis_of("", source)
+    }
+
+    /// The engine failed: a request that does not fit the trace is bad
+    /// usage, named by its option; anything else names the trace `context`
+    /// (empty when there is none).
+    pub fn analysis_of(context: &str, source: critpath_engine::Error) -> Self {
+        if source.is_usage() {
+            return CliError::Input(engine_error(&source));
         }
+        let context = if context.is_empty() {
+            String::new()
+        } else {
+            format!("{context}: ")
+        };
+        CliError::Analysis { context, source }
     }
 
     /// The process's exit code for this failure.
@@ -72,3 +87,15 @@ impl CliError {
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// An engine error in the command line's terms: the option at fault, then
+/// what is wrong with it.
+pub fn engine_error(e: &critpath_engine::Error) -> String {
+    use critpath_engine::Input;
+    match e.input() {
+        Some((Input::From, spec)) => format!("--from {spec}: {e}"),
+        Some((Input::To, spec)) => format!("--to {spec}: {e}"),
+        Some((Input::Speedup, spec)) => format!("--speedup {spec}: {e}"),
+        None => e.to_string(),
+    }
+}

@@ -8,6 +8,7 @@ use crate::progress::{advance, clear, progress_bar};
 use critpath_engine::{analyze, Analysis, Options};
 use critpath_import::multi::{Alignment, MergedSource};
 use critpath_import::{open, AnySource};
+use critpath_trace::DiagnosticKind;
 use critpath_trace::{ReadError, RecordSource};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -96,8 +97,7 @@ impl<'a> Inputs<'a> {
                 let (mut a, err) =
                     analyze(&mut src, opts, |_, _| {}).map_err(CliError::analysis)?;
                 for o in al.offsets.iter().filter(|o| o.method != "reference") {
-                    a.diagnostics.push(critpath_trace::Diagnostic::new(
-                        "clock-offset",
+                    a.diagnostics.push(critpath_trace::Diagnostic::new(DiagnosticKind::ClockOffset,
                         format!(
                             "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
                             o.file, o.sys, o.offset_ns, o.links_out, o.links_in, o.method
@@ -138,7 +138,10 @@ impl<'a> Inputs<'a> {
 }
 
 /// Runs an engine over a source; a reader error fails the command.
-fn run_to_end(src: &mut impl RecordSource, engine: critpath_engine::Engine) -> Result<Analysis> {
+fn run_to_end(
+    src: &mut impl RecordSource,
+    engine: critpath_engine::Engine<'_>,
+) -> Result<Analysis> {
     let (a, err) = critpath_engine::run(src, engine, |_, _| {}).map_err(CliError::analysis)?;
     match err {
         Some(e) => Err(e.into()),
@@ -163,32 +166,11 @@ pub fn stream_visits(
     trace: &Path,
     mut visit: impl FnMut(&critpath_engine::Visit, &critpath_trace::Interner),
 ) -> Result<(Analysis, Option<ReadError>)> {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-    let visits = Rc::new(RefCell::new(Vec::<critpath_engine::Visit>::new()));
-    let sink = visits.clone();
-    let mut engine = critpath_engine::Engine::new(Options::default());
-    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
+    let engine = critpath_engine::Engine::observed(Options::default(), &mut visit);
     let pb = progress_bar(trace);
-    let (a, err) = critpath_engine::run_with(
-        src,
-        engine,
-        |_, bytes| advance(&pb, bytes),
-        |strings| {
-            for v in visits.borrow_mut().drain(..) {
-                visit(&v, strings);
-            }
-        },
-    )
-    .map_err(|source| CliError::Analysis {
-        context: format!("{}: ", trace.display()),
-        source,
-    })?;
+    let (a, err) = critpath_engine::run(src, engine, |_, bytes| advance(&pb, bytes))
+        .map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
     clear(pb);
-    let strings = src.strings();
-    for v in visits.borrow_mut().drain(..) {
-        visit(&v, strings);
-    }
     Ok((a, err))
 }
 
@@ -207,13 +189,7 @@ pub fn analyze_source(
     let pb = progress_bar(trace);
     let result = analyze(src, opts, |_, bytes| advance(&pb, bytes));
     clear(pb);
-    let (a, err) = result.map_err(|e| match e.kind() {
-        io::ErrorKind::InvalidInput => CliError::input(e.to_string()),
-        _ => CliError::Analysis {
-            context: format!("{}: ", trace.display()),
-            source: e,
-        },
-    })?;
+    let (a, err) = result.map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
     if a.stats.records == 0 {
         if let Some(e) = err {
             return Err(e.into());

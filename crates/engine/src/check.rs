@@ -1,18 +1,19 @@
 //! The invariants `critpath check` verifies on an analysis: the combined
-//! graph's (SPEC §2) and the critical path's own consistency, plus the trace
-//! diagnostics that mean the trace itself is inconsistent.
+//! graph's (docs/path-rules.md) and the critical path's own consistency,
+//! plus the trace diagnostics that mean the trace itself is inconsistent
+//! (those whose kind [`is_trace_error`](critpath_trace::DiagnosticKind::is_trace_error)).
 
 use crate::results::Analysis;
+use critpath_trace::Diagnostic;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// Diagnostic kinds that mean the trace breaks the event model.
-pub const TRACE_ERRORS: &[&str] = &[
-    "stack-mismatch",
-    "recv-without-send",
-    "wait-advanced-early",
-    "input-skipped",
-    "input-cut",
-];
+/// The diagnostics that mean the trace breaks the event model.
+pub fn trace_errors(a: &Analysis) -> Vec<&Diagnostic> {
+    a.diagnostics
+        .iter()
+        .filter(|d| d.kind.is_trace_error())
+        .collect()
+}
 
 /// Every invariant violation found, as readable sentences (empty when all hold).
 pub fn violations(a: &Analysis) -> Vec<String> {

@@ -1,4 +1,4 @@
-//! Module costs between event pairs (VTRACE, seed 001): a module is the
+//! Module costs between event pairs (as in VTRACE): a module is the
 //! time an SM spends between a begin event and an end event (a transition
 //! into, or out of, named states), with the time it is switched out
 //! (`runnable`, `blocked:*`) left out; per module the count, mean, standard
@@ -7,7 +7,7 @@
 //! children). Computed from the engine's state visits, so every trace
 //! format serves.
 
-use crate::engine::Visit;
+use crate::observer::Visit;
 use critpath_trace::{Interner, Sym};
 use rustc_hash::FxHashMap;
 use serde::Serialize;

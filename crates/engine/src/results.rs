@@ -13,7 +13,7 @@ pub struct Endpoint {
     pub t: u64,
 }
 
-/// The critical path's summary (SPEC §5 `critical_path`).
+/// The critical path's summary (`critical_path` in docs/json.md).
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct CriticalPath {
     pub length_ns: u64,
@@ -78,7 +78,7 @@ pub struct CEdgeRow {
     pub critical_ns: u64,
 }
 
-/// The combined graph (SPEC §2).
+/// The combined graph (docs/path-rules.md).
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct CGraph {
     pub nodes: Vec<CNodeRow>,

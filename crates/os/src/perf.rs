@@ -13,6 +13,7 @@ use crate::observer::KernelObserver;
 use crate::osgraph::Builder;
 use critpath_readers::annot::AnnotReader;
 use critpath_readers::perf::{KRecord, KernelEvents, Step};
+use critpath_trace::DiagnosticKind;
 use critpath_trace::{Diagnostic, Interner, Pos, ReadError, Record, RecordSource, Scope, Summary};
 use std::path::Path;
 
@@ -202,8 +203,7 @@ impl PerfSource {
     fn lost_events(&self) -> Option<Diagnostic> {
         let lost = self.reader.lost();
         (lost > 0).then(|| {
-            Diagnostic::new(
-                "lost-events",
+            Diagnostic::new(DiagnosticKind::LostEvents,
                 format!(
                     "perf lost {lost} events (its buffers overflowed); transitions around them may be missing or inferred; record with larger buffers (critpath record --mmap-pages 4096) or fewer events"
                 ),

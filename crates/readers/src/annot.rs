@@ -408,7 +408,11 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_trace::Summary {
     let mut error = None;
     for (e, cut) in reader.problems.drain(..) {
         out.push(critpath_trace::Diagnostic::new(
-            if cut { "cut-short" } else { "damaged-input" },
+            if cut {
+                critpath_trace::DiagnosticKind::CutShort
+            } else {
+                critpath_trace::DiagnosticKind::DamagedInput
+            },
             e.to_string(),
         ));
         if error.is_none() {
@@ -419,7 +423,7 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_trace::Summary {
     if facts.lost > 0 {
         out.push(
             critpath_trace::Diagnostic::new(
-                "lost-annotations",
+                critpath_trace::DiagnosticKind::LostAnnotations,
                 format!(
                     "the annotated program could not write {} annotation event(s) (CRITPATH_OUT unwritable or the disk full); the states around them are missing",
                     facts.lost

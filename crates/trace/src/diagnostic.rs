@@ -6,11 +6,13 @@ use crate::event::Pos;
 use crate::strings::{Interner, Sym};
 use serde::Serialize;
 
-/// A finding that helps complete the model (SPEC §2 diagnostics) or says
+pub use crate::diagnostic_kind::DiagnosticKind;
+
+/// A finding that helps complete the model (see docs/path-rules.md) or says
 /// what was wrong with the input.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub kind: String,
+    pub kind: DiagnosticKind,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sys: Option<String>,
@@ -31,9 +33,9 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+    pub fn new(kind: DiagnosticKind, message: impl Into<String>) -> Self {
         Diagnostic {
-            kind: kind.to_string(),
+            kind,
             message: message.into(),
             sys: None,
             sm: None,

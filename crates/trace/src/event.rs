@@ -1,4 +1,4 @@
-//! The event model of SPEC §1: records in time order, each naming a state
+//! The event model (docs/event-model.md): records in time order, each naming a state
 //! machine (directly, or through a thread's SM stack or a CPU's current
 //! thread) and what it does.
 
@@ -22,7 +22,7 @@ pub enum LinkId {
     Str(Sym),
 }
 
-/// What a record does. Field meanings follow SPEC §1.
+/// What a record does. Field meanings follow docs/event-model.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// Transition into `state`.

@@ -7,11 +7,12 @@
 //! (a finding about the model or the data).
 
 pub mod diagnostic;
+mod diagnostic_kind;
 pub mod event;
 pub mod source;
 pub mod strings;
 
-pub use diagnostic::Diagnostic;
+pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};

@@ -14,20 +14,6 @@ use serde_json::json;
 /// Timeline segments drawn at most.
 const MAX_SEGMENTS: usize = 20_000;
 
-/// What the paper's §2.3 advises for each diagnostic.
-fn advice(kind: &str) -> &'static str {
-    match kind {
-        "wait-advanced-early" => "The SM left a waiting state before what it waited for happened: the dependence is wrong or incomplete.",
-        "recv-without-send" => "A message was received that was never sent: record the send, or the link ids differ.",
-        "long-state" => "States occupied for extremely long periods are typically waiting on another state machine: a dependence is missing.",
-        "disconnected" => "No path from the start to the destination: look at the SMs on either side of the disconnect for an overlooked dependence, or at an under-provisioned resource.",
-        "stack-mismatch" => "SM entries and exits (or calls and returns) are not properly nested: fix the annotations.",
-        "clock-offset" => "Clocks of different hosts were aligned from their messages.",
-        "overhead-correction" => "The measured cost of the annotation events was taken out of the states' times (VTRACE's perturbation correction).",
-        _ => "",
-    }
-}
-
 /// Adjacent segments of one SM and state merge; the longest are kept.
 fn timeline(path: &[PathSegment]) -> (Vec<&PathSegment>, usize) {
     let mut keep: Vec<&PathSegment> = path.iter().filter(|s| s.end_ns > s.start_ns).collect();
@@ -67,7 +53,7 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath]) -> String {
         "critical_path": a.critical_path,
         "stats": a.stats,
         "states": a.states,
-        "diagnostics": a.diagnostics.iter().map(|d| json!({"kind": d.kind, "message": d.message, "advice": advice(&d.kind)})).collect::<Vec<_>>(),
+        "diagnostics": a.diagnostics.iter().map(|d| json!({"kind": d.kind, "message": d.message, "advice": d.kind.advice()})).collect::<Vec<_>>(),
         "segments": segs,
         "hidden_segments": hidden_segs,
         "hidden_edges": hidden_edges,

@@ -45,7 +45,7 @@ struct Measured {
     length_ns: u64,
 }
 
-fn io_err(e: std::io::Error) -> CliError {
+fn io_err(e: impl std::fmt::Display) -> CliError {
     CliError::input(format!("bench: {e}"))
 }
 

@@ -4,7 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::inputs::run_analysis;
 use crate::output::stdout;
-use critpath_engine::check::{violations, TRACE_ERRORS};
+use critpath_engine::check::{trace_errors, violations};
 use critpath_engine::Options;
 use critpath_views::json::{self, CheckDoc, GraphSize};
 use std::path::PathBuf;
@@ -20,11 +20,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let (a, err) = run_analysis(&args.trace, Options::default())?;
     let violations = violations(&a);
-    let trace_errors: Vec<&critpath_trace::Diagnostic> = a
-        .diagnostics
-        .iter()
-        .filter(|d| TRACE_ERRORS.contains(&d.kind.as_str()))
-        .collect();
+    let trace_errors = trace_errors(&a);
     let ok = violations.is_empty() && trace_errors.is_empty();
     let text = if args.json {
         json::document(&CheckDoc {

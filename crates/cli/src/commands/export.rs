@@ -9,10 +9,8 @@ use crate::output::{refuse_inputs, write_file};
 use critpath_engine::{Analysis, Engine, Options, Visit};
 use critpath_trace::Interner;
 use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
-use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
@@ -101,14 +99,12 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 
 /// The analysis with its critical path, and every visit and dependence.
 fn with_visits(inputs: &Inputs) -> Result<(Analysis, Vec<Visit>, Interner)> {
-    let visits = Rc::new(RefCell::new(Vec::new()));
-    let sink = visits.clone();
-    let mut engine = Engine::new(Options {
+    let mut visits = Vec::new();
+    let mut collect = |v: &Visit, _: &Interner| visits.push(*v);
+    let opts = Options {
         keep_path: true,
         ..Default::default()
-    });
-    engine.set_hook(Box::new(move |v| sink.borrow_mut().push(v)));
-    let (a, strings) = inputs.run_engine(engine)?;
-    let v = visits.borrow().clone();
-    Ok((a, v, strings))
+    };
+    let (a, strings) = inputs.run_engine(Engine::observed(opts, &mut collect))?;
+    Ok((a, visits, strings))
 }

@@ -6,6 +6,7 @@ use crate::inputs::{correct, finish_with, Inputs};
 use crate::output::{emit, refuse_inputs};
 use critpath_engine::{analyze, Analysis, Options};
 use critpath_import::open;
+use critpath_trace::DiagnosticKind;
 use critpath_trace::ReadError;
 use critpath_views::analysis::correction;
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ pub fn run(args: Args) -> Result<()> {
         correct(&mut a, &args.traces[0])?;
         let said = correction(&a);
         a.diagnostics.push(critpath_trace::Diagnostic::new(
-            "overhead-correction",
+            DiagnosticKind::OverheadCorrection,
             said.trim(),
         ));
     }

@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .map(|s| Speedup::parse(s))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError::Input)?;
+        .map_err(CliError::analysis)?;
     let (base, err) = run_analysis(&args.trace, Options::default())?;
     if let Some(e) = err {
         return Err(e.into());

@@ -5,6 +5,7 @@
 use super::{Builder, Derived, Frame, St, Thread, INTERNAL_LINK};
 use crate::names::OsSm;
 use critpath_readers::annot::{Annot, AnnotRecord};
+use critpath_trace::DiagnosticKind;
 use critpath_trace::{Diagnostic, Event, LinkId};
 use rustc_hash::FxHashMap;
 
@@ -110,7 +111,7 @@ impl Builder {
                         "end_sm(\"{name}\") at t={t} on {} but no SM of that name was begun on that thread; ignored",
                         self.strings.resolve(th.base)
                     );
-                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                    self.annot_problem(Diagnostic::new(DiagnosticKind::StackMismatch, msg).time(t));
                     return;
                 };
                 if pos + 1 != th.stack.len() {
@@ -119,7 +120,7 @@ impl Builder {
                         self.strings.resolve(th.base),
                         self.strings.resolve(th.sm)
                     );
-                    self.annot_problem(Diagnostic::new("stack-mismatch", msg).time(t));
+                    self.annot_problem(Diagnostic::new(DiagnosticKind::StackMismatch, msg).time(t));
                 }
                 while self.threads[&key].stack.len() > pos {
                     let th = self.threads.get_mut(&key).expect("known");

@@ -5,6 +5,7 @@
 
 use super::{Builder, Comm, Derived, St};
 use critpath_trace::Diagnostic;
+use critpath_trace::DiagnosticKind;
 
 impl Builder {
     /// `tid` is seen on a CPU at `t`: it is running. A thread believed
@@ -60,7 +61,7 @@ impl Builder {
         let c = &self.counts;
         let mut out = self.annot_problems.clone();
         // A count's diagnostic, when the count is not 0.
-        let mut counted = |n: u64, kind: &str, message: String| {
+        let mut counted = |n: u64, kind: DiagnosticKind, message: String| {
             if n > 0 {
                 out.push(Diagnostic::new(kind, message).count(n));
             }
@@ -73,7 +74,7 @@ impl Builder {
             } else {
                 0
             },
-            "stack-mismatch",
+            DiagnosticKind::StackMismatch,
             format!(
                 "{} unbalanced end_sm annotation(s) in all (the first {listed} are listed)",
                 c.annot_problems
@@ -81,7 +82,7 @@ impl Builder {
         );
         counted(
             c.inferred,
-            "inferred-transition",
+            DiagnosticKind::InferredTransition,
             format!(
                 "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
                 c.inferred, c.inferred_by_timer
@@ -93,7 +94,7 @@ impl Builder {
             } else {
                 c.preexisting
             },
-            "preexisting-thread",
+            DiagnosticKind::PreexistingThread,
             format!(
                 "{} thread(s) existed before recording started; each starts at its first event",
                 c.preexisting
@@ -101,7 +102,7 @@ impl Builder {
         );
         counted(
             c.unknown_waker,
-            "unknown-waker",
+            DiagnosticKind::UnknownWaker,
             format!(
                 "{} wakeup(s) came from no known context (an idle CPU, or an interrupt whose entry was not recorded); those threads become runnable without a dependence",
                 c.unknown_waker
@@ -109,7 +110,7 @@ impl Builder {
         );
         counted(
             c.unbalanced,
-            "unbalanced-interrupt",
+            DiagnosticKind::UnbalancedInterrupt,
             format!(
                 "{} interrupt, softirq or timer run(s) had no recorded exit; each was ended at the next sign that it was over",
                 c.unbalanced
@@ -117,7 +118,7 @@ impl Builder {
         );
         counted(
             c.late,
-            "late-transition",
+            DiagnosticKind::LateTransition,
             format!(
                 "{} inferred transition(s) fell before the reorder window and were placed at its start",
                 c.late

@@ -10,6 +10,7 @@ use super::kevent::KRecord;
 use super::records::RawRecords;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
+use critpath_trace::DiagnosticKind;
 use critpath_trace::{Diagnostic, Interner, Location, ReadError};
 use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
 use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
@@ -95,7 +96,7 @@ fn formats(perf_file: &PerfFile, problems: &mut Vec<Diagnostic>) -> Vec<EventFor
     };
     let f = tracefmt::from_tracefs(&all_tracepoints());
     problems.push(Diagnostic::new(
-        "tracepoint-formats",
+        DiagnosticKind::TracepointFormats,
         format!(
             "{why}; the tracepoint layouts of the running kernel were used instead ({} found)",
             f.len()

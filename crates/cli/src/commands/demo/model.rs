@@ -68,7 +68,7 @@ pub fn list_params() -> String {
 /// is written there too.
 pub fn run(cfg: Config, output: Option<&Path>) -> Result<Run> {
     let (outcome, engine, strings) = match output {
-        None => simulate_into(&cfg, None).map_err(CliError::analysis)?,
+        None => simulate_into(&cfg, None).map_err(|e| CliError::analysis(e.into()))?,
         Some(path) => write_file(path, &[], |out| {
             let mut w = CptWriter::new(out, Codec::Zstd)?;
             let r = simulate_into(&cfg, Some(&mut w))?;
@@ -90,7 +90,7 @@ type Writer = CptWriter<BufWriter<File>>;
 fn simulate_into(
     cfg: &Config,
     mut writer: Option<&mut Writer>,
-) -> io::Result<(Outcome, Engine, Interner)> {
+) -> io::Result<(Outcome, Engine<'static>, Interner)> {
     let mut engine = Engine::new(Options::default());
     let mut strings = Interner::new();
     let mut write_err = None;

@@ -1,0 +1,24 @@
+//! Analyses built on whole runs of the engine, one per file: the next most
+//! critical path (paper §5.3, Table 2), the comparison of two runs, and the
+//! correction of annotation overhead (VTRACE). What-if speed-ups, slack and
+//! windows are computed by the engine itself during its pass.
+
+mod diff;
+mod next_path;
+mod overhead;
+
+pub use diff::{diff, Diff, StateChange};
+pub use next_path::{next_paths, NextPath};
+pub use overhead::{correct_overhead, Correction};
+
+use crate::results::StateRow;
+
+/// A state as users name it: `SM:STATE`, or `SYS/SM:STATE` outside the
+/// local system.
+pub(crate) fn name(s: &StateRow) -> String {
+    if s.sys == "local" {
+        format!("{}:{}", s.sm, s.state)
+    } else {
+        format!("{}/{}:{}", s.sys, s.sm, s.state)
+    }
+}

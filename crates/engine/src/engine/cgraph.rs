@@ -1,0 +1,220 @@
+//! The combined graph (cgraph) built while the engine streams: one node per
+//! distinct transition `(SM, from state, to state)`, one intra-SM edge per
+//! pair of consecutive transitions (charged to the state between them) and
+//! one inter-SM edge per distinct dependence, each with its visits, total
+//! time and, after the walk, critical time.
+
+use super::{Engine, M_END, M_ORIGIN, M_SEND, M_START, NONE32};
+use crate::results::{CEdgeRow, CGraph, CNodeRow};
+use critpath_trace::{Interner, Sym};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+pub(super) struct CNode {
+    /// One-entry memo of `Engine::step`: the last `to` taken from here and
+    /// where it led (cnode, intra cedge).
+    pub memo: (u32, u32, u32),
+    pub sm: u32,
+    pub from: u32,
+    pub to: u32,
+    /// State key entered by this transition (NONE32 for end/send/origin).
+    pub to_key: u32,
+}
+
+pub(super) struct CEdge {
+    pub from: u32,
+    pub to: u32,
+    pub key: u32,
+    pub inter: bool,
+    pub visits: u64,
+    pub total: u64,
+    pub critical: u64,
+}
+
+impl CEdge {
+    fn new(from: u32, to: u32, key: u32, inter: bool) -> CEdge {
+        CEdge {
+            from,
+            to,
+            key,
+            inter,
+            visits: 0,
+            total: 0,
+            critical: 0,
+        }
+    }
+}
+
+/// The cgraph's nodes and edges with their indexes.
+#[derive(Default)]
+pub(super) struct CGraphBuilder {
+    pub cnodes: Vec<CNode>,
+    cnode_index: FxHashMap<(u32, u32, u32), u32>,
+    /// (from cnode, to state or marker) -> (cnode, intra cedge or NONE32).
+    trans: FxHashMap<(u32, u32), (u32, u32)>,
+    pub cedges: Vec<CEdge>,
+    inter_index: FxHashMap<(u32, u32), u32>,
+    /// Pairs of SMs joined by an inter-SM edge.
+    pub sm_links: FxHashSet<(u32, u32)>,
+}
+
+impl CGraphBuilder {
+    /// Adds SM `sm`'s origin node (the SM before its life begins).
+    pub fn origin(&mut self, sm: u32) -> u32 {
+        let origin = self.cnodes.len() as u32;
+        self.cnodes.push(CNode {
+            memo: (NONE32, 0, 0),
+            sm,
+            from: M_ORIGIN,
+            to: M_ORIGIN,
+            to_key: NONE32,
+        });
+        origin
+    }
+
+    /// Counts one pass of `time` ns over edge `edge`.
+    #[inline]
+    pub fn pass(&mut self, edge: u32, time: u64) {
+        let ce = &mut self.cedges[edge as usize];
+        ce.visits += 1;
+        ce.total += time;
+    }
+
+    /// The inter-SM edge from cnode `from` to cnode `to`, charged to `key`.
+    pub fn inter_edge(&mut self, from: u32, to: u32, key: u32) -> u32 {
+        if let Some(&e) = self.inter_index.get(&(from, to)) {
+            return e;
+        }
+        let e = self.cedges.len() as u32;
+        self.cedges.push(CEdge::new(from, to, key, true));
+        self.inter_index.insert((from, to), e);
+        let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
+        if a != b {
+            self.sm_links.insert((a, b));
+        }
+        e
+    }
+}
+
+impl Engine<'_> {
+    /// The cgraph node of SM `sm`'s transition `from -> to`.
+    pub(super) fn cnode_of(&mut self, sm: u32, from: u32, to: u32, strings: &Interner) -> u32 {
+        if let Some(&c) = self.g.cnode_index.get(&(sm, from, to)) {
+            return c;
+        }
+        let to_key = if to < M_SEND {
+            self.key_of(sm, Sym(to), strings)
+        } else {
+            NONE32
+        };
+        let c = self.g.cnodes.len() as u32;
+        self.g.cnodes.push(CNode {
+            memo: (NONE32, 0, 0),
+            sm,
+            from,
+            to,
+            to_key,
+        });
+        self.g.cnode_index.insert((sm, from, to), c);
+        c
+    }
+
+    /// The cgraph node reached from `from_cnode` by going to `to` (a state
+    /// or marker), and the intra-SM cgraph edge between them (NONE32 from the
+    /// origin). `cur_key` is the state the edge spends time in.
+    #[inline]
+    pub(super) fn step(
+        &mut self,
+        sm: u32,
+        from_cnode: u32,
+        (cur, cur_key): (u32, u32),
+        to: u32,
+        strings: &Interner,
+    ) -> (u32, u32) {
+        let memo = self.g.cnodes[from_cnode as usize].memo;
+        if memo.0 == to {
+            return (memo.1, memo.2);
+        }
+        let r = self.step_slow(sm, from_cnode, (cur, cur_key), to, strings);
+        self.g.cnodes[from_cnode as usize].memo = (to, r.0, r.1);
+        r
+    }
+
+    fn step_slow(
+        &mut self,
+        sm: u32,
+        from_cnode: u32,
+        (cur, cur_key): (u32, u32),
+        to: u32,
+        strings: &Interner,
+    ) -> (u32, u32) {
+        if let Some(&r) = self.g.trans.get(&(from_cnode, to)) {
+            return r;
+        }
+        let (cnode, edge) = if self.g.cnodes[from_cnode as usize].from == M_ORIGIN {
+            (self.cnode_of(sm, M_START, to, strings), NONE32)
+        } else {
+            let cn = self.cnode_of(sm, cur, to, strings);
+            let e = self.g.cedges.len() as u32;
+            self.g
+                .cedges
+                .push(CEdge::new(from_cnode, cn, cur_key, false));
+            (cn, e)
+        };
+        self.g.trans.insert((from_cnode, to), (cnode, edge));
+        (cnode, edge)
+    }
+
+    /// The cgraph as result rows.
+    pub(super) fn cgraph_rows(&self, strings: &Interner) -> CGraph {
+        let name = |m: u32| -> String {
+            match m {
+                M_START => "start".into(),
+                M_END => "end".into(),
+                M_SEND => "send".into(),
+                M_ORIGIN => "origin".into(),
+                s => strings.resolve(Sym(s)).to_string(),
+            }
+        };
+        let nodes = self
+            .g
+            .cnodes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.from != M_ORIGIN)
+            .map(|(i, c)| {
+                let s = &self.m.sms[c.sm as usize];
+                CNodeRow {
+                    id: i as u32,
+                    sys: strings.resolve(s.sys).to_string(),
+                    sm: strings.resolve(s.name).to_string(),
+                    from: name(c.from),
+                    to: name(c.to),
+                }
+            })
+            .collect();
+        let edges = self
+            .g
+            .cedges
+            .iter()
+            .map(|e| CEdgeRow {
+                from: e.from,
+                to: e.to,
+                state: self.state_name(e.key, strings),
+                inter: e.inter,
+                visits: e.visits,
+                total_ns: e.total,
+                critical_ns: e.critical,
+            })
+            .collect();
+        CGraph { nodes, edges }
+    }
+
+    /// The name of state key `key` ("" for NONE32).
+    pub(super) fn state_name(&self, key: u32, strings: &Interner) -> String {
+        if key == NONE32 {
+            String::new()
+        } else {
+            strings.resolve(self.m.keys[key as usize].state).to_string()
+        }
+    }
+}

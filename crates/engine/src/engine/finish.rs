@@ -1,0 +1,57 @@
+//! The end of the pass: pick the destination, walk the node log back,
+//! compute slack when asked, and assemble the [`Analysis`].
+
+use super::Engine;
+use crate::error::Result;
+use crate::results::{Analysis, Stats};
+use critpath_trace::Interner;
+
+impl Engine<'_> {
+    /// Ends the pass: picks the destination, walks the node log back, and
+    /// builds the results.
+    pub fn finish(mut self, strings: &Interner) -> Result<Analysis> {
+        if let Some(e) = self.logs.io_error.take() {
+            return Err(e.into());
+        }
+        self.logs.nodes.seal()?;
+        let (dest, disconnected) = self.destination(strings)?;
+        let walked = self.walk(dest, strings)?;
+        let length = walked.path.length_ns;
+        let slack = match self.logs.graph.take() {
+            Some(g) => Some(g.slack(length as i64, self.m.keys.len())?),
+            None => None,
+        };
+        self.add_totals();
+        let states = self.state_rows(length, &slack, strings);
+        let mut findings: Vec<_> = disconnected.into_iter().collect();
+        findings.extend(self.long_states(strings));
+        let diagnostics = self.diags.take_all(findings);
+        let cgraph = self.cgraph_rows(strings);
+        let path = self
+            .opts
+            .keep_path
+            .then(|| self.segment_rows(walked.segments, strings));
+        let windows = walked.windows.map(|w| self.window_rows(w, strings));
+        Ok(Analysis {
+            windows,
+            critical_path: walked.path,
+            states,
+            diagnostics,
+            stats: self.stats(),
+            cgraph,
+            path,
+            annotation_costs: Vec::new(),
+            overhead_correction: None,
+        })
+    }
+
+    /// Counts of the pass.
+    fn stats(&self) -> Stats {
+        Stats {
+            records: self.records,
+            nodes: self.next_node,
+            state_machines: self.m.sms.iter().filter(|s| s.nodes > 0).count() as u64,
+            node_log_bytes: self.logs.nodes.disk_bytes(),
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Where the engine writes each node as it goes: the node log (the chosen
+//! predecessor, for the walk back) and, when slack is asked for, the graph
+//! log (every in-edge). Writing never stops the pass: the first I/O error is
+//! kept and returned by `finish`.
+
+use crate::nodelog::{Entry, NodeLog};
+use crate::slack::{GraphLog, InEdge};
+use std::io;
+
+/// The node log, the slack graph log, and the first error writing them.
+pub(super) struct Logs {
+    pub nodes: NodeLog,
+    /// All in-edges of every node, for slack.
+    pub graph: Option<GraphLog>,
+    pub io_error: Option<io::Error>,
+}
+
+impl Logs {
+    /// Logs that keep the graph for slack when `slack` is set.
+    pub fn new(slack: bool) -> Logs {
+        let (graph, io_error) = if slack {
+            match GraphLog::new() {
+                Ok(g) => (Some(g), None),
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
+        Logs {
+            nodes: NodeLog::new(),
+            graph,
+            io_error,
+        }
+    }
+
+    /// Appends the next node's chosen predecessor.
+    #[inline]
+    pub fn log(&mut self, e: Entry) {
+        if let Err(err) = self.nodes.push(e) {
+            self.io_error.get_or_insert(err);
+        }
+    }
+
+    /// Is the slack graph being kept?
+    #[inline]
+    pub fn keeps_graph(&self) -> bool {
+        self.graph.is_some()
+    }
+
+    /// Records a node's `L` and all its in-edges for slack.
+    pub fn graph_node(&mut self, l: i64, edges: &[InEdge]) {
+        if let Some(g) = self.graph.as_mut() {
+            if let Err(err) = g.push(l, edges) {
+                self.io_error.get_or_insert(err);
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The engine's bookkeeping of state machines: per SM its current state and
+//! latest nodes, per `(SM, state)` its counters and latest transition, the
+//! SM stack of every thread and the thread on every CPU, so that a record
+//! about a thread or a CPU reaches the SM on top of the stack.
+
+use super::diagnose;
+use super::{Engine, NodeRef, WaitOn, NONE32};
+use critpath_trace::{DiagnosticKind, Interner, Pos, Sym, Who};
+use rustc_hash::FxHashMap;
+
+/// One state machine as the rules see it.
+pub(super) struct Sm {
+    pub sys: Sym,
+    pub name: Sym,
+    /// cgraph "origin" node: the SM before its life begins.
+    pub origin: u32,
+    /// Current state (NONE32 when not alive or no state yet).
+    pub cur: u32,
+    pub cur_key: u32,
+    pub wait: WaitOn,
+    /// Start of the current piece of the current state (moved by sends).
+    pub tp: u64,
+    /// When the current state was entered.
+    pub entered: u64,
+    /// Latest node (transition or send) in the current life.
+    pub last: Option<NodeRef>,
+    /// Latest transition (any state, or end) ever.
+    pub last_trans: Option<NodeRef>,
+    pub cnode: u32,
+    pub calls: Vec<(Sym, u32)>,
+    pub first_t: u64,
+    pub last_t: u64,
+    pub nodes: u64,
+    /// Is this the start SM whose first node is a path start?
+    pub is_from: bool,
+}
+
+impl Sm {
+    /// Counts a node of this SM at `t`.
+    #[inline]
+    pub fn count_node(&mut self, t: u64) {
+        if self.nodes == 0 {
+            self.first_t = t;
+        }
+        self.nodes += 1;
+        self.last_t = t;
+    }
+}
+
+/// One `(SM, state)`: the state key of the tables.
+pub(super) struct Key {
+    pub sm: u32,
+    pub state: Sym,
+    pub visits: u64,
+    pub total: u64,
+    pub critical: u64,
+    pub max_visit: u64,
+    pub max_visit_at: u64,
+    /// Completed visits that took time.
+    pub timed_visits: u64,
+    pub waited: bool,
+    pub last_trans: Option<NodeRef>,
+    /// What-if speedup of this state (1.0 = as recorded).
+    pub factor: f64,
+}
+
+/// Every SM and state key seen, with the stacks and CPUs that lead to them.
+#[derive(Default)]
+pub(super) struct Machines {
+    pub sms: Vec<Sm>,
+    pub sm_index: FxHashMap<(Sym, Sym), u32>,
+    /// Fast path of `sm_index`: by name, the first system's SM of that name.
+    pub sm_by_name: Vec<(Sym, u32)>,
+    pub keys: Vec<Key>,
+    pub key_index: FxHashMap<(u32, Sym), u32>,
+    pub stacks: FxHashMap<(Sym, Sym), Vec<u32>>,
+    pub cpus: FxHashMap<(Sym, Sym), Sym>,
+}
+
+impl Engine<'_> {
+    /// The index of SM `name` of system `sys`, created on first sight.
+    #[inline]
+    pub(super) fn sm_of(&mut self, sys: Sym, name: Sym, strings: &Interner) -> u32 {
+        if let Some(&(s, i)) = self.m.sm_by_name.get(name.index()) {
+            if s == sys && i != NONE32 {
+                return i;
+            }
+        }
+        if let Some(&i) = self.m.sm_index.get(&(sys, name)) {
+            return i;
+        }
+        self.new_sm(sys, name, strings)
+    }
+
+    #[cold]
+    fn new_sm(&mut self, sys: Sym, name: Sym, strings: &Interner) -> u32 {
+        let idx = self.m.sms.len() as u32;
+        let origin = self.g.origin(idx);
+        let is_from = match &self.opts.from {
+            Some(f) => super::names::sm_matches(f, strings.resolve(sys), strings.resolve(name)),
+            None => false,
+        };
+        self.m.sms.push(Sm {
+            sys,
+            name,
+            origin,
+            cur: NONE32,
+            cur_key: NONE32,
+            wait: WaitOn::No,
+            tp: 0,
+            entered: 0,
+            last: None,
+            last_trans: None,
+            cnode: origin,
+            calls: Vec::new(),
+            first_t: 0,
+            last_t: 0,
+            nodes: 0,
+            is_from,
+        });
+        let m = &mut self.m;
+        m.sm_index.insert((sys, name), idx);
+        if m.sm_by_name.len() <= name.index() {
+            m.sm_by_name.resize(name.index() + 1, (Sym(0), NONE32));
+        }
+        if m.sm_by_name[name.index()].1 == NONE32 {
+            m.sm_by_name[name.index()] = (sys, idx);
+        }
+        idx
+    }
+
+    /// The key of SM `sm`'s state `state`, created on first sight.
+    pub(super) fn key_of(&mut self, sm: u32, state: Sym, strings: &Interner) -> u32 {
+        if let Some(&k) = self.m.key_index.get(&(sm, state)) {
+            return k;
+        }
+        let k = self.m.keys.len() as u32;
+        let factor = self.factor_for(sm, state, strings);
+        self.m.keys.push(Key {
+            sm,
+            state,
+            visits: 0,
+            total: 0,
+            critical: 0,
+            max_visit: 0,
+            max_visit_at: 0,
+            timed_visits: 0,
+            waited: false,
+            last_trans: None,
+            factor,
+        });
+        self.m.key_index.insert((sm, state), k);
+        k
+    }
+
+    /// Resolves who a record is about to an SM index, or reports why not.
+    #[inline]
+    pub(super) fn resolve(
+        &mut self,
+        sys: Sym,
+        who: Who,
+        t: u64,
+        pos: Pos,
+        strings: &Interner,
+    ) -> Option<u32> {
+        let thread = match who {
+            Who::Sm(name) => return Some(self.sm_of(sys, name, strings)),
+            Who::Thread(th) => th,
+            Who::Cpu(cpu) => match self.m.cpus.get(&(sys, cpu)) {
+                Some(&th) => th,
+                None => {
+                    if self.diags.want(DiagnosticKind::StackMismatch) {
+                        let d = diagnose::cpu_unswitched(strings, cpu, t, pos);
+                        self.diags.push(d);
+                    }
+                    return None;
+                }
+            },
+        };
+        match self.m.stacks.get(&(sys, thread)).and_then(|s| s.last()) {
+            Some(&sm) => Some(sm),
+            None => {
+                if self.diags.want(DiagnosticKind::StackMismatch) {
+                    let d = diagnose::empty_stack(strings, thread, t, pos);
+                    self.diags.push(d);
+                }
+                None
+            }
+        }
+    }
+
+    /// Thread `thread` enters SM `sm`: it goes on top of the thread's stack.
+    pub(super) fn push(&mut self, sys: Sym, thread: Sym, sm: Sym, strings: &Interner) {
+        let idx = self.sm_of(sys, sm, strings);
+        self.m.stacks.entry((sys, thread)).or_default().push(idx);
+    }
+
+    /// Thread `thread` leaves SM `name`: pops it, or the SMs above it too
+    /// when it is not on top (a stack mismatch).
+    pub(super) fn pop(
+        &mut self,
+        sys: Sym,
+        thread: Sym,
+        name: Sym,
+        t: u64,
+        pos: Pos,
+        strings: &Interner,
+    ) {
+        let target = self.m.sm_index.get(&(sys, name)).copied();
+        let stack = self.m.stacks.entry((sys, thread)).or_default();
+        let top = stack.last().copied();
+        if top.is_some() && top == target {
+            stack.pop();
+            return;
+        }
+        let found = target.and_then(|tg| stack.iter().rposition(|&x| x == tg));
+        if let Some(i) = found {
+            stack.truncate(i);
+        }
+        if self.diags.want(DiagnosticKind::StackMismatch) {
+            let top = top.map(|i| self.m.sms[i as usize].name);
+            let mismatch = diagnose::PopMismatch {
+                thread,
+                name,
+                top,
+                popped: found.is_some(),
+            };
+            self.diags.push(mismatch.diagnostic(strings, t, pos));
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The streaming critical-path engine (docs/path-rules.md).
+//!
+//! Records arrive in time order. Each transition or `send` is a node of the
+//! dependence graph (bgraph); the engine computes its longest-path length `L`
+//! from the candidates the rules allow (the SM's previous node, the
+//! transition a wait was waiting for, the matching `send`), writes the chosen
+//! predecessor to the [`NodeLog`](crate::nodelog::NodeLog), and keeps only
+//! what later nodes can still need: per SM its latest node, per `(SM, state)`
+//! its latest transition, and the pending sends. At the end it walks the node
+//! log back from the destination node and attributes each path edge to the
+//! state it spent time in. The combined graph (cgraph) is accumulated on the
+//! way.
+//!
+//! One concern per file: `rules` (the path rules), `machines` (SMs, state
+//! keys, stacks, CPUs), `cgraph`, `logs` (node log and slack graph),
+//! `whatif` (speed-ups), `endpoints` (start and destination), `walk`,
+//! `windows`, `tables`, `diagnose` (diagnostics prose), `names` (name
+//! matching), `finish`.
+
+mod cgraph;
+mod diagnose;
+mod endpoints;
+mod finish;
+mod logs;
+mod machines;
+mod names;
+mod rules;
+mod tables;
+mod walk;
+mod whatif;
+mod windows;
+
+pub use names::nearest;
+pub use whatif::Speedup;
+
+use crate::observer::Observer;
+use cgraph::CGraphBuilder;
+use critpath_trace::{Diagnostic, Interner, Sym};
+use diagnose::DiagSink;
+use logs::Logs;
+use machines::Machines;
+use rustc_hash::FxHashMap;
+
+/// `L` of a node that no path from the start SM reaches.
+const UNREACHED: i64 = i64::MIN;
+/// Sentinels for the `from`/`to` of cgraph nodes.
+const M_START: u32 = u32::MAX;
+const M_END: u32 = u32::MAX - 1;
+const M_SEND: u32 = u32::MAX - 2;
+const M_ORIGIN: u32 = u32::MAX - 3;
+const NONE32: u32 = u32::MAX;
+
+/// What the user asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Keep only paths starting at this SM's (`SM` or `SYS/SM`) first node.
+    pub from: Option<String>,
+    /// End at this SM's last node (`SM[:STATE]`: or last transition into STATE).
+    pub to: Option<String>,
+    /// Keep the critical path's segments (for timelines and exports).
+    pub keep_path: bool,
+    /// A state visit longer than this share of its SM's observed life, with no
+    /// wait, is reported as `long-state`.
+    pub long_state_share: Option<f64>,
+    /// Compute every state's slack (needs a graph log on disk).
+    pub slack: bool,
+    /// Break the critical path down by time windows of this many ns.
+    pub window_ns: Option<u64>,
+    /// What-if: make these states FACTOR times faster (their intra-SM edges
+    /// weigh `time / FACTOR`), and compute the path that results.
+    pub speedups: Vec<Speedup>,
+}
+
+/// A node's handle kept in memory: id, `L`, time and cgraph node.
+#[derive(Clone, Copy, Debug)]
+struct NodeRef {
+    id: u64,
+    l: i64,
+    t: u64,
+    cnode: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WaitOn {
+    /// Not a waiting state.
+    No,
+    /// Only a `recv` ends it.
+    Open,
+    /// Waits for SM `(sys, sm)` to enter `state` (any when NONE32).
+    On { sys: Sym, sm: Sym, state: u32 },
+}
+
+/// The streaming engine. Feed it records with [`Engine::feed`], then call
+/// [`Engine::finish`]. `'o` is the borrow of its observer, if any.
+pub struct Engine<'o> {
+    opts: Options,
+    /// Told of every state visit and dependence, when set.
+    observer: Option<&'o mut dyn Observer>,
+    m: Machines,
+    g: CGraphBuilder,
+    /// Pending sends by numeric id, and by string id.
+    pending: FxHashMap<u64, NodeRef>,
+    pending_str: FxHashMap<Sym, NodeRef>,
+    logs: Logs,
+    /// Which speed-ups matched a state.
+    speedup_used: Vec<bool>,
+    next_node: u64,
+    records: u64,
+    /// The node with the greatest `L` so far, and its SM.
+    best: Option<(NodeRef, u32)>,
+    diags: DiagSink,
+}
+
+impl<'o> Engine<'o> {
+    pub fn new(opts: Options) -> Self {
+        Engine {
+            speedup_used: vec![false; opts.speedups.len()],
+            logs: Logs::new(opts.slack),
+            opts,
+            observer: None,
+            m: Machines::default(),
+            g: CGraphBuilder::default(),
+            pending: FxHashMap::default(),
+            pending_str: FxHashMap::default(),
+            next_node: 0,
+            records: 0,
+            best: None,
+            diags: DiagSink::default(),
+        }
+    }
+
+    /// An engine that tells `observer` of every state visit that ends and
+    /// every dependence.
+    pub fn observed(opts: Options, observer: &'o mut dyn Observer) -> Self {
+        let mut e = Engine::new(opts);
+        e.observer = Some(observer);
+        e
+    }
+
+    /// Tells the observer that a batch of records has been fed.
+    pub fn after_batch(&mut self, strings: &Interner) {
+        if let Some(o) = self.observer.as_mut() {
+            o.after_batch(strings);
+        }
+    }
+
+    /// The options the engine runs with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Records processed so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Nodes created so far.
+    pub fn nodes(&self) -> u64 {
+        self.next_node
+    }
+
+    /// Adds a diagnostic that does not come from the engine (a reader's
+    /// error, a truncated file...).
+    pub fn add_diagnostic(&mut self, d: Diagnostic) {
+        self.diags.extra.push(d);
+    }
+}

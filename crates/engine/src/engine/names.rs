@@ -1,0 +1,85 @@
+//! Matching the names users type against the trace's: `SM` or `SYS/SM`
+//! specs, the labels diagnostics print, and the nearest names suggested when
+//! a name matches nothing (by edit distance).
+
+use critpath_trace::{Interner, LinkId, Sym};
+
+/// Does `spec` (`SM` or `SYS/SM`) name the SM `name` of system `sys`?
+pub(crate) fn sm_matches(spec: &str, sys: &str, name: &str) -> bool {
+    if spec == name {
+        return true;
+    }
+    spec.len() == sys.len() + 1 + name.len()
+        && spec.starts_with(sys)
+        && spec.as_bytes()[sys.len()] == b'/'
+        && spec.ends_with(name)
+}
+
+/// `SM`, or `SYS/SM` outside the local system.
+pub(crate) fn sm_label(strings: &Interner, sys: Sym, name: Sym) -> String {
+    if sys == Sym::LOCAL {
+        strings.resolve(name).to_string()
+    } else {
+        format!("{}/{}", strings.resolve(sys), strings.resolve(name))
+    }
+}
+
+/// A link id as diagnostics print it: a number, or a quoted string.
+pub(crate) fn link_label(strings: &Interner, id: LinkId) -> String {
+    match id {
+        LinkId::Num(n) => n.to_string(),
+        LinkId::Str(s) => format!("\"{}\"", strings.resolve(s)),
+    }
+}
+
+/// "; nearest: a, b, c" for the names closest to `want`, or "".
+pub fn nearest(want: &str, names: &[&str]) -> String {
+    let mut scored: Vec<(usize, &str)> =
+        names.iter().map(|n| (edit_distance(want, n), *n)).collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    let best: Vec<&str> = scored.iter().take(3).map(|x| x.1).collect();
+    if best.is_empty() {
+        String::new()
+    } else {
+        format!("; nearest: {}", best.join(", "))
+    }
+}
+
+/// Levenshtein distance between `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_match_bare_and_qualified_names() {
+        assert!(sm_matches("db", "local", "db"));
+        assert!(sm_matches("hostA/db", "hostA", "db"));
+        assert!(!sm_matches("hostB/db", "hostA", "db"));
+        assert!(!sm_matches("d", "local", "db"));
+    }
+
+    #[test]
+    fn nearest_names_come_first() {
+        assert_eq!(
+            nearest("wrk", &["worker", "work", "net"]),
+            "; nearest: work, net, worker"
+        );
+        assert_eq!(nearest("x", &[]), "");
+    }
+}

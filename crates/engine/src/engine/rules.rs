@@ -1,0 +1,504 @@
+//! The path rules (docs/path-rules.md): each transition or `send` is a node
+//! whose longest-path length `L` is the best of its candidates — the SM's
+//! previous node over the intra-SM edge (scaled by what-if speed-ups), and
+//! the matching `send` or the awaited transition over an inter-SM edge
+//! (ties go to the inter-SM edge). The chosen predecessor goes to the node
+//! log; visits and dependences go to the observer.
+
+use super::diagnose::RetMismatch;
+use super::{Engine, NodeRef, WaitOn, M_END, M_SEND, M_START, NONE32, UNREACHED};
+use crate::nodelog::{Entry, NO_PRED};
+use crate::observer::Visit;
+use crate::slack::InEdge;
+use critpath_trace::{Event, Interner, LinkId, Pos, Record, Sym};
+
+/// An SM's situation just before its next node: what it is in and since when.
+#[derive(Clone, Copy)]
+struct Before {
+    cur: u32,
+    cur_key: u32,
+    cnode: u32,
+    tp: u64,
+    entered: u64,
+    wait: WaitOn,
+    last: Option<NodeRef>,
+}
+
+/// The best candidate so far: its `L` and its node log entry.
+struct Best {
+    l: i64,
+    entry: Entry,
+}
+
+impl Engine<'_> {
+    /// Processes one record.
+    pub fn feed(&mut self, rec: &Record, pos: Pos, strings: &Interner) {
+        self.records += 1;
+        let (t, sys) = (rec.t, rec.sys);
+        let at = (t, pos);
+        match rec.ev {
+            Event::State { who, state } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.transition(sm, state.0, WaitOn::No, None, at, strings);
+                }
+            }
+            Event::Wait {
+                who,
+                state,
+                on,
+                on_sys,
+                on_state,
+            } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    let wait = match on {
+                        None => WaitOn::Open,
+                        Some(on) => WaitOn::On {
+                            sys: on_sys.unwrap_or(sys),
+                            sm: on,
+                            state: on_state.map(|s| s.0).unwrap_or(NONE32),
+                        },
+                    };
+                    self.transition(sm, state.0, wait, None, at, strings);
+                }
+            }
+            Event::Recv { who, id, state } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.transition(sm, state.0, WaitOn::No, Some(id), at, strings);
+                }
+            }
+            Event::End { who } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.transition(sm, M_END, WaitOn::No, None, at, strings);
+                }
+            }
+            Event::Send { who, id } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.send(sm, t, id, strings);
+                }
+            }
+            Event::Call { who, func } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    let caller = self.m.sms[sm as usize].cur;
+                    self.m.sms[sm as usize].calls.push((func, caller));
+                    self.transition(sm, func.0, WaitOn::No, None, at, strings);
+                }
+            }
+            Event::Ret { who, func } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.ret(sm, func, at, strings);
+                }
+            }
+            Event::Push { thread, sm } => self.push(sys, thread, sm, strings),
+            Event::Pop { thread, sm } => self.pop(sys, thread, sm, t, pos, strings),
+            Event::Switch { cpu, thread } => {
+                self.m.cpus.insert((sys, cpu), thread);
+            }
+        }
+    }
+
+    /// A return from `func`: back to the state the call was made from.
+    fn ret(&mut self, sm: u32, func: Sym, at: (u64, Pos), strings: &Interner) {
+        let s = &mut self.m.sms[sm as usize];
+        let Some(i) = s.calls.iter().rposition(|&(f, _)| f == func) else {
+            let inner = s.calls.last().map(|&(f, _)| f);
+            self.ret_mismatch(sm, func, RetMismatch::NoSuchCall { inner }, at, strings);
+            return;
+        };
+        let depth = s.calls.len() - 1 - i;
+        let (_, caller) = s.calls[i];
+        s.calls.truncate(i);
+        if depth > 0 {
+            self.ret_mismatch(sm, func, RetMismatch::SkipsInner { depth }, at, strings);
+        }
+        if caller == NONE32 {
+            self.ret_mismatch(sm, func, RetMismatch::BeforeAnyState, at, strings);
+            return;
+        }
+        self.transition(sm, caller, WaitOn::No, None, at, strings);
+    }
+
+    /// `L` of SM `sm`'s first node: 0, or unreached when paths must start
+    /// at another SM.
+    fn root_l(&self, sm: u32) -> i64 {
+        let s = &self.m.sms[sm as usize];
+        match &self.opts.from {
+            None => 0,
+            Some(_) if s.is_from && s.last_trans.is_none() && s.last.is_none() => 0,
+            Some(_) => UNREACHED,
+        }
+    }
+
+    /// Keeps the node with the greatest `L` (the latest of equals).
+    #[inline]
+    fn note_node(&mut self, sm: u32, n: NodeRef) {
+        if n.l == UNREACHED {
+            return;
+        }
+        match self.best {
+            Some((b, _)) if b.l > n.l => {}
+            _ => self.best = Some((n, sm)),
+        }
+    }
+
+    /// A fresh node id.
+    #[inline]
+    fn new_node(&mut self) -> u64 {
+        let node = self.next_node;
+        self.next_node += 1;
+        node
+    }
+
+    /// SM `sm`'s situation before its next node.
+    #[inline]
+    fn before(&self, sm: u32) -> Before {
+        let s = &self.m.sms[sm as usize];
+        Before {
+            cur: s.cur,
+            cur_key: s.cur_key,
+            cnode: s.cnode,
+            tp: s.tp,
+            entered: s.entered,
+            wait: s.wait,
+            last: s.last,
+        }
+    }
+
+    /// A `send` of `id`: a node on the sender's SM, pending until received.
+    fn send(&mut self, sm: u32, t: u64, id: LinkId, strings: &Interner) {
+        let node = self.new_node();
+        let b = self.before(sm);
+        let n = match (b.cur, b.last) {
+            (c, Some(prev)) if c != NONE32 => {
+                let occ = t.saturating_sub(b.tp);
+                let (cn, edge) = self.step(sm, b.cnode, (b.cur, b.cur_key), M_SEND, strings);
+                self.g.pass(edge, occ);
+                let w = self.scaled(b.cur_key, occ);
+                let l = if prev.l == UNREACHED {
+                    UNREACHED
+                } else {
+                    prev.l + w as i64
+                };
+                let (pred, key) = (prev.id, b.cur_key);
+                self.logs.log(Entry {
+                    pred,
+                    weight: w,
+                    tag: edge,
+                });
+                if self.logs.keeps_graph() {
+                    let weight = w;
+                    self.logs.graph_node(l, &[InEdge { pred, weight, key }]);
+                }
+                NodeRef {
+                    id: node,
+                    l,
+                    t,
+                    cnode: cn,
+                }
+            }
+            _ => self.root_send(sm, node, t, strings),
+        };
+        let s = &mut self.m.sms[sm as usize];
+        s.count_node(t);
+        s.tp = t;
+        s.last = Some(n);
+        if b.cur != NONE32 {
+            s.cnode = n.cnode;
+        }
+        match id {
+            LinkId::Num(k) => self.pending.insert(k, n),
+            LinkId::Str(k) => self.pending_str.insert(k, n),
+        };
+        self.note_node(sm, n);
+    }
+
+    /// A send from an SM that is in no state: a root node.
+    fn root_send(&mut self, sm: u32, node: u64, t: u64, strings: &Interner) -> NodeRef {
+        let cn = self.cnode_of(sm, M_START, M_SEND, strings);
+        let l = self.root_l(sm);
+        self.logs.log(Entry {
+            pred: NO_PRED,
+            weight: t,
+            tag: sm,
+        });
+        if self.logs.keeps_graph() {
+            self.logs.graph_node(l, &[]);
+        }
+        NodeRef {
+            id: node,
+            l,
+            t,
+            cnode: cn,
+        }
+    }
+
+    /// The SM leaves its current state (if any) at `t` and enters `to` (a
+    /// state symbol, or `M_END`).
+    fn transition(
+        &mut self,
+        sm: u32,
+        to: u32,
+        wait: WaitOn,
+        recv: Option<LinkId>,
+        (t, pos): (u64, Pos),
+        strings: &Interner,
+    ) {
+        let node = self.new_node();
+        let b = self.before(sm);
+        let alive = b.cur != NONE32 && b.last.is_some();
+
+        // Inter-SM candidate: the matching send, or the awaited transition.
+        let (inter, intra_zero) = match recv {
+            Some(id) => self.matching_send(sm, id, &b, (t, pos), strings),
+            None if alive => self.awaited(sm, &b, (t, pos), strings),
+            None => (None, false),
+        };
+
+        // cgraph step and the intra-SM edge.
+        let (cn, edge) = self.step(sm, b.cnode, (b.cur, b.cur_key), to, strings);
+        // A first node starts at 0 (or is unreached under --from); otherwise
+        // the intra-SM edge is the first candidate.
+        let mut best = Best {
+            l: if alive { UNREACHED } else { self.root_l(sm) },
+            entry: Entry {
+                pred: NO_PRED,
+                weight: t,
+                tag: sm,
+            },
+        };
+        let intra_in = if alive {
+            Some(self.intra_candidate(sm, t, edge, &b, intra_zero, &mut best, strings))
+        } else {
+            None
+        };
+        let inter_in = inter.map(|m| {
+            let key = if alive { b.cur_key } else { NONE32 };
+            self.inter_candidate(sm, (m, t), cn, key, recv.is_none(), &mut best, strings)
+        });
+        self.logs.log(best.entry);
+        if self.logs.keeps_graph() {
+            let edges: Vec<InEdge> = intra_in.into_iter().chain(inter_in).collect();
+            self.logs.graph_node(best.l, &edges);
+        }
+        let n = NodeRef {
+            id: node,
+            l: best.l,
+            t,
+            cnode: cn,
+        };
+        self.enter(sm, to, wait, n);
+        self.note_node(sm, n);
+    }
+
+    /// The send a `recv` of `id` matches, and whether the intra-SM edge
+    /// weighs nothing (the SM was waiting for it).
+    #[inline]
+    fn matching_send(
+        &mut self,
+        sm: u32,
+        id: LinkId,
+        b: &Before,
+        at: (u64, Pos),
+        strings: &Interner,
+    ) -> (Option<NodeRef>, bool) {
+        let snd = match id {
+            LinkId::Num(k) => self.pending.remove(&k),
+            LinkId::Str(k) => self.pending_str.remove(&k),
+        };
+        match snd {
+            Some(snd) => (Some(snd), b.wait != WaitOn::No),
+            None => {
+                self.recv_without_send(sm, id, at, strings);
+                (None, false)
+            }
+        }
+    }
+
+    /// The transition a waiting state waited for, if it happened while the
+    /// SM waited (then the intra-SM edge weighs nothing); else reports the
+    /// wait as advanced early.
+    #[inline]
+    fn awaited(
+        &mut self,
+        sm: u32,
+        b: &Before,
+        (t, pos): (u64, Pos),
+        strings: &Interner,
+    ) -> (Option<NodeRef>, bool) {
+        let (on_sys, on, state) = match b.wait {
+            WaitOn::No => return (None, false),
+            WaitOn::Open => (Sym(0), Sym(0), NONE32),
+            WaitOn::On { sys, sm, state } => (sys, sm, state),
+        };
+        let m = if b.wait == WaitOn::Open {
+            None
+        } else {
+            self.latest_transition(on_sys, on, state)
+        };
+        match m {
+            Some(m) if m.t >= b.entered && m.t <= t => (Some(m), true),
+            _ => {
+                let seen = m.map(|m| m.t);
+                self.early(sm, b.cur_key, (b.wait, seen, b.entered), (t, pos), strings);
+                (None, false)
+            }
+        }
+    }
+
+    /// SM `(sys, on)`'s latest transition into `state` (any state when
+    /// NONE32).
+    fn latest_transition(&self, sys: Sym, on: Sym, state: u32) -> Option<NodeRef> {
+        let target = self.m.sm_index.get(&(sys, on)).copied()?;
+        if state == NONE32 {
+            self.m.sms[target as usize].last_trans
+        } else {
+            self.m
+                .key_index
+                .get(&(target, Sym(state)))
+                .and_then(|&k| self.m.keys[k as usize].last_trans)
+        }
+    }
+
+    /// The intra-SM candidate: the SM's previous node over the edge of the
+    /// state it leaves; counts the visit and tells the observer.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn intra_candidate(
+        &mut self,
+        sm: u32,
+        t: u64,
+        edge: u32,
+        b: &Before,
+        intra_zero: bool,
+        best: &mut Best,
+        strings: &Interner,
+    ) -> InEdge {
+        let prev = b.last.expect("alive SM has a node");
+        let occ = t.saturating_sub(b.tp);
+        let w = if intra_zero {
+            0
+        } else {
+            self.scaled(b.cur_key, occ)
+        };
+        self.g.pass(edge, occ);
+        if let Some(o) = self.observer.as_mut() {
+            let s = &self.m.sms[sm as usize];
+            let v = Visit::State {
+                sys: s.sys,
+                sm: s.name,
+                state: Sym(b.cur),
+                start: b.entered,
+                end: t,
+            };
+            o.visit(&v, strings);
+        }
+        let visit = t.saturating_sub(b.entered);
+        let k = &mut self.m.keys[b.cur_key as usize];
+        k.timed_visits += u64::from(visit > 0);
+        if visit > k.max_visit {
+            k.max_visit = visit;
+            k.max_visit_at = b.entered;
+        }
+        best.entry = Entry {
+            pred: prev.id,
+            weight: w,
+            tag: edge,
+        };
+        if prev.l != UNREACHED {
+            best.l = prev.l + w as i64;
+        }
+        InEdge {
+            pred: prev.id,
+            weight: w,
+            key: b.cur_key,
+        }
+    }
+
+    /// The inter-SM candidate `m` (a send or an awaited transition) into
+    /// cnode `cn` at `t`, charged to `key` (NONE32 for a first node: then to
+    /// the state it enters); tells the observer of the dependence.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn inter_candidate(
+        &mut self,
+        sm: u32,
+        (m, t): (NodeRef, u64),
+        cn: u32,
+        key: u32,
+        wait: bool,
+        best: &mut Best,
+        strings: &Interner,
+    ) -> InEdge {
+        let w = t.saturating_sub(m.t);
+        // A first node has no previous state: its wait is charged to the
+        // state it enters, and that state's total holds the wait, so that
+        // no state is more critical than it is long.
+        let key = if key == NONE32 {
+            let key = self.g.cnodes[cn as usize].to_key;
+            self.m.keys[key as usize].total += w;
+            key
+        } else {
+            key
+        };
+        let ie = self.g.inter_edge(m.cnode, cn, key);
+        self.g.pass(ie, w);
+        if let Some(o) = self.observer.as_mut() {
+            let a = &self.m.sms[self.g.cnodes[m.cnode as usize].sm as usize];
+            let b = &self.m.sms[sm as usize];
+            let v = Visit::Link {
+                from_sys: a.sys,
+                from_sm: a.name,
+                to_sys: b.sys,
+                to_sm: b.name,
+                sent: m.t,
+                received: t,
+                wait,
+            };
+            o.visit(&v, strings);
+        }
+        // Ties go to the inter-SM edge (docs/path-rules.md).
+        if m.l != UNREACHED && m.l + w as i64 >= best.l {
+            best.l = m.l + w as i64;
+            best.entry = Entry {
+                pred: m.id,
+                weight: w,
+                tag: ie,
+            };
+        }
+        InEdge {
+            pred: m.id,
+            weight: w,
+            key,
+        }
+    }
+
+    /// SM `sm` is now in `to` (or has ended) at node `n`.
+    #[inline]
+    fn enter(&mut self, sm: u32, to: u32, wait: WaitOn, n: NodeRef) {
+        let key = self.g.cnodes[n.cnode as usize].to_key;
+        let s = &mut self.m.sms[sm as usize];
+        s.count_node(n.t);
+        s.last_trans = Some(n);
+        if to == M_END {
+            s.cur = NONE32;
+            s.cur_key = NONE32;
+            s.wait = WaitOn::No;
+            s.last = None;
+            s.cnode = s.origin;
+            s.calls.clear();
+            return;
+        }
+        s.cur = to;
+        s.cur_key = key;
+        s.wait = wait;
+        s.tp = n.t;
+        s.entered = n.t;
+        s.last = Some(n);
+        s.cnode = n.cnode;
+        let k = &mut self.m.keys[key as usize];
+        k.visits += 1;
+        k.last_trans = Some(n);
+        if wait != WaitOn::No {
+            k.waited = true;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The per-state table: every state visited, with its visits, total and
+//! critical time, criticality and (when computed) slack, most critical first.
+
+use super::{Engine, NONE32};
+use crate::results::StateRow;
+use critpath_trace::Interner;
+
+/// Per state key: least slack and mean slack, when computed.
+pub(super) type Slack = Option<Vec<Option<(u64, f64)>>>;
+
+impl Engine<'_> {
+    /// Adds the time on each state's intra-SM cgraph edges to its total.
+    pub(super) fn add_totals(&mut self) {
+        for ce in &self.g.cedges {
+            if !ce.inter && ce.key != NONE32 {
+                self.m.keys[ce.key as usize].total += ce.total;
+            }
+        }
+    }
+
+    /// The state table for a path of `len` ns.
+    pub(super) fn state_rows(&self, len: u64, slack: &Slack, strings: &Interner) -> Vec<StateRow> {
+        let mut states: Vec<StateRow> = self
+            .m
+            .keys
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.visits > 0)
+            .map(|(i, k)| {
+                let s = &self.m.sms[k.sm as usize];
+                let slack = slack.as_ref().and_then(|v| v[i]);
+                StateRow {
+                    sys: strings.resolve(s.sys).to_string(),
+                    sm: strings.resolve(s.name).to_string(),
+                    state: strings.resolve(k.state).to_string(),
+                    visits: k.visits,
+                    total_ns: k.total,
+                    critical_ns: k.critical,
+                    criticality: if len > 0 {
+                        k.critical as f64 / len as f64
+                    } else {
+                        0.0
+                    },
+                    slack_ns: slack.map(|x| x.0),
+                    slack_mean_ns: slack.map(|x| x.1),
+                }
+            })
+            .collect();
+        states.sort_by(|a, b| {
+            b.critical_ns
+                .cmp(&a.critical_ns)
+                .then(b.total_ns.cmp(&a.total_ns))
+                .then_with(|| (&a.sys, &a.sm, &a.state).cmp(&(&b.sys, &b.sm, &b.state)))
+        });
+        states
+    }
+}

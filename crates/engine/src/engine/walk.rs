@@ -1,0 +1,115 @@
+//! The backwards walk: from the destination node, follow each node's chosen
+//! predecessor in the node log to the path's start, charging every edge's
+//! weight to its cgraph edge and state as critical time, and keeping the
+//! path's segments and windows when asked.
+
+use super::windows::Windows;
+use super::{Engine, NodeRef, NONE32};
+use crate::nodelog::NO_PRED;
+use crate::results::{CriticalPath, Endpoint, PathSegment};
+use critpath_trace::{Interner, Sym};
+use std::io;
+
+/// One edge of the path as the walk meets it: cgraph edge ends, state key,
+/// inter-SM or not, and its time span.
+pub(super) struct Segment {
+    from: u32,
+    to: u32,
+    key: u32,
+    inter: bool,
+    span: (u64, u64),
+}
+
+/// What the walk found.
+pub(super) struct Walked {
+    pub path: CriticalPath,
+    /// The path's edges from the end back to the start, when kept.
+    pub segments: Vec<Segment>,
+    pub windows: Option<Windows>,
+}
+
+impl Engine<'_> {
+    /// Walks the node log back from `dest` (node and SM), if any.
+    pub(super) fn walk(
+        &mut self,
+        dest: Option<(NodeRef, u32)>,
+        strings: &Interner,
+    ) -> io::Result<Walked> {
+        let mut w = Walked {
+            path: CriticalPath::default(),
+            segments: Vec::new(),
+            windows: Windows::new(self.opts.window_ns),
+        };
+        let Some((n, sm)) = dest else {
+            return Ok(w);
+        };
+        let s = &self.m.sms[sm as usize];
+        w.path.found = true;
+        w.path.length_ns = n.l.max(0) as u64;
+        w.path.end = endpoint(strings, (s.sys, s.name), n.t);
+        let (mut id, mut t) = (n.id, n.t);
+        loop {
+            let e = self.logs.nodes.get(id)?;
+            if e.pred == NO_PRED {
+                let s = &self.m.sms[e.tag as usize];
+                w.path.start = endpoint(strings, (s.sys, s.name), e.weight);
+                return Ok(w);
+            }
+            let ce = &mut self.g.cedges[e.tag as usize];
+            ce.critical += e.weight;
+            if ce.key != NONE32 {
+                self.m.keys[ce.key as usize].critical += e.weight;
+            }
+            w.path.edges += 1;
+            if let Some(win) = w.windows.as_mut() {
+                win.add(ce.key, (t.saturating_sub(e.weight), t));
+            }
+            if self.opts.keep_path {
+                w.segments.push(Segment {
+                    from: ce.from,
+                    to: ce.to,
+                    key: ce.key,
+                    inter: ce.inter,
+                    span: (t - e.weight.min(t), t),
+                });
+            }
+            t = t.saturating_sub(e.weight);
+            id = e.pred;
+        }
+    }
+
+    /// The path's segments from start to end, as result rows.
+    pub(super) fn segment_rows(
+        &self,
+        mut segments: Vec<Segment>,
+        strings: &Interner,
+    ) -> Vec<PathSegment> {
+        segments.reverse();
+        segments
+            .into_iter()
+            .map(|seg| {
+                let c = &self.g.cnodes[seg.to as usize];
+                let s = &self.m.sms[c.sm as usize];
+                let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
+                PathSegment {
+                    sys: strings.resolve(s.sys).to_string(),
+                    sm: strings.resolve(s.name).to_string(),
+                    state: self.state_name(seg.key, strings),
+                    from_sm: strings.resolve(from_sm.name).to_string(),
+                    inter: seg.inter,
+                    start_ns: seg.span.0,
+                    end_ns: seg.span.1,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A path end: SM `(sys, name)` at `t`.
+fn endpoint(strings: &Interner, (sys, name): (Sym, Sym), t: u64) -> Endpoint {
+    Endpoint {
+        sys: strings.resolve(sys).to_string(),
+        sm: strings.resolve(name).to_string(),
+        t,
+    }
+}

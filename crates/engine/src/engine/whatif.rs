@@ -1,0 +1,130 @@
+//! What-if scaling: a speed-up makes one state FACTOR times faster, so its
+//! intra-SM edges weigh `time / FACTOR` while the rules run, and the path
+//! that results is the prediction. A speed-up that never matches a state of
+//! the trace is an error, with the nearest state names.
+
+use super::names::nearest;
+use super::Engine;
+use crate::error::{Error, Result};
+use critpath_trace::{Interner, Sym};
+
+/// `SM:STATE=FACTOR`: `target` is `SM:STATE` (or `SYS/SM:STATE`).
+#[derive(Clone, Debug)]
+pub struct Speedup {
+    pub target: String,
+    pub factor: f64,
+}
+
+impl Speedup {
+    /// Parses `SM:STATE=FACTOR`.
+    pub fn parse(spec: &str) -> Result<Speedup> {
+        let bad = |problem| Error::BadSpeedup {
+            spec: spec.to_string(),
+            problem,
+        };
+        let (target, factor) = spec
+            .rsplit_once('=')
+            .ok_or_else(|| bad("expected SM:STATE=FACTOR"))?;
+        if !target.contains(':') {
+            return Err(bad(
+                "expected SM:STATE=FACTOR (no ':' between SM and STATE)",
+            ));
+        }
+        let factor: f64 = factor
+            .trim()
+            .parse()
+            .map_err(|_| bad("FACTOR must be a number, such as 2 or 1.5"))?;
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(bad("FACTOR must be a positive number (2 = twice as fast; use a huge factor such as 1e9 to remove a state)"));
+        }
+        Ok(Speedup {
+            target: target.to_string(),
+            factor,
+        })
+    }
+}
+
+impl Engine<'_> {
+    /// The speed-up factor of SM `sm`'s state `state` (1.0 when none
+    /// applies); marks the speed-ups that match as used.
+    pub(super) fn factor_for(&mut self, sm: u32, state: Sym, strings: &Interner) -> f64 {
+        let mut factor = 1.0;
+        if self.opts.speedups.is_empty() {
+            return factor;
+        }
+        let s = &self.m.sms[sm as usize];
+        let (sys, name, st) = (
+            strings.resolve(s.sys),
+            strings.resolve(s.name),
+            strings.resolve(state),
+        );
+        for (i, sp) in self.opts.speedups.iter().enumerate() {
+            if sp.target == format!("{name}:{st}") || sp.target == format!("{sys}/{name}:{st}") {
+                factor = sp.factor;
+                self.speedup_used[i] = true;
+            }
+        }
+        factor
+    }
+
+    /// An intra-SM edge's weight under the what-if speedups.
+    #[inline]
+    pub(super) fn scaled(&self, key: u32, w: u64) -> u64 {
+        if self.opts.speedups.is_empty() {
+            return w;
+        }
+        let f = self.m.keys[key as usize].factor;
+        if f == 1.0 {
+            w
+        } else {
+            (w as f64 / f).round() as u64
+        }
+    }
+
+    /// Fails on the first speed-up that matched no state of the trace.
+    pub(super) fn check_speedups_used(&self, strings: &Interner) -> Result<()> {
+        let Some(i) = self.speedup_used.iter().position(|used| !used) else {
+            return Ok(());
+        };
+        let names: Vec<String> = self
+            .m
+            .keys
+            .iter()
+            .map(|k| {
+                format!(
+                    "{}:{}",
+                    strings.resolve(self.m.sms[k.sm as usize].name),
+                    strings.resolve(k.state)
+                )
+            })
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let target = &self.opts.speedups[i].target;
+        Err(Error::UnknownSpeedup {
+            spec: target.clone(),
+            nearest: nearest(target, &names),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sm_state_factor() {
+        let s = Speedup::parse("db:io=2.5").unwrap();
+        assert_eq!((s.target.as_str(), s.factor), ("db:io", 2.5));
+        let s = Speedup::parse("hostA/db:io=2").unwrap();
+        assert_eq!(s.target, "hostA/db:io");
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong_without_naming_an_option() {
+        for spec in ["db:io", "db=2", "db:io=x", "db:io=0", "db:io=-1"] {
+            let e = Speedup::parse(spec).unwrap_err();
+            assert_eq!(e.input(), Some((crate::Input::Speedup, spec)));
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+    }
+}

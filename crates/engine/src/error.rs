@@ -1,0 +1,78 @@
+//! The engine's errors: a request that does not fit the trace (an SM or a
+//! state it never mentions, a malformed speed-up), or a failure of the disk
+//! the node log spills to. Messages name what is wrong, not the command-line
+//! option that asked for it: [`Error::input`] tells the caller which of its
+//! inputs was at fault, so that it can say so in its own words.
+
+use std::io;
+use thiserror::Error;
+
+/// Which of the caller's requests an [`Error`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// [`crate::Options::from`]: the SM where paths start.
+    From,
+    /// [`crate::Options::to`]: the SM (and state) where the path ends.
+    To,
+    /// A speed-up of [`crate::Options::speedups`], or one being parsed.
+    Speedup,
+}
+
+/// What went wrong.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The node log or the slack graph log could not be written or read.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The start SM does not occur in the trace.
+    #[error("no state machine of that name in the trace{nearest}")]
+    UnknownFrom { spec: String, nearest: String },
+    /// The destination SM does not occur in the trace.
+    #[error("no state machine of that name in the trace{nearest}")]
+    UnknownTo { spec: String, nearest: String },
+    /// The destination names SMs in several systems.
+    #[error("{sm} names state machines in {systems} systems; write SYS/SM")]
+    AmbiguousTo {
+        spec: String,
+        sm: String,
+        systems: usize,
+    },
+    /// The destination SM never enters the state named.
+    #[error("{sm} never enters state '{state}'{nearest}")]
+    UnknownToState {
+        spec: String,
+        sm: String,
+        state: String,
+        nearest: String,
+    },
+    /// A speed-up names a state the trace never enters.
+    #[error("no such state in the trace{nearest}")]
+    UnknownSpeedup { spec: String, nearest: String },
+    /// A speed-up that is not `SM:STATE=FACTOR`.
+    #[error("{problem}")]
+    BadSpeedup { spec: String, problem: &'static str },
+}
+
+impl Error {
+    /// The request at fault and its text as given (`None` for I/O errors).
+    pub fn input(&self) -> Option<(Input, &str)> {
+        match self {
+            Error::Io(_) => None,
+            Error::UnknownFrom { spec, .. } => Some((Input::From, spec)),
+            Error::UnknownTo { spec, .. }
+            | Error::AmbiguousTo { spec, .. }
+            | Error::UnknownToState { spec, .. } => Some((Input::To, spec)),
+            Error::UnknownSpeedup { spec, .. } | Error::BadSpeedup { spec, .. } => {
+                Some((Input::Speedup, spec))
+            }
+        }
+    }
+
+    /// Is this the user's mistake (as opposed to a failure of the machine)?
+    pub fn is_usage(&self) -> bool {
+        self.input().is_some()
+    }
+}
+
+/// The engine's results or its error.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,193 @@
+//! The kinds of diagnostic, one variant each: the kebab-case name that JSON
+//! output and text tables show, the advice the HTML report gives, and
+//! whether the kind means the trace itself breaks the event model.
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// What a [`crate::Diagnostic`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DiagnosticKind {
+    /// An SM left a waiting state before what it waited for happened.
+    WaitAdvancedEarly,
+    /// A `recv` with no earlier `send` of its id.
+    RecvWithoutSend,
+    /// A state visit long against its SM's life, with no wait.
+    LongState,
+    /// No path joins the start to the destination.
+    Disconnected,
+    /// Pushes and pops, calls and returns, or CPU switches that do not nest.
+    StackMismatch,
+    /// A reader skipped a bad record and went on.
+    InputSkipped,
+    /// A reader stopped early; the analysis covers what came before.
+    InputCut,
+    /// An annotation file ends in the middle of a block.
+    CutShort,
+    /// An annotation file holds a damaged block.
+    DamagedInput,
+    /// The annotated program could not write some of its events.
+    LostAnnotations,
+    /// perf lost events (its buffers overflowed).
+    LostEvents,
+    /// The tracepoint layouts of the running kernel replaced the recording's.
+    TracepointFormats,
+    /// The OS graph placed a transition whose events were lost.
+    InferredTransition,
+    /// Threads that existed before recording started.
+    PreexistingThread,
+    /// Wakeups from no known context.
+    UnknownWaker,
+    /// Interrupt, softirq or timer runs with no recorded exit.
+    UnbalancedInterrupt,
+    /// Inferred transitions placed at the start of the reorder window.
+    LateTransition,
+    /// Clocks of several hosts aligned from their messages.
+    ClockOffset,
+    /// The cost of annotation events taken out of the states' times.
+    OverheadCorrection,
+}
+
+use DiagnosticKind::*;
+
+impl DiagnosticKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [DiagnosticKind; 19] = [
+        WaitAdvancedEarly,
+        RecvWithoutSend,
+        LongState,
+        Disconnected,
+        StackMismatch,
+        InputSkipped,
+        InputCut,
+        CutShort,
+        DamagedInput,
+        LostAnnotations,
+        LostEvents,
+        TracepointFormats,
+        InferredTransition,
+        PreexistingThread,
+        UnknownWaker,
+        UnbalancedInterrupt,
+        LateTransition,
+        ClockOffset,
+        OverheadCorrection,
+    ];
+
+    /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitAdvancedEarly => "wait-advanced-early",
+            RecvWithoutSend => "recv-without-send",
+            LongState => "long-state",
+            Disconnected => "disconnected",
+            StackMismatch => "stack-mismatch",
+            InputSkipped => "input-skipped",
+            InputCut => "input-cut",
+            CutShort => "cut-short",
+            DamagedInput => "damaged-input",
+            LostAnnotations => "lost-annotations",
+            LostEvents => "lost-events",
+            TracepointFormats => "tracepoint-formats",
+            InferredTransition => "inferred-transition",
+            PreexistingThread => "preexisting-thread",
+            UnknownWaker => "unknown-waker",
+            UnbalancedInterrupt => "unbalanced-interrupt",
+            LateTransition => "late-transition",
+            ClockOffset => "clock-offset",
+            OverheadCorrection => "overhead-correction",
+        }
+    }
+
+    /// The kind named `name` (the inverse of [`DiagnosticKind::as_str`]).
+    pub fn from_name(name: &str) -> Option<DiagnosticKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// What to do about it, in a sentence (the HTML report's advice).
+    pub fn advice(self) -> &'static str {
+        match self {
+            WaitAdvancedEarly => "The SM left a waiting state before what it waited for happened: the dependence is wrong or incomplete.",
+            RecvWithoutSend => "A message was received that was never sent: record the send, or the link ids differ.",
+            LongState => "States occupied for extremely long periods are typically waiting on another state machine: a dependence is missing.",
+            Disconnected => "No path from the start to the destination: look at the SMs on either side of the disconnect for an overlooked dependence, or at an under-provisioned resource.",
+            StackMismatch => "SM entries and exits (or calls and returns) are not properly nested: fix the annotations.",
+            ClockOffset => "Clocks of different hosts were aligned from their messages.",
+            OverheadCorrection => "The measured cost of the annotation events was taken out of the states' times (VTRACE's perturbation correction).",
+            InputSkipped => "A record could not be read and was skipped: the states around it may be missing or wrong.",
+            InputCut => "The input ends early (truncated or damaged): the analysis covers only the records before that point.",
+            CutShort => "The annotation file ends in the middle of a block: the program was probably killed while writing it.",
+            DamagedInput => "An annotation block is damaged: the states it held are missing.",
+            LostAnnotations => "The annotated program could not write all its events: make the output writable and give it room.",
+            LostEvents => "perf could not keep up and lost events: record with larger buffers or fewer events.",
+            TracepointFormats => "The recording lacks its tracepoint layouts: the running kernel's were used, which is right only on the machine that recorded.",
+            InferredTransition => "Some kernel events were lost, so transitions were placed where the surrounding events put them: their times are approximate.",
+            PreexistingThread => "Threads started before the recording: their first state begins at their first event.",
+            UnknownWaker => "Some wakeups came from no known context: those dependences are missing from the graph.",
+            UnbalancedInterrupt => "Some interrupt runs had no recorded exit: they were ended at the next sign that they were over.",
+            LateTransition => "Some inferred transitions came too late for the reorder window: their times are approximate.",
+        }
+    }
+
+    /// Does this kind mean the trace itself breaks the event model (what
+    /// `critpath check` reports as an error of the trace)?
+    pub fn is_trace_error(self) -> bool {
+        matches!(
+            self,
+            StackMismatch | RecvWithoutSend | WaitAdvancedEarly | InputSkipped | InputCut
+        )
+    }
+}
+
+impl fmt::Display for DiagnosticKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for DiagnosticKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in DiagnosticKind::ALL {
+            assert_eq!(DiagnosticKind::from_name(k.as_str()), Some(k));
+            assert_eq!(k.to_string(), k.as_str());
+        }
+        assert_eq!(DiagnosticKind::from_name("no-such-kind"), None);
+    }
+
+    #[test]
+    fn names_are_distinct_kebab_case() {
+        let mut names: Vec<&str> = DiagnosticKind::ALL.iter().map(|k| k.as_str()).collect();
+        for n in &names {
+            assert!(
+                n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{n}"
+            );
+        }
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), DiagnosticKind::ALL.len());
+    }
+
+    #[test]
+    fn serializes_as_its_name() {
+        let json = serde_json::to_string(&DiagnosticKind::WaitAdvancedEarly).unwrap();
+        assert_eq!(json, "\"wait-advanced-early\"");
+    }
+
+    #[test]
+    fn every_kind_has_advice() {
+        for k in DiagnosticKind::ALL {
+            assert!(k.advice().ends_with('.'), "{k}");
+        }
+    }
+}
