@@ -52,11 +52,13 @@ impl GpuBreakdown {
             + self.communication_bound_ns
     }
 
-    fn add(&mut self, facts: &GpuFacts, s: &PathSegment) {
+    /// Adds one segment; `after_sync` says the segment before it was a
+    /// stream releasing this thread's synchronization in the same state.
+    fn add(&mut self, facts: &GpuFacts, s: &PathSegment, after_sync: bool) {
         let ns = s.end_ns.saturating_sub(s.start_ns);
         let to_stream = facts.streams.contains(&s.sm);
-        let from_stream = facts.streams.contains(&s.from_sm);
-        let slot = match (to_stream, s.inter) {
+        let from_stream = facts.streams.contains(&s.from_sm) || after_sync;
+        let slot = match (to_stream, s.inter || after_sync) {
             (true, _) if facts.comm_states.contains(&s.state) => &mut self.communication_bound_ns,
             (true, true) if !from_stream => &mut self.gpu_kernel_launch_overhead_ns,
             (true, _) if s.state == IDLE => &mut self.gpu_kernel_kernel_overhead_ns,
@@ -86,12 +88,17 @@ impl GpuBreakdown {
 /// `Options::keep_path`); segments outside `[from, to)` are cut to it.
 pub fn bound_by_window(path: &[PathSegment], facts: &GpuFacts, from: u64, to: u64) -> GpuBreakdown {
     let mut b = GpuBreakdown::default();
+    let mut prev: Option<&PathSegment> = None;
     for s in path {
+        let after_sync = prev.is_some_and(|p| {
+            p.inter && p.sm == s.sm && p.state == s.state && facts.streams.contains(&p.from_sm)
+        }) && !s.inter;
+        prev = Some(s);
         let mut s = s.clone();
         s.start_ns = s.start_ns.max(from);
         s.end_ns = s.end_ns.min(to);
         if s.end_ns > s.start_ns {
-            b.add(facts, &s);
+            b.add(facts, &s, after_sync);
         }
     }
     b.name_bound();

@@ -187,13 +187,18 @@ impl RankEmit<'_> {
                     out.push(l.min(start), class::STREAM_INIT, Event::State { who, state: idle });
                 }
             }
+            let mut ready = prev_end.unwrap_or(0);
             for &src in self.m.gpu_waits.get(&op).into_iter().flatten() {
                 let e = self.gpu_end(src);
                 if prev_end.is_some_and(|p| e > p) && e <= start {
                     let id = link(2, self.index, src as u64);
                     out.push(e, class::STREAM_WAIT, Event::Recv { who, id, state: idle });
+                    ready = ready.max(e);
                 }
             }
+            // The launch binds only when the stream was ready before it
+            // (HTA's launch delay); otherwise the op waited for the stream.
+            let launch = launch.filter(|&l| prev_end.is_none() || l >= ready);
             let state = out.sym(self.m.name(op));
             self.emit_start(out, who, op, start, launch, state);
             out.push(end, class::OP_END, Event::State { who, state: idle });
