@@ -34,7 +34,7 @@ fn link(kind: u64, rank: usize, n: u64) -> LinkId {
 }
 
 /// How a collective's kernel takes part in its instance across ranks.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Role {
     /// The instance's link id (the last rank's arrival).
     pub id: u64,
@@ -44,6 +44,8 @@ pub struct Role {
     pub release: u64,
     /// The collective's name (its wait state is `<name> wait`).
     pub name: Sym,
+    /// On the straggler: the inputs (ranks) that wait for it.
+    pub waiting: Vec<usize>,
 }
 
 /// Records being gathered, with their string table.
@@ -182,15 +184,17 @@ impl RankEmit<'_> {
             let start = self.at(self.times[&op].0);
             let end = self.gpu_end(op);
             let launch = self.m.launch_of.get(&op).map(|&l| self.at(self.m.ev(l).ts));
+            let mut since = prev_end;
             if prev_end.is_none() {
                 if let Some(l) = launch {
                     out.push(l.min(start), class::STREAM_INIT, Event::State { who, state: idle });
+                    since = Some(l.min(start));
                 }
             }
             let mut ready = prev_end.unwrap_or(0);
             for &src in self.m.gpu_waits.get(&op).into_iter().flatten() {
                 let e = self.gpu_end(src);
-                if prev_end.is_some_and(|p| e > p) && e <= start {
+                if since.is_some_and(|p| e > p) && e <= start {
                     let id = link(2, self.index, src as u64);
                     out.push(e, class::STREAM_WAIT, Event::Recv { who, id, state: idle });
                     ready = ready.max(e);
@@ -198,7 +202,7 @@ impl RankEmit<'_> {
             }
             // The launch binds only when the stream was ready before it
             // (HTA's launch delay); otherwise the op waited for the stream.
-            let launch = launch.filter(|&l| prev_end.is_none() || l >= ready);
+            let launch = launch.filter(|&l| l >= ready);
             let state = out.sym(self.m.name(op));
             self.emit_start(out, who, op, start, launch, state);
             out.push(end, class::OP_END, Event::State { who, state: idle });
@@ -221,10 +225,14 @@ impl RankEmit<'_> {
             None => out.push(start, class::OP_START, Event::State { who, state }),
         }
         let Some(role) = self.roles.get(&op) else { return };
-        let id = LinkId::Num((3 << 56) | role.id);
+        // One link per waiting member: a send is consumed by one recv.
+        let id_for = |member: usize| LinkId::Num((3 << 56) | (role.id << 16) | member as u64);
         if role.straggler {
-            out.push(start, class::OP_START, Event::Send { who, id });
+            for &member in &role.waiting {
+                out.push(start, class::OP_START, Event::Send { who, id: id_for(member) });
+            }
         } else {
+            let id = id_for(self.index);
             let wait_name = format!("{} wait", out.strings.resolve(role.name));
             let wait = Event::Wait {
                 who,

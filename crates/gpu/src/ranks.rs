@@ -178,9 +178,11 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
         let release = arrive(&last).max(0) as u64;
         let coll = inputs[last.0].model.ev(last.1).collective.as_ref().expect("collective");
         let name = strings.intern(&coll.name);
+        let waiting: Vec<usize> = i.members.iter().filter(|&&x| x != last).map(|x| x.0).collect();
         for &(m, op) in &i.members {
             let straggler = (m, op) == last;
-            roles[m].insert(op, Role { id: id as u64, straggler, release, name });
+            let waiting = if straggler { waiting.clone() } else { Vec::new() };
+            roles[m].insert(op, Role { id: id as u64, straggler, release, name, waiting });
         }
         let waited: u64 = i.members.iter().map(|x| (release as i128 - arrive(x)).max(0) as u64).sum();
         let (m0, op0) = i.members[0];
