@@ -214,26 +214,14 @@ impl RankEmit<'_> {
         }
     }
 
-    /// An op's start: received from its launch, and for a collective, the
-    /// wait for the last rank (or, on the last rank, its arrival).
+    /// An op's start: received from its launch. A collective's kernel on a
+    /// rank that waits for a later one starts in `<collective> wait`, left
+    /// when the last rank arrives (the last rank sends to each of them).
     fn emit_start(&self, out: &mut Emitter, who: Who, op: usize, start: u64, launch: Option<u64>, state: Sym) {
-        match launch {
-            Some(_) => {
-                let id = link(1, self.index, op as u64);
-                out.push(start, class::OP_START, Event::Recv { who, id, state });
-            }
-            None => out.push(start, class::OP_START, Event::State { who, state }),
-        }
-        let Some(role) = self.roles.get(&op) else { return };
-        // One link per waiting member: a send is consumed by one recv.
-        let id_for = |member: usize| LinkId::Num((3 << 56) | (role.id << 16) | member as u64);
-        if role.straggler {
-            for &member in &role.waiting {
-                out.push(start, class::OP_START, Event::Send { who, id: id_for(member) });
-            }
-        } else {
-            let id = id_for(self.index);
-            let wait_name = format!("{} wait", out.strings.resolve(role.name));
+        let role = self.roles.get(&op);
+        let id_for = |r: &Role, member: usize| LinkId::Num((3 << 56) | (r.id << 16) | member as u64);
+        if let Some(r) = role.filter(|r| !r.straggler) {
+            let wait_name = format!("{} wait", out.strings.resolve(r.name));
             let wait = Event::Wait {
                 who,
                 state: out.sym(&wait_name),
@@ -242,7 +230,20 @@ impl RankEmit<'_> {
                 on_state: None,
             };
             out.push(start, class::OP_START, wait);
-            out.push(role.release.max(start), class::COLLECTIVE, Event::Recv { who, id, state });
+            let id = id_for(r, self.index);
+            out.push(r.release.max(start), class::COLLECTIVE, Event::Recv { who, id, state });
+            return;
+        }
+        match launch {
+            Some(_) => {
+                let id = link(1, self.index, op as u64);
+                out.push(start, class::OP_START, Event::Recv { who, id, state });
+            }
+            None => out.push(start, class::OP_START, Event::State { who, state }),
+        }
+        for &member in role.map_or(&[][..], |r| &r.waiting) {
+            let id = id_for(role.expect("role"), member);
+            out.push(start, class::OP_START, Event::Send { who, id });
         }
     }
 }

@@ -2,6 +2,7 @@
 //! [`critpath_trace::RecordSource`], and detection of a file's format from
 //! its content (never its name).
 
+mod kineto;
 pub mod multi;
 
 use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
@@ -26,6 +27,8 @@ pub enum Format {
     Perf,
     /// Annotations written by the SDKs (SPEC §7).
     Annotations,
+    /// PyTorch profiler (Kineto) traces, read by critpath-gpu.
+    Kineto,
 }
 
 /// A reader for any supported format.
@@ -196,6 +199,9 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
             true,
         ));
     }
+    if let Some(src) = kineto::open_one(path)? {
+        return Ok(src);
+    }
     let mut head = vec![0u8; 4096];
     let mut n = 0;
     while n < head.len() {
@@ -221,5 +227,6 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
         }
         Format::Perf => AnySource::Perf(Box::new(PerfSource::open(path)?)),
         Format::Annotations => AnySource::Annotations(Box::new(AnnotSource::open(path)?)),
+        Format::Kineto => unreachable!("Kineto traces are opened above"),
     })
 }

@@ -120,8 +120,32 @@ class Rank:
         return ret + 1.0
 
 
+def open_rank(r, args):
+    """Opens rank r's file and writes everything before its events."""
+    name = os.path.join(args.out, f"rank{r}.pt.trace.json" + (".gz" if args.gz else ""))
+    f = gzip.open(name, "wt") if args.gz else open(name, "w")
+    head = {"schemaVersion": 1,
+            "distributedInfo": {"backend": "nccl", "rank": r, "world_size": args.ranks},
+            "deviceProperties": [{"id": 0, "name": "synthetic"}],
+            "traceName": f"rank{r}"}
+    f.write(json.dumps(head)[:-1] + ', "traceEvents": [\n')
+    return f
+
+
+def flush(r, f, args, first):
+    """Writes and forgets rank r's events so far, on its own clock."""
+    shift = r.rank * args.offset_us
+    for i, e in enumerate(r.events):
+        e["ts"] = round(e["ts"] + shift, 3)
+        f.write(("" if first and i == 0 else ",\n") + json.dumps(e, separators=(",", ":")))
+    r.events = []
+
+
 def simulate(args):
+    """Runs the model step by step, writing each step's events as it goes
+    (so traces of any size are written in little memory)."""
     ranks = [Rank(r, args) for r in range(args.ranks)]
+    files = [open_rank(r, args) for r in range(args.ranks)]
     t = 1000.0
     for step in range(args.steps):
         pend = []
@@ -135,25 +159,13 @@ def simulate(args):
             r.collective(arrival, c, end, args.ranks)
             nxt.append(r.sync(cpu_t, end))
         step_end = max(nxt)
-        for r in ranks:
+        for r, f in zip(ranks, files):
             r.x("user_annotation", f"ProfilerStep#{step}", t, step_end - t)
+            flush(r, f, args, step == 0)
         t = step_end + 1.0
-    return ranks
-
-
-def write(r, args):
-    shift = r.rank * args.offset_us
-    for e in r.events:
-        e["ts"] = round(e["ts"] + shift, 3)
-    doc = {"schemaVersion": 1,
-           "distributedInfo": {"backend": "nccl", "rank": r.rank, "world_size": args.ranks},
-           "deviceProperties": [{"id": 0, "name": "synthetic"}],
-           "traceEvents": r.events,
-           "traceName": f"rank{r.rank}"}
-    name = os.path.join(args.out, f"rank{r.rank}.pt.trace.json" + (".gz" if args.gz else ""))
-    opener = gzip.open if args.gz else open
-    with opener(name, "wt") as f:
-        json.dump(doc, f, separators=(",", ":"))
+    for f in files:
+        f.write("\n]}\n")
+        f.close()
 
 
 def main():
@@ -169,8 +181,7 @@ def main():
     p.add_argument("--gz", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for r in simulate(args):
-        write(r, args)
+    simulate(args)
     waited = args.layers * args.gemm_us * (args.slow_factor - 1.0)
     print(json.dumps({"ranks": args.ranks, "steps": args.steps, "slow_rank": args.slow_rank,
                       "others_wait_per_step_us": waited,
