@@ -75,12 +75,22 @@ impl GpuBreakdown {
         let cats = [
             ("cpu_bound", self.cpu_bound_ns),
             ("gpu_compute_bound", self.gpu_compute_bound_ns),
-            ("gpu_kernel_launch_overhead", self.gpu_kernel_launch_overhead_ns),
-            ("gpu_kernel_kernel_overhead", self.gpu_kernel_kernel_overhead_ns),
+            (
+                "gpu_kernel_launch_overhead",
+                self.gpu_kernel_launch_overhead_ns,
+            ),
+            (
+                "gpu_kernel_kernel_overhead",
+                self.gpu_kernel_kernel_overhead_ns,
+            ),
             ("communication_bound", self.communication_bound_ns),
         ];
         let best = cats.iter().max_by_key(|c| c.1).expect("five");
-        self.bound = if best.1 == 0 { String::new() } else { best.0.to_string() };
+        self.bound = if best.1 == 0 {
+            String::new()
+        } else {
+            best.0.to_string()
+        };
     }
 }
 

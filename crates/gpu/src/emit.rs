@@ -171,7 +171,11 @@ impl RankEmit<'_> {
         for &op in ops {
             for &g in self.m.launched_by.get(&op).into_iter().flatten() {
                 let id = link(1, self.index, g as u64);
-                out.push(self.at(self.m.ev(op).ts), class::CPU, Event::Send { who, id });
+                out.push(
+                    self.at(self.m.ev(op).ts),
+                    class::CPU,
+                    Event::Send { who, id },
+                );
             }
         }
     }
@@ -187,7 +191,11 @@ impl RankEmit<'_> {
             let mut since = prev_end;
             if prev_end.is_none() {
                 if let Some(l) = launch {
-                    out.push(l.min(start), class::STREAM_INIT, Event::State { who, state: idle });
+                    out.push(
+                        l.min(start),
+                        class::STREAM_INIT,
+                        Event::State { who, state: idle },
+                    );
                     since = Some(l.min(start));
                 }
             }
@@ -196,7 +204,15 @@ impl RankEmit<'_> {
                 let e = self.gpu_end(src);
                 if since.is_some_and(|p| e > p) && e <= start {
                     let id = link(2, self.index, src as u64);
-                    out.push(e, class::STREAM_WAIT, Event::Recv { who, id, state: idle });
+                    out.push(
+                        e,
+                        class::STREAM_WAIT,
+                        Event::Recv {
+                            who,
+                            id,
+                            state: idle,
+                        },
+                    );
                     ready = ready.max(e);
                 }
             }
@@ -217,9 +233,18 @@ impl RankEmit<'_> {
     /// An op's start: received from its launch. A collective's kernel on a
     /// rank that waits for a later one starts in `<collective> wait`, left
     /// when the last rank arrives (the last rank sends to each of them).
-    fn emit_start(&self, out: &mut Emitter, who: Who, op: usize, start: u64, launch: Option<u64>, state: Sym) {
+    fn emit_start(
+        &self,
+        out: &mut Emitter,
+        who: Who,
+        op: usize,
+        start: u64,
+        launch: Option<u64>,
+        state: Sym,
+    ) {
         let role = self.roles.get(&op);
-        let id_for = |r: &Role, member: usize| LinkId::Num((3 << 56) | (r.id << 16) | member as u64);
+        let id_for =
+            |r: &Role, member: usize| LinkId::Num((3 << 56) | (r.id << 16) | member as u64);
         if let Some(r) = role.filter(|r| !r.straggler) {
             let wait_name = format!("{} wait", out.strings.resolve(r.name));
             let wait = Event::Wait {
@@ -231,7 +256,11 @@ impl RankEmit<'_> {
             };
             out.push(start, class::OP_START, wait);
             let id = id_for(r, self.index);
-            out.push(r.release.max(start), class::COLLECTIVE, Event::Recv { who, id, state });
+            out.push(
+                r.release.max(start),
+                class::COLLECTIVE,
+                Event::Recv { who, id, state },
+            );
             return;
         }
         match launch {

@@ -293,11 +293,16 @@ pub fn is_gzip(head: &[u8]) -> bool {
 pub fn read_file(path: &Path) -> Result<Trace, String> {
     let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut magic = [0u8; 2];
-    let n = f.read(&mut magic).map_err(|e| format!("cannot read: {e}"))?;
+    let n = f
+        .read(&mut magic)
+        .map_err(|e| format!("cannot read: {e}"))?;
     let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let r = BufReader::with_capacity(1 << 20, f);
     if is_gzip(&magic[..n]) {
-        read_json(BufReader::with_capacity(1 << 20, flate2::read::GzDecoder::new(r)))
+        read_json(BufReader::with_capacity(
+            1 << 20,
+            flate2::read::GzDecoder::new(r),
+        ))
     } else {
         read_json(r)
     }

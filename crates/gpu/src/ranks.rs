@@ -78,7 +78,11 @@ fn by_group(inp: &RankInput) -> BTreeMap<String, Vec<usize>> {
 /// Matches collectives across ranks: the k-th of a group on each member.
 fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
     let groups: Vec<_> = inputs.iter().map(by_group).collect();
-    let index_of: HashMap<i64, usize> = inputs.iter().enumerate().map(|(i, r)| (r.rank, i)).collect();
+    let index_of: HashMap<i64, usize> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.rank, i))
+        .collect();
     let mut out = Vec::new();
     let mut unmatched = 0u64;
     let mut done: Vec<String> = Vec::new();
@@ -88,8 +92,15 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
                 continue;
             }
             done.push(name.clone());
-            let ranks = &inputs[i].model.ev(ops[0]).collective.as_ref().expect("collective").ranks;
-            let members: Option<Vec<usize>> = ranks.iter().map(|r| index_of.get(r).copied()).collect();
+            let ranks = &inputs[i]
+                .model
+                .ev(ops[0])
+                .collective
+                .as_ref()
+                .expect("collective")
+                .ranks;
+            let members: Option<Vec<usize>> =
+                ranks.iter().map(|r| index_of.get(r).copied()).collect();
             let Some(members) = members.filter(|m| m.len() > 1) else {
                 unmatched += ops.len() as u64;
                 continue;
@@ -98,7 +109,11 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
             let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
             unmatched += lists.iter().map(|l| (l.len() - n) as u64).sum::<u64>();
             for k in 0..n {
-                let members = members.iter().zip(&lists).map(|(&m, l)| (m, l[k])).collect();
+                let members = members
+                    .iter()
+                    .zip(&lists)
+                    .map(|(&m, l)| (m, l[k]))
+                    .collect();
                 out.push(Instance { members });
             }
         }
@@ -126,7 +141,9 @@ fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
             }
             let mut diffs = Vec::new();
             for i in inst {
-                let Some(&(_, ob)) = i.members.iter().find(|x| x.0 == b) else { continue };
+                let Some(&(_, ob)) = i.members.iter().find(|x| x.0 == b) else {
+                    continue;
+                };
                 if let Some(&(a, oa)) = i.members.iter().find(|x| off[x.0].is_some()) {
                     diffs.push(end(b, ob) - end(a, oa) + off[a].expect("known").0);
                 }
@@ -157,6 +174,10 @@ fn step_of(inp: &RankInput, t: u64) -> String {
         .unwrap_or_else(|| "trace".to_string())
 }
 
+/// Per step: per last-arriving rank, (how long the others waited for it,
+/// how many times it was last), and the step's collectives.
+type StepTally = BTreeMap<String, (BTreeMap<i64, (u64, u64)>, u64)>;
+
 /// Collective roles per input, the clock shift of each input, and the report.
 pub struct Plan {
     pub shifts: Vec<i128>,
@@ -170,23 +191,53 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
     let offs = offsets(inputs, &inst);
     let shifts: Vec<i128> = offs.iter().map(|o| -o.0).collect();
     let mut roles: Vec<HashMap<usize, Role>> = vec![HashMap::new(); inputs.len()];
-    // step -> (rank -> (waited for it, times last), collectives)
-    let mut steps: BTreeMap<String, (BTreeMap<i64, (u64, u64)>, u64)> = BTreeMap::new();
+    let mut steps = StepTally::new();
     for (id, i) in inst.iter().enumerate() {
         let arrive = |&(m, op): &(usize, usize)| i128::from(inputs[m].times[&op].0) + shifts[m];
         let last = *i.members.iter().max_by_key(|x| arrive(x)).expect("members");
         let release = arrive(&last).max(0) as u64;
-        let coll = inputs[last.0].model.ev(last.1).collective.as_ref().expect("collective");
+        let coll = inputs[last.0]
+            .model
+            .ev(last.1)
+            .collective
+            .as_ref()
+            .expect("collective");
         let name = strings.intern(&coll.name);
-        let waiting: Vec<usize> = i.members.iter().filter(|&&x| x != last).map(|x| x.0).collect();
+        let waiting: Vec<usize> = i
+            .members
+            .iter()
+            .filter(|&&x| x != last)
+            .map(|x| x.0)
+            .collect();
         for &(m, op) in &i.members {
             let straggler = (m, op) == last;
-            let waiting = if straggler { waiting.clone() } else { Vec::new() };
-            roles[m].insert(op, Role { id: id as u64, straggler, release, name, waiting });
+            let waiting = if straggler {
+                waiting.clone()
+            } else {
+                Vec::new()
+            };
+            roles[m].insert(
+                op,
+                Role {
+                    id: id as u64,
+                    straggler,
+                    release,
+                    name,
+                    waiting,
+                },
+            );
         }
-        let waited: u64 = i.members.iter().map(|x| (release as i128 - arrive(x)).max(0) as u64).sum();
+        let waited: u64 = i
+            .members
+            .iter()
+            .map(|x| (release as i128 - arrive(x)).max(0) as u64)
+            .sum();
         let (m0, op0) = i.members[0];
-        let launch = inputs[m0].model.launch_of.get(&op0).map_or(inputs[m0].times[&op0].0, |&l| inputs[m0].model.ev(l).ts);
+        let launch = inputs[m0]
+            .model
+            .launch_of
+            .get(&op0)
+            .map_or(inputs[m0].times[&op0].0, |&l| inputs[m0].model.ev(l).ts);
         let step = steps.entry(step_of(&inputs[m0], launch)).or_default();
         let cell = step.0.entry(inputs[last.0].rank).or_default();
         cell.0 += waited;
@@ -197,17 +248,33 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
         offsets: inputs
             .iter()
             .zip(&offs)
-            .map(|(r, o)| RankOffset { rank: r.rank, file: r.file.clone(), offset_ns: o.0 as i64, collectives: o.1 })
+            .map(|(r, o)| RankOffset {
+                rank: r.rank,
+                file: r.file.clone(),
+                offset_ns: o.0 as i64,
+                collectives: o.1,
+            })
             .collect(),
         steps: steps
             .into_iter()
             .map(|(step, (by_rank, n))| {
-                let (&rank, &(waited, last_at)) = by_rank.iter().max_by_key(|x| x.1 .0).expect("one");
-                StepStraggler { step, straggler_rank: rank, others_waited_ns: waited, collectives: n, last_at }
+                let (&rank, &(waited, last_at)) =
+                    by_rank.iter().max_by_key(|x| x.1 .0).expect("one");
+                StepStraggler {
+                    step,
+                    straggler_rank: rank,
+                    others_waited_ns: waited,
+                    collectives: n,
+                    last_at,
+                }
             })
             .collect(),
         matched: inst.len() as u64,
         unmatched,
     };
-    Plan { shifts, roles, report }
+    Plan {
+        shifts,
+        roles,
+        report,
+    }
 }

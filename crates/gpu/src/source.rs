@@ -6,7 +6,9 @@ use crate::emit::{gpu_times, Emitter, RankEmit};
 use crate::kineto;
 use crate::model::{GpuOptions, RankModel};
 use crate::ranks::{self, RankInput, RanksReport};
-use critpath_trace::{Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Summary, VecSource};
+use critpath_trace::{
+    Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Summary, VecSource,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -59,7 +61,12 @@ fn load(path: &Path, opts: &GpuOptions) -> Result<RankInput, ReadError> {
     let rank = trace.rank.unwrap_or(0);
     let model = RankModel::build(trace, opts).map_err(err)?;
     let times = gpu_times(&model);
-    Ok(RankInput { model, rank, file: name, times })
+    Ok(RankInput {
+        model,
+        rank,
+        file: name,
+        times,
+    })
 }
 
 fn facts_of(out: &Emitter, inputs: &[RankInput], prefixes: &[String]) -> GpuFacts {
@@ -106,7 +113,10 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
     if report.unmatched > 0 {
         d.push(Diagnostic::new(
             "collective-unmatched",
-            format!("{} collective kernels have no counterpart on every rank of their group", report.unmatched),
+            format!(
+                "{} collective kernels have no counterpart on every rank of their group",
+                report.unmatched
+            ),
         ));
     }
     d
@@ -114,17 +124,30 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
 
 /// Analyses several ranks' traces as one (SM names prefixed `rank{R}/`).
 pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
-    let inputs: Vec<RankInput> = paths.iter().map(|p| load(p, opts)).collect::<Result<_, _>>()?;
+    let inputs: Vec<RankInput> = paths
+        .iter()
+        .map(|p| load(p, opts))
+        .collect::<Result<_, _>>()?;
     let mut out = Emitter::new();
     let multi = inputs.len() > 1;
     let plan = if multi {
         ranks::plan(&inputs, &mut out.strings)
     } else {
-        ranks::Plan { shifts: vec![0], roles: vec![HashMap::new()], report: RanksReport::default() }
+        ranks::Plan {
+            shifts: vec![0],
+            roles: vec![HashMap::new()],
+            report: RanksReport::default(),
+        }
     };
     let prefixes: Vec<String> = inputs
         .iter()
-        .map(|r| if multi { format!("rank{}/", r.rank) } else { String::new() })
+        .map(|r| {
+            if multi {
+                format!("rank{}/", r.rank)
+            } else {
+                String::new()
+            }
+        })
         .collect();
     for (index, inp) in inputs.iter().enumerate() {
         let e = RankEmit {
@@ -140,7 +163,12 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
     let facts = facts_of(&out, &inputs, &prefixes);
     let diagnostics = diagnostics_of(&plan.report);
     let (records, strings) = out.finish();
-    Ok(GpuSource { inner: VecSource::new(records, strings), facts, report: plan.report, diagnostics })
+    Ok(GpuSource {
+        inner: VecSource::new(records, strings),
+        facts,
+        report: plan.report,
+        diagnostics,
+    })
 }
 
 /// [`open_ranks_with`] over the whole traces.

@@ -27,23 +27,41 @@ fn launched_at(m: &RankModel, op: usize) -> u64 {
     m.launch_of.get(&op).map_or(m.ev(op).ts, |&l| m.ev(l).ts)
 }
 
+/// Each stream's ops in launch order, as (launch time, op).
+type Launches = HashMap<StreamKey, Vec<(u64, usize)>>;
+
+fn launches(m: &RankModel) -> Launches {
+    m.streams
+        .iter()
+        .map(|(&k, ops)| {
+            let mut v: Vec<(u64, usize)> = ops.iter().map(|&o| (launched_at(m, o), o)).collect();
+            v.sort_unstable();
+            (k, v)
+        })
+        .collect()
+}
+
 /// The last op launched on `stream` before `t`.
-fn last_launched_before(m: &RankModel, stream: StreamKey, t: u64) -> Option<usize> {
-    let ops = m.streams.get(&stream)?;
-    ops.iter()
-        .copied()
-        .filter(|&o| launched_at(m, o) < t)
-        .max_by_key(|&o| (launched_at(m, o), o))
+fn last_launched_before(l: &Launches, stream: StreamKey, t: u64) -> Option<usize> {
+    let v = l.get(&stream)?;
+    let n = v.partition_point(|x| x.0 < t);
+    n.checked_sub(1).map(|k| v[k].1)
 }
 
 /// The first op launched on `stream` at or after `t` by thread `tid`.
-fn next_launched_after(m: &RankModel, stream: StreamKey, t: u64, tid: i64) -> Option<usize> {
-    let ops = m.streams.get(&stream)?;
-    ops.iter()
-        .copied()
-        .filter(|o| m.launch_of.get(o).is_some_and(|&l| m.ev(l).tid == tid))
-        .filter(|&o| launched_at(m, o) >= t)
-        .min_by_key(|&o| (launched_at(m, o), o))
+fn next_launched_after(
+    m: &RankModel,
+    l: &Launches,
+    stream: StreamKey,
+    t: u64,
+    tid: i64,
+) -> Option<usize> {
+    let v = l.get(&stream)?;
+    let from = v.partition_point(|x| x.0 < t);
+    v[from..]
+        .iter()
+        .map(|x| x.1)
+        .find(|o| m.launch_of.get(o).is_some_and(|&c| m.ev(c).tid == tid))
 }
 
 /// Per (correlation) the cuda_sync event that describes a runtime call.
@@ -59,15 +77,21 @@ fn sync_events(m: &RankModel) -> HashMap<i64, usize> {
 
 /// The op an event record captured: the last op launched on the recorded
 /// stream before the cudaEventRecord call with that correlation.
-fn recorded_op(m: &RankModel, records: &HashMap<i64, u64>, sync: usize) -> Option<usize> {
+fn recorded_op(
+    m: &RankModel,
+    l: &Launches,
+    records: &HashMap<i64, u64>,
+    sync: usize,
+) -> Option<usize> {
     let s = m.ev(sync);
     let at = *records.get(&s.wait_record_corr)?;
-    last_launched_before(m, (s.device.max(s.pid), s.wait_stream), at)
+    last_launched_before(l, (s.device.max(s.pid), s.wait_stream), at)
 }
 
 /// Resolves every synchronization: (CPU waits, GPU-GPU waits).
 pub fn resolve(m: &RankModel) -> (Waits, Waits) {
     let syncs = sync_events(m);
+    let launch_order = launches(m);
     let records: HashMap<i64, u64> = m
         .trace
         .events
@@ -92,19 +116,32 @@ pub fn resolve(m: &RankModel) -> (Waits, Waits) {
             ("cudaMemcpy", _) => copy_of.get(&call).copied().into_iter().collect(),
             ("cudaStreamWaitEvent", Some(&s)) => {
                 let s_ev = m.ev(s);
-                let dest = next_launched_after(m, (s_ev.device.max(s_ev.pid), s_ev.stream), e.ts, e.tid);
-                if let (Some(src), Some(dest)) = (recorded_op(m, &records, s), dest) {
+                let dest = next_launched_after(
+                    m,
+                    &launch_order,
+                    (s_ev.device.max(s_ev.pid), s_ev.stream),
+                    e.ts,
+                    e.tid,
+                );
+                if let (Some(src), Some(dest)) = (recorded_op(m, &launch_order, &records, s), dest)
+                {
                     gpu.entry(dest).or_default().push(src);
                 }
                 continue;
             }
             (_, Some(&s)) if m.trace.name(m.ev(s)) == "Event Sync" => {
-                recorded_op(m, &records, s).into_iter().collect()
+                recorded_op(m, &launch_order, &records, s)
+                    .into_iter()
+                    .collect()
             }
             (_, Some(&s)) if m.trace.name(m.ev(s)) == "Stream Sync" => {
                 let s_ev = m.ev(s);
                 let key = (s_ev.device.max(s_ev.pid), s_ev.stream);
-                m.streams.get(&key).and_then(|ops| last_started(m, ops, e.end())).into_iter().collect()
+                m.streams
+                    .get(&key)
+                    .and_then(|ops| last_started(m, ops, e.end()))
+                    .into_iter()
+                    .collect()
             }
             (_, Some(&s)) if m.trace.name(m.ev(s)) == "Context Sync" => {
                 let dev = m.ev(s).device.max(m.ev(s).pid);

@@ -11,7 +11,12 @@ use std::process::Command;
 /// Runs the generator into `dir`; false (with a note) without python3.
 fn generate(dir: &Path, args: &[&str]) -> bool {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gen/gen_kineto.py");
-    match Command::new("python3").arg(script).arg(dir).args(args).status() {
+    match Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .args(args)
+        .status()
+    {
         Ok(s) if s.success() => true,
         _ => {
             eprintln!("note: python3 could not run the generator; test skipped");
@@ -21,7 +26,9 @@ fn generate(dir: &Path, args: &[&str]) -> bool {
 }
 
 fn rank_files(dir: &Path, n: usize) -> Vec<PathBuf> {
-    (0..n).map(|r| dir.join(format!("rank{r}.pt.trace.json"))).collect()
+    (0..n)
+        .map(|r| dir.join(format!("rank{r}.pt.trace.json")))
+        .collect()
 }
 
 #[test]
@@ -29,7 +36,10 @@ fn straggler_gemm_leads_and_clocks_are_aligned() {
     let dir = tempfile::tempdir().unwrap();
     // 4 ranks, 3 steps of 8 GEMMs of 100 us; rank 2's take 150 us; rank r's
     // clock is r * 1234.5 us ahead.
-    if !generate(dir.path(), &["--ranks", "4", "--steps", "3", "--slow-rank", "2"]) {
+    if !generate(
+        dir.path(),
+        &["--ranks", "4", "--steps", "3", "--slow-rank", "2"],
+    ) {
         return;
     }
     let src = open_ranks(&rank_files(dir.path(), 4)).unwrap();
@@ -52,17 +62,26 @@ fn straggler_gemm_leads_and_clocks_are_aligned() {
     assert_eq!(b.gpu_compute_bound_ns, 3 * 8 * 150_000);
     assert_eq!(b.communication_bound_ns, 3 * 300_000);
     assert_eq!(b.bound, "gpu_compute_bound");
-    assert!(a.diagnostics.iter().all(|d| d.kind != "recv-without-send"), "{:?}", a.diagnostics);
+    assert!(
+        a.diagnostics.iter().all(|d| d.kind != "recv-without-send"),
+        "{:?}",
+        a.diagnostics
+    );
     assert!(a.diagnostics.iter().any(|d| d.kind == "straggler"));
 }
 
 #[test]
 fn gzip_ranks_read_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    if !generate(dir.path(), &["--ranks", "2", "--steps", "2", "--slow-rank", "0", "--gz"]) {
+    if !generate(
+        dir.path(),
+        &["--ranks", "2", "--steps", "2", "--slow-rank", "0", "--gz"],
+    ) {
         return;
     }
-    let files: Vec<PathBuf> = (0..2).map(|r| dir.path().join(format!("rank{r}.pt.trace.json.gz"))).collect();
+    let files: Vec<PathBuf> = (0..2)
+        .map(|r| dir.path().join(format!("rank{r}.pt.trace.json.gz")))
+        .collect();
     assert!(critpath_gpu::is_kineto_file(&files[0]));
     let src = open_ranks(&files).unwrap();
     assert!(src.report().steps.iter().all(|s| s.straggler_rank == 0));

@@ -18,7 +18,9 @@ fn hta(name: &str) -> Option<Value> {
 }
 
 fn compare(name: &str) {
-    let (Some(p), Some(h)) = (shared(name), hta(name)) else { return };
+    let (Some(p), Some(h)) = (shared(name), hta(name)) else {
+        return;
+    };
     let opts = GpuOptions {
         annotation: h["annotation"].as_str().map(str::to_string),
         instance: h["instance_id"].as_u64().unwrap() as usize,
@@ -35,7 +37,10 @@ fn compare(name: &str) {
         cpu_ours * 100.0,
         cpu_hta * 100.0
     );
-    assert!((ours - hta_len).abs() / hta_len < 0.03, "{ours} vs {hta_len}");
+    assert!(
+        (ours - hta_len).abs() / hta_len < 0.03,
+        "{ours} vs {hta_len}"
+    );
     assert!((cpu_ours - cpu_hta).abs() < 0.05);
     let hta_top = h["top_states_us"]
         .as_object()
@@ -45,7 +50,10 @@ fn compare(name: &str) {
         .unwrap()
         .0
         .clone();
-    let ours_top = top(&a, 3).into_iter().find(|(s, _)| s != "between ops").unwrap();
+    let ours_top = top(&a, 3)
+        .into_iter()
+        .find(|(s, _)| s != "between ops")
+        .unwrap();
     assert_eq!(ours_top.0, hta_top);
     assert_eq!(b.bound, "cpu_bound");
 }
@@ -62,25 +70,36 @@ fn cuda_event_sync_step_matches_hta() {
 
 #[test]
 fn nccl_rank_is_read_with_its_collectives() {
-    let Some(p) = shared("nccl_rank0.json.gz") else { return };
+    let Some(p) = shared("nccl_rank0.json.gz") else {
+        return;
+    };
     let opts = GpuOptions {
         annotation: Some("ProfilerStep".into()),
         instance: 0,
     };
     let src = open_with(&p, &opts).unwrap();
-    assert!(src.facts().comm_states.iter().any(|s| s.starts_with("ncclKernel_AllReduce")));
+    assert!(src
+        .facts()
+        .comm_states
+        .iter()
+        .any(|s| s.starts_with("ncclKernel_AllReduce")));
     let (a, b) = run(src);
     // HTA 0.5.0 on this step: 101646 us, all CPU-bound, led by
     // aten::cudnn_batch_norm (crates/gpu/tests/gen/hta_run.py).
     let ours = b.hta_comparable_ns() as f64;
-    assert!((ours - 101_646_000.0).abs() / 101_646_000.0 < 0.03, "{ours}");
+    assert!(
+        (ours - 101_646_000.0).abs() / 101_646_000.0 < 0.03,
+        "{ours}"
+    );
     assert_eq!(b.bound, "cpu_bound");
     assert!(a.critical_path.found);
 }
 
 #[test]
 fn an_annotation_that_is_not_there_is_an_error() {
-    let Some(p) = shared("cuda_event_sync.pt.trace.json.gz") else { return };
+    let Some(p) = shared("cuda_event_sync.pt.trace.json.gz") else {
+        return;
+    };
     let opts = GpuOptions {
         annotation: Some("ProfilerStep".into()),
         instance: 3,

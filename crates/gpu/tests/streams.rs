@@ -78,7 +78,11 @@ fn one_stream_launch_kernels_and_stream_sync() {
         assert_eq!(b, want);
         assert_eq!(a.states[0].sm, "gpu0:stream7");
         assert_eq!(a.states[0].state, "gemm");
-        assert!(a.diagnostics.iter().all(|d| d.kind == "long-state"), "{:?}", a.diagnostics);
+        assert!(
+            a.diagnostics.iter().all(|d| d.kind == "long-state"),
+            "{:?}",
+            a.diagnostics
+        );
     }
 }
 
@@ -88,7 +92,12 @@ fn streams_with_events() -> Vec<Value> {
         kernel("A", 7, 10.0, 100.0, 1),
         cpu("cuda_runtime", "cudaEventRecord", 6.0, 2.0, 2),
         cpu("cuda_runtime", "cudaStreamWaitEvent", 9.0, 2.0, 3),
-        sync("Stream Wait Event", 9.0, 3, json!({"stream": 8, "wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2})),
+        sync(
+            "Stream Wait Event",
+            9.0,
+            3,
+            json!({"stream": 8, "wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": 2}),
+        ),
         // B on stream 8 waits for A through the event.
         cpu("cuda_runtime", "cudaLaunchKernel", 12.0, 5.0, 4),
         kernel("B", 8, 115.0, 50.0, 4),
@@ -97,7 +106,12 @@ fn streams_with_events() -> Vec<Value> {
         kernel("C", 9, 30.0, 30.0, 5),
         cpu("cuda_runtime", "cudaEventRecord", 24.0, 2.0, 6),
         cpu("cuda_runtime", "cudaEventSynchronize", 27.0, 143.0, 7),
-        sync("Event Sync", 27.0, 7, json!({"stream": -1, "wait_on_stream": 8, "wait_on_cuda_event_record_corr_id": 6})),
+        sync(
+            "Event Sync",
+            27.0,
+            7,
+            json!({"stream": -1, "wait_on_stream": 8, "wait_on_cuda_event_record_corr_id": 6}),
+        ),
         cpu("cuda_runtime", "cudaDeviceSynchronize", 175.0, 5.0, 8),
         sync("Context Sync", 175.0, 8, json!({"stream": -1})),
     ]
@@ -117,9 +131,22 @@ fn streams_joined_by_events_and_an_event_sync() {
     assert_eq!(b.sync_return_ns, 5_000);
     assert_eq!(b.cpu_between_ops_ns, 5_000);
     assert_eq!(b.cpu_bound_ns, 5_000);
-    let on_path: Vec<&str> = a.path.as_ref().unwrap().iter().map(|s| s.state.as_str()).collect();
-    assert!(on_path.contains(&"A") && on_path.contains(&"B") && !on_path.contains(&"C"), "{on_path:?}");
-    assert!(a.diagnostics.iter().all(|d| d.kind == "long-state"), "{:?}", a.diagnostics);
+    let on_path: Vec<&str> = a
+        .path
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|s| s.state.as_str())
+        .collect();
+    assert!(
+        on_path.contains(&"A") && on_path.contains(&"B") && !on_path.contains(&"C"),
+        "{on_path:?}"
+    );
+    assert!(
+        a.diagnostics.iter().all(|d| d.kind == "long-state"),
+        "{:?}",
+        a.diagnostics
+    );
 }
 
 #[test]
@@ -129,11 +156,17 @@ fn an_annotation_window_keeps_what_was_launched_in_it() {
     let doc = json!({"schemaVersion": 1, "traceEvents": ev});
     let f = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(f.path(), serde_json::to_vec(&doc).unwrap()).unwrap();
-    let opts = critpath_gpu::GpuOptions { annotation: Some("ProfilerStep".into()), instance: 0 };
+    let opts = critpath_gpu::GpuOptions {
+        annotation: Some("ProfilerStep".into()),
+        instance: 0,
+    };
     let (a, _) = run(critpath_gpu::open_with(f.path(), &opts).unwrap());
     // Only aten::mm and the first launch start in the window; gemm is kept
     // (launched in it), relu and the synchronization are not.
     let states: Vec<&str> = a.states.iter().map(|s| s.state.as_str()).collect();
-    assert!(states.contains(&"gemm") && !states.contains(&"relu"), "{states:?}");
+    assert!(
+        states.contains(&"gemm") && !states.contains(&"relu"),
+        "{states:?}"
+    );
     assert!(!states.contains(&"cudaStreamSynchronize"));
 }

@@ -13,7 +13,10 @@ pub fn open_one(path: &Path) -> Result<Option<AnySource>, ReadError> {
         return Ok(None);
     }
     let src = critpath_gpu::open(path)?;
-    Ok(Some(AnySource::Memory(src.into_vec_source(), Format::Kineto)))
+    Ok(Some(AnySource::Memory(
+        src.into_vec_source(),
+        Format::Kineto,
+    )))
 }
 
 fn all_kineto(paths: &[PathBuf]) -> bool {
@@ -26,7 +29,10 @@ pub fn open_ranks(paths: &[PathBuf]) -> Result<Option<AnySource>, ReadError> {
         return Ok(None);
     }
     let src = critpath_gpu::open_ranks(paths)?;
-    Ok(Some(AnySource::Memory(src.into_vec_source(), Format::Kineto)))
+    Ok(Some(AnySource::Memory(
+        src.into_vec_source(),
+        Format::Kineto,
+    )))
 }
 
 /// The ranks' clock offsets (from their collectives), if every file is a

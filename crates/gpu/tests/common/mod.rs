@@ -25,10 +25,13 @@ pub fn run(mut src: GpuSource) -> (Analysis, GpuBreakdown) {
 /// further up from a worktree under `<root>/wt/`), if present.
 pub fn shared(name: &str) -> Option<PathBuf> {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let found = ["../../../shared/data/kineto", "../../../../shared/data/kineto"]
-        .iter()
-        .map(|d| crate_dir.join(d).join(name))
-        .find(|p| p.exists());
+    let found = [
+        "../../../shared/data/kineto",
+        "../../../../shared/data/kineto",
+    ]
+    .iter()
+    .map(|d| crate_dir.join(d).join(name))
+    .find(|p| p.exists());
     if found.is_none() {
         eprintln!("note: the shared trace {name} is absent; test skipped");
     }
@@ -37,5 +40,9 @@ pub fn shared(name: &str) -> Option<PathBuf> {
 
 /// The top `n` states of the criticality table as (state, critical ns).
 pub fn top(a: &Analysis, n: usize) -> Vec<(String, u64)> {
-    a.states.iter().take(n).map(|s| (s.state.clone(), s.critical_ns)).collect()
+    a.states
+        .iter()
+        .take(n)
+        .map(|s| (s.state.clone(), s.critical_ns))
+        .collect()
 }
