@@ -48,43 +48,51 @@ pub struct Role {
     pub waiting: Vec<usize>,
 }
 
-/// Records being gathered, with their string table.
+/// Records being gathered, with their string table. Each record keeps its
+/// ordering class beside it; [`Emitter::finish`] sorts an index, not the
+/// records, to keep memory low on large traces.
 #[derive(Default)]
 pub struct Emitter {
-    items: Vec<(u64, u8, u64, Record)>,
+    records: Vec<Record>,
+    classes: Vec<u8>,
+    pub strings: Interner,
+}
+
+/// Records and the order to read them in.
+pub struct Ordered {
+    pub records: Vec<Record>,
+    pub order: Vec<u32>,
     pub strings: Interner,
 }
 
 impl Emitter {
     pub fn new() -> Self {
-        Emitter {
-            items: Vec::new(),
-            strings: Interner::new(),
-        }
+        Emitter::default()
     }
 
     fn push(&mut self, t: u64, class: u8, ev: Event) {
-        let seq = self.items.len() as u64;
-        self.items.push((
+        self.records.push(Record {
             t,
-            class,
-            seq,
-            Record {
-                t,
-                sys: Sym::LOCAL,
-                ev,
-            },
-        ));
+            sys: Sym::LOCAL,
+            ev,
+        });
+        self.classes.push(class);
     }
 
     pub fn sym(&mut self, s: &str) -> Sym {
         self.strings.intern(s)
     }
 
-    /// The records in order, and their names.
-    pub fn finish(mut self) -> (Vec<Record>, Interner) {
-        self.items.sort_unstable_by_key(|&(t, c, s, _)| (t, c, s));
-        (self.items.into_iter().map(|x| x.3).collect(), self.strings)
+    /// The records, in time order, then class, then the order made.
+    pub fn finish(self) -> Ordered {
+        let (records, classes) = (self.records, self.classes);
+        let mut order: Vec<u32> = (0..records.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| (records[i as usize].t, classes[i as usize], i));
+        Ordered {
+            records,
+            order,
+            strings: self.strings,
+        }
     }
 }
 
@@ -139,44 +147,43 @@ impl RankEmit<'_> {
                 out.push(t, class::CPU, Event::State { who, state });
                 continue;
             };
-            let state = out.sym(self.m.name(op));
             let next = tr.get(k + 1).map_or(t, |x| self.at(x.0));
-            let mut ends: Vec<(u64, usize)> = self
-                .m
-                .cpu_waits
-                .get(&op)
-                .into_iter()
-                .flatten()
-                .map(|&g| (self.gpu_end(g), g))
-                .filter(|&(e, _)| e > t && e <= next)
-                .collect();
-            ends.sort_unstable();
-            if ends.is_empty() {
-                out.push(t, class::CPU, Event::State { who, state });
-                continue;
-            }
-            let wait = Event::Wait {
-                who,
-                state,
-                on: None,
-                on_sys: None,
-                on_state: None,
-            };
-            out.push(t, class::CPU, wait);
-            for (e, g) in ends {
-                let id = link(2, self.index, g as u64);
-                out.push(e, class::CPU, Event::Recv { who, id, state });
-            }
+            self.emit_op(out, who, op, t, next);
         }
         for &op in ops {
             for &g in self.m.launched_by.get(&op).into_iter().flatten() {
                 let id = link(1, self.index, g as u64);
-                out.push(
-                    self.at(self.m.ev(op).ts),
-                    class::CPU,
-                    Event::Send { who, id },
-                );
+                let t = self.at(self.m.ev(op).ts);
+                out.push(t, class::CPU, Event::Send { who, id });
             }
+        }
+    }
+
+    /// A thread entering `op` at `t` until `next`: a plain state, or an
+    /// open wait left by the GPU ops it waits for that end meanwhile.
+    fn emit_op(&self, out: &mut Emitter, who: Who, op: usize, t: u64, next: u64) {
+        let state = out.sym(self.m.name(op));
+        let awaited = self.m.cpu_waits.get(&op).into_iter().flatten();
+        let mut ends: Vec<(u64, usize)> = awaited
+            .map(|&g| (self.gpu_end(g), g))
+            .filter(|&(e, _)| e > t && e <= next)
+            .collect();
+        ends.sort_unstable();
+        if ends.is_empty() {
+            out.push(t, class::CPU, Event::State { who, state });
+            return;
+        }
+        let wait = Event::Wait {
+            who,
+            state,
+            on: None,
+            on_sys: None,
+            on_state: None,
+        };
+        out.push(t, class::CPU, wait);
+        for (e, g) in ends {
+            let id = link(2, self.index, g as u64);
+            out.push(e, class::CPU, Event::Recv { who, id, state });
         }
     }
 

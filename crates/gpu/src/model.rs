@@ -21,6 +21,10 @@ pub struct GpuOptions {
 /// A CUDA stream: (device, stream id).
 pub type StreamKey = (i64, i64);
 
+/// Ops per CPU thread (pid, tid) and per stream.
+type Threads = BTreeMap<(i64, i64), Vec<usize>>;
+type Streams = BTreeMap<StreamKey, Vec<usize>>;
+
 /// One rank's events, sorted out.
 pub struct RankModel {
     pub trace: Trace,
@@ -28,9 +32,9 @@ pub struct RankModel {
     pub window: Option<(u64, u64)>,
     /// CPU ops (operators and CUDA calls) per (pid, tid), in start order
     /// (longer first at equal starts).
-    pub threads: BTreeMap<(i64, i64), Vec<usize>>,
+    pub threads: Threads,
     /// GPU ops per stream, in start order.
-    pub streams: BTreeMap<StreamKey, Vec<usize>>,
+    pub streams: Streams,
     /// The runtime call that launched a GPU op (by event index).
     pub launch_of: HashMap<usize, usize>,
     /// The GPU ops a runtime call launched.
@@ -68,49 +72,68 @@ fn window_of(trace: &Trace, opts: &GpuOptions) -> Result<Option<(u64, u64)>, Str
     }
 }
 
+/// CPU ops per thread that start in the window (with a duration), and the
+/// runtime calls by correlation.
+fn cpu_ops(trace: &Trace, window: Option<(u64, u64)>) -> (Threads, HashMap<i64, usize>) {
+    let mut runtime_by_corr = HashMap::new();
+    let mut threads = Threads::new();
+    for (i, e) in trace.events.iter().enumerate() {
+        if e.kind == Kind::Runtime && e.corr >= 0 {
+            runtime_by_corr.insert(e.corr, i);
+        }
+        let cpu = matches!(e.kind, Kind::CpuOp | Kind::Runtime);
+        if cpu && e.dur > 0 && in_window(window, e.ts) {
+            threads.entry((e.pid, e.tid)).or_default().push(i);
+        }
+    }
+    let ev = &trace.events;
+    for ops in threads.values_mut() {
+        ops.sort_by_key(|&i| (ev[i].ts, std::cmp::Reverse(ev[i].dur)));
+    }
+    (threads, runtime_by_corr)
+}
+
+/// GPU ops per stream that were launched in the window (all, without a
+/// window), with the runtime call that launched each.
+fn gpu_ops(
+    trace: &Trace,
+    window: Option<(u64, u64)>,
+    runtime_by_corr: &HashMap<i64, usize>,
+) -> (Streams, HashMap<usize, usize>) {
+    let mut streams = Streams::new();
+    let mut launch_of = HashMap::new();
+    for (i, e) in trace.events.iter().enumerate() {
+        if e.kind != Kind::GpuOp || e.stream < 0 {
+            continue;
+        }
+        let launch = runtime_by_corr.get(&e.corr).copied();
+        let launch = launch.filter(|&l| trace.events[l].dur > 0);
+        let keep = match (window, launch) {
+            (None, _) => true,
+            (Some(_), Some(l)) => in_window(window, trace.events[l].ts),
+            (Some(_), None) => false,
+        };
+        if keep {
+            streams.entry((e.device, e.stream)).or_default().push(i);
+            if let Some(l) = launch {
+                launch_of.insert(i, l);
+            }
+        }
+    }
+    let ev = &trace.events;
+    for ops in streams.values_mut() {
+        ops.sort_by_key(|&i| (ev[i].ts, i));
+    }
+    (streams, launch_of)
+}
+
 impl RankModel {
     /// Sorts a decoded trace out, keeping what falls in the window: CPU ops
     /// starting inside it and GPU ops launched inside it (what HTA keeps).
     pub fn build(trace: Trace, opts: &GpuOptions) -> Result<RankModel, String> {
         let window = window_of(&trace, opts)?;
-        let mut runtime_by_corr = HashMap::new();
-        let mut threads: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
-        for (i, e) in trace.events.iter().enumerate() {
-            if e.kind == Kind::Runtime && e.corr >= 0 {
-                runtime_by_corr.insert(e.corr, i);
-            }
-            let cpu = matches!(e.kind, Kind::CpuOp | Kind::Runtime);
-            if cpu && e.dur > 0 && in_window(window, e.ts) {
-                threads.entry((e.pid, e.tid)).or_default().push(i);
-            }
-        }
-        let mut streams: BTreeMap<StreamKey, Vec<usize>> = BTreeMap::new();
-        let mut launch_of = HashMap::new();
-        for (i, e) in trace.events.iter().enumerate() {
-            if e.kind != Kind::GpuOp || e.stream < 0 {
-                continue;
-            }
-            let launch = runtime_by_corr.get(&e.corr).copied();
-            let launch = launch.filter(|&l| trace.events[l].dur > 0);
-            let keep = match (window, launch) {
-                (None, _) => true,
-                (Some(_), Some(l)) => in_window(window, trace.events[l].ts),
-                (Some(_), None) => false,
-            };
-            if keep {
-                streams.entry((e.device, e.stream)).or_default().push(i);
-                if let Some(l) = launch {
-                    launch_of.insert(i, l);
-                }
-            }
-        }
-        let ev = &trace.events;
-        for ops in threads.values_mut() {
-            ops.sort_by_key(|&i| (ev[i].ts, std::cmp::Reverse(ev[i].dur)));
-        }
-        for ops in streams.values_mut() {
-            ops.sort_by_key(|&i| (ev[i].ts, i));
-        }
+        let (threads, runtime_by_corr) = cpu_ops(&trace, window);
+        let (streams, launch_of) = gpu_ops(&trace, window, &runtime_by_corr);
         let mut launched_by: HashMap<usize, Vec<usize>> = HashMap::new();
         for (&op, &l) in &launch_of {
             launched_by.entry(l).or_default().push(op);

@@ -2,7 +2,7 @@
 //! job with their clocks aligned and their collectives joined.
 
 use crate::breakdown::GpuFacts;
-use crate::emit::{gpu_times, Emitter, RankEmit};
+use crate::emit::{gpu_times, Emitter, Ordered, RankEmit};
 use crate::kineto;
 use crate::model::{GpuOptions, RankModel};
 use crate::ranks::{self, RankInput, RanksReport};
@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 /// The records of one or several Kineto traces, with what the importer
 /// knows about them.
 pub struct GpuSource {
-    inner: VecSource,
+    inner: Ordered,
+    at: usize,
     facts: GpuFacts,
     report: RanksReport,
     diagnostics: Vec<Diagnostic>,
@@ -32,19 +33,29 @@ impl GpuSource {
     }
     /// The source as a plain in-memory source (its facts dropped).
     pub fn into_vec_source(self) -> VecSource {
-        self.inner
+        let Ordered {
+            records,
+            order,
+            strings,
+        } = self.inner;
+        let in_order = order.iter().map(|&i| records[i as usize]).collect();
+        VecSource::new(in_order, strings)
     }
 }
 
 impl RecordSource for GpuSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        self.inner.next_record()
-    }
-    fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
-        self.inner.next_batch(out, max)
+        let Some(&i) = self.inner.order.get(self.at) else {
+            return Ok(None);
+        };
+        self.at += 1;
+        Ok(Some((
+            self.inner.records[i as usize],
+            Pos::Record(self.at as u64),
+        )))
     }
     fn strings(&self) -> &Interner {
-        self.inner.strings()
+        &self.inner.strings
     }
     fn summary(&mut self) -> Summary {
         Summary {
@@ -69,7 +80,7 @@ fn load(path: &Path, opts: &GpuOptions) -> Result<RankInput, ReadError> {
     })
 }
 
-fn facts_of(out: &Emitter, inputs: &[RankInput], prefixes: &[String]) -> GpuFacts {
+fn facts_of(inputs: &[RankInput], prefixes: &[String]) -> GpuFacts {
     let mut facts = GpuFacts::default();
     for (inp, p) in inputs.iter().zip(prefixes) {
         for &(dev, s) in inp.model.streams.keys() {
@@ -85,7 +96,6 @@ fn facts_of(out: &Emitter, inputs: &[RankInput], prefixes: &[String]) -> GpuFact
             }
         }
     }
-    let _ = out;
     facts
 }
 
@@ -160,11 +170,13 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
         };
         e.emit(&mut out);
     }
-    let facts = facts_of(&out, &inputs, &prefixes);
+    let facts = facts_of(&inputs, &prefixes);
     let diagnostics = diagnostics_of(&plan.report);
-    let (records, strings) = out.finish();
+    // The events are no longer needed once the records are made.
+    drop(inputs);
     Ok(GpuSource {
-        inner: VecSource::new(records, strings),
+        inner: out.finish(),
+        at: 0,
         facts,
         report: plan.report,
         diagnostics,

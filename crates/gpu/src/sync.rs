@@ -75,87 +75,110 @@ fn sync_events(m: &RankModel) -> HashMap<i64, usize> {
     by_corr
 }
 
-/// The op an event record captured: the last op launched on the recorded
-/// stream before the cudaEventRecord call with that correlation.
-fn recorded_op(
-    m: &RankModel,
-    l: &Launches,
-    records: &HashMap<i64, u64>,
-    sync: usize,
-) -> Option<usize> {
-    let s = m.ev(sync);
-    let at = *records.get(&s.wait_record_corr)?;
-    last_launched_before(l, (s.device.max(s.pid), s.wait_stream), at)
+/// What resolving needs to look up.
+struct Resolver<'a> {
+    m: &'a RankModel,
+    syncs: HashMap<i64, usize>,
+    launch_order: Launches,
+    /// cudaEventRecord calls: correlation -> time.
+    records: HashMap<i64, u64>,
+    /// Runtime call -> the GPU op it launched (or copied with).
+    op_of: HashMap<usize, usize>,
+    /// Per thread, the stream it launched on last.
+    last_stream: HashMap<i64, StreamKey>,
+}
+
+/// The stream a `cuda_sync` event names (its device is `device` or `pid`).
+fn stream_of(m: &RankModel, s: usize, stream: i64) -> StreamKey {
+    let e = m.ev(s);
+    (e.device.max(e.pid), stream)
+}
+
+impl Resolver<'_> {
+    /// The GPU ops a CPU call waits for (none for calls that do not wait).
+    fn cpu_awaited(&self, call: usize) -> Vec<usize> {
+        let (m, e) = (self.m, self.m.ev(call));
+        let last_on = |key: &StreamKey| {
+            let ops = m.streams.get(key)?;
+            last_started(m, ops, e.end())
+        };
+        let sync = self.syncs.get(&e.corr).copied();
+        let kind = sync.map(|s| m.trace.name(m.ev(s)));
+        match (m.name(call), sync, kind) {
+            ("cudaMemcpy", _, _) => self.op_of.get(&call).copied().into_iter().collect(),
+            (_, Some(s), Some("Event Sync")) => self.recorded_op(s).into_iter().collect(),
+            (_, Some(s), Some("Stream Sync")) => last_on(&stream_of(m, s, m.ev(s).stream))
+                .into_iter()
+                .collect(),
+            (_, Some(s), Some("Context Sync")) => {
+                every_stream(m, Some(stream_of(m, s, 0).0), e.end())
+            }
+            ("cudaDeviceSynchronize", None, _) => every_stream(m, None, e.end()),
+            ("cudaStreamSynchronize", None, _) => self
+                .last_stream
+                .get(&e.tid)
+                .and_then(last_on)
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A cudaStreamWaitEvent: (the op that waits, the op it waits for).
+    fn stream_wait(&self, call: usize) -> Option<(usize, usize)> {
+        let (m, e) = (self.m, self.m.ev(call));
+        let s = *self.syncs.get(&e.corr)?;
+        let key = stream_of(m, s, m.ev(s).stream);
+        let dest = next_launched_after(m, &self.launch_order, key, e.ts, e.tid)?;
+        Some((dest, self.recorded_op(s)?))
+    }
+
+    /// The op an event record captured: the last op launched on the
+    /// recorded stream before the cudaEventRecord the sync event names.
+    fn recorded_op(&self, sync: usize) -> Option<usize> {
+        let s = self.m.ev(sync);
+        let at = *self.records.get(&s.wait_record_corr)?;
+        last_launched_before(
+            &self.launch_order,
+            stream_of(self.m, sync, s.wait_stream),
+            at,
+        )
+    }
 }
 
 /// Resolves every synchronization: (CPU waits, GPU-GPU waits).
 pub fn resolve(m: &RankModel) -> (Waits, Waits) {
-    let syncs = sync_events(m);
-    let launch_order = launches(m);
-    let records: HashMap<i64, u64> = m
+    let records = m
         .trace
         .events
         .iter()
         .filter(|e| e.kind == Kind::Runtime && m.trace.name(e) == "cudaEventRecord")
         .map(|e| (e.corr, e.ts))
         .collect();
-    let mut cpu = Waits::new();
-    let mut gpu = Waits::new();
-    let mut last_stream: HashMap<i64, StreamKey> = HashMap::new();
+    let mut r = Resolver {
+        m,
+        syncs: sync_events(m),
+        launch_order: launches(m),
+        records,
+        op_of: m.launch_of.iter().map(|(&o, &l)| (l, o)).collect(),
+        last_stream: HashMap::new(),
+    };
+    let (mut cpu, mut gpu) = (Waits::new(), Waits::new());
     let mut calls: Vec<usize> = m.threads.values().flatten().copied().collect();
     calls.sort_by_key(|&i| m.ev(i).ts);
-    let copy_of: HashMap<usize, usize> = m.launch_of.iter().map(|(&o, &l)| (l, o)).collect();
     for call in calls {
         let e = m.ev(call);
-        if let Some(&op) = copy_of.get(&call) {
-            let o = m.ev(op);
-            last_stream.insert(e.tid, (o.device, o.stream));
+        if let Some(&op) = r.op_of.get(&call) {
+            r.last_stream
+                .insert(e.tid, (m.ev(op).device, m.ev(op).stream));
         }
-        let name = m.name(call);
-        let awaited: Vec<usize> = match (name, syncs.get(&e.corr)) {
-            ("cudaMemcpy", _) => copy_of.get(&call).copied().into_iter().collect(),
-            ("cudaStreamWaitEvent", Some(&s)) => {
-                let s_ev = m.ev(s);
-                let dest = next_launched_after(
-                    m,
-                    &launch_order,
-                    (s_ev.device.max(s_ev.pid), s_ev.stream),
-                    e.ts,
-                    e.tid,
-                );
-                if let (Some(src), Some(dest)) = (recorded_op(m, &launch_order, &records, s), dest)
-                {
-                    gpu.entry(dest).or_default().push(src);
-                }
-                continue;
+        if m.name(call) == "cudaStreamWaitEvent" {
+            if let Some((dest, src)) = r.stream_wait(call) {
+                gpu.entry(dest).or_default().push(src);
             }
-            (_, Some(&s)) if m.trace.name(m.ev(s)) == "Event Sync" => {
-                recorded_op(m, &launch_order, &records, s)
-                    .into_iter()
-                    .collect()
-            }
-            (_, Some(&s)) if m.trace.name(m.ev(s)) == "Stream Sync" => {
-                let s_ev = m.ev(s);
-                let key = (s_ev.device.max(s_ev.pid), s_ev.stream);
-                m.streams
-                    .get(&key)
-                    .and_then(|ops| last_started(m, ops, e.end()))
-                    .into_iter()
-                    .collect()
-            }
-            (_, Some(&s)) if m.trace.name(m.ev(s)) == "Context Sync" => {
-                let dev = m.ev(s).device.max(m.ev(s).pid);
-                every_stream(m, Some(dev), e.end())
-            }
-            ("cudaDeviceSynchronize", None) => every_stream(m, None, e.end()),
-            ("cudaStreamSynchronize", None) => last_stream
-                .get(&e.tid)
-                .and_then(|k| m.streams.get(k))
-                .and_then(|ops| last_started(m, ops, e.end()))
-                .into_iter()
-                .collect(),
-            _ => continue,
-        };
+            continue;
+        }
+        let awaited = r.cpu_awaited(call);
         if !awaited.is_empty() {
             cpu.insert(call, awaited);
         }
