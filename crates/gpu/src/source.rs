@@ -134,10 +134,19 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
 
 /// Analyses several ranks' traces as one (SM names prefixed `rank{R}/`).
 pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
-    let inputs: Vec<RankInput> = paths
+    let mut inputs: Vec<RankInput> = paths
         .iter()
         .map(|p| load(p, opts))
         .collect::<Result<_, _>>()?;
+    // Files without distinct ranks (no distributedInfo) are ranked in order.
+    let mut ranks: Vec<i64> = inputs.iter().map(|r| r.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if ranks.len() < inputs.len() {
+        for (i, inp) in inputs.iter_mut().enumerate() {
+            inp.rank = i as i64;
+        }
+    }
     let mut out = Emitter::new();
     let multi = inputs.len() > 1;
     let plan = if multi {
