@@ -29,6 +29,7 @@ fn main() {
         }
     };
     let t1 = Instant::now();
+    let peak_read = peak_kb();
     let facts = src.facts().clone();
     let report = src.report().clone();
     let eopts = Options {
@@ -45,7 +46,20 @@ fn main() {
         "top": a.states.iter().take(5).map(|s| (format!("{}:{}", s.sm, s.state), s.critical_ns)).collect::<Vec<_>>(),
         "ranks": report,
         "read_s": (t1 - t0).as_secs_f64(),
+        "peak_kb_after_read": peak_read,
+        "peak_kb": peak_kb(),
         "analysis_s": (t2 - t1).as_secs_f64(),
     });
     println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+}
+
+/// The process's peak resident memory so far (Linux), kB.
+fn peak_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
 }

@@ -70,6 +70,12 @@ impl Emitter {
         Emitter::default()
     }
 
+    /// Room for `n` more records.
+    pub fn reserve(&mut self, n: usize) {
+        self.records.reserve_exact(n);
+        self.classes.reserve_exact(n);
+    }
+
     fn push(&mut self, t: u64, class: u8, ev: Event) {
         self.records.push(Record {
             t,
@@ -151,7 +157,7 @@ impl RankEmit<'_> {
             self.emit_op(out, who, op, t, next);
         }
         for &op in ops {
-            for &g in self.m.launched_by.get(&op).into_iter().flatten() {
+            for g in self.m.launched_by(op) {
                 let id = link(1, self.index, g as u64);
                 let t = self.at(self.m.ev(op).ts);
                 out.push(t, class::CPU, Event::Send { who, id });

@@ -281,6 +281,7 @@ pub fn read_json(r: impl Read) -> Result<Trace, String> {
     TopSeed(&mut b)
         .deserialize(&mut de)
         .map_err(|e| format!("not a Kineto trace: {e}"))?;
+    b.trace.events.shrink_to_fit();
     Ok(b.trace)
 }
 

@@ -37,8 +37,8 @@ pub struct RankModel {
     pub streams: Streams,
     /// The runtime call that launched a GPU op (by event index).
     pub launch_of: HashMap<usize, usize>,
-    /// The GPU ops a runtime call launched.
-    pub launched_by: HashMap<usize, Vec<usize>>,
+    /// (runtime call, GPU op it launched), sorted: see [`RankModel::launched_by`].
+    launches: Vec<(usize, usize)>,
     /// CPU calls that block until GPU ops finish: call -> awaited ops.
     pub cpu_waits: HashMap<usize, Vec<usize>>,
     /// GPU ops that may start only after other streams' ops finish
@@ -134,17 +134,15 @@ impl RankModel {
         let window = window_of(&trace, opts)?;
         let (threads, runtime_by_corr) = cpu_ops(&trace, window);
         let (streams, launch_of) = gpu_ops(&trace, window, &runtime_by_corr);
-        let mut launched_by: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (&op, &l) in &launch_of {
-            launched_by.entry(l).or_default().push(op);
-        }
+        let mut launches: Vec<(usize, usize)> = launch_of.iter().map(|(&o, &l)| (l, o)).collect();
+        launches.sort_unstable();
         let mut m = RankModel {
             trace,
             window,
             threads,
             streams,
             launch_of,
-            launched_by,
+            launches,
             cpu_waits: HashMap::new(),
             gpu_waits: HashMap::new(),
         };
@@ -152,6 +150,28 @@ impl RankModel {
         m.cpu_waits = cpu;
         m.gpu_waits = gpu;
         Ok(m)
+    }
+
+    /// The GPU ops a runtime call launched.
+    pub fn launched_by(&self, call: usize) -> impl Iterator<Item = usize> + '_ {
+        let from = self.launches.partition_point(|x| x.0 < call);
+        self.launches[from..]
+            .iter()
+            .take_while(move |x| x.0 == call)
+            .map(|x| x.1)
+    }
+
+    /// How many records the rank will make, at most (to reserve them).
+    pub fn records_bound(&self) -> usize {
+        let cpu: usize = self.threads.values().map(Vec::len).sum();
+        let gpu: usize = self.streams.values().map(Vec::len).sum();
+        let waits: usize = self
+            .gpu_waits
+            .values()
+            .chain(self.cpu_waits.values())
+            .map(Vec::len)
+            .sum();
+        2 * cpu + 2 * waits + 5 * gpu + self.streams.len()
     }
 
     pub fn ev(&self, i: usize) -> &Ev {

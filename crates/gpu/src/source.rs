@@ -148,6 +148,7 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
         }
     }
     let mut out = Emitter::new();
+    out.reserve(inputs.iter().map(|r| r.model.records_bound()).sum());
     let multi = inputs.len() > 1;
     let plan = if multi {
         ranks::plan(&inputs, &mut out.strings)
