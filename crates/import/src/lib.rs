@@ -4,6 +4,7 @@
 //! or a pipe, and may be compressed (gzip, zstd, xz): see [`input`].
 
 pub mod input;
+mod kineto;
 pub mod multi;
 mod perfcheck;
 
@@ -30,6 +31,8 @@ pub enum Format {
     Perf,
     /// Annotations written by the SDKs (docs/formats.md).
     Annotations,
+    /// PyTorch profiler (Kineto) traces, read by critpath-gpu.
+    Kineto,
 }
 
 /// A reader for any supported format.
@@ -42,6 +45,8 @@ pub enum AnySource {
     Perf(Box<PerfSource>),
     /// SDK annotations alone.
     Annotations(Box<AnnotSource>),
+    /// PyTorch profiler (Kineto) traces: one rank or several aligned.
+    Gpu(Box<critpath_gpu::GpuSource>),
 }
 
 impl AnySource {
@@ -52,6 +57,7 @@ impl AnySource {
             AnySource::Memory(_, f) => *f,
             AnySource::Perf(_) => Format::Perf,
             AnySource::Annotations(_) => Format::Annotations,
+            AnySource::Gpu(_) => Format::Kineto,
         }
     }
 }
@@ -65,6 +71,7 @@ impl RecordSource for AnySource {
             AnySource::Memory(r, _) => r.next_record(),
             AnySource::Perf(r) => r.next_record(),
             AnySource::Annotations(r) => r.next_record(),
+            AnySource::Gpu(r) => r.next_record(),
         }
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
@@ -74,6 +81,7 @@ impl RecordSource for AnySource {
             AnySource::Memory(r, _) => r.next_batch(out, max),
             AnySource::Perf(r) => r.next_batch(out, max),
             AnySource::Annotations(r) => r.next_batch(out, max),
+            AnySource::Gpu(r) => r.next_batch(out, max),
         }
     }
     fn strings(&self) -> &Interner {
@@ -83,12 +91,14 @@ impl RecordSource for AnySource {
             AnySource::Memory(r, _) => r.strings(),
             AnySource::Perf(r) => r.strings(),
             AnySource::Annotations(r) => r.strings(),
+            AnySource::Gpu(r) => r.strings(),
         }
     }
     fn summary(&mut self) -> critpath_trace::Summary {
         match self {
             AnySource::Perf(r) => r.summary(),
             AnySource::Annotations(r) => r.summary(),
+            AnySource::Gpu(r) => r.summary(),
             _ => Default::default(),
         }
     }
@@ -105,6 +115,7 @@ impl RecordSource for AnySource {
             AnySource::Memory(r, _) => r.bytes_read(),
             AnySource::Perf(r) => r.bytes_read(),
             AnySource::Annotations(r) => r.bytes_read(),
+            AnySource::Gpu(r) => r.bytes_read(),
         }
     }
 }
@@ -195,6 +206,9 @@ pub fn is_empty_trace(path: &Path) -> bool {
 /// Opens a trace (a path, or `-` for standard input), detecting its
 /// format and compression from the content.
 pub fn open(path: &Path) -> Result<AnySource, ReadError> {
+    if let Some(src) = kineto::open_one(path)? {
+        return Ok(src);
+    }
     let input = open_input(path)?;
     let format = detect(&input.head, &input.name)?;
     open_as(input, format)
@@ -226,6 +240,7 @@ fn open_as(input: Input, format: Format) -> Result<AnySource, ReadError> {
             &input,
             "an annotation trace",
         )?)?)),
+        Format::Kineto => unreachable!("Kineto traces are opened before the input is read"),
     })
 }
 

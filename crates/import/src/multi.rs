@@ -69,6 +69,9 @@ fn link_of(ev: &Event) -> Option<(bool, LinkId)> {
 
 /// Reads every file once and works out each one's clock offset.
 pub fn align(paths: &[PathBuf]) -> Result<Alignment, ReadError> {
+    if let Some(al) = crate::kineto::alignment(paths)? {
+        return Ok(al);
+    }
     let n = paths.len();
     // Latest send time of each id per file; then, per ordered pair of files,
     // the smallest recv - send.
@@ -186,6 +189,7 @@ pub struct MergedSource {
 impl MergedSource {
     pub fn new(paths: &[PathBuf], alignment: &Alignment) -> Result<Self, ReadError> {
         let mut strings = Interner::new();
+        let ranks = crate::kineto::open_ranks(paths)?;
         // Times go on the reference clock, shifted only as far as needed to
         // keep every time at or above 0.
         let lift = alignment
@@ -197,6 +201,17 @@ impl MergedSource {
             .unwrap_or(0)
             .max(0);
         let mut inputs = Vec::new();
+        // Kineto ranks come aligned and joined already: one input.
+        let paths = if ranks.is_some() { &paths[..0] } else { paths };
+        inputs.extend(ranks.map(|src| Input {
+            src,
+            map: Vec::new(),
+            sys: Sym::LOCAL,
+            shift: 0,
+            head: None,
+            batch: Vec::new(),
+            at: 0,
+        }));
         for (f, p) in paths.iter().enumerate() {
             let sys = strings.intern(&alignment.offsets[f].sys);
             inputs.push(Input {

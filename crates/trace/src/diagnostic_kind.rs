@@ -46,13 +46,17 @@ pub enum DiagnosticKind {
     ClockOffset,
     /// The cost of annotation events taken out of the states' times.
     OverheadCorrection,
+    /// A rank of a distributed job arrived last at its collectives.
+    Straggler,
+    /// A collective that could not be matched across its process group.
+    CollectiveUnmatched,
 }
 
 use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 19] = [
+    pub const ALL: [DiagnosticKind; 21] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         LongState,
@@ -72,6 +76,8 @@ impl DiagnosticKind {
         LateTransition,
         ClockOffset,
         OverheadCorrection,
+        Straggler,
+        CollectiveUnmatched,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -96,6 +102,8 @@ impl DiagnosticKind {
             LateTransition => "late-transition",
             ClockOffset => "clock-offset",
             OverheadCorrection => "overhead-correction",
+            Straggler => "straggler",
+            CollectiveUnmatched => "collective-unmatched",
         }
     }
 
@@ -126,6 +134,8 @@ impl DiagnosticKind {
             UnknownWaker => "Some wakeups came from no known context: those dependences are missing from the graph.",
             UnbalancedInterrupt => "Some interrupt runs had no recorded exit: they were ended at the next sign that they were over.",
             LateTransition => "Some inferred transitions came too late for the reorder window: their times are approximate.",
+            Straggler => "One rank arrived last at the collectives and the others waited for it: look at what that rank did before them.",
+            CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
         }
     }
 

@@ -1,0 +1,338 @@
+//! Decoding a Kineto (PyTorch profiler) trace: the top-level object is read
+//! key by key and the `traceEvents` array element by element, each event
+//! decoded straight into a compact [`Ev`] (names interned), so the document
+//! is never held as a JSON tree. Gzip-compressed files are read through a
+//! decoder.
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+/// What kind of event a Kineto event is, from its `cat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `cpu_op`: an ATen operator or another CPU-side op.
+    CpuOp,
+    /// `cuda_runtime` / `cuda_driver`: a CUDA API call.
+    Runtime,
+    /// `user_annotation`: a CPU range (`ProfilerStep#N`, `record_function`).
+    Annotation,
+    /// `kernel`, `gpu_memcpy`, `gpu_memset`: work on a CUDA stream.
+    GpuOp,
+    /// `cuda_sync`: what a synchronization call waited for.
+    Sync,
+}
+
+/// A collective's identity, from a NCCL kernel's arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Collective {
+    pub name: String,
+    pub group: String,
+    /// The ranks of the process group, in order.
+    pub ranks: Vec<i64>,
+}
+
+/// One complete (`ph: X`) event, with the arguments critpath uses.
+#[derive(Clone, Debug)]
+pub struct Ev {
+    pub kind: Kind,
+    /// Index into [`Trace::names`].
+    pub name: u32,
+    pub ts: u64,
+    pub dur: u64,
+    pub pid: i64,
+    pub tid: i64,
+    /// `correlation` (CUDA calls and GPU work), or -1.
+    pub corr: i64,
+    pub stream: i64,
+    pub device: i64,
+    pub wait_stream: i64,
+    pub wait_record_corr: i64,
+    pub collective: Option<Box<Collective>>,
+}
+
+impl Ev {
+    pub fn end(&self) -> u64 {
+        self.ts + self.dur
+    }
+}
+
+/// A decoded trace: its events (in file order), their names and its rank.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub events: Vec<Ev>,
+    pub names: Vec<String>,
+    /// `distributedInfo.rank`, when present.
+    pub rank: Option<i64>,
+}
+
+impl Trace {
+    pub fn name(&self, e: &Ev) -> &str {
+        &self.names[e.name as usize]
+    }
+}
+
+/// A number that Kineto writes as an integer, a float or a string.
+struct Num(i64);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(v as i64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(v as i64))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Num, E> {
+                Ok(Num(v.trim().parse().unwrap_or(-1)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct RawArgs {
+    correlation: Option<Num>,
+    stream: Option<Num>,
+    device: Option<Num>,
+    wait_on_stream: Option<Num>,
+    wait_on_cuda_event_record_corr_id: Option<Num>,
+    #[serde(rename = "Collective name")]
+    collective: Option<String>,
+    #[serde(rename = "Process Group Name")]
+    group: Option<String>,
+    #[serde(rename = "Process Group Ranks")]
+    group_ranks: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawEvent {
+    ph: Option<String>,
+    cat: Option<String>,
+    name: Option<String>,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    pid: Option<Num>,
+    tid: Option<Num>,
+    args: Option<RawArgs>,
+}
+
+fn kind_of(cat: &str) -> Option<Kind> {
+    Some(match cat {
+        "cpu_op" => Kind::CpuOp,
+        "cuda_runtime" | "cuda_driver" => Kind::Runtime,
+        "user_annotation" => Kind::Annotation,
+        "kernel" | "gpu_memcpy" | "gpu_memset" => Kind::GpuOp,
+        "cuda_sync" => Kind::Sync,
+        _ => return None,
+    })
+}
+
+/// Microseconds (Kineto's unit) to nanoseconds, the whole microseconds
+/// apart so that epoch-sized times keep their precision.
+fn ns(us: f64) -> u64 {
+    if us <= 0.0 {
+        return 0;
+    }
+    let whole = us.trunc();
+    whole as u64 * 1000 + ((us - whole) * 1000.0).round() as u64
+}
+
+fn parse_ranks(s: &str) -> Vec<i64> {
+    s.trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .filter_map(|x| x.trim().parse().ok())
+        .collect()
+}
+
+/// Builds [`Trace`]s event by event.
+#[derive(Default)]
+struct Builder {
+    trace: Trace,
+    ids: HashMap<String, u32>,
+}
+
+impl Builder {
+    fn intern(&mut self, s: String) -> u32 {
+        if let Some(&i) = self.ids.get(&s) {
+            return i;
+        }
+        let i = self.trace.names.len() as u32;
+        self.trace.names.push(s.clone());
+        self.ids.insert(s, i);
+        i
+    }
+
+    fn add(&mut self, raw: RawEvent) {
+        if raw.ph.as_deref() != Some("X") {
+            return;
+        }
+        let Some(kind) = raw.cat.as_deref().and_then(kind_of) else {
+            return;
+        };
+        let args = raw.args.unwrap_or_default();
+        let num = |n: Option<Num>| n.map_or(-1, |n| n.0);
+        let collective = match (args.collective, args.group) {
+            (Some(name), Some(group)) => Some(Box::new(Collective {
+                name,
+                group,
+                ranks: parse_ranks(args.group_ranks.as_deref().unwrap_or("")),
+            })),
+            _ => None,
+        };
+        let name = self.intern(raw.name.unwrap_or_default());
+        self.trace.events.push(Ev {
+            kind,
+            name,
+            ts: ns(raw.ts.unwrap_or(0.0)),
+            dur: ns(raw.dur.unwrap_or(0.0)),
+            pid: num(raw.pid),
+            tid: num(raw.tid),
+            corr: num(args.correlation),
+            stream: num(args.stream),
+            device: num(args.device),
+            wait_stream: num(args.wait_on_stream),
+            wait_record_corr: num(args.wait_on_cuda_event_record_corr_id),
+            collective,
+        });
+    }
+}
+
+/// Visits the `traceEvents` array, one event at a time.
+struct EventsSeed<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the traceEvents array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(ev) = seq.next_element::<RawEvent>()? {
+            self.0.add(ev);
+        }
+        Ok(())
+    }
+}
+
+#[derive(Deserialize)]
+struct DistInfo {
+    rank: Option<Num>,
+}
+
+/// Visits the top-level object.
+struct TopSeed<'a>(&'a mut Builder);
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace object with traceEvents, or an array of events")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traceEvents" => map.next_value_seed(EventsSeed(self.0))?,
+                "distributedInfo" => {
+                    let d: DistInfo = map.next_value()?;
+                    self.0.trace.rank = d.rank.map(|n| n.0);
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        EventsSeed(self.0).visit_seq(seq)
+    }
+}
+
+/// Decodes a trace from a reader of (uncompressed) JSON.
+pub fn read_json(r: impl Read) -> Result<Trace, String> {
+    let mut b = Builder::default();
+    let mut de = serde_json::Deserializer::from_reader(r);
+    TopSeed(&mut b)
+        .deserialize(&mut de)
+        .map_err(|e| format!("not a Kineto trace: {e}"))?;
+    b.trace.events.shrink_to_fit();
+    Ok(b.trace)
+}
+
+/// Is this a gzip stream?
+pub fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b])
+}
+
+/// Reads a trace file, plain JSON or gzip-compressed.
+pub fn read_file(path: &Path) -> Result<Trace, String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let mut magic = [0u8; 2];
+    let n = f
+        .read(&mut magic)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let r = BufReader::with_capacity(1 << 20, f);
+    if is_gzip(&magic[..n]) {
+        read_json(BufReader::with_capacity(
+            1 << 20,
+            flate2::read::GzDecoder::new(r),
+        ))
+    } else {
+        read_json(r)
+    }
+}
+
+/// The first bytes of a file, decompressed when it is gzip.
+pub fn head_of(path: &Path, max: usize) -> std::io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic)?;
+    let f = std::fs::File::open(path)?;
+    let mut out = Vec::with_capacity(max);
+    if is_gzip(&magic[..n]) {
+        let _ = flate2::read::GzDecoder::new(f)
+            .take(max as u64)
+            .read_to_end(&mut out);
+    } else {
+        f.take(max as u64).read_to_end(&mut out)?;
+    }
+    Ok(out)
+}
+
+/// Does this text look like a Kineto trace (a Chrome trace written by the
+/// PyTorch profiler)?
+pub fn looks_like(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    text.contains("\"schemaVersion\"")
+        && (text.contains("\"deviceProperties\"")
+            || text.contains("\"distributedInfo\"")
+            || text.contains("\"cpu_op\"")
+            || text.contains("\"cuda_runtime\""))
+}

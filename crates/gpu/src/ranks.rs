@@ -1,0 +1,280 @@
+//! Several ranks of one job analysed together. A collective (a NCCL kernel
+//! with its process group) is matched across the ranks of its group by
+//! order of occurrence; it completes on every rank only after the last rank
+//! arrives. Ranks' clocks are aligned from the collectives' ends (which
+//! happen together on every member): each rank's offset from the reference
+//! rank is the median difference of its ends. The rank that arrives last
+//! is the straggler; the others wait for it.
+
+use crate::emit::Role;
+use crate::model::RankModel;
+use critpath_trace::Interner;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// One rank's model, its file and its effective GPU op times.
+pub struct RankInput {
+    pub model: RankModel,
+    pub rank: i64,
+    pub file: String,
+    pub times: HashMap<usize, (u64, u64)>,
+}
+
+/// One collective instance: (input index, op) of every member.
+struct Instance {
+    members: Vec<(usize, usize)>,
+}
+
+/// How one rank's clock was aligned.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankOffset {
+    pub rank: i64,
+    pub file: String,
+    /// This rank's clock minus the reference rank's, ns.
+    pub offset_ns: i64,
+    /// Collectives whose ends gave the offset.
+    pub collectives: u64,
+}
+
+/// Who arrived last in one step and how long the others waited.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepStraggler {
+    /// The step (`ProfilerStep#N` on the reference rank, or `trace`).
+    pub step: String,
+    /// The rank the others waited for longest.
+    pub straggler_rank: i64,
+    /// How long the other ranks waited for it, summed, ns.
+    pub others_waited_ns: u64,
+    /// Collectives in the step, and at how many this rank was last.
+    pub collectives: u64,
+    pub last_at: u64,
+}
+
+/// What the multi-rank analysis found besides the records.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RanksReport {
+    pub offsets: Vec<RankOffset>,
+    pub steps: Vec<StepStraggler>,
+    /// Collectives matched on every member of their group.
+    pub matched: u64,
+    /// Collective kernels left unmatched (a member's trace lacks them).
+    pub unmatched: u64,
+}
+
+/// The collective kernels of a rank per process group, in start order.
+fn by_group(inp: &RankInput) -> BTreeMap<String, Vec<usize>> {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for op in inp.model.all_gpu_ops() {
+        if let Some(c) = &inp.model.ev(op).collective {
+            groups.entry(c.group.clone()).or_default().push(op);
+        }
+    }
+    for ops in groups.values_mut() {
+        ops.sort_by_key(|o| (inp.times[o].0, *o));
+    }
+    groups
+}
+
+/// Matches collectives across ranks: the k-th of a group on each member.
+fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
+    let groups: Vec<_> = inputs.iter().map(by_group).collect();
+    let index_of: HashMap<i64, usize> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.rank, i))
+        .collect();
+    let mut out = Vec::new();
+    let mut unmatched = 0u64;
+    let mut done: Vec<String> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        for (name, ops) in g {
+            if done.contains(name) {
+                continue;
+            }
+            done.push(name.clone());
+            let ranks = &inputs[i]
+                .model
+                .ev(ops[0])
+                .collective
+                .as_ref()
+                .expect("collective")
+                .ranks;
+            let members: Option<Vec<usize>> =
+                ranks.iter().map(|r| index_of.get(r).copied()).collect();
+            let Some(members) = members.filter(|m| m.len() > 1) else {
+                unmatched += ops.len() as u64;
+                continue;
+            };
+            let lists: Vec<&Vec<usize>> = members.iter().map(|&m| &groups[m][name]).collect();
+            let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+            unmatched += lists.iter().map(|l| (l.len() - n) as u64).sum::<u64>();
+            for k in 0..n {
+                let members = members
+                    .iter()
+                    .zip(&lists)
+                    .map(|(&m, l)| (m, l[k]))
+                    .collect();
+                out.push(Instance { members });
+            }
+        }
+    }
+    (out, unmatched)
+}
+
+fn median(v: &mut [i128]) -> i128 {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// Each input's clock offset from input 0, from the ends of the
+/// collectives they share (directly, or through ranks already aligned).
+fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
+    let n = inputs.len();
+    let mut off: Vec<Option<(i128, u64)>> = vec![None; n];
+    off[0] = Some((0, 0));
+    let end = |m: usize, op: usize| i128::from(inputs[m].times[&op].1);
+    loop {
+        let mut progress = false;
+        for b in 0..n {
+            if off[b].is_some() {
+                continue;
+            }
+            let mut diffs = Vec::new();
+            for i in inst {
+                let Some(&(_, ob)) = i.members.iter().find(|x| x.0 == b) else {
+                    continue;
+                };
+                if let Some(&(a, oa)) = i.members.iter().find(|x| off[x.0].is_some()) {
+                    diffs.push(end(b, ob) - end(a, oa) + off[a].expect("known").0);
+                }
+            }
+            if !diffs.is_empty() {
+                let k = diffs.len() as u64;
+                off[b] = Some((median(&mut diffs), k));
+                progress = true;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    off.into_iter().map(|o| o.unwrap_or((0, 0))).collect()
+}
+
+/// The step a time of the reference rank falls in.
+fn step_of(inp: &RankInput, t: u64) -> String {
+    let m = &inp.model;
+    m.trace
+        .events
+        .iter()
+        .filter(|e| e.kind == crate::kineto::Kind::Annotation)
+        .filter(|e| e.ts <= t && t <= e.end() && m.trace.name(e).starts_with("ProfilerStep"))
+        .map(|e| m.trace.name(e).to_string())
+        .next()
+        .unwrap_or_else(|| "trace".to_string())
+}
+
+/// Per step: per last-arriving rank, (how long the others waited for it,
+/// how many times it was last), and the step's collectives.
+type StepTally = BTreeMap<String, (BTreeMap<i64, (u64, u64)>, u64)>;
+
+/// Collective roles per input, the clock shift of each input, and the report.
+pub struct Plan {
+    pub shifts: Vec<i128>,
+    pub roles: Vec<HashMap<usize, Role>>,
+    pub report: RanksReport,
+}
+
+/// Matches the collectives, aligns the clocks and finds the stragglers.
+pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
+    let (inst, unmatched) = instances(inputs);
+    let offs = offsets(inputs, &inst);
+    let shifts: Vec<i128> = offs.iter().map(|o| -o.0).collect();
+    let mut roles: Vec<HashMap<usize, Role>> = vec![HashMap::new(); inputs.len()];
+    let mut steps = StepTally::new();
+    for (id, i) in inst.iter().enumerate() {
+        let arrive = |&(m, op): &(usize, usize)| i128::from(inputs[m].times[&op].0) + shifts[m];
+        let last = *i.members.iter().max_by_key(|x| arrive(x)).expect("members");
+        let release = arrive(&last).max(0) as u64;
+        let coll = inputs[last.0]
+            .model
+            .ev(last.1)
+            .collective
+            .as_ref()
+            .expect("collective");
+        let name = strings.intern(&coll.name);
+        let waiting: Vec<usize> = i
+            .members
+            .iter()
+            .filter(|&&x| x != last)
+            .map(|x| x.0)
+            .collect();
+        for &(m, op) in &i.members {
+            let straggler = (m, op) == last;
+            let waiting = if straggler {
+                waiting.clone()
+            } else {
+                Vec::new()
+            };
+            roles[m].insert(
+                op,
+                Role {
+                    id: id as u64,
+                    straggler,
+                    release,
+                    name,
+                    waiting,
+                },
+            );
+        }
+        let waited: u64 = i
+            .members
+            .iter()
+            .map(|x| (release as i128 - arrive(x)).max(0) as u64)
+            .sum();
+        let (m0, op0) = i.members[0];
+        let launch = inputs[m0]
+            .model
+            .launch_of
+            .get(&op0)
+            .map_or(inputs[m0].times[&op0].0, |&l| inputs[m0].model.ev(l).ts);
+        let step = steps.entry(step_of(&inputs[m0], launch)).or_default();
+        let cell = step.0.entry(inputs[last.0].rank).or_default();
+        cell.0 += waited;
+        cell.1 += 1;
+        step.1 += 1;
+    }
+    let report = RanksReport {
+        offsets: inputs
+            .iter()
+            .zip(&offs)
+            .map(|(r, o)| RankOffset {
+                rank: r.rank,
+                file: r.file.clone(),
+                offset_ns: o.0 as i64,
+                collectives: o.1,
+            })
+            .collect(),
+        steps: steps
+            .into_iter()
+            .map(|(step, (by_rank, n))| {
+                let (&rank, &(waited, last_at)) =
+                    by_rank.iter().max_by_key(|x| x.1 .0).expect("one");
+                StepStraggler {
+                    step,
+                    straggler_rank: rank,
+                    others_waited_ns: waited,
+                    collectives: n,
+                    last_at,
+                }
+            })
+            .collect(),
+        matched: inst.len() as u64,
+        unmatched,
+    };
+    Plan {
+        shifts,
+        roles,
+        report,
+    }
+}

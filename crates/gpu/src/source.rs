@@ -1,0 +1,213 @@
+//! Kineto traces as a [`RecordSource`]: one rank, or several ranks of one
+//! job with their clocks aligned and their collectives joined.
+
+use crate::breakdown::GpuFacts;
+use crate::emit::{gpu_times, Emitter, Ordered, RankEmit};
+use crate::kineto;
+use crate::model::{GpuOptions, RankModel};
+use crate::ranks::{self, RankInput, RanksReport};
+use critpath_trace::{
+    Diagnostic, DiagnosticKind, Interner, Location, Pos, ReadError, Record, RecordSource, Summary,
+    VecSource,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The records of one or several Kineto traces, with what the importer
+/// knows about them.
+pub struct GpuSource {
+    inner: Ordered,
+    at: usize,
+    facts: GpuFacts,
+    report: RanksReport,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl GpuSource {
+    /// Which SMs are streams and which states communication.
+    pub fn facts(&self) -> &GpuFacts {
+        &self.facts
+    }
+    /// Clock offsets and stragglers (several ranks only).
+    pub fn report(&self) -> &RanksReport {
+        &self.report
+    }
+    /// The source as a plain in-memory source (its facts dropped).
+    pub fn into_vec_source(self) -> VecSource {
+        let Ordered {
+            records,
+            order,
+            strings,
+        } = self.inner;
+        let in_order = order.iter().map(|&i| records[i as usize]).collect();
+        VecSource::new(in_order, strings)
+    }
+}
+
+impl RecordSource for GpuSource {
+    fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        let Some(&i) = self.inner.order.get(self.at) else {
+            return Ok(None);
+        };
+        self.at += 1;
+        Ok(Some((
+            self.inner.records[i as usize],
+            Pos::Record(self.at as u64),
+        )))
+    }
+    fn strings(&self) -> &Interner {
+        &self.inner.strings
+    }
+    fn summary(&mut self) -> Summary {
+        Summary {
+            diagnostics: std::mem::take(&mut self.diagnostics),
+            ..Summary::default()
+        }
+    }
+}
+
+fn load(path: &Path, opts: &GpuOptions) -> Result<RankInput, ReadError> {
+    let name = path.display().to_string();
+    let err = |m: String| ReadError::new(&name, Location::File, m, true);
+    let trace = kineto::read_file(path).map_err(err)?;
+    let rank = trace.rank.unwrap_or(0);
+    let model = RankModel::build(trace, opts).map_err(err)?;
+    let times = gpu_times(&model);
+    Ok(RankInput {
+        model,
+        rank,
+        file: name,
+        times,
+    })
+}
+
+fn facts_of(inputs: &[RankInput], prefixes: &[String]) -> GpuFacts {
+    let mut facts = GpuFacts::default();
+    for (inp, p) in inputs.iter().zip(prefixes) {
+        for &(dev, s) in inp.model.streams.keys() {
+            facts.streams.insert(format!("{p}gpu{dev}:stream{s}"));
+        }
+        for op in inp.model.all_gpu_ops() {
+            let name = inp.model.name(op);
+            if name.to_ascii_lowercase().contains("nccl") {
+                facts.comm_states.insert(name.to_string());
+            }
+            if let Some(c) = &inp.model.ev(op).collective {
+                facts.comm_states.insert(format!("{} wait", c.name));
+            }
+        }
+    }
+    facts
+}
+
+fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    let reference = report.offsets.first().map_or(0, |o| o.rank);
+    for o in report.offsets.iter().skip(1) {
+        d.push(Diagnostic::new(DiagnosticKind::ClockOffset,
+            format!(
+                "rank {} ({}): clock offset {} ns from rank {reference}, from the ends of {} collectives",
+                o.rank, o.file, o.offset_ns, o.collectives
+            ),
+        ));
+    }
+    for s in &report.steps {
+        d.push(Diagnostic::new(DiagnosticKind::Straggler,
+            format!(
+                "{}: rank {} arrived last at {} of {} collectives; the other ranks waited {} ns for it",
+                s.step, s.straggler_rank, s.last_at, s.collectives, s.others_waited_ns
+            ),
+        ));
+    }
+    if report.unmatched > 0 {
+        d.push(Diagnostic::new(
+            DiagnosticKind::CollectiveUnmatched,
+            format!(
+                "{} collective kernels have no counterpart on every rank of their group",
+                report.unmatched
+            ),
+        ));
+    }
+    d
+}
+
+/// Analyses several ranks' traces as one (SM names prefixed `rank{R}/`).
+pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    let mut inputs: Vec<RankInput> = paths
+        .iter()
+        .map(|p| load(p, opts))
+        .collect::<Result<_, _>>()?;
+    // Files without distinct ranks (no distributedInfo) are ranked in order.
+    let mut ranks: Vec<i64> = inputs.iter().map(|r| r.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if ranks.len() < inputs.len() {
+        for (i, inp) in inputs.iter_mut().enumerate() {
+            inp.rank = i as i64;
+        }
+    }
+    let mut out = Emitter::new();
+    out.reserve(inputs.iter().map(|r| r.model.records_bound()).sum());
+    let multi = inputs.len() > 1;
+    let plan = if multi {
+        ranks::plan(&inputs, &mut out.strings)
+    } else {
+        ranks::Plan {
+            shifts: vec![0],
+            roles: vec![HashMap::new()],
+            report: RanksReport::default(),
+        }
+    };
+    let prefixes: Vec<String> = inputs
+        .iter()
+        .map(|r| {
+            if multi {
+                format!("rank{}/", r.rank)
+            } else {
+                String::new()
+            }
+        })
+        .collect();
+    for (index, inp) in inputs.iter().enumerate() {
+        let e = RankEmit {
+            m: &inp.model,
+            prefix: prefixes[index].clone(),
+            shift: plan.shifts[index],
+            index,
+            times: &inp.times,
+            roles: &plan.roles[index],
+        };
+        e.emit(&mut out);
+    }
+    let facts = facts_of(&inputs, &prefixes);
+    let diagnostics = diagnostics_of(&plan.report);
+    // The events are no longer needed once the records are made.
+    drop(inputs);
+    Ok(GpuSource {
+        inner: out.finish(),
+        at: 0,
+        facts,
+        report: plan.report,
+        diagnostics,
+    })
+}
+
+/// [`open_ranks_with`] over the whole traces.
+pub fn open_ranks(paths: &[PathBuf]) -> Result<GpuSource, ReadError> {
+    open_ranks_with(paths, &GpuOptions::default())
+}
+
+/// One rank's trace.
+pub fn open_with(path: &Path, opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    open_ranks_with(&[path.to_path_buf()], opts)
+}
+
+/// One rank's whole trace.
+pub fn open(path: &Path) -> Result<GpuSource, ReadError> {
+    open_with(path, &GpuOptions::default())
+}
+
+/// Is this file a Kineto trace (plain or gzip-compressed JSON)?
+pub fn is_kineto_file(path: &Path) -> bool {
+    kineto::head_of(path, 8192).is_ok_and(|h| kineto::looks_like(&h))
+}

@@ -1,0 +1,48 @@
+//! Helpers shared by the tests: analysing a source with its path kept, and
+//! where the shared real traces are.
+
+#![allow(dead_code)]
+
+use critpath_engine::{analyze, Analysis, Options};
+use critpath_gpu::{bound_by, GpuBreakdown, GpuSource};
+use std::path::PathBuf;
+
+/// Analyses a GPU source, keeping the path; returns the analysis and its
+/// breakdown.
+pub fn run(mut src: GpuSource) -> (Analysis, GpuBreakdown) {
+    let opts = Options {
+        keep_path: true,
+        ..Options::default()
+    };
+    let facts = src.facts().clone();
+    let (a, err) = analyze(&mut src, opts, |_, _| {}).expect("analysis");
+    assert!(err.is_none(), "{err:?}");
+    let b = bound_by(&a, &facts);
+    (a, b)
+}
+
+/// The shared Kineto traces (`<repo>/../shared/data/kineto`, or one level
+/// further up from a worktree under `<root>/wt/`), if present.
+pub fn shared(name: &str) -> Option<PathBuf> {
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let found = [
+        "../../../shared/data/kineto",
+        "../../../../shared/data/kineto",
+    ]
+    .iter()
+    .map(|d| crate_dir.join(d).join(name))
+    .find(|p| p.exists());
+    if found.is_none() {
+        eprintln!("note: the shared trace {name} is absent; test skipped");
+    }
+    found
+}
+
+/// The top `n` states of the criticality table as (state, critical ns).
+pub fn top(a: &Analysis, n: usize) -> Vec<(String, u64)> {
+    a.states
+        .iter()
+        .take(n)
+        .map(|s| (s.state.clone(), s.critical_ns))
+        .collect()
+}
