@@ -282,7 +282,7 @@ fn inferred_transitions_are_counted_in_one_diagnostic() {
             .summary
             .diagnostics
             .iter()
-            .find(|d| d.kind == "inferred-transition");
+            .find(|d| d.kind.as_str() == "inferred-transition");
         match d {
             Some(d) => assert_eq!(d.count, Some(r.inferred), "{name}"),
             None => assert_eq!(r.inferred, 0, "{name}"),
