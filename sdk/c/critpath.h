@@ -1,4 +1,4 @@
-/* critpath.h: annotations for critpath (SPEC §7), one header, no library.
+/* critpath.h: annotations for critpath (docs/event-model.md), one header, no library.
  *
  *   cp_begin_sm("request");           a state machine begins on this thread
  *   cp_state("parse");                it enters a state

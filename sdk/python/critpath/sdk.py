@@ -1,4 +1,4 @@
-"""Annotate a Python program for critpath (SPEC §7).
+"""Annotate a Python program for critpath (docs/event-model.md).
 
     from critpath import sdk
 

@@ -1,4 +1,4 @@
-//! critpath-sdk: annotate a Rust program for critpath (SPEC §7).
+//! critpath-sdk: annotate a Rust program for critpath (the verbs of `docs/event-model.md`).
 //!
 //! ```no_run
 //! let _req = critpath_sdk::sm("request"); // ends the SM when dropped
