@@ -6,6 +6,7 @@
 
 mod commands;
 mod error;
+mod gpu;
 mod inputs;
 mod output;
 mod perf;

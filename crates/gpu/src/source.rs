@@ -209,5 +209,8 @@ pub fn open(path: &Path) -> Result<GpuSource, ReadError> {
 
 /// Is this file a Kineto trace (plain or gzip-compressed JSON)?
 pub fn is_kineto_file(path: &Path) -> bool {
-    kineto::head_of(path, 8192).is_ok_and(|h| kineto::looks_like(&h))
+    // Only a regular file: peeking at a pipe (`-`, /dev/stdin, `<(…)`)
+    // would consume the bytes its reader needs.
+    path.metadata().is_ok_and(|m| m.is_file())
+        && kineto::head_of(path, 8192).is_ok_and(|h| kineto::looks_like(&h))
 }

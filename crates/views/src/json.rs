@@ -34,6 +34,12 @@ pub struct AnalyzeDoc<'a> {
     pub next_critical_paths: Option<&'a [NextPath]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clock_offsets: Option<&'a [ClockOffset]>,
+    /// A GPU trace's path by HTA's categories (docs/gpu.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<&'a critpath_gpu::GpuBreakdown>,
+    /// Several ranks: clock offsets and the straggler of each step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<&'a critpath_gpu::RanksReport>,
 }
 
 impl<'a> AnalyzeDoc<'a> {
@@ -47,6 +53,8 @@ impl<'a> AnalyzeDoc<'a> {
             next_critical_path: next.first(),
             next_critical_paths: (!next.is_empty()).then_some(next),
             clock_offsets,
+            gpu: None,
+            ranks: None,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod check;
 pub mod compare;
 pub mod counters;
 pub mod dot;
+pub mod gpu;
 pub mod json;
 pub mod modules;
 pub mod packets;

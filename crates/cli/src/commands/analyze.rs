@@ -9,6 +9,7 @@ use crate::output::{emit, refuse_inputs_opt};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options};
 use critpath_views::analysis as text;
+use critpath_views::gpu as gpu_view;
 use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
 use std::path::PathBuf;
 
@@ -47,6 +48,13 @@ pub struct Args {
     /// times (needs `critpath record --calibrate`).
     #[arg(long)]
     correct_overhead: bool,
+    /// PyTorch profiler traces: analyze only one instance of the user
+    /// annotation whose name starts with NAME (e.g. ProfilerStep).
+    #[arg(long, value_name = "NAME")]
+    annotation: Option<String>,
+    /// With --annotation: which instance, 0-based in time order.
+    #[arg(long, value_name = "K", default_value_t = 0, requires = "annotation")]
+    instance: usize,
     /// Write the output to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -62,6 +70,9 @@ pub fn run(args: Args) -> Result<()> {
         window_ns,
         ..Default::default()
     };
+    if crate::gpu::all_kineto(&args.traces) {
+        return gpu(&args, opts);
+    }
     let inputs = Inputs::new(&args.traces)?;
     if let Some(u) = inputs.unlinked(args.top)? {
         return emit(
@@ -95,6 +106,38 @@ pub fn run(args: Args) -> Result<()> {
     };
     emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
     finish_with(err)
+}
+
+/// PyTorch profiler traces: the table or JSON with the path broken down
+/// by what bounds it and, for several ranks, the stragglers.
+fn gpu(args: &Args, opts: Options) -> Result<()> {
+    let window = critpath_gpu::GpuOptions {
+        annotation: args.annotation.clone(),
+        instance: args.instance,
+    };
+    let mut run = crate::gpu::analyze(&args.traces, &window, opts, args.path)?;
+    if let Some(n) = args.top {
+        run.analysis.truncate_states(n);
+    }
+    let out = if args.json {
+        let mut doc = AnalyzeDoc::new(&run.analysis, &[], None);
+        doc.gpu = Some(&run.breakdown);
+        doc.ranks = run.ranks.as_ref();
+        json::document(&doc)
+    } else {
+        let name = args
+            .traces
+            .iter()
+            .map(|t| t.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let mut t = run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default();
+        t.push_str(&text::table(&run.analysis, &name));
+        t.push_str(&gpu_view::breakdown(&run.breakdown));
+        t
+    };
+    emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
+    finish_with(run.err)
 }
 
 /// The text report: clock offsets, the table, the correction, the next

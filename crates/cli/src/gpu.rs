@@ -1,0 +1,70 @@
+//! PyTorch profiler (Kineto) traces on the command line: one rank or
+//! several, limited to one instance of an annotation (`--annotation`,
+//! `--instance`) as HTA does, analyzed with the path kept so that the
+//! path can be broken down by what bounds it (docs/gpu.md).
+
+use crate::error::{CliError, Result};
+use crate::progress::{advance, clear, progress_bar};
+use critpath_engine::{Analysis, Options};
+use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
+use critpath_trace::ReadError;
+use std::path::PathBuf;
+
+/// A GPU trace's analysis with what the importer knows beside it.
+pub struct GpuRun {
+    pub analysis: Analysis,
+    pub err: Option<ReadError>,
+    pub breakdown: GpuBreakdown,
+    /// Several ranks only.
+    pub ranks: Option<RanksReport>,
+}
+
+/// Are these traces Kineto traces (every one of them)?
+pub fn all_kineto(traces: &[PathBuf]) -> bool {
+    !traces.is_empty() && traces.iter().all(|p| critpath_gpu::is_kineto_file(p))
+}
+
+/// Analyzes Kineto traces; `keep_path` keeps the path's segments in the
+/// result (they are always computed, for the breakdown).
+pub fn analyze(
+    traces: &[PathBuf],
+    window: &GpuOptions,
+    opts: Options,
+    keep_path: bool,
+) -> Result<GpuRun> {
+    let mut src = if traces.len() == 1 {
+        critpath_gpu::open_with(&traces[0], window)?
+    } else {
+        critpath_gpu::open_ranks_with(traces, window)?
+    };
+    let facts = src.facts().clone();
+    let ranks = (traces.len() > 1).then(|| src.report().clone());
+    let opts = Options {
+        keep_path: true,
+        ..opts
+    };
+    let pb = progress_bar(&traces[0]);
+    let result = critpath_engine::analyze(&mut src, opts, |_, bytes| advance(&pb, bytes));
+    clear(pb);
+    let name = traces[0].display().to_string();
+    let (mut analysis, err) = result.map_err(|e| CliError::analysis_of(&name, e))?;
+    if analysis.stats.records == 0 {
+        return Err(CliError::input(format!(
+            "{name}: the trace holds no GPU or CPU op{}",
+            match &window.annotation {
+                Some(a) => format!(" inside annotation {a:?} instance {}", window.instance),
+                None => String::new(),
+            }
+        )));
+    }
+    let breakdown = critpath_gpu::bound_by(&analysis, &facts);
+    if !keep_path {
+        analysis.path = None;
+    }
+    Ok(GpuRun {
+        analysis,
+        err,
+        breakdown,
+        ranks,
+    })
+}

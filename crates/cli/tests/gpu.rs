@@ -1,0 +1,94 @@
+//! `critpath analyze` on real PyTorch profiler (Kineto) traces, compared
+//! with Meta's Holistic Trace Analysis on the same traces (the shared data
+//! beside the repository: its traces and HTA 0.5.0's results).
+
+mod common;
+use common::{json_of, run};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The shared traces: `shared/data/kineto` beside the repository (or
+/// beside any folder above it).
+fn kineto(name: &str) -> Option<String> {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let found = here
+        .ancestors()
+        .map(|a| a.join("shared/data/kineto").join(name))
+        .find(|f| f.exists());
+    if found.is_none() {
+        eprintln!("skipped: shared/data/kineto/{name} is not beside the repository");
+    }
+    found.map(|f| f.display().to_string())
+}
+
+fn hta(trace: &str) -> Value {
+    let p = kineto("hta-results.json").expect("results beside the traces");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    v["traces"][trace].clone()
+}
+
+#[test]
+fn one_step_matches_hta_within_3_percent() {
+    let Some(t) = kineto("cuda_event_sync.pt.trace.json.gz") else {
+        return;
+    };
+    let d = json_of(&["analyze", &t, "--annotation", "ProfilerStep", "--json"]);
+    let want = hta("cuda_event_sync.pt.trace.json.gz");
+    let gpu = &d["gpu"];
+    let hta_len = want["length_us"].as_f64().unwrap() * 1000.0;
+    let comparable = [
+        "cpu_bound_ns",
+        "gpu_compute_bound_ns",
+        "gpu_kernel_launch_overhead_ns",
+        "gpu_kernel_kernel_overhead_ns",
+        "communication_bound_ns",
+    ]
+    .iter()
+    .map(|k| gpu[k].as_u64().unwrap() as f64)
+    .sum::<f64>();
+    assert!(
+        (comparable - hta_len).abs() / hta_len < 0.03,
+        "{comparable} vs HTA {hta_len}"
+    );
+    assert_eq!(d["states"][0]["state"], "aten::empty");
+    assert_eq!(gpu["bound"], "cpu_bound");
+    let cpu_share = gpu["cpu_bound_ns"].as_f64().unwrap() / comparable;
+    let hta_cpu = want["bound_by_us"]["cpu_bound"].as_f64().unwrap() * 1000.0 / hta_len;
+    assert!(
+        (cpu_share - hta_cpu).abs() < 0.05,
+        "{cpu_share} vs {hta_cpu}"
+    );
+}
+
+#[test]
+fn whole_trace_has_hta_top_state_and_length() {
+    let Some(t) = kineto("alexnet.pt.trace.json.gz") else {
+        return;
+    };
+    let d = json_of(&["analyze", &t, "--json", "--top", "3"]);
+    let want = hta("alexnet.pt.trace.json.gz");
+    let top = want["top_states_us"].as_object().unwrap();
+    let (hta_top, _) = top
+        .iter()
+        .max_by(|a, b| a.1.as_f64().partial_cmp(&b.1.as_f64()).unwrap())
+        .unwrap();
+    assert_eq!(d["states"][0]["state"].as_str().unwrap(), hta_top);
+    let len = d["critical_path"]["length_ns"].as_f64().unwrap();
+    let hta_len = want["length_us"].as_f64().unwrap() * 1000.0;
+    assert!((len - hta_len).abs() / hta_len < 0.03, "{len} vs {hta_len}");
+    // The table says what bounds the path.
+    let out = run(&["analyze", &t, "--top", "3"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the path is cpu bound"), "{text}");
+}
+
+#[test]
+fn an_annotation_that_does_not_occur_is_a_clear_error() {
+    let Some(t) = kineto("cuda_event_sync.pt.trace.json.gz") else {
+        return;
+    };
+    let out = run(&["analyze", &t, "--annotation", "NoSuchStep"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("critpath: error: "), "{err}");
+}

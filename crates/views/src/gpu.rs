@@ -1,0 +1,70 @@
+//! The text view of what bounds a GPU trace's critical path (HTA's
+//! `bound_by` categories plus communication) and, for several ranks, the
+//! straggler of each step.
+
+use crate::text::dur;
+use critpath_gpu::{GpuBreakdown, RanksReport};
+use std::fmt::Write as _;
+
+/// "bound by: cpu 98.1% · gpu compute 1.5% · ..." and the verdict.
+pub fn breakdown(b: &GpuBreakdown) -> String {
+    let total = b.hta_comparable_ns() + b.cpu_between_ops_ns + b.sync_return_ns;
+    if total == 0 {
+        return String::new();
+    }
+    let share = |ns: u64| 100.0 * ns as f64 / total as f64;
+    let cats = [
+        ("cpu", b.cpu_bound_ns),
+        ("gpu compute", b.gpu_compute_bound_ns),
+        ("launch delay", b.gpu_kernel_launch_overhead_ns),
+        ("kernel-kernel gaps", b.gpu_kernel_kernel_overhead_ns),
+        ("communication", b.communication_bound_ns),
+        ("cpu between ops", b.cpu_between_ops_ns),
+        ("sync return", b.sync_return_ns),
+    ];
+    let parts: Vec<String> = cats
+        .iter()
+        .filter(|c| c.1 > 0)
+        .map(|(name, ns)| format!("{name} {:.1}% ({})", share(*ns), dur(*ns)))
+        .collect();
+    let mut o = format!("\nGPU path by category: {}\n", parts.join(" · "));
+    if !b.bound.is_empty() {
+        let _ = writeln!(
+            o,
+            "the path is {} (HTA's categories; {} of it counted as HTA does)",
+            b.bound.replace('_', " "),
+            dur(b.hta_comparable_ns())
+        );
+    }
+    o
+}
+
+/// The clock offsets of the ranks and the straggler of each step.
+pub fn ranks(r: &RanksReport) -> String {
+    let mut o = String::new();
+    for off in r.offsets.iter().filter(|o| o.offset_ns != 0) {
+        let _ = writeln!(
+            o,
+            "rank {} ({}): clock offset {} ns, aligned on {} collectives",
+            off.rank, off.file, off.offset_ns, off.collectives
+        );
+    }
+    for s in &r.steps {
+        let _ = writeln!(
+            o,
+            "{}: rank {} arrived last at {} collective(s); the others waited {} in all",
+            s.step,
+            s.straggler_rank,
+            s.collectives,
+            dur(s.others_waited_ns)
+        );
+    }
+    if r.unmatched > 0 {
+        let _ = writeln!(
+            o,
+            "{} collective kernel(s) had no partner on some rank of their group",
+            r.unmatched
+        );
+    }
+    o
+}
