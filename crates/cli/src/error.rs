@@ -70,6 +70,19 @@ impl CliError {
         CliError::Analysis { context, source }
     }
 
+    /// The same failure told in terms of `flag`, for options the command
+    /// turns into speed-ups (`--remove` removes a state by making it
+    /// infinitely fast): a message about `--speedup` names `flag` instead.
+    pub fn for_flag(self, flag: &str) -> Self {
+        match self {
+            CliError::Input(m) => match m.strip_prefix("--speedup ") {
+                Some(rest) => CliError::Input(format!("{flag} {rest}")),
+                None => CliError::Input(m),
+            },
+            other => other,
+        }
+    }
+
     /// The process's exit code for this failure.
     pub fn exit_code(&self) -> u8 {
         match self {

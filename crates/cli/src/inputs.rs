@@ -82,7 +82,7 @@ impl<'a> Inputs<'a> {
         });
         match (r, failure) {
             (Ok(v), _) => Ok(v),
-            (Err(_), Some(f)) => Err(f),
+            (Err(_), Some(f)) => Err(f.for_flag("--remove")),
             (Err(e), None) => Err(CliError::input(e.to_string())),
         }
     }

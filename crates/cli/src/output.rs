@@ -93,3 +93,42 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
 pub fn refuse_inputs_opt(output: Option<&Path>, inputs: &[PathBuf]) -> Result<()> {
     output.map_or(Ok(()), |o| refuse_inputs(o, inputs))
 }
+
+/// What text output has room for: the columns a line may take and, on a
+/// terminal, the rows of one screen.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Screen {
+    /// From `COLUMNS`, else the terminal's width; `None` when standard
+    /// output is piped or redirected and `COLUMNS` is unset (no limit).
+    pub width: Option<usize>,
+    /// The terminal's height when standard output is one.
+    pub rows: Option<usize>,
+}
+
+/// The room of standard output (none at all when `to_file`).
+pub fn screen(to_file: bool) -> Screen {
+    if to_file {
+        return Screen::default();
+    }
+    let term = terminal_size();
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    Screen {
+        width: columns.or(term.map(|t| t.0)),
+        rows: term.map(|t| t.1),
+    }
+}
+
+/// Standard output's terminal size (columns, rows), when it is a terminal.
+fn terminal_size() -> Option<(usize, usize)> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills the winsize struct it is given, nothing more.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some((ws.ws_col as usize, ws.ws_row.max(1) as usize))
+}

@@ -2,36 +2,117 @@
 //! the path's edges, the diagnostics, the next most critical paths, the
 //! overhead correction, the windows and the clock offsets of merged traces.
 
-use crate::text::{dur, grid, sm_name};
+use crate::text::{cols, dur, elide, grid_fit, sm_name};
 use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
+/// How the text of an analysis is laid out for where it goes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Layout {
+    /// The columns a line may take (`None`: no limit, names in full).
+    pub width: Option<usize>,
+    /// How many states a default `--top` left out (a footer says so).
+    pub folded: usize,
+}
+
+/// Whether SM names are shown with their system.
+fn shows_sys(a: &Analysis) -> bool {
+    let p = &a.critical_path;
+    a.states.iter().any(|s| s.sys != "local") || p.start.sys != p.end.sys
+}
+
+/// The verdict, a line: the state that bounds the path, its share, and,
+/// when `faster_ns` gives the path's length with that state twice as fast,
+/// how much shorter the path gets. Empty when no state is on the path.
+pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> String {
+    let p = &a.critical_path;
+    let Some(top) = a.states.first().filter(|s| p.found && s.critical_ns > 0) else {
+        return String::new();
+    };
+    let name = format!(
+        "{}: {}",
+        sm_name(&top.sys, &top.sm, shows_sys(a)),
+        top.state
+    );
+    let len = dur(p.length_ns);
+    let mut o = format!(
+        "bound by {name} — {:.0}% of {} {len} path",
+        top.criticality * 100.0,
+        article(&len)
+    );
+    if let Some(f) = faster_ns {
+        let gain = if f == 0 {
+            "the path vanishes".to_string()
+        } else if f >= p.length_ns {
+            "no shorter (another path takes over)".to_string()
+        } else if p.length_ns as f64 / f as f64 >= 1.1 {
+            format!("{:.1}× shorter", p.length_ns as f64 / f as f64)
+        } else {
+            let pct = 100.0 * (p.length_ns - f) as f64 / p.length_ns as f64;
+            format!("{pct:.1}% shorter (another path takes over)")
+        };
+        let _ = write!(o, "; 2× faster → {gain}");
+    }
+    if let Some(w) = width.filter(|&w| cols(&o) > w) {
+        let short = elide(&name, cols(&name).saturating_sub(cols(&o) - w).max(12));
+        o = o.replacen(&name, &short, 1);
+    }
+    o.push('\n');
+    o
+}
+
+/// "a" or "an" before a number said aloud ("an 830 ns", "an 11 µs").
+fn article(num: &str) -> &'static str {
+    let lead: String = num.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let eleven = (lead == "11" || lead == "18")
+        || (lead.len() % 3 == 2 && (lead.starts_with("11") || lead.starts_with("18")));
+    if lead.starts_with('8') || eleven {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// The criticality table and summary for people.
 pub fn table(a: &Analysis, file: &str) -> String {
+    table_in(a, file, Layout::default())
+}
+
+/// [`table`] laid out by `layout`: names cut to the width, a footer for
+/// the states left out.
+pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
     let mut o = String::new();
     let p = &a.critical_path;
-    let show_sys = a.states.iter().any(|s| s.sys != "local") || p.start.sys != p.end.sys;
+    let show_sys = shows_sys(a);
     let _ = writeln!(
         o,
         "{file}: {} records, {} nodes, {} state machines",
         a.stats.records, a.stats.nodes, a.stats.state_machines
     );
     if p.found {
-        let _ = writeln!(
-            o,
-            "critical path: {}{}, {} edges, from {} at t={} to {} at t={}",
-            dur(p.length_ns),
-            if p.length_ns >= 1000 {
-                format!(" ({} ns)", p.length_ns)
-            } else {
-                String::new()
-            },
-            p.edges,
-            sm_name(&p.start.sys, &p.start.sm, show_sys),
-            p.start.t,
-            sm_name(&p.end.sys, &p.end.sm, show_sys),
-            p.end.t
-        );
+        let from = sm_name(&p.start.sys, &p.start.sm, show_sys);
+        let to = sm_name(&p.end.sys, &p.end.sm, show_sys);
+        let line = |from: &str, to: &str| {
+            format!(
+                "critical path: {}{}, {} edges, from {from} at t={} to {to} at t={}",
+                dur(p.length_ns),
+                if p.length_ns >= 1000 {
+                    format!(" ({} ns)", p.length_ns)
+                } else {
+                    String::new()
+                },
+                p.edges,
+                p.start.t,
+                p.end.t
+            )
+        };
+        let mut l = line(&from, &to);
+        if let Some(w) = layout.width.filter(|&w| cols(&l) > w) {
+            let each = (cols(&l) - w).div_ceil(2);
+            let keep = |n: &str| elide(n, cols(n).saturating_sub(each).max(12));
+            l = line(&keep(&from), &keep(&to));
+        }
+        let _ = writeln!(o, "{l}");
     } else {
         let _ = writeln!(
             o,
@@ -65,11 +146,20 @@ pub fn table(a: &Analysis, file: &str) -> String {
             "criticality",
         ];
         o.push('\n');
-        o.push_str(&grid(
+        o.push_str(&grid_fit(
             &head,
             &rows,
             &[true, false, false, true, true, true, true],
+            layout.width,
         ));
+        if layout.folded > 0 {
+            let _ = writeln!(
+                o,
+                "… {} more states folded (--top N shows more, --json all of them)",
+                layout.folded
+            );
+        }
+        o.push_str(&beyond_total(a, show_sys));
     }
     if let Some(path) = &a.path {
         let _ = writeln!(o, "\ncritical path, in time order ({} edges):", path.len());
@@ -96,6 +186,31 @@ pub fn table(a: &Analysis, file: &str) -> String {
         }
     }
     o
+}
+
+/// A footnote for states whose critical time exceeds their total time.
+fn beyond_total(a: &Analysis, show_sys: bool) -> String {
+    let over: Vec<String> = a
+        .states
+        .iter()
+        .filter(|s| s.critical_ns > s.total_ns)
+        .map(|s| {
+            format!(
+                "{}: {} ({} critical, {} total)",
+                sm_name(&s.sys, &s.sm, show_sys),
+                s.state,
+                dur(s.critical_ns),
+                dur(s.total_ns)
+            )
+        })
+        .collect();
+    if over.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nnote: critical time exceeds total time for {}: it ends with a recv of a message sent before it began, and a recv charges the whole time since the send to the state it ends (docs/path-rules.md)\n",
+        over.join("; ")
+    )
 }
 
 /// The next most critical paths (paper §5.3, Table 2).
@@ -150,12 +265,26 @@ pub fn correction(a: &Analysis) -> String {
     )
 }
 
-/// The critical path by time window.
+/// The most windows printed; more are folded with a message.
+pub const MAX_WINDOWS: usize = 1_000;
+
+/// The critical path by time window (folded when there are more than
+/// [`MAX_WINDOWS`]).
 pub fn windows(a: &Analysis) -> String {
     let Some(ws) = &a.windows else {
         return String::new();
     };
     let mut o = String::from("\ncritical path by time window:\n");
+    if ws.len() > MAX_WINDOWS {
+        let span = ws.last().map_or(0, |w| w.end_ns) - ws.first().map_or(0, |w| w.start_ns);
+        let _ = writeln!(
+            o,
+            "  {} windows are too many to print (at most {MAX_WINDOWS}); a window of {} or wider gives fewer (--json lists them all)",
+            ws.len(),
+            dur(span.div_ceil(MAX_WINDOWS as u64).max(1))
+        );
+        return o;
+    }
     for w in ws {
         let tops: Vec<String> = w
             .states

@@ -30,12 +30,29 @@ pub fn diff(d: &critpath_engine::analyses::Diff, a: &str, b: &str, top: usize) -
             d.top_a.as_ref().unwrap_or(&none)
         );
     }
+    let changed: Vec<_> = d
+        .states
+        .iter()
+        .filter(|s| {
+            s.criticality_a != s.criticality_b
+                || s.critical_ns_a != s.critical_ns_b
+                || s.total_ns_a != s.total_ns_b
+                || s.visits_a != s.visits_b
+        })
+        .collect();
+    if changed.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nno difference: every state has the same criticality and total time in both runs"
+        );
+        return o;
+    }
     let _ = writeln!(
         o,
         "\n{:>9}  {:>9}  {:>9}  {:>10}  {:>10}  state",
         "crit A", "crit B", "change", "total A", "total B"
     );
-    for s in d.states.iter().take(top) {
+    for s in changed.into_iter().take(top) {
         let _ = writeln!(
             o,
             "{:>8.2}%  {:>8.2}%  {:>+8.2}%  {:>10}  {:>10}  {}: {}",

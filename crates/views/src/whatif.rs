@@ -12,12 +12,19 @@ pub fn whatif(base: &Analysis, pred: &Analysis, what: &[String], top: usize) -> 
     let mut o = String::new();
     let _ = writeln!(o, "baseline critical path   {} ({b} ns)", dur(b));
     let _ = writeln!(o, "with {}", what.join(", "));
-    let _ = write!(
-        o,
-        "predicted critical path  {} ({p} ns): {:.3}x faster\n\nmost critical then:\n",
-        dur(p),
-        speedup(b, p)
-    );
+    if p == 0 && b > 0 {
+        let _ = write!(
+            o,
+            "predicted critical path  0 ns: the path vanishes (nothing on it is left to wait for)\n\nmost critical then:\n"
+        );
+    } else {
+        let _ = write!(
+            o,
+            "predicted critical path  {} ({p} ns): {:.3}x faster\n\nmost critical then:\n",
+            dur(p),
+            speedup(b, p)
+        );
+    }
     for s in pred.states.iter().take(top) {
         let was = base
             .states

@@ -5,10 +5,10 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, Inputs, Unlinked};
-use crate::output::{emit, refuse_inputs_opt};
+use crate::output::{emit, refuse_inputs_opt, screen};
 use critpath_engine::analyses::NextPath;
-use critpath_engine::{Analysis, Options};
-use critpath_views::analysis as text;
+use critpath_engine::{Analysis, Options, Speedup};
+use critpath_views::analysis::{self as text, Layout};
 use critpath_views::gpu as gpu_view;
 use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
 use std::path::PathBuf;
@@ -22,9 +22,14 @@ pub struct Args {
     /// Print the JSON report (docs/json.md) instead of a table.
     #[arg(long)]
     json: bool,
-    /// Show only the N most critical states.
+    /// Show only the N most critical states (on a terminal, by default as
+    /// many as fit on the screen).
     #[arg(long, value_name = "N")]
     top: Option<usize>,
+    /// Print names in full, however wide the table gets (by default they
+    /// are cut in the middle to fit COLUMNS or the terminal's width).
+    #[arg(long)]
+    wide: bool,
     /// Keep only paths that start at this SM's first node (SM or SYS/SM).
     #[arg(long, value_name = "SM")]
     from: Option<String>,
@@ -60,8 +65,21 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
+/// Traces of more records than this get no verdict what-if (it would run
+/// the whole analysis a second time).
+const VERDICT_MAX_RECORDS: u64 = 2_000_000;
+
+/// Lines of a screen kept for the summary, the verdict and the footers
+/// when a default `--top` fits the table to a terminal.
+const SCREEN_MARGIN: usize = 10;
+
 pub fn run(args: Args) -> Result<()> {
     refuse_inputs_opt(args.output.as_deref(), &args.traces)?;
+    if args.next == Some(0) {
+        return Err(CliError::input(
+            "--next 0: expected how many next paths to find, 1 or more (--next alone finds one)",
+        ));
+    }
     let window_ns = args.window.as_deref().map(parse_duration).transpose()?;
     let opts = Options {
         from: args.from.clone(),
@@ -92,7 +110,21 @@ pub fn run(args: Args) -> Result<()> {
         (None, true) => Vec::new(),
         (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &args.remove)?,
     };
-    if let Some(n) = args.top {
+    let scr = screen(args.output.is_some());
+    let faster = if args.json {
+        None
+    } else {
+        verdict_whatif(&inputs, &a, &args)?
+    };
+    let (top, folded) = match (args.top, scr.rows) {
+        (Some(n), _) => (Some(n), 0),
+        (None, Some(rows)) if !args.json => {
+            let n = rows.saturating_sub(SCREEN_MARGIN).max(5);
+            (Some(n), a.states.len().saturating_sub(n))
+        }
+        _ => (None, 0),
+    };
+    if let Some(n) = top {
         a.truncate_states(n);
     }
     let out = if args.json {
@@ -102,7 +134,11 @@ pub fn run(args: Args) -> Result<()> {
         let offsets = inputs.alignment.as_ref().map(|al| al.offsets.as_slice());
         json::document(&AnalyzeDoc::new(&a, &next, offsets))
     } else {
-        table(&inputs, &a, &next, args.top)
+        let layout = Layout {
+            width: scr.width.filter(|_| !args.wide),
+            folded,
+        };
+        table(&inputs, &a, &next, top, faster, layout)
     };
     emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
     finish_with(err)
@@ -132,7 +168,11 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
             .collect::<Vec<_>>()
             .join(" + ");
         let mut t = run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default();
-        t.push_str(&text::table(&run.analysis, &name));
+        let layout = Layout {
+            width: screen(args.output.is_some()).width.filter(|_| !args.wide),
+            folded: 0,
+        };
+        t.push_str(&text::table_in(&run.analysis, &name, layout));
         t.push_str(&gpu_view::breakdown(&run.breakdown));
         t
     };
@@ -140,14 +180,49 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
     finish_with(run.err)
 }
 
-/// The text report: clock offsets, the table, the correction, the next
-/// paths and the windows.
-fn table(inputs: &Inputs, a: &Analysis, next: &[NextPath], top: Option<usize>) -> String {
-    let mut t = String::new();
+/// The path's length with the most critical state twice as fast, for the
+/// verdict: `None` when no state is on the path or the trace is too large
+/// to analyze twice.
+fn verdict_whatif(inputs: &Inputs, a: &Analysis, args: &Args) -> Result<Option<u64>> {
+    let Some(top) = a.states.first().filter(|s| s.critical_ns > 0) else {
+        return Ok(None);
+    };
+    if !a.critical_path.found || a.stats.records > VERDICT_MAX_RECORDS {
+        return Ok(None);
+    }
+    let target = if top.sys == "local" {
+        format!("{}:{}", top.sm, top.state)
+    } else {
+        format!("{}/{}:{}", top.sys, top.sm, top.state)
+    };
+    let opts = Options {
+        from: args.from.clone(),
+        to: args.to.clone(),
+        speedups: vec![Speedup {
+            target,
+            factor: 2.0,
+        }],
+        ..Default::default()
+    };
+    let (b, _) = inputs.analyze(opts)?;
+    Ok(Some(b.critical_path.length_ns))
+}
+
+/// The text report: the verdict, clock offsets, the table, the correction,
+/// the next paths and the windows.
+fn table(
+    inputs: &Inputs,
+    a: &Analysis,
+    next: &[NextPath],
+    top: Option<usize>,
+    faster: Option<u64>,
+    layout: Layout,
+) -> String {
+    let mut t = text::verdict(a, faster, layout.width);
     if let Some(al) = &inputs.alignment {
         t.push_str(&text::offsets(&al.offsets));
     }
-    t.push_str(&text::table(a, &inputs.name()));
+    t.push_str(&text::table_in(a, &inputs.name(), layout));
     t.push_str(&text::correction(a));
     t.push_str(&text::next_paths(next, top.unwrap_or(10)));
     t.push_str(&text::windows(a));

@@ -1,5 +1,6 @@
 //! The path's ends as the user names them: the start SM must occur in the
-//! trace, and the destination (`SM`, `SYS/SM`, optionally `:STATE`) is that
+//! trace, and the destination (`SM`, `SYS/SM`, optionally `:STATE` or
+//! `: STATE`) is that
 //! SM's last node or its last transition into the state; without one, the
 //! node with the greatest `L`.
 
@@ -88,8 +89,12 @@ impl Engine<'_> {
             let n = s.last.or(s.last_trans);
             return Ok(n.map(|n| (n, sm)));
         };
-        if let Some(sym) = strings.get(st) {
-            if let Some(&k) = self.m.key_index.get(&(sm, sym)) {
+        // `SM: STATE`, as tables print it, names the state without the space.
+        for name in [st, st.trim_start()] {
+            if let Some(&k) = strings
+                .get(name)
+                .and_then(|sym| self.m.key_index.get(&(sm, sym)))
+            {
                 return Ok(self.m.keys[k as usize].last_trans.map(|n| (n, sm)));
             }
         }

@@ -15,6 +15,21 @@ pub(crate) fn sm_matches(spec: &str, sys: &str, name: &str) -> bool {
         && spec.ends_with(name)
 }
 
+/// Does `spec` name state `state` of SM `name` in system `sys`? Accepted:
+/// `SM:STATE`, `SM: STATE` (as tables and verdicts print it), and either
+/// with a `SYS/` prefix. Names may hold ':' themselves, so the SM's name is
+/// matched as a prefix rather than split off at the first ':'.
+pub(crate) fn state_matches(spec: &str, sys: &str, name: &str, state: &str) -> bool {
+    let spec = spec.trim();
+    let rest = match spec.strip_prefix(sys).and_then(|r| r.strip_prefix('/')) {
+        Some(r) if r.starts_with(name) => r,
+        _ => spec,
+    };
+    rest.strip_prefix(name)
+        .and_then(|r| r.strip_prefix(':'))
+        .is_some_and(|r| r.trim_start() == state || r == state)
+}
+
 /// `SM`, or `SYS/SM` outside the local system.
 pub(crate) fn sm_label(strings: &Interner, sys: Sym, name: Sym) -> String {
     if sys == Sym::LOCAL {
@@ -72,6 +87,36 @@ mod tests {
         assert!(sm_matches("hostA/db", "hostA", "db"));
         assert!(!sm_matches("hostB/db", "hostA", "db"));
         assert!(!sm_matches("d", "local", "db"));
+    }
+
+    #[test]
+    fn state_specs_match_as_printed() {
+        assert!(state_matches(
+            "nic.tx:DMA packet",
+            "local",
+            "nic.tx",
+            "DMA packet"
+        ));
+        assert!(state_matches(
+            "nic.tx: DMA packet",
+            "local",
+            "nic.tx",
+            "DMA packet"
+        ));
+        assert!(state_matches("h/db: io", "h", "db", "io"));
+        assert!(state_matches(
+            "irq:3:blocked:io",
+            "local",
+            "irq:3",
+            "blocked:io"
+        ));
+        assert!(!state_matches(
+            "nic.tx:DMA",
+            "local",
+            "nic.tx",
+            "DMA packet"
+        ));
+        assert!(!state_matches("g/db:io", "h", "db", "io"));
     }
 
     #[test]

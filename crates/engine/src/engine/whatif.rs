@@ -3,12 +3,13 @@
 //! that results is the prediction. A speed-up that never matches a state of
 //! the trace is an error, with the nearest state names.
 
-use super::names::nearest;
+use super::names::{nearest, state_matches};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
 
-/// `SM:STATE=FACTOR`: `target` is `SM:STATE` (or `SYS/SM:STATE`).
+/// `SM:STATE=FACTOR`: `target` is `SM:STATE` (or `SYS/SM:STATE`, or either
+/// with a space after the ':', as the tables print it).
 #[derive(Clone, Debug)]
 pub struct Speedup {
     pub target: String,
@@ -59,7 +60,7 @@ impl Engine<'_> {
             strings.resolve(state),
         );
         for (i, sp) in self.opts.speedups.iter().enumerate() {
-            if sp.target == format!("{name}:{st}") || sp.target == format!("{sys}/{name}:{st}") {
+            if state_matches(&sp.target, sys, name, st) {
                 factor = sp.factor;
                 self.speedup_used[i] = true;
             }

@@ -1,0 +1,268 @@
+//! What a person sees in the terminal: the verdict line, tables cut to
+//! `COLUMNS`, names printed by one command accepted by the next, errors that
+//! name the option used, and the messages that replace degenerate output.
+
+mod common;
+
+use common::*;
+use std::process::{Command, Output};
+
+/// Runs critpath with `COLUMNS` set (or removed when `None`).
+fn run_cols(columns: Option<&str>, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_critpath"));
+    c.args(args);
+    match columns {
+        Some(v) => c.env("COLUMNS", v),
+        None => c.env_remove("COLUMNS"),
+    };
+    c.output().expect("runs")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn err(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// Terminal columns: CJK ideographs and fullwidth forms take two.
+fn cols(s: &str) -> usize {
+    s.chars()
+        .map(|c| match c as u32 {
+            0x1100..=0x115F
+            | 0x2E80..=0xA4CF
+            | 0xAC00..=0xD7A3
+            | 0xF900..=0xFAFF
+            | 0xFF00..=0xFF60 => 2,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// A trace of two SMs: `worker` goes through `long` (600 ns, the
+/// bottleneck) then `short` and ends last, `other` through `idle` then
+/// `busy`.
+fn two_sms(worker: &str, long: &str, other: &str) -> String {
+    let line = |t: u64, sm: &str, st: &str| {
+        format!("{{\"t\":{t},\"sm\":{sm:?},\"ev\":\"state\",\"state\":{st:?}}}\n")
+    };
+    [
+        line(0, worker, long),
+        line(0, other, "idle"),
+        line(600, worker, "short"),
+        line(650, other, "busy"),
+        line(690, other, "done"),
+        line(700, worker, "done"),
+    ]
+    .concat()
+}
+
+#[test]
+fn verdict_line_comes_first_with_a_real_what_if() {
+    let out = ok(&run_cols(None, &["analyze", &example("nic-fig3.jsonl")]));
+    let first = out.lines().next().unwrap();
+    // DMA packet twice as fast: 830 ns becomes 530 ns (1.57x shorter), as
+    // `whatif` predicts on its own.
+    assert_eq!(
+        first,
+        "bound by nic.tx: DMA packet — 72% of an 830 ns path; 2× faster → 1.6× shorter"
+    );
+    let w = json_of(&[
+        "whatif",
+        &example("nic-fig3.jsonl"),
+        "--speedup",
+        "nic.tx:DMA packet=2",
+        "--json",
+    ]);
+    assert_eq!(w["predicted_length_ns"], 530);
+    // The summary and the table follow unchanged.
+    assert!(out.lines().nth(1).unwrap().contains("16 records, 16 nodes"));
+    assert!(out.contains("1  nic.tx         DMA packet        2  600 ns    600 ns       72.29%"));
+}
+
+#[test]
+fn long_names_are_cut_to_columns_and_printed_whole_with_wide() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sm, state) = ("w".repeat(300), "s".repeat(300));
+    let p = write(dir.path(), "long.jsonl", two_sms(&sm, &state, "other"));
+    let p = p.to_str().unwrap();
+    let out = ok(&run_cols(Some("100"), &["analyze", p]));
+    for l in out.lines() {
+        assert!(cols(l) <= 100, "{} columns: {l}", cols(l));
+    }
+    assert!(out.contains('…'), "{out}");
+    // The table's rows are all there, names cut in the middle.
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("1  www") && l.contains("…")));
+    assert!(out.lines().any(|l| l.starts_with("3  other")), "{out}");
+    // Twice as fast, the long state leaves `other` (690 ns) as the path.
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .ends_with("2× faster → 1.4% shorter (another path takes over)"),
+        "{out}"
+    );
+    // --wide: names whole.
+    let wide = ok(&run_cols(Some("100"), &["analyze", p, "--wide"]));
+    assert!(wide.contains(&state) && wide.contains(&sm));
+    // Piped with COLUMNS unset: today's full output.
+    let piped = ok(&run_cols(None, &["analyze", p]));
+    assert!(piped.contains(&state) && !piped.contains('…'));
+}
+
+#[test]
+fn cjk_names_align() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "cjk.jsonl",
+        two_sms("解码器", "解码帧", "reader-thread"),
+    );
+    let out = ok(&run_cols(Some("100"), &["analyze", p.to_str().unwrap()]));
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("#  "))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(table.len() >= 5, "{out}");
+    // The last column is right-aligned: every line ends at the same column.
+    let w = cols(table[0]);
+    for l in &table {
+        assert_eq!(cols(l), w, "{out}");
+    }
+    assert!(table
+        .iter()
+        .any(|l| l.contains("解码器") && l.contains("解码帧")));
+}
+
+#[test]
+fn names_as_printed_are_accepted_back() {
+    let fig3 = example("nic-fig3.jsonl");
+    let out = ok(&run_cols(None, &["analyze", &fig3]));
+    // The verdict's name.
+    let name = out
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("bound by ")
+        .unwrap()
+        .split(" — ")
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(name, "nic.tx: DMA packet");
+    // A table row's SM and state.
+    let row: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("2  "))
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let row_name = format!("{}: {}", row[1], row[2]);
+    assert_eq!(row_name, "nic.txfifo: transmit");
+    for n in [&name, &row_name] {
+        let w = json_of(&["whatif", &fig3, "--speedup", &format!("{n}=2"), "--json"]);
+        assert!(w["predicted_length_ns"].as_u64().unwrap() < 830, "{n}");
+        let to = json_of(&["analyze", &fig3, "--to", n, "--json"]);
+        assert!(to["critical_path"]["found"].as_bool().unwrap(), "{n}");
+        let rm = json_of(&["analyze", &fig3, "--remove", n, "--json"]);
+        assert_eq!(rm["next_critical_path"]["removed"][0], n.as_str());
+    }
+    // The whatif's own listing prints names the same way.
+    let w = ok(&run_cols(
+        None,
+        &["whatif", &fig3, "--speedup", "nic.tx: DMA packet=2"],
+    ));
+    assert!(w.contains("nic.tx: DMA packet"), "{w}");
+}
+
+#[test]
+fn errors_name_the_option_used() {
+    let fig3 = example("nic-fig3.jsonl");
+    let e = err(&run_cols(
+        None,
+        &["analyze", &fig3, "--remove", "nic.tx:nope"],
+    ));
+    assert!(e.contains("--remove nic.tx:nope"), "{e}");
+    assert!(!e.contains("--speedup"), "{e}");
+    let e = err(&run_cols(
+        None,
+        &["whatif", &fig3, "--speedup", "nic.tx:nope=2"],
+    ));
+    assert!(e.contains("--speedup nic.tx:nope"), "{e}");
+    let e = err(&run_cols(None, &["analyze", &fig3, "--to", "nic.tx: nope"]));
+    assert!(e.contains("--to nic.tx: nope"), "{e}");
+}
+
+#[test]
+fn whatif_to_zero_says_the_path_vanishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"work\"}\n\
+                {\"t\":600,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"done\"}\n";
+    let p = write(dir.path(), "one.jsonl", body);
+    let out = ok(&run_cols(
+        None,
+        &["whatif", p.to_str().unwrap(), "--speedup", "a:work=1e9"],
+    ));
+    assert!(out.contains("the path vanishes"), "{out}");
+    assert!(!out.contains("inf"), "{out}");
+}
+
+#[test]
+fn next_zero_is_an_error_that_says_what_is_expected() {
+    let e = err(&run_cols(
+        None,
+        &["analyze", &example("nic-fig3.jsonl"), "--next", "0"],
+    ));
+    assert!(e.contains("--next 0") && e.contains("1 or more"), "{e}");
+}
+
+#[test]
+fn identical_runs_differ_in_nothing() {
+    let fig3 = example("nic-fig3.jsonl");
+    let out = ok(&run_cols(None, &["diff", &fig3, &fig3]));
+    assert!(out.contains("no difference"), "{out}");
+    assert!(!out.contains("+0.00%"), "{out}");
+}
+
+#[test]
+fn too_many_windows_are_folded() {
+    let trace = example("chrome/pipeline.json");
+    let out = ok(&run_cols(None, &["analyze", &trace, "--window", "1ns"]));
+    assert!(out.lines().count() < 100, "{} lines", out.lines().count());
+    assert!(out.contains("80000 windows are too many"), "{out}");
+    // A width that gives few windows still lists them.
+    let out = ok(&run_cols(None, &["analyze", &trace, "--window", "20us"]));
+    let listed = out
+        .lines()
+        .skip_while(|l| !l.starts_with("critical path by time window"))
+        .skip(1)
+        .count();
+    assert_eq!(listed, 4, "{out}");
+}
+
+#[test]
+fn critical_beyond_total_is_explained() {
+    let out = ok(&run_cols(
+        None,
+        &["analyze", &example("chrome/pipeline.json")],
+    ));
+    assert!(
+        out.contains("critical time exceeds total time for decoder:11: decode (52.00 µs critical, 40.00 µs total)"),
+        "{out}"
+    );
+    let fig3 = ok(&run_cols(None, &["analyze", &example("nic-fig3.jsonl")]));
+    assert!(!fig3.contains("exceeds total"), "{fig3}");
+}
