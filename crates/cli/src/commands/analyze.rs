@@ -167,11 +167,12 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
             .map(|t| t.display().to_string())
             .collect::<Vec<_>>()
             .join(" + ");
-        let mut t = run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default();
         let layout = Layout {
             width: screen(args.output.is_some()).width.filter(|_| !args.wide),
             folded: 0,
         };
+        let mut t = text::verdict(&run.analysis, None, layout.width);
+        t.push_str(&run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default());
         t.push_str(&text::table_in(&run.analysis, &name, layout));
         t.push_str(&gpu_view::breakdown(&run.breakdown));
         t
