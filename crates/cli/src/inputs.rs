@@ -205,7 +205,7 @@ pub fn analyze_source(
 /// `--correct-overhead`: takes the calibrated cost of annotation events out
 /// of the analysis, or says how to calibrate.
 pub fn correct(a: &mut Analysis, trace: &Path) -> Result<()> {
-    match critpath_engine::analyses::correct_overhead(a) {
+    match critpath_engine::analyses::correct_overhead(a, critpath_os::names::kernel_bound) {
         Some(_) => Ok(()),
         None => Err(CliError::Uncalibrated(trace.to_path_buf())),
     }

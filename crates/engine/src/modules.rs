@@ -156,18 +156,28 @@ pub struct Tracker {
     seen_states: FxHashMap<Sym, ()>,
     matched_begin: Vec<bool>,
     unended: Vec<u64>,
+    /// Which states pause an instance.
+    pause: fn(&str) -> Pause,
 }
 
-/// States in which a thread is switched out: module time stops there.
-fn switched_out(state: &str) -> bool {
-    state == "runnable" || state.starts_with("blocked:")
+/// Whether a state pauses a module instance: the names are the caller's
+/// (for a kernel recording, critpath-os knows them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pause {
+    /// An ordinary state: module time runs.
+    No,
+    /// The thread is switched out: module time stops, events still count.
+    SwitchedOut,
+    /// The thread is interrupted: the state it returns to goes on.
+    Interrupted,
 }
 
 impl Tracker {
-    pub fn new(specs: Vec<ModuleSpec>) -> Tracker {
+    pub fn new(specs: Vec<ModuleSpec>, pause: fn(&str) -> Pause) -> Tracker {
         let n = specs.len();
         Tracker {
             specs,
+            pause,
             sms: FxHashMap::default(),
             acc: (0..n).map(|_| Acc::default()).collect(),
             seen_states: FxHashMap::default(),
@@ -210,9 +220,10 @@ impl Tracker {
             return;
         }
         let st = strings.resolve(state);
-        let out = switched_out(st);
+        let pause = (self.pause)(st);
+        let out = pause == Pause::SwitchedOut;
         let mut ended = Vec::new();
-        if out || st.starts_with("interrupted:") {
+        if pause != Pause::No {
             per.paused = true;
         } else {
             let resumed = per.paused && per.last_real == Some(state);
@@ -418,6 +429,17 @@ fn row(name: &str, parent: Option<String>, d: &mut [u64], events: u64) -> Module
 mod tests {
     use super::*;
 
+    /// The kernel recording's names, as critpath-os gives them.
+    fn os_pause(state: &str) -> Pause {
+        if state == "runnable" || state.starts_with("blocked:") {
+            Pause::SwitchedOut
+        } else if state.starts_with("interrupted:") {
+            Pause::Interrupted
+        } else {
+            Pause::No
+        }
+    }
+
     fn visits(strings: &mut Interner, sm: &str, seq: &[(&str, u64, u64)]) -> Vec<Visit> {
         let (sys, sm) = (strings.intern("local"), strings.intern(sm));
         seq.iter()
@@ -461,10 +483,13 @@ mod tests {
                 ("reply", 260, 262),
             ],
         );
-        let mut t = Tracker::new(vec![
-            spec("request", "recv", "reply"),
-            spec("parse", "parse", "leave:parse"),
-        ]);
+        let mut t = Tracker::new(
+            vec![
+                spec("request", "recv", "reply"),
+                spec("parse", "parse", "leave:parse"),
+            ],
+            os_pause,
+        );
         for x in &v {
             t.visit(x, &st);
         }
@@ -506,10 +531,13 @@ mod tests {
                 ("idle", 60, 61),
             ],
         );
-        let mut t = Tracker::new(vec![
-            spec("w", "work", "leave:work"),
-            spec("cycle", "work", "work"),
-        ]);
+        let mut t = Tracker::new(
+            vec![
+                spec("w", "work", "leave:work"),
+                spec("cycle", "work", "work"),
+            ],
+            os_pause,
+        );
         for x in &v {
             t.visit(x, &st);
         }
@@ -527,7 +555,10 @@ mod tests {
     fn events_that_never_occur_are_warned_about_with_the_nearest_names() {
         let mut st = Interner::new();
         let v = visits(&mut st, "a", &[("work", 0, 5), ("idle", 5, 9)]);
-        let mut t = Tracker::new(vec![spec("m", "wrok", "idle"), spec("n", "work", "done")]);
+        let mut t = Tracker::new(
+            vec![spec("m", "wrok", "idle"), spec("n", "work", "done")],
+            os_pause,
+        );
         for x in &v {
             t.visit(x, &st);
         }
@@ -555,7 +586,7 @@ mod tests {
         v.extend(visits(&mut st, "x1", &[("a", 0, 100), ("c", 100, 110)]));
         let mut s = spec("ab", "a", "c");
         s.sm = Some("w*".into());
-        let mut t = Tracker::new(vec![s]);
+        let mut t = Tracker::new(vec![s], os_pause);
         for x in &v {
             t.visit(x, &st);
         }

@@ -217,6 +217,17 @@ impl<'a> OsState<'a> {
         Some(OsState::Function(func))
     }
 
+    /// Off its CPU: waiting for one, or blocked.
+    pub fn is_switched_out(&self) -> bool {
+        matches!(self, OsState::Runnable | OsState::Blocked(_))
+    }
+
+    /// Time bounded by the kernel's events rather than by a program's own
+    /// annotations: off the CPU, interrupted, or inside a system call.
+    pub fn is_kernel_bound(&self) -> bool {
+        self.is_switched_out() || matches!(self, OsState::Interrupted(_) | OsState::Syscall { .. })
+    }
+
     /// The probed function a `running:FUNCTION` state is in (the name
     /// itself when it is not such a state).
     pub fn function_name(name: &str) -> &str {
@@ -317,4 +328,20 @@ mod tests {
         assert_eq!(OsState::function_name("running:compute"), "compute");
         assert_eq!(OsState::function_name("plain"), "plain");
     }
+}
+
+/// Is the state named `name` one where a thread is off its CPU?
+pub fn switched_out(name: &str) -> bool {
+    OsState::parse(name).is_some_and(|s| s.is_switched_out())
+}
+
+/// Is the state named `name` a thread interrupted by an interrupt SM?
+pub fn interrupted(name: &str) -> bool {
+    matches!(OsState::parse(name), Some(OsState::Interrupted(_)))
+}
+
+/// Is the state named `name` bounded by the kernel's events (see
+/// [`OsState::is_kernel_bound`])?
+pub fn kernel_bound(name: &str) -> bool {
+    OsState::parse(name).is_some_and(|s| s.is_kernel_bound())
 }

@@ -6,7 +6,7 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, stream_visits};
 use crate::output::stdout;
-use critpath_engine::modules::{ModuleSpec, Modules, Point, Tracker};
+use critpath_engine::modules::{ModuleSpec, Modules, Pause, Point, Tracker};
 use critpath_views::json;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ fn compute(
     correct_overhead: bool,
 ) -> Result<(Modules, Option<critpath_trace::ReadError>)> {
     let mut src = critpath_import::open(trace)?;
-    let mut tracker = Tracker::new(specs);
+    let mut tracker = Tracker::new(specs, os_pause);
     let (a, err) = stream_visits(&mut src, trace, |v, strings| tracker.visit(v, strings))?;
     use critpath_trace::RecordSource;
     let strings = src.strings();
@@ -116,4 +116,16 @@ fn compute(
         None
     };
     Ok((tracker.finish(strings, cost), err))
+}
+
+/// How a kernel recording's states pause a module (docs/os-graph.md).
+fn os_pause(state: &str) -> Pause {
+    use critpath_os::names::{interrupted, switched_out};
+    if switched_out(state) {
+        Pause::SwitchedOut
+    } else if interrupted(state) {
+        Pause::Interrupted
+    } else {
+        Pause::No
+    }
 }

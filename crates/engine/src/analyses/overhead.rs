@@ -21,15 +21,6 @@ pub struct Correction {
     pub length_before_ns: u64,
 }
 
-/// States the kernel's events bound, not annotations: no annotation event
-/// lies inside them.
-fn kernel_state(state: &str) -> bool {
-    state == "runnable"
-        || state.starts_with("blocked:")
-        || state.starts_with("interrupted:")
-        || state.starts_with("running:syscall:")
-}
-
 /// Takes the measured cost of annotation events out of the analysis: each
 /// visit of an annotated SM's state holds one event's cost (the part of the
 /// call after the time stamp that starts it and the part before the one
@@ -37,8 +28,10 @@ fn kernel_state(state: &str) -> bool {
 /// SM's node. Totals lose `cost × visits`, the path `cost` per such edge
 /// (never more than an edge weighs); criticalities are recomputed. Needs
 /// the path's segments (`Options::keep_path`). `None` when the trace has
-/// no calibrated annotations.
-pub fn correct_overhead(a: &mut Analysis) -> Option<Correction> {
+/// no calibrated annotations. `kernel_state` tells the states the
+/// kernel's events bound, not annotations (no annotation event lies
+/// inside them; for a kernel recording, `critpath_os::names::kernel_bound`).
+pub fn correct_overhead(a: &mut Analysis, kernel_state: fn(&str) -> bool) -> Option<Correction> {
     use std::collections::HashMap;
     let costs: HashMap<(&str, &str), f64> = a
         .annotation_costs
