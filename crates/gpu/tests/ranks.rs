@@ -63,7 +63,9 @@ fn straggler_gemm_leads_and_clocks_are_aligned() {
     assert_eq!(b.communication_bound_ns, 3 * 300_000);
     assert_eq!(b.bound, "gpu_compute_bound");
     assert!(
-        a.diagnostics.iter().all(|d| d.kind.as_str() != "recv-without-send"),
+        a.diagnostics
+            .iter()
+            .all(|d| d.kind.as_str() != "recv-without-send"),
         "{:?}",
         a.diagnostics
     );

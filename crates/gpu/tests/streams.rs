@@ -79,7 +79,9 @@ fn one_stream_launch_kernels_and_stream_sync() {
         assert_eq!(a.states[0].sm, "gpu0:stream7");
         assert_eq!(a.states[0].state, "gemm");
         assert!(
-            a.diagnostics.iter().all(|d| d.kind.as_str() == "long-state"),
+            a.diagnostics
+                .iter()
+                .all(|d| d.kind.as_str() == "long-state"),
             "{:?}",
             a.diagnostics
         );
@@ -143,7 +145,9 @@ fn streams_joined_by_events_and_an_event_sync() {
         "{on_path:?}"
     );
     assert!(
-        a.diagnostics.iter().all(|d| d.kind.as_str() == "long-state"),
+        a.diagnostics
+            .iter()
+            .all(|d| d.kind.as_str() == "long-state"),
         "{:?}",
         a.diagnostics
     );

@@ -70,6 +70,7 @@ pub fn table(a: &Analysis, file: &str) -> String {
             &rows,
             &[true, false, false, true, true, true, true],
         ));
+        blame_lines(&mut o, a, show_sys);
     }
     if let Some(path) = &a.path {
         let _ = writeln!(o, "\ncritical path, in time order ({} edges):", path.len());
@@ -96,6 +97,35 @@ pub fn table(a: &Analysis, file: &str) -> String {
         }
     }
     o
+}
+
+/// Under the table, who held what each state waited for (most critical
+/// states first): "chain:12 runnable — held by hog:13 52%, hog:14 45%".
+fn blame_lines(o: &mut String, a: &Analysis, show_sys: bool) {
+    let mut first = true;
+    for s in a.states.iter().filter(|s| !s.blame.is_empty()).take(10) {
+        let all: u64 = s.blame.iter().map(|b| b.ns).sum();
+        if all == 0 {
+            continue;
+        }
+        if first {
+            o.push('\n');
+            first = false;
+        }
+        let held: Vec<String> = s
+            .blame
+            .iter()
+            .map(|b| format!("{} {:.0}%", b.sm, b.ns as f64 * 100.0 / all as f64))
+            .collect();
+        let _ = writeln!(
+            o,
+            "{} {} — held by {} ({} of path time on the holders)",
+            sm_name(&s.sys, &s.sm, show_sys),
+            s.state,
+            held.join(", "),
+            dur(all)
+        );
+    }
 }
 
 /// The next most critical paths (paper §5.3, Table 2).
