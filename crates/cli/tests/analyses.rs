@@ -264,3 +264,45 @@ fn unlinked_hosts_are_analyzed_each_on_their_own() {
     assert_eq!(a[1]["critical_path"]["length_ns"], 830);
     assert!(a[0]["file"].as_str().unwrap().ends_with("client.jsonl"));
 }
+
+#[test]
+fn a_wait_for_a_held_resource_is_blamed_on_its_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    // w is runnable from 2 to 10 until h, running since 0, lets go of the
+    // CPU: the recv says the runnable state waited for that link.
+    let trace = write(
+        dir.path(),
+        "held.jsonl",
+        concat!(
+            "{\"t\":0,\"ev\":\"state\",\"sm\":\"h\",\"state\":\"running\"}\n",
+            "{\"t\":0,\"ev\":\"state\",\"sm\":\"w\",\"state\":\"running\"}\n",
+            "{\"t\":2,\"ev\":\"state\",\"sm\":\"w\",\"state\":\"runnable\"}\n",
+            "{\"t\":10,\"ev\":\"send\",\"sm\":\"h\",\"id\":1}\n",
+            "{\"t\":10,\"ev\":\"end\",\"sm\":\"h\"}\n",
+            "{\"t\":10,\"ev\":\"recv\",\"sm\":\"w\",\"id\":1,\"state\":\"running\",\"waited\":true}\n",
+            "{\"t\":12,\"ev\":\"end\",\"sm\":\"w\"}\n",
+        ),
+    );
+    let t = trace.to_str().unwrap();
+    let v = json_of(&["analyze", t, "--json"]);
+    let row = state_row(&v, "w", "runnable");
+    assert_eq!(row["critical_ns"], 0, "{row}");
+    assert_eq!(
+        row["blame"],
+        serde_json::json!([{"sm": "h", "ns": 10}]),
+        "{row}"
+    );
+    assert!(state_row(&v, "h", "running").get("blame").is_none());
+    let o = run(&["analyze", t]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("w runnable — held by h 100%")),
+        "{text}"
+    );
+    // convert keeps the flag: the .cpt gives the same blame.
+    let cpt = dir.path().join("held.cpt");
+    assert!(run(&["convert", t, cpt.to_str().unwrap()]).status.success());
+    let c = json_of(&["analyze", cpt.to_str().unwrap(), "--json"]);
+    assert_eq!(state_row(&c, "w", "runnable")["blame"], row["blame"]);
+}

@@ -42,6 +42,17 @@ pub struct StateRow {
     /// With slack computed: the mean slack over the state's edges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slack_mean_ns: Option<f64>,
+    /// Who held what this state waited for (a CPU, for a runnable thread):
+    /// the path time spent on each holder before it let go, most first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blame: Vec<Blame>,
+}
+
+/// Path time blamed on the SM that held what a state waited for.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Blame {
+    pub sm: String,
+    pub ns: u64,
 }
 
 /// Counts of what was processed.

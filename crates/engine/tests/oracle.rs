@@ -14,7 +14,8 @@ enum Act {
     Trans {
         state: Option<String>,
         wait: Wait,
-        recv: Option<u64>,
+        /// The link id and whether the state it ends waited for it.
+        recv: Option<(u64, bool)>,
     },
     Send(u64),
 }
@@ -42,6 +43,8 @@ struct Edge {
     w: u64,
     key: (String, String),
     inter: bool,
+    /// The inter-SM edge of a waited recv.
+    held: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -51,6 +54,8 @@ struct Result_ {
     start: Option<(String, u64)>,
     end: Option<(String, u64)>,
     states: BTreeMap<(String, String), (u64, u64, u64)>,
+    /// (sm, state, sender) -> path time blamed on the sender.
+    blame: BTreeMap<(String, String, String), u64>,
 }
 
 /// Resolves records to (t, sm, action) the simple way.
@@ -127,7 +132,12 @@ fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
                     );
                 }
             }
-            Event::Recv { who: w, id, state } => {
+            Event::Recv {
+                who: w,
+                id,
+                state,
+                waited,
+            } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
                     let LinkId::Num(id) = id else {
                         panic!("numeric ids only")
@@ -137,7 +147,7 @@ fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
                         Act::Trans {
                             state: Some(name(state)),
                             wait: Wait::No,
-                            recv: Some(id),
+                            recv: Some((id, waited)),
                         },
                         &mut cur,
                         &mut calls,
@@ -284,6 +294,7 @@ fn graph(
                             w: scale(&key, t - *piece),
                             key,
                             inter: false,
+                            held: false,
                         });
                         visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
                         *piece = t;
@@ -305,7 +316,8 @@ fn graph(
                 // Inter-SM candidate, found by searching the whole graph so far.
                 let mut inter: Option<(usize, u64)> = None;
                 let mut zero = false;
-                if let Some(id) = recv {
+                let mut held = false;
+                if let Some((id, waited)) = recv {
                     let snd = (0..n)
                         .rev()
                         .find(|&i| nodes[i].send == Some(id) && !consumed.contains(&i));
@@ -313,7 +325,10 @@ fn graph(
                         // A send supersedes earlier unreceived sends of its id.
                         consumed.extend((0..=i).filter(|&j| nodes[j].send == Some(id)));
                         inter = Some((i, t - nodes[i].t));
-                        zero = matches!(&prev, Some((_, _, _, w, _)) if *w != Wait::No);
+                        held = waited;
+                        // A waiting state, or a recv that says its state
+                        // waited for the link, costs nothing itself.
+                        zero = waited || matches!(&prev, Some((_, _, _, w, _)) if *w != Wait::No);
                     }
                 } else if let Some((_, entered, _, Wait::On(b, z), _)) = &prev {
                     let m = (0..n).rev().find(|&i| {
@@ -341,6 +356,7 @@ fn graph(
                         w: if zero { 0 } else { scale(&key, occ) },
                         key,
                         inter: false,
+                        held: false,
                     });
                     visits.entry((sm.clone(), st.clone())).or_default().1 += occ;
                 }
@@ -358,6 +374,7 @@ fn graph(
                         w,
                         key,
                         inter: true,
+                        held,
                     });
                 }
                 if let Some(st) = &state {
@@ -422,17 +439,41 @@ fn longest(
         start: None,
         end: None,
         states: visits,
+        blame: BTreeMap::new(),
     };
     if let Some(e) = end {
         res.length = l[e] as u64;
         res.end = Some((nodes[e].sm.clone(), nodes[e].t));
         let mut n = e;
+        // Blame being gathered: (waiting state, sender, time on the sender).
+        let mut open: Option<((String, String), String, u64)> = None;
+        let close = |open: &mut Option<((String, String), String, u64)>,
+                     blame: &mut BTreeMap<(String, String, String), u64>| {
+            if let Some(((sm, st), sender, acc)) = open.take() {
+                if acc > 0 {
+                    *blame.entry((sm, st, sender)).or_default() += acc;
+                }
+            }
+        };
         while let Some(ei) = pred[n] {
             let edge = &ins[n][ei];
+            let (a, b) = (&nodes[edge.from].sm, &nodes[n].sm);
+            match &mut open {
+                Some((_, sender, acc)) if !edge.held && a == sender && b == sender => {
+                    *acc += edge.w
+                }
+                _ => {
+                    close(&mut open, &mut res.blame);
+                    if edge.held && a != b {
+                        open = Some((edge.key.clone(), a.clone(), 0));
+                    }
+                }
+            }
             res.states.entry(edge.key.clone()).or_default().2 += edge.w;
             res.edges += 1;
             n = edge.from;
         }
+        close(&mut open, &mut res.blame);
         res.start = Some((nodes[n].sm.clone(), nodes[n].t));
     }
     res.states.retain(|_, v| v.0 > 0);
@@ -457,6 +498,7 @@ fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                 start: None,
                 end: None,
                 states: BTreeMap::new(),
+                blame: BTreeMap::new(),
             };
         }
         Err(err) => panic!("engine failed: {err}"),
@@ -475,6 +517,15 @@ fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
                     (r.sm.clone(), r.state.clone()),
                     (r.visits, r.total_ns, r.critical_ns),
                 )
+            })
+            .collect(),
+        blame: a
+            .states
+            .iter()
+            .flat_map(|r| {
+                r.blame
+                    .iter()
+                    .map(|b| ((r.sm.clone(), r.state.clone(), b.sm.clone()), b.ns))
             })
             .collect(),
     }
@@ -503,6 +554,7 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
             Who::Sm(sms[sm as usize % 4])
         };
         let state = states[st as usize % 4];
+        let id_byte = id;
         let id = LinkId::Num(u64::from(id % 4));
         let ev = match kind % 12 {
             0 | 1 => Event::State { who, state },
@@ -528,7 +580,12 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
                 on_state: None,
             },
             5 => Event::Send { who, id },
-            6 => Event::Recv { who, id, state },
+            6 => Event::Recv {
+                who,
+                id,
+                state,
+                waited: id_byte & 0x10 != 0,
+            },
             7 => Event::End { who },
             8 => Event::Call {
                 who,
@@ -722,4 +779,93 @@ fn oracle_slack(records: &[Record], s: &Interner) -> BTreeMap<(String, String), 
         }
     }
     out
+}
+
+/// A state ended by a waited `recv` costs nothing itself: the path goes
+/// through the sender, and the sender's time since the path entered it is
+/// blamed on it in the waiting state's row.
+#[test]
+fn a_waited_recv_blames_the_sender_for_the_wait() {
+    let mut s = Interner::new();
+    let (h, w) = (s.intern("h"), s.intern("w"));
+    let (run, ready) = (s.intern("run"), s.intern("runnable"));
+    let rec = |t, ev| Record {
+        t,
+        sys: Sym::LOCAL,
+        ev,
+    };
+    let recs = vec![
+        rec(
+            0,
+            Event::State {
+                who: Who::Sm(h),
+                state: run,
+            },
+        ),
+        rec(
+            0,
+            Event::State {
+                who: Who::Sm(w),
+                state: run,
+            },
+        ),
+        rec(
+            2,
+            Event::State {
+                who: Who::Sm(w),
+                state: ready,
+            },
+        ),
+        rec(
+            10,
+            Event::Send {
+                who: Who::Sm(h),
+                id: LinkId::Num(1),
+            },
+        ),
+        rec(10, Event::End { who: Who::Sm(h) }),
+        rec(
+            10,
+            Event::Recv {
+                who: Who::Sm(w),
+                id: LinkId::Num(1),
+                state: run,
+                waited: true,
+            },
+        ),
+        rec(12, Event::End { who: Who::Sm(w) }),
+    ];
+    let mut e = Engine::new(Options::default());
+    for r in &recs {
+        e.feed(r, Pos::None, &s);
+    }
+    let a = e.finish(&s).unwrap();
+    assert_eq!(a.critical_path.length_ns, 12);
+    assert_eq!(oracle(&recs, &s, None).length, 12);
+    let row = |sm: &str, st: &str| {
+        a.states
+            .iter()
+            .find(|r| r.sm == sm && r.state == st)
+            .unwrap_or_else(|| panic!("{sm}:{st}"))
+    };
+    assert_eq!(row("w", "runnable").critical_ns, 0);
+    let blame: Vec<(&str, u64)> = row("w", "runnable")
+        .blame
+        .iter()
+        .map(|b| (b.sm.as_str(), b.ns))
+        .collect();
+    assert_eq!(blame, [("h", 10)]);
+    assert!(row("h", "run").blame.is_empty());
+    // Unwaited, the same recv charges the wait to the waiting state.
+    let mut plain = recs.clone();
+    if let Event::Recv { waited, .. } = &mut plain[5].ev {
+        *waited = false;
+    }
+    let mut e = Engine::new(Options::default());
+    for r in &plain {
+        e.feed(r, Pos::None, &s);
+    }
+    let a = e.finish(&s).unwrap();
+    assert!(a.states.iter().all(|r| r.blame.is_empty()));
+    assert_eq!(a.critical_path.length_ns, 12);
 }

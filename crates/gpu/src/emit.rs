@@ -189,7 +189,16 @@ impl RankEmit<'_> {
         out.push(t, class::CPU, wait);
         for (e, g) in ends {
             let id = link(2, self.index, g as u64);
-            out.push(e, class::CPU, Event::Recv { who, id, state });
+            out.push(
+                e,
+                class::CPU,
+                Event::Recv {
+                    who,
+                    id,
+                    state,
+                    waited: false,
+                },
+            );
         }
     }
 
@@ -224,6 +233,7 @@ impl RankEmit<'_> {
                             who,
                             id,
                             state: idle,
+                            waited: false,
                         },
                     );
                     ready = ready.max(e);
@@ -272,14 +282,28 @@ impl RankEmit<'_> {
             out.push(
                 r.release.max(start),
                 class::COLLECTIVE,
-                Event::Recv { who, id, state },
+                Event::Recv {
+                    who,
+                    id,
+                    state,
+                    waited: false,
+                },
             );
             return;
         }
         match launch {
             Some(_) => {
                 let id = link(1, self.index, op as u64);
-                out.push(start, class::OP_START, Event::Recv { who, id, state });
+                out.push(
+                    start,
+                    class::OP_START,
+                    Event::Recv {
+                        who,
+                        id,
+                        state,
+                        waited: false,
+                    },
+                );
             }
             None => out.push(start, class::OP_START, Event::State { who, state }),
         }

@@ -360,7 +360,16 @@ impl Collector {
                 tr.push(t, Phase::Send, Event::Send { who, id });
             } else {
                 let state = tr.idle;
-                tr.push(t, Phase::Recv, Event::Recv { who, id, state });
+                tr.push(
+                    t,
+                    Phase::Recv,
+                    Event::Recv {
+                        who,
+                        id,
+                        state,
+                        waited: false,
+                    },
+                );
             }
         }
         let bytes = self.pos.bytes();

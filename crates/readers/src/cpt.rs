@@ -15,7 +15,8 @@
 //! Records are in time order across the whole file; `dt` is the varint
 //! difference from the previous record's time (from `base_t` for a chunk's
 //! first). The low nibble of an op byte is the record kind (state, wait,
-//! send, recv, end, call, ret, push, pop, switch); bit 0x10 says the subject
+//! send, recv, end, call, ret, push, pop, switch, then 10 = a `recv` whose
+//! state waited for the link, so files without it read as before); bit 0x10 says the subject
 //! is a thread, 0x20 a CPU (else an SM), 0x40 that a non-local `sys`
 //! follows, 0x80 that a link id is a string. A `wait` carries a byte of
 //! flags: 1 = `on`, 2 = `on_state`, 4 = `on_sys`. Strings are defined once,
@@ -35,6 +36,8 @@ const F_THREAD: u8 = 0x10;
 const F_CPU: u8 = 0x20;
 const F_SYS: u8 = 0x40;
 const F_STRID: u8 = 0x80;
+/// The kind of a `recv` whose state waited for the link.
+const K_RECV_WAITED: u8 = 10;
 
 /// Chunk compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,8 +136,14 @@ impl<W: Write> CptWriter<W> {
                 on_state,
             } => (1, Some(who), Some(state), on, on_state, on_sys, None),
             Event::Send { who, id } => (2, Some(who), None, None, None, None, Some(id)),
-            Event::Recv { who, id, state } => {
-                (3, Some(who), Some(state), None, None, None, Some(id))
+            Event::Recv {
+                who,
+                id,
+                state,
+                waited,
+            } => {
+                let kind = if waited { K_RECV_WAITED } else { 3 };
+                (kind, Some(who), Some(state), None, None, None, Some(id))
             }
             Event::End { who } => (4, Some(who), None, None, None, None, None),
             Event::Call { who, func } => (5, Some(who), Some(func), None, None, None, None),
@@ -410,7 +419,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
     } else {
         Sym::LOCAL
     };
-    let who = if kind <= 6 {
+    let who = if kind <= 6 || kind == K_RECV_WAITED {
         let s = sym(pos)?;
         if op & F_THREAD != 0 {
             Who::Thread(s)
@@ -454,7 +463,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
                 on_state,
             }
         }
-        2 | 3 => {
+        2 | 3 | K_RECV_WAITED => {
             let id = if op & F_STRID != 0 {
                 LinkId::Str(sym(pos)?)
             } else {
@@ -467,6 +476,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
                     who,
                     id,
                     state: sym(pos)?,
+                    waited: kind == K_RECV_WAITED,
                 }
             }
         }

@@ -74,6 +74,8 @@ struct Line<'a> {
     thread: Option<NumOrStr<'a>>,
     #[serde(borrow)]
     cpu: Option<NumOrStr<'a>>,
+    /// `recv` only: the state it ends waited for the link.
+    waited: Option<bool>,
 }
 
 /// Reads a JSONL trace.
@@ -259,7 +261,13 @@ impl<R: BufRead> JsonlReader<R> {
             return Ok(Event::Send { who, id });
         }
         let state = self.need(l.state.take(), ev, "state")?;
-        Ok(Event::Recv { who, id, state })
+        let waited = l.waited.unwrap_or(false);
+        Ok(Event::Recv {
+            who,
+            id,
+            state,
+            waited,
+        })
     }
 
     fn push_pop(&mut self, ev: &str, l: &mut Line) -> Result<Event, ReadError> {
@@ -434,10 +442,18 @@ impl<W: Write> JsonlWriter<W> {
                 who(l, w);
                 link(l, id);
             }
-            Event::Recv { who: w, id, state } => {
+            Event::Recv {
+                who: w,
+                id,
+                state,
+                waited,
+            } => {
                 who(l, w);
                 link(l, id);
                 field(l, "state", state);
+                if waited {
+                    l.push_str(",\"waited\":true");
+                }
             }
             Event::End { who: w } => who(l, w),
             Event::Call { who: w, func } | Event::Ret { who: w, func } => {

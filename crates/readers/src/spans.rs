@@ -441,7 +441,16 @@ fn link(tr: &mut Tracks<Phase>, from: (Sym, u64), to: (Sym, u64), key: String, e
     let who = Who::Sm(from.0);
     tr.push(from.1, send, Event::Send { who, id });
     let who = Who::Sm(to.0);
-    tr.push(to.1, recv, Event::Recv { who, id, state });
+    tr.push(
+        to.1,
+        recv,
+        Event::Recv {
+            who,
+            id,
+            state,
+            waited: false,
+        },
+    );
 }
 
 /// The links of every span to its parent (start and end) and to the spans

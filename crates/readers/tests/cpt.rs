@@ -62,3 +62,26 @@ fn a_cut_file_is_a_fatal_error_at_an_offset() {
     };
     assert!(e.message.contains("header"));
 }
+
+#[test]
+fn a_waited_recv_round_trips_through_jsonl_and_cpt() {
+    let src = concat!(
+        "{\"t\":1,\"ev\":\"send\",\"sm\":\"h\",\"id\":7}\n",
+        "{\"t\":2,\"ev\":\"recv\",\"sm\":\"w\",\"id\":7,\"state\":\"run\",\"waited\":true}\n",
+        "{\"t\":3,\"ev\":\"send\",\"sm\":\"h\",\"id\":8}\n",
+        "{\"t\":4,\"ev\":\"recv\",\"sm\":\"w\",\"id\":8,\"state\":\"run\"}\n",
+    );
+    let mut r = JsonlReader::new(Cursor::new(src.as_bytes().to_vec()), "w.jsonl");
+    let (recs, errs) = drain(&mut r);
+    assert!(errs.is_empty(), "{errs:?}");
+    let lines = text(&recs, &r);
+    assert!(lines[1].ends_with(",\"waited\":true}"), "{}", lines[1]);
+    assert!(!lines[3].contains("waited"), "{}", lines[3]);
+    let mut w = CptWriter::new(Vec::new(), Codec::None).unwrap();
+    for rec in &recs {
+        w.write(rec, r.strings()).unwrap();
+    }
+    let (back, errs) = cpt_lines(w.finish().unwrap());
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(back, lines);
+}

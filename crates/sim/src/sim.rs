@@ -535,6 +535,7 @@ impl Sim<'_> {
                     who: Who::Sm(to),
                     id,
                     state,
+                    waited: false,
                 });
                 self.at(dur, Ev::Cpu);
             }
@@ -554,6 +555,7 @@ impl Sim<'_> {
                     who: Who::Sm(to),
                     id,
                     state,
+                    waited: false,
                 });
                 // After the last send returns the application is done.
                 if self.packet < self.packets {
@@ -768,6 +770,7 @@ impl Sim<'_> {
                 who: Who::Sm(self.n.drv),
                 id,
                 state: post,
+                waited: false,
             });
             self.post(frame);
         }
@@ -788,6 +791,7 @@ impl Sim<'_> {
                     who: Who::Sm(self.n.fifo),
                     id,
                     state: transmit,
+                    waited: false,
                 });
                 let bits = (frame as f64 + self.p.wire_overhead) * 8.0;
                 self.at(ns(bits / self.p.link_gbps), Ev::WireDone);

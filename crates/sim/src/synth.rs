@@ -103,6 +103,7 @@ impl Iterator for Synth {
                 who,
                 id: id(p),
                 state: self.done,
+                waited: false,
             },
         };
         self.stage += 1;

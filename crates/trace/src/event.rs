@@ -40,7 +40,14 @@ pub enum Event {
     /// A point node inside the current state; the state goes on.
     Send { who: Who, id: LinkId },
     /// Transition into `state` that depends on the `send` with the same id.
-    Recv { who: Who, id: LinkId, state: Sym },
+    /// With `waited` the state it leaves was waiting for this link: its time
+    /// is not charged (the intra-SM edge weighs nothing).
+    Recv {
+        who: Who,
+        id: LinkId,
+        state: Sym,
+        waited: bool,
+    },
     /// The SM's life ends.
     End { who: Who },
     /// Implicit software state: enter state `func`.
@@ -106,10 +113,16 @@ impl Event {
                 who: who(w, &mut f),
                 id: link(id, &mut f),
             },
-            Event::Recv { who: w, id, state } => Event::Recv {
+            Event::Recv {
+                who: w,
+                id,
+                state,
+                waited,
+            } => Event::Recv {
                 who: who(w, &mut f),
                 id: link(id, &mut f),
                 state: f(state),
+                waited,
             },
             Event::End { who: w } => Event::End {
                 who: who(w, &mut f),

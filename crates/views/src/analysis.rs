@@ -160,6 +160,7 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
             );
         }
         o.push_str(&beyond_total(a, show_sys));
+        blame_lines(&mut o, a, show_sys);
     }
     if let Some(path) = &a.path {
         let _ = writeln!(o, "\ncritical path, in time order ({} edges):", path.len());
@@ -211,6 +212,35 @@ fn beyond_total(a: &Analysis, show_sys: bool) -> String {
         "\nnote: critical time exceeds total time for {}: it ends with a recv of a message sent before it began, and a recv charges the whole time since the send to the state it ends (docs/path-rules.md)\n",
         over.join("; ")
     )
+}
+
+/// Under the table, who held what each state waited for (most critical
+/// states first): "chain:12 runnable — held by hog:13 52%, hog:14 45%".
+fn blame_lines(o: &mut String, a: &Analysis, show_sys: bool) {
+    let mut first = true;
+    for s in a.states.iter().filter(|s| !s.blame.is_empty()).take(10) {
+        let all: u64 = s.blame.iter().map(|b| b.ns).sum();
+        if all == 0 {
+            continue;
+        }
+        if first {
+            o.push('\n');
+            first = false;
+        }
+        let held: Vec<String> = s
+            .blame
+            .iter()
+            .map(|b| format!("{} {:.0}%", b.sm, b.ns as f64 * 100.0 / all as f64))
+            .collect();
+        let _ = writeln!(
+            o,
+            "{} {} — held by {} ({} of path time on the holders)",
+            sm_name(&s.sys, &s.sm, show_sys),
+            s.state,
+            held.join(", "),
+            dur(all)
+        );
+    }
 }
 
 /// The next most critical paths (paper §5.3, Table 2).

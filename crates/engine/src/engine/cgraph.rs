@@ -25,6 +25,9 @@ pub(super) struct CEdge {
     pub to: u32,
     pub key: u32,
     pub inter: bool,
+    /// An inter-SM edge of a waited `recv`: the sender held what the
+    /// receiver waited for.
+    pub held: bool,
     pub visits: u64,
     pub total: u64,
     pub critical: u64,
@@ -37,6 +40,7 @@ impl CEdge {
             to,
             key,
             inter,
+            held: false,
             visits: 0,
             total: 0,
             critical: 0,
@@ -52,7 +56,8 @@ pub(super) struct CGraphBuilder {
     /// (from cnode, to state or marker) -> (cnode, intra cedge or NONE32).
     trans: FxHashMap<(u32, u32), (u32, u32)>,
     pub cedges: Vec<CEdge>,
-    inter_index: FxHashMap<(u32, u32), u32>,
+    /// (from cnode, to cnode, held) -> inter-SM cedge.
+    inter_index: FxHashMap<(u32, u32, bool), u32>,
     /// Pairs of SMs joined by an inter-SM edge.
     pub sm_links: FxHashSet<(u32, u32)>,
 }
@@ -80,13 +85,16 @@ impl CGraphBuilder {
     }
 
     /// The inter-SM edge from cnode `from` to cnode `to`, charged to `key`.
-    pub fn inter_edge(&mut self, from: u32, to: u32, key: u32) -> u32 {
-        if let Some(&e) = self.inter_index.get(&(from, to)) {
+    /// `held` when a waited `recv` makes it.
+    pub fn inter_edge(&mut self, from: u32, to: u32, key: u32, held: bool) -> u32 {
+        if let Some(&e) = self.inter_index.get(&(from, to, held)) {
             return e;
         }
         let e = self.cedges.len() as u32;
-        self.cedges.push(CEdge::new(from, to, key, true));
-        self.inter_index.insert((from, to), e);
+        let mut ce = CEdge::new(from, to, key, true);
+        ce.held = held;
+        self.cedges.push(ce);
+        self.inter_index.insert((from, to, held), e);
         let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
         if a != b {
             self.sm_links.insert((a, b));

@@ -22,7 +22,7 @@ impl Engine<'_> {
             None => None,
         };
         self.add_totals();
-        let states = self.state_rows(length, &slack, strings);
+        let states = self.state_rows(length, (&slack, &walked.blame.sums), strings);
         let mut findings: Vec<_> = disconnected.into_iter().collect();
         findings.extend(self.long_states(strings));
         let diagnostics = self.diags.take_all(findings);

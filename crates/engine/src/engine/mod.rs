@@ -17,6 +17,7 @@
 //! `windows`, `tables`, `diagnose` (diagnostics prose), `names` (name
 //! matching), `finish`.
 
+mod blame;
 mod cgraph;
 mod diagnose;
 mod endpoints;

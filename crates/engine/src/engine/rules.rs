@@ -61,9 +61,15 @@ impl Engine<'_> {
                     self.transition(sm, state.0, wait, None, at, strings);
                 }
             }
-            Event::Recv { who, id, state } => {
+            Event::Recv {
+                who,
+                id,
+                state,
+                waited,
+            } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.transition(sm, state.0, WaitOn::No, Some(id), at, strings);
+                    let recv = Some((id, waited));
+                    self.transition(sm, state.0, WaitOn::No, recv, at, strings);
                 }
             }
             Event::End { who } => {
@@ -238,7 +244,7 @@ impl Engine<'_> {
         sm: u32,
         to: u32,
         wait: WaitOn,
-        recv: Option<LinkId>,
+        recv: Option<(LinkId, bool)>,
         (t, pos): (u64, Pos),
         strings: &Interner,
     ) {
@@ -248,7 +254,7 @@ impl Engine<'_> {
 
         // Inter-SM candidate: the matching send, or the awaited transition.
         let (inter, intra_zero) = match recv {
-            Some(id) => self.matching_send(sm, id, &b, (t, pos), strings),
+            Some((id, waited)) => self.matching_send(sm, (id, waited), &b, (t, pos), strings),
             None if alive => self.awaited(sm, &b, (t, pos), strings),
             None => (None, false),
         };
@@ -272,7 +278,8 @@ impl Engine<'_> {
         };
         let inter_in = inter.map(|m| {
             let key = if alive { b.cur_key } else { NONE32 };
-            self.inter_candidate(sm, (m, t), cn, key, recv.is_none(), &mut best, strings)
+            let how = (recv.is_none(), matches!(recv, Some((_, true))));
+            self.inter_candidate(sm, (m, t), cn, key, how, &mut best, strings)
         });
         self.logs.log(best.entry);
         if self.logs.keeps_graph() {
@@ -290,12 +297,13 @@ impl Engine<'_> {
     }
 
     /// The send a `recv` of `id` matches, and whether the intra-SM edge
-    /// weighs nothing (the SM was waiting for it).
+    /// weighs nothing (the SM was waiting for it: a waiting state, or a
+    /// `recv` that says its state `waited` for the link).
     #[inline]
     fn matching_send(
         &mut self,
         sm: u32,
-        id: LinkId,
+        (id, waited): (LinkId, bool),
         b: &Before,
         at: (u64, Pos),
         strings: &Interner,
@@ -305,7 +313,7 @@ impl Engine<'_> {
             LinkId::Str(k) => self.pending_str.remove(&k),
         };
         match snd {
-            Some(snd) => (Some(snd), b.wait != WaitOn::No),
+            Some(snd) => (Some(snd), waited || b.wait != WaitOn::No),
             None => {
                 self.recv_without_send(sm, id, at, strings);
                 (None, false)
@@ -415,7 +423,8 @@ impl Engine<'_> {
 
     /// The inter-SM candidate `m` (a send or an awaited transition) into
     /// cnode `cn` at `t`, charged to `key` (NONE32 for a first node: then to
-    /// the state it enters); tells the observer of the dependence.
+    /// the state it enters); tells the observer of the dependence. `wait`
+    /// when a waiting state awaited it, `held` when a waited `recv` made it.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn inter_candidate(
@@ -424,7 +433,7 @@ impl Engine<'_> {
         (m, t): (NodeRef, u64),
         cn: u32,
         key: u32,
-        wait: bool,
+        (wait, held): (bool, bool),
         best: &mut Best,
         strings: &Interner,
     ) -> InEdge {
@@ -439,7 +448,7 @@ impl Engine<'_> {
         } else {
             key
         };
-        let ie = self.g.inter_edge(m.cnode, cn, key);
+        let ie = self.g.inter_edge(m.cnode, cn, key, held);
         self.g.pass(ie, w);
         if let Some(o) = self.observer.as_mut() {
             let a = &self.m.sms[self.g.cnodes[m.cnode as usize].sm as usize];

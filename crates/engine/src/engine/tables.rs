@@ -2,8 +2,9 @@
 //! critical time, criticality and (when computed) slack, most critical first.
 
 use super::{Engine, NONE32};
-use crate::results::StateRow;
+use crate::results::{Blame, StateRow};
 use critpath_trace::Interner;
+use rustc_hash::FxHashMap;
 
 /// Per state key: least slack and mean slack, when computed.
 pub(super) type Slack = Option<Vec<Option<(u64, f64)>>>;
@@ -18,8 +19,30 @@ impl Engine<'_> {
         }
     }
 
-    /// The state table for a path of `len` ns.
-    pub(super) fn state_rows(&self, len: u64, slack: &Slack, strings: &Interner) -> Vec<StateRow> {
+    /// The state table for a path of `len` ns, with slack and the blame of
+    /// waited-for holders ((state key, sender SM) -> ns).
+    pub(super) fn state_rows(
+        &self,
+        len: u64,
+        (slack, blame): (&Slack, &FxHashMap<(u32, u32), u64>),
+        strings: &Interner,
+    ) -> Vec<StateRow> {
+        let mut held: FxHashMap<u32, Vec<Blame>> = FxHashMap::default();
+        for (&(key, sm), &ns) in blame {
+            let s = &self.m.sms[sm as usize];
+            let row_sys = self.m.sms[self.m.keys[key as usize].sm as usize].sys;
+            let name = strings.resolve(s.name);
+            // The holder's system is named when it is not the state's.
+            let sm = if s.sys == row_sys {
+                name.to_string()
+            } else {
+                format!("{}/{name}", strings.resolve(s.sys))
+            };
+            held.entry(key).or_default().push(Blame { sm, ns });
+        }
+        for v in held.values_mut() {
+            v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.sm.cmp(&b.sm)));
+        }
         let mut states: Vec<StateRow> = self
             .m
             .keys
@@ -43,6 +66,7 @@ impl Engine<'_> {
                     },
                     slack_ns: slack.map(|x| x.0),
                     slack_mean_ns: slack.map(|x| x.1),
+                    blame: held.remove(&(i as u32)).unwrap_or_default(),
                 }
             })
             .collect();

@@ -3,6 +3,7 @@
 //! weight to its cgraph edge and state as critical time, and keeping the
 //! path's segments and windows when asked.
 
+use super::blame::Blamer;
 use super::windows::Windows;
 use super::{Engine, NodeRef, NONE32};
 use crate::nodelog::NO_PRED;
@@ -26,6 +27,8 @@ pub(super) struct Walked {
     /// The path's edges from the end back to the start, when kept.
     pub segments: Vec<Segment>,
     pub windows: Option<Windows>,
+    /// Path time blamed on the SMs that held what states waited for.
+    pub blame: Blamer,
 }
 
 impl Engine<'_> {
@@ -39,6 +42,7 @@ impl Engine<'_> {
             path: CriticalPath::default(),
             segments: Vec::new(),
             windows: Windows::new(self.opts.window_ns),
+            blame: Blamer::default(),
         };
         let Some((n, sm)) = dest else {
             return Ok(w);
@@ -53,8 +57,15 @@ impl Engine<'_> {
             if e.pred == NO_PRED {
                 let s = &self.m.sms[e.tag as usize];
                 w.path.start = endpoint(strings, (s.sys, s.name), e.weight);
+                w.blame.close();
                 return Ok(w);
             }
+            let ce = &self.g.cedges[e.tag as usize];
+            let sms = (
+                self.g.cnodes[ce.from as usize].sm,
+                self.g.cnodes[ce.to as usize].sm,
+            );
+            w.blame.edge(sms, ce.key, e.weight, ce.held);
             let ce = &mut self.g.cedges[e.tag as usize];
             ce.critical += e.weight;
             if ce.key != NONE32 {

@@ -169,6 +169,7 @@ impl Builder {
                     who,
                     id: LinkId::Num(id & !INTERNAL_LINK),
                     state: s,
+                    waited: false,
                 });
                 self.threads.get_mut(&key).expect("known").run = s;
             }

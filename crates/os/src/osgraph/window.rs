@@ -63,6 +63,7 @@ impl Builder {
             who,
             id: LinkId::Num(link),
             state,
+            waited: false,
         });
     }
 

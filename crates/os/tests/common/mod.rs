@@ -56,7 +56,7 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
         Event::State { who, state } => (who, Kind::State(s.resolve(*state).into())),
         Event::Wait { who, state, .. } => (who, Kind::Wait(s.resolve(*state).into())),
         Event::Send { who, id } => (who, Kind::Send(link(id))),
-        Event::Recv { who, id, state } => (who, Kind::Recv(link(id), s.resolve(*state).into())),
+        Event::Recv { who, id, state, .. } => (who, Kind::Recv(link(id), s.resolve(*state).into())),
         Event::End { who } => (who, Kind::End),
         other => panic!("the OS graph makes no {other:?}"),
     };

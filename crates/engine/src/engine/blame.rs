@@ -1,0 +1,44 @@
+//! Who held what a state waited for (docs/path-rules.md, "Blame"): for each
+//! critical-path inter-SM edge that ends a state through a waited `recv`
+//! (a thread waiting for the CPU that its holder left), the path time spent
+//! on the sending SM since the path entered it is blamed on that SM. The
+//! walk meets the path's edges from its end back; sums are kept per
+//! (state, sender SM).
+
+use rustc_hash::FxHashMap;
+
+/// Blame gathered during the backwards walk.
+#[derive(Default)]
+pub(super) struct Blamer {
+    /// The blame being gathered: (state key, sender SM, time so far).
+    open: Option<(u32, u32, u64)>,
+    /// (state key, sender SM) -> ns.
+    pub sums: FxHashMap<(u32, u32), u64>,
+}
+
+impl Blamer {
+    /// The walk meets an edge of `weight` ns between SMs `from_sm` and
+    /// `to_sm`, charged to state `key`; `held` when it is the inter-SM edge
+    /// of a waited `recv`.
+    pub fn edge(&mut self, (from_sm, to_sm): (u32, u32), key: u32, weight: u64, held: bool) {
+        match self.open {
+            Some((_, sender, ref mut acc)) if !held && from_sm == sender && to_sm == sender => {
+                *acc += weight;
+                return;
+            }
+            _ => self.close(),
+        }
+        if held && from_sm != to_sm {
+            self.open = Some((key, from_sm, 0));
+        }
+    }
+
+    /// The path left the sender (or ended): the open blame is summed.
+    pub fn close(&mut self) {
+        if let Some((key, sender, acc)) = self.open.take() {
+            if acc > 0 {
+                *self.sums.entry((key, sender)).or_default() += acc;
+            }
+        }
+    }
+}
