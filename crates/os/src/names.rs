@@ -238,6 +238,22 @@ impl<'a> OsState<'a> {
     }
 }
 
+/// Is the state named `name` one where a thread is off its CPU?
+pub fn switched_out(name: &str) -> bool {
+    OsState::parse(name).is_some_and(|s| s.is_switched_out())
+}
+
+/// Is the state named `name` a thread interrupted by an interrupt SM?
+pub fn interrupted(name: &str) -> bool {
+    matches!(OsState::parse(name), Some(OsState::Interrupted(_)))
+}
+
+/// Is the state named `name` bounded by the kernel's events (see
+/// [`OsState::is_kernel_bound`])?
+pub fn kernel_bound(name: &str) -> bool {
+    OsState::parse(name).is_some_and(|s| s.is_kernel_bound())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,20 +344,4 @@ mod tests {
         assert_eq!(OsState::function_name("running:compute"), "compute");
         assert_eq!(OsState::function_name("plain"), "plain");
     }
-}
-
-/// Is the state named `name` one where a thread is off its CPU?
-pub fn switched_out(name: &str) -> bool {
-    OsState::parse(name).is_some_and(|s| s.is_switched_out())
-}
-
-/// Is the state named `name` a thread interrupted by an interrupt SM?
-pub fn interrupted(name: &str) -> bool {
-    matches!(OsState::parse(name), Some(OsState::Interrupted(_)))
-}
-
-/// Is the state named `name` bounded by the kernel's events (see
-/// [`OsState::is_kernel_bound`])?
-pub fn kernel_bound(name: &str) -> bool {
-    OsState::parse(name).is_some_and(|s| s.is_kernel_bound())
 }
