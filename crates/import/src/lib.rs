@@ -240,7 +240,14 @@ fn open_as(input: Input, format: Format) -> Result<AnySource, ReadError> {
             &input,
             "an annotation trace",
         )?)?)),
-        Format::Kineto => unreachable!("Kineto traces are opened before the input is read"),
+        Format::Kineto => {
+            return Err(ReadError::new(
+                &name,
+                Location::File,
+                "a PyTorch profiler (Kineto) trace is read from a regular file; save it to a file first",
+                true,
+            ))
+        }
     })
 }
 
