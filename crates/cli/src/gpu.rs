@@ -19,11 +19,6 @@ pub struct GpuRun {
     pub ranks: Option<RanksReport>,
 }
 
-/// Are these traces Kineto traces (every one of them)?
-pub fn all_kineto(traces: &[PathBuf]) -> bool {
-    !traces.is_empty() && traces.iter().all(|p| critpath_gpu::is_kineto_file(p))
-}
-
 /// Analyzes Kineto traces; `keep_path` keeps the path's segments in the
 /// result (they are always computed, for the breakdown).
 pub fn analyze(

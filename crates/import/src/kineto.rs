@@ -16,13 +16,19 @@ pub fn open_one(path: &Path) -> Result<Option<AnySource>, ReadError> {
     Ok(Some(AnySource::Gpu(Box::new(src))))
 }
 
-fn all_kineto(paths: &[PathBuf]) -> bool {
-    paths.len() > 1 && paths.iter().all(|p| critpath_gpu::is_kineto_file(p))
+/// Are these traces all Kineto traces (regular files only)?
+pub fn all_kineto(paths: &[PathBuf]) -> bool {
+    !paths.is_empty() && paths.iter().all(|p| critpath_gpu::is_kineto_file(p))
+}
+
+/// Several Kineto traces: ranks of one job.
+fn ranks_of_one_job(paths: &[PathBuf]) -> bool {
+    paths.len() > 1 && all_kineto(paths)
 }
 
 /// Several ranks' Kineto traces as one source, if every file is one.
 pub fn open_ranks(paths: &[PathBuf]) -> Result<Option<AnySource>, ReadError> {
-    if !all_kineto(paths) {
+    if !ranks_of_one_job(paths) {
         return Ok(None);
     }
     let src = critpath_gpu::open_ranks(paths)?;
@@ -32,7 +38,7 @@ pub fn open_ranks(paths: &[PathBuf]) -> Result<Option<AnySource>, ReadError> {
 /// The ranks' clock offsets (from their collectives), if every file is a
 /// Kineto trace.
 pub fn alignment(paths: &[PathBuf]) -> Result<Option<Alignment>, ReadError> {
-    if !all_kineto(paths) {
+    if !ranks_of_one_job(paths) {
         return Ok(None);
     }
     let src = critpath_gpu::open_ranks(paths)?;

@@ -5,6 +5,7 @@
 
 pub mod input;
 mod kineto;
+pub use kineto::all_kineto;
 pub mod multi;
 mod perfcheck;
 

@@ -88,7 +88,7 @@ pub fn run(args: Args) -> Result<()> {
         window_ns,
         ..Default::default()
     };
-    if crate::gpu::all_kineto(&args.traces) {
+    if critpath_import::all_kineto(&args.traces) {
         return gpu(&args, opts);
     }
     let inputs = Inputs::new(&args.traces)?;
