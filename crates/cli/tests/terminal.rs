@@ -266,3 +266,39 @@ fn critical_beyond_total_is_explained() {
     let fig3 = ok(&run_cols(None, &["analyze", &example("nic-fig3.jsonl")]));
     assert!(!fig3.contains("exceeds total"), "{fig3}");
 }
+
+#[test]
+fn on_a_terminal_the_table_fits_the_screen_with_a_footer() {
+    // `script` gives the command a terminal of 30 rows and 80 columns.
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: no /usr/bin/script to run under a terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::new();
+    for (t0, st) in [(0, "x"), (1000, "y")] {
+        for i in 0..60 {
+            body.push_str(&format!(
+                "{{\"t\":{},\"sm\":\"s{i}\",\"ev\":\"state\",\"state\":\"{st}\"}}\n",
+                t0 + i * if t0 == 0 { 10 } else { 1 }
+            ));
+        }
+    }
+    let p = write(dir.path(), "many.jsonl", body);
+    let line = format!(
+        "stty rows 30 cols 80; env -u COLUMNS {} analyze {}",
+        env!("CARGO_BIN_EXE_critpath"),
+        p.display()
+    );
+    let o = Command::new("/usr/bin/script")
+        .args(["-qc", &line, "/dev/null"])
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    assert!(out.lines().count() <= 30, "{out}");
+    assert!(out.contains("more states folded"), "{out}");
+    // Piped, the same command prints all 120 states.
+    let piped = ok(&run_cols(None, &["analyze", p.to_str().unwrap()]));
+    assert!(piped.lines().any(|l| l.starts_with("120  ")), "{piped}");
+    assert!(!piped.contains("folded"));
+}
