@@ -27,11 +27,7 @@ pub fn analyze(
     opts: Options,
     keep_path: bool,
 ) -> Result<GpuRun> {
-    let mut src = if traces.len() == 1 {
-        critpath_gpu::open_with(&traces[0], window)?
-    } else {
-        critpath_gpu::open_ranks_with(traces, window)?
-    };
+    let mut src = critpath_import::open_gpu(traces, window)?;
     let facts = src.facts().clone();
     let ranks = (traces.len() > 1).then(|| src.report().clone());
     let opts = Options {

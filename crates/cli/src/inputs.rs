@@ -73,18 +73,7 @@ impl<'a> Inputs<'a> {
         k: usize,
         remove: &[String],
     ) -> Result<Vec<critpath_engine::analyses::NextPath>> {
-        let mut failure = None;
-        let r = critpath_engine::analyses::next_paths(a, k, remove, |o| {
-            self.analyze(o).map(|(a, _)| a).map_err(|f| {
-                failure = Some(f);
-                io::Error::other("analysis failed")
-            })
-        });
-        match (r, failure) {
-            (Ok(v), _) => Ok(v),
-            (Err(_), Some(f)) => Err(f.for_flag("--remove")),
-            (Err(e), None) => Err(CliError::input(e.to_string())),
-        }
+        next_paths_by(a, k, remove, |o| self.analyze(o).map(|(a, _)| a))
     }
 
     /// Analyzes the traces; a reader error that let the analysis finish
@@ -208,5 +197,28 @@ pub fn correct(a: &mut Analysis, trace: &Path) -> Result<()> {
     match critpath_engine::analyses::correct_overhead(a, critpath_os::names::kernel_bound) {
         Some(_) => Ok(()),
         None => Err(CliError::Uncalibrated(trace.to_path_buf())),
+    }
+}
+
+/// The next most critical paths, each found by `analyze` run with the
+/// options `critpath_engine::analyses::next_paths` gives it; an analysis
+/// that fails is reported as the error of `--remove`.
+pub fn next_paths_by(
+    a: &Analysis,
+    k: usize,
+    remove: &[String],
+    mut analyze: impl FnMut(Options) -> Result<Analysis>,
+) -> Result<Vec<critpath_engine::analyses::NextPath>> {
+    let mut failure = None;
+    let r = critpath_engine::analyses::next_paths(a, k, remove, |o| {
+        analyze(o).map_err(|f| {
+            failure = Some(f);
+            io::Error::other("analysis failed")
+        })
+    });
+    match (r, failure) {
+        (Ok(v), _) => Ok(v),
+        (Err(_), Some(f)) => Err(f.for_flag("--remove")),
+        (Err(e), None) => Err(CliError::input(e.to_string())),
     }
 }

@@ -92,3 +92,71 @@ fn an_annotation_that_does_not_occur_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("critpath: error: "), "{err}");
 }
+
+/// `critpath ARGS` with `input` on its standard input.
+fn run_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+#[test]
+fn a_trace_on_standard_input_is_analyzed_as_the_file_is() {
+    let Some(t) = kineto("cuda_event_sync.pt.trace.json.gz") else {
+        return;
+    };
+    let args = ["--annotation", "ProfilerStep", "--json"];
+    let from_file = json_of(&[&["analyze", &t][..], &args].concat());
+    // Piped, compressed as it was saved, then decompressed: the same
+    // analysis, with the GPU breakdown (not read as a plain Chrome trace).
+    let gz = std::fs::read(&t).unwrap();
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut plain).unwrap();
+    for bytes in [&gz, &plain] {
+        let o = run_stdin(&[&["analyze", "-"][..], &args].concat(), bytes);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let piped: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(piped["gpu"], from_file["gpu"]);
+        assert_eq!(piped["states"], from_file["states"]);
+        assert_eq!(piped["critical_path"], from_file["critical_path"]);
+    }
+}
+
+#[test]
+fn next_paths_and_windows_work_on_gpu_traces() {
+    let Some(t) = kineto("cuda_event_sync.pt.trace.json.gz") else {
+        return;
+    };
+    let d = json_of(&["analyze", &t, "--next", "2", "--json"]);
+    let len = d["critical_path"]["length_ns"].as_u64().unwrap();
+    let next = d["next_critical_paths"].as_array().unwrap();
+    assert_eq!(next.len(), 2, "{}", d["next_critical_paths"]);
+    let first = next[0]["length_ns"].as_u64().unwrap();
+    let second = next[1]["length_ns"].as_u64().unwrap();
+    assert!(first < len && second <= first, "{len} {first} {second}");
+    assert!(d["gpu"].is_object());
+    // The text says it too, with the path by time window and the verdict's
+    // what-if.
+    let o = run(&["analyze", &t, "--next", "--window", "1ms"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("next most critical path"), "{text}");
+    assert!(text.contains("critical path by time window"), "{text}");
+    assert!(text.lines().next().unwrap().contains("2× faster"), "{text}");
+    // Removing what is not there names the flag.
+    let o = run(&["analyze", &t, "--remove", "no-such:state"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--remove"));
+}

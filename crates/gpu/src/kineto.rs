@@ -290,8 +290,8 @@ pub fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
 
-/// Reads a trace file, plain JSON or gzip-compressed.
-pub fn read_file(path: &Path) -> Result<Trace, String> {
+/// A trace file's JSON, decompressed when it is gzip.
+pub fn json_of_file(path: &Path) -> Result<Box<dyn Read + Send>, String> {
     let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut magic = [0u8; 2];
     let n = f
@@ -299,14 +299,19 @@ pub fn read_file(path: &Path) -> Result<Trace, String> {
         .map_err(|e| format!("cannot read: {e}"))?;
     let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let r = BufReader::with_capacity(1 << 20, f);
-    if is_gzip(&magic[..n]) {
-        read_json(BufReader::with_capacity(
+    Ok(if is_gzip(&magic[..n]) {
+        Box::new(BufReader::with_capacity(
             1 << 20,
             flate2::read::GzDecoder::new(r),
         ))
     } else {
-        read_json(r)
-    }
+        Box::new(r)
+    })
+}
+
+/// Reads a trace file, plain JSON or gzip-compressed.
+pub fn read_file(path: &Path) -> Result<Trace, String> {
+    read_json(json_of_file(path)?)
 }
 
 /// The first bytes of a file, decompressed when it is gzip.

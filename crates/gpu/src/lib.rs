@@ -19,6 +19,10 @@ pub mod source;
 pub mod sync;
 
 pub use breakdown::{bound_by, bound_by_window, GpuBreakdown, GpuFacts};
+pub use kineto::looks_like;
 pub use model::GpuOptions;
 pub use ranks::{RankOffset, RanksReport, StepStraggler};
-pub use source::{is_kineto_file, open, open_ranks, open_ranks_with, open_with, GpuSource};
+pub use source::{
+    is_kineto_file, open, open_inputs, open_ranks, open_ranks_with, open_with, GpuSource,
+    KinetoInput,
+};

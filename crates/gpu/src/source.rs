@@ -11,6 +11,7 @@ use critpath_trace::{
     VecSource,
 };
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The records of one or several Kineto traces, with what the importer
@@ -66,10 +67,17 @@ impl RecordSource for GpuSource {
     }
 }
 
-fn load(path: &Path, opts: &GpuOptions) -> Result<RankInput, ReadError> {
-    let name = path.display().to_string();
+/// One rank's trace to read: its name in messages and its JSON (already
+/// decompressed).
+pub struct KinetoInput {
+    pub name: String,
+    pub json: Box<dyn Read + Send>,
+}
+
+fn load(input: KinetoInput, opts: &GpuOptions) -> Result<RankInput, ReadError> {
+    let name = input.name;
     let err = |m: String| ReadError::new(&name, Location::File, m, true);
-    let trace = kineto::read_file(path).map_err(err)?;
+    let trace = kineto::read_json(input.json).map_err(err)?;
     let rank = trace.rank.unwrap_or(0);
     let model = RankModel::build(trace, opts).map_err(err)?;
     let times = gpu_times(&model);
@@ -133,9 +141,26 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
 
 /// Analyses several ranks' traces as one (SM names prefixed `rank{R}/`).
 pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
-    let mut inputs: Vec<RankInput> = paths
+    let inputs = paths
         .iter()
-        .map(|p| load(p, opts))
+        .map(|p| {
+            let name = p.display().to_string();
+            kineto::json_of_file(p)
+                .map(|json| KinetoInput {
+                    name: name.clone(),
+                    json,
+                })
+                .map_err(|m| ReadError::new(&name, Location::File, m, true))
+        })
+        .collect::<Result<_, _>>()?;
+    open_inputs(inputs, opts)
+}
+
+/// Analyses several ranks' traces, given as readers, as one.
+pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    let mut inputs: Vec<RankInput> = inputs
+        .into_iter()
+        .map(|i| load(i, opts))
         .collect::<Result<_, _>>()?;
     // Files without distinct ranks (no distributedInfo) are ranked in order.
     let mut ranks: Vec<i64> = inputs.iter().map(|r| r.rank).collect();

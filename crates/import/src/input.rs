@@ -4,7 +4,9 @@
 //! zstd and xz are decompressed on the fly, recognised by their magic bytes
 //! (never by the name), so a compressed trace reads as the plain one. A
 //! one-shot input is copied to an unnamed temporary file as it is read, so
-//! a command that reads its trace twice (`whatif`, `analyze --next`) can.
+//! a command that reads its trace twice (`whatif`, `analyze --next`) can,
+//! and so can one that only peeks at its start first (is it a PyTorch
+//! profiler trace?): the next reading replays the copy, then goes on.
 
 use critpath_trace::{Location, ReadError};
 use std::collections::HashMap;
@@ -16,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How many bytes detection looks at.
-pub const HEAD: usize = 4096;
+pub const HEAD: usize = 8192;
 
 /// A trace's bytes as a buffered stream.
 pub type Stream = BufReader<Box<dyn Read + Send>>;
@@ -84,22 +86,31 @@ struct Spool {
     file: Option<Arc<File>>,
     /// The first reading got to the end: the copy is whole.
     done: Arc<AtomicBool>,
+    /// What a reading that stopped early (detecting the format, say) left
+    /// unread: the next reading goes on from there after the copy.
+    rest: Arc<Mutex<Option<Box<dyn Read + Send>>>>,
 }
 
 static SPOOLS: Mutex<Option<HashMap<PathBuf, Spool>>> = Mutex::new(None);
 
-/// Copies what it reads into the spool.
+/// Copies what it reads into the spool; dropped before the end, it leaves
+/// the unread input to the spool.
 struct Tee {
-    inner: Box<dyn Read + Send>,
+    inner: Option<Box<dyn Read + Send>>,
     copy: Option<Arc<File>>,
     done: Arc<AtomicBool>,
+    rest: Arc<Mutex<Option<Box<dyn Read + Send>>>>,
 }
 
 impl Read for Tee {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
+        let Some(inner) = self.inner.as_mut() else {
+            return Ok(0);
+        };
+        let n = inner.read(buf)?;
         if n == 0 {
             self.done.store(self.copy.is_some(), Ordering::Relaxed);
+            self.inner = None;
         } else if let Some(f) = &self.copy {
             if (&**f).write_all(&buf[..n]).is_err() {
                 self.copy = None; // the disk is full: no second reading
@@ -109,22 +120,33 @@ impl Read for Tee {
     }
 }
 
-/// Reads the spool from its start, independently of its writer.
+impl Drop for Tee {
+    fn drop(&mut self) {
+        if self.copy.is_some() && !self.done.load(Ordering::Relaxed) {
+            *self.rest.lock().unwrap_or_else(|e| e.into_inner()) = self.inner.take();
+        }
+    }
+}
+
+/// Reads the spool from its start, independently of its writer, up to
+/// `end` (what the copy held when the reading began).
 struct Replay {
     file: Arc<File>,
     pos: u64,
+    end: u64,
 }
 
 impl Read for Replay {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.file.read_at(buf, self.pos)?;
+        let want = buf.len().min((self.end - self.pos) as usize);
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
         self.pos += n as u64;
         Ok(n)
     }
 }
 
 /// A one-shot input: the first time, read while being copied; later, the
-/// copy when the first reading got to the end.
+/// copy, followed by what an earlier reading left unread.
 fn one_shot(
     path: &Path,
     name: &str,
@@ -133,8 +155,24 @@ fn one_shot(
     let mut spools = SPOOLS.lock().unwrap_or_else(|e| e.into_inner());
     let spools = spools.get_or_insert_with(HashMap::new);
     if let Some(s) = spools.get(path) {
-        return match &s.file {
-            Some(f) if s.done.load(Ordering::Relaxed) => Ok(Box::new(Replay { file: f.clone(), pos: 0 })),
+        let rest = s.rest.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let file = s.file.clone();
+        return match (file, s.done.load(Ordering::Relaxed), rest) {
+            (Some(f), true, _) => {
+                let end = f.metadata().map(|m| m.len()).unwrap_or(0);
+                Ok(Box::new(Replay { file: f, pos: 0, end }))
+            }
+            (Some(f), false, Some(inner)) => {
+                let end = f.metadata().map(|m| m.len()).unwrap_or(0);
+                let replay = Replay { file: f.clone(), pos: 0, end };
+                let tee = Tee {
+                    inner: Some(inner),
+                    copy: Some(f),
+                    done: s.done.clone(),
+                    rest: s.rest.clone(),
+                };
+                Ok(Box::new(replay.chain(tee)))
+            }
             _ => Err(ReadError::new(
                 name,
                 Location::File,
@@ -144,19 +182,19 @@ fn one_shot(
         };
     }
     let file = tempfile::tempfile().ok().map(Arc::new);
-    let done = Arc::new(AtomicBool::new(false));
-    spools.insert(
-        path.to_path_buf(),
-        Spool {
-            file: file.clone(),
-            done: done.clone(),
-        },
-    );
-    Ok(Box::new(Tee {
-        inner: raw(),
+    let spool = Spool {
+        file: file.clone(),
+        done: Arc::new(AtomicBool::new(false)),
+        rest: Arc::new(Mutex::new(None)),
+    };
+    let tee = Tee {
+        inner: Some(raw()),
         copy: file,
-        done,
-    }))
+        done: spool.done.clone(),
+        rest: spool.rest.clone(),
+    };
+    spools.insert(path.to_path_buf(), spool);
+    Ok(Box::new(tee))
 }
 
 /// Reads up to `n` bytes (fewer only at the end of the input).

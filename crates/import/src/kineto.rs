@@ -2,23 +2,38 @@
 //! rank; several files are ranks of one job, aligned on their collectives
 //! rather than on send/recv pairs.
 
+use crate::input::open_input;
 use crate::multi::{Alignment, ClockOffset};
 use crate::AnySource;
+use critpath_gpu::{GpuOptions, GpuSource, KinetoInput};
 use critpath_trace::ReadError;
 use std::path::{Path, PathBuf};
 
-/// One Kineto trace, if `path` is one.
-pub fn open_one(path: &Path) -> Result<Option<AnySource>, ReadError> {
-    if !critpath_gpu::is_kineto_file(path) {
-        return Ok(None);
-    }
-    let src = critpath_gpu::open(path)?;
-    Ok(Some(AnySource::Gpu(Box::new(src))))
+/// Is this input (a file, compressed or not, or a pipe, or `-`) a Kineto
+/// trace? A pipe's first bytes are kept for its reading.
+pub fn is_kineto(path: &Path) -> bool {
+    open_input(path).is_ok_and(|i| critpath_gpu::looks_like(&i.head))
 }
 
-/// Are these traces all Kineto traces (regular files only)?
+/// Are these traces all Kineto traces?
 pub fn all_kineto(paths: &[PathBuf]) -> bool {
-    !paths.is_empty() && paths.iter().all(|p| critpath_gpu::is_kineto_file(p))
+    !paths.is_empty() && paths.iter().all(|p| is_kineto(p))
+}
+
+/// Kineto traces (one rank, or several of one job) as one source, read
+/// from any input the way every trace is: compressed, piped or on standard
+/// input.
+pub fn open_gpu(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    let inputs = paths
+        .iter()
+        .map(|p| {
+            open_input(p).map(|i| KinetoInput {
+                name: i.name,
+                json: Box::new(i.stream),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    critpath_gpu::open_inputs(inputs, opts)
 }
 
 /// Several Kineto traces: ranks of one job.
@@ -31,7 +46,7 @@ pub fn open_ranks(paths: &[PathBuf]) -> Result<Option<AnySource>, ReadError> {
     if !ranks_of_one_job(paths) {
         return Ok(None);
     }
-    let src = critpath_gpu::open_ranks(paths)?;
+    let src = open_gpu(paths, &GpuOptions::default())?;
     Ok(Some(AnySource::Gpu(Box::new(src))))
 }
 
@@ -41,7 +56,7 @@ pub fn alignment(paths: &[PathBuf]) -> Result<Option<Alignment>, ReadError> {
     if !ranks_of_one_job(paths) {
         return Ok(None);
     }
-    let src = critpath_gpu::open_ranks(paths)?;
+    let src = open_gpu(paths, &GpuOptions::default())?;
     let offsets: Vec<ClockOffset> = src
         .report()
         .offsets

@@ -5,7 +5,7 @@
 
 pub mod input;
 mod kineto;
-pub use kineto::all_kineto;
+pub use kineto::{all_kineto, is_kineto, open_gpu};
 pub mod multi;
 mod perfcheck;
 
@@ -163,6 +163,9 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     if !first_is_record
         && (first.is_some_and(|l| l.starts_with("[")) || text.contains("\"traceEvents\""))
     {
+        if critpath_gpu::looks_like(head) {
+            return Ok(Format::Kineto);
+        }
         return Ok(Format::Chrome);
     }
     match first {
@@ -207,9 +210,6 @@ pub fn is_empty_trace(path: &Path) -> bool {
 /// Opens a trace (a path, or `-` for standard input), detecting its
 /// format and compression from the content.
 pub fn open(path: &Path) -> Result<AnySource, ReadError> {
-    if let Some(src) = kineto::open_one(path)? {
-        return Ok(src);
-    }
     let input = open_input(path)?;
     let format = detect(&input.head, &input.name)?;
     open_as(input, format)
@@ -241,14 +241,13 @@ fn open_as(input: Input, format: Format) -> Result<AnySource, ReadError> {
             &input,
             "an annotation trace",
         )?)?)),
-        Format::Kineto => {
-            return Err(ReadError::new(
-                &name,
-                Location::File,
-                "a PyTorch profiler (Kineto) trace is read from a regular file; save it to a file first",
-                true,
-            ))
-        }
+        Format::Kineto => AnySource::Gpu(Box::new(critpath_gpu::open_inputs(
+            vec![critpath_gpu::KinetoInput {
+                name,
+                json: Box::new(input.stream),
+            }],
+            &critpath_gpu::GpuOptions::default(),
+        )?)),
     })
 }
 

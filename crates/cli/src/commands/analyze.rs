@@ -4,7 +4,7 @@
 //! overhead correction on demand.
 
 use crate::error::{CliError, Result};
-use crate::inputs::{correct, finish_with, Inputs, Unlinked};
+use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
 use crate::output::{emit, refuse_inputs_opt, screen};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup};
@@ -114,7 +114,7 @@ pub fn run(args: Args) -> Result<()> {
     let faster = if args.json {
         None
     } else {
-        verdict_whatif(&inputs, &a, &args)?
+        verdict_whatif(&a, &args, |o| inputs.analyze(o).map(|(b, _)| b))?
     };
     let (top, folded) = match (args.top, scr.rows) {
         (Some(n), _) => (Some(n), 0),
@@ -152,11 +152,20 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
         instance: args.instance,
     };
     let mut run = crate::gpu::analyze(&args.traces, &window, opts, args.path)?;
+    let mut next = match (args.next, args.remove.is_empty()) {
+        (None, true) => Vec::new(),
+        (k, _) => next_paths_by(&run.analysis, k.unwrap_or(1), &args.remove, |o| {
+            crate::gpu::analyze(&args.traces, &window, o, false).map(|r| r.analysis)
+        })?,
+    };
     if let Some(n) = args.top {
         run.analysis.truncate_states(n);
     }
     let out = if args.json {
-        let mut doc = AnalyzeDoc::new(&run.analysis, &[], None);
+        if let Some(n) = args.top {
+            next.iter_mut().for_each(|p| p.states.truncate(n));
+        }
+        let mut doc = AnalyzeDoc::new(&run.analysis, &next, None);
         doc.gpu = Some(&run.breakdown);
         doc.ranks = run.ranks.as_ref();
         json::document(&doc)
@@ -171,10 +180,15 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
             width: screen(args.output.is_some()).width.filter(|_| !args.wide),
             folded: 0,
         };
-        let mut t = text::verdict(&run.analysis, None, layout.width);
+        let faster = verdict_whatif(&run.analysis, args, |o| {
+            crate::gpu::analyze(&args.traces, &window, o, false).map(|r| r.analysis)
+        })?;
+        let mut t = text::verdict(&run.analysis, faster, layout.width);
         t.push_str(&run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default());
         t.push_str(&text::table_in(&run.analysis, &name, layout));
         t.push_str(&gpu_view::breakdown(&run.breakdown));
+        t.push_str(&text::next_paths(&next, args.top.unwrap_or(10)));
+        t.push_str(&text::windows(&run.analysis));
         t
     };
     emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
@@ -184,7 +198,11 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
 /// The path's length with the most critical state twice as fast, for the
 /// verdict: `None` when no state is on the path or the trace is too large
 /// to analyze twice.
-fn verdict_whatif(inputs: &Inputs, a: &Analysis, args: &Args) -> Result<Option<u64>> {
+fn verdict_whatif(
+    a: &Analysis,
+    args: &Args,
+    analyze: impl FnOnce(Options) -> Result<Analysis>,
+) -> Result<Option<u64>> {
     let Some(top) = a.states.first().filter(|s| s.critical_ns > 0) else {
         return Ok(None);
     };
@@ -205,8 +223,7 @@ fn verdict_whatif(inputs: &Inputs, a: &Analysis, args: &Args) -> Result<Option<u
         }],
         ..Default::default()
     };
-    let (b, _) = inputs.analyze(opts)?;
-    Ok(Some(b.critical_path.length_ns))
+    Ok(Some(analyze(opts)?.critical_path.length_ns))
 }
 
 /// The text report: the verdict, clock offsets, the table, the correction,
