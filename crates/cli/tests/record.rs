@@ -337,19 +337,25 @@ fn annotations_merge_with_the_kernel_recording_on_their_threads() {
     assert!(err.contains("a.data.annot"), "{err}");
     let v = json_of(&["analyze", out.to_str().unwrap(), "--json"]);
     // The annotated SMs carry the kernel's states of their threads while
-    // they are begun: stage2's work and its waits for a CPU dominate.
-    let share = |sm: &str, states: &[&str]| -> f64 {
+    // they are begun: stage2's work (1 ms of CPU time per item against
+    // 0.2 ms for the others) is on the path, most of it, and leads the
+    // stages' work, however loaded the machine (which adds waits for a
+    // CPU, `runnable`, but no work).
+    let work = |sm: &str, key: &str| -> u64 {
         v["states"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|s| s["sm"] == sm && states.contains(&s["state"].as_str().unwrap()))
-            .map(|s| s["criticality"].as_f64().unwrap())
+            .filter(|s| s["sm"] == sm && s["state"] == "work")
+            .map(|s| s[key].as_u64().unwrap())
             .sum()
     };
-    let stage2 = share("stage2", &["work", "runnable", "running"]);
-    assert!(stage2 > 0.7, "stage2 {stage2}: {}", v["states"]);
-    assert_eq!(v["states"][0]["sm"], "stage2", "{}", v["states"][0]);
+    let (crit2, total2) = (work("stage2", "critical_ns"), work("stage2", "total_ns"));
+    assert!(total2 >= 60_000_000, "stage2 worked {total2} ns");
+    assert!(crit2 as f64 > 0.5 * total2 as f64, "{}", v["states"]);
+    for s in ["stage1", "stage3"] {
+        assert!(work(s, "critical_ns") < crit2 / 2, "{s}: {}", v["states"]);
+    }
     // Each stage sits on its kernel thread: `annotated:TID` waits in sm:stageN.
     for s in ["stage1", "stage2", "stage3"] {
         let on = v["states"].as_array().unwrap().iter().any(|r| {
@@ -412,8 +418,10 @@ fn function_probes_give_function_level_states() {
             v["states"]
         );
     }
+    // (Interrupts taken inside a function are its thread's CPU time but
+    // not its running state.)
     assert!(
-        compute >= 75_000_000 && parse >= 18_000_000,
+        compute >= 60_000_000 && parse >= 15_000_000,
         "{}",
         v["states"]
     );
