@@ -5,9 +5,9 @@
 
 use crate::error::{CliError, Result};
 use crate::progress::{advance, clear, progress_bar};
-use critpath_engine::{Analysis, Options};
+use critpath_engine::{Analysis, Observer, Options, Visit};
 use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
-use critpath_trace::ReadError;
+use critpath_trace::{Interner, ReadError};
 use std::path::PathBuf;
 
 /// A GPU trace's analysis with what the importer knows beside it.
@@ -27,6 +27,23 @@ pub fn analyze(
     opts: Options,
     keep_path: bool,
 ) -> Result<GpuRun> {
+    analyze_observed(
+        traces,
+        window,
+        opts,
+        keep_path,
+        &mut |_: &Visit, _: &Interner| {},
+    )
+}
+
+/// [`analyze`] with every state visit and dependence handed to `observer`.
+pub fn analyze_observed(
+    traces: &[PathBuf],
+    window: &GpuOptions,
+    opts: Options,
+    keep_path: bool,
+    observer: &mut dyn Observer,
+) -> Result<GpuRun> {
     let mut src = if traces.len() == 1 {
         critpath_gpu::open_with(&traces[0], window)?
     } else {
@@ -39,7 +56,8 @@ pub fn analyze(
         ..opts
     };
     let pb = progress_bar(&traces[0]);
-    let result = critpath_engine::analyze(&mut src, opts, |_, bytes| advance(&pb, bytes));
+    let result =
+        critpath_engine::analyze_observed(&mut src, opts, observer, |_, bytes| advance(&pb, bytes));
     clear(pb);
     let name = traces[0].display().to_string();
     let (mut analysis, err) = result.map_err(|e| CliError::analysis_of(&name, e))?;
