@@ -356,3 +356,73 @@ impl Observer for Collector {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use critpath_engine::results::PathSegment;
+
+    /// A path of one segment of `sm` over `[0, span)`.
+    fn path(sm: &str, span: u64) -> Analysis {
+        Analysis {
+            path: Some(vec![PathSegment {
+                sys: "local".into(),
+                sm: sm.into(),
+                state: "work".into(),
+                from_sm: sm.into(),
+                inter: false,
+                start_ns: 0,
+                end_ns: span,
+            }]),
+            ..Analysis::default()
+        }
+    }
+
+    #[test]
+    fn short_states_merge_per_bucket_and_long_ones_stay_whole() {
+        let mut s = Interner::new();
+        let (sys, sm, other) = (s.intern("local"), s.intern("a"), s.intern("b"));
+        let (short, long) = (s.intern("running"), s.intern("blocked:io"));
+        let a = path("a", 1_000_000);
+        let mut c = Collector::new(&a, vec![("a".into(), Role::Path)]);
+        let mut visit = |sm, state, start, end| {
+            let v = Visit::State {
+                sys,
+                sm,
+                state,
+                start,
+                end,
+            };
+            c.visit(&v, &s);
+        };
+        // 100,000 visits of 5 ns (a bucket is 500 ns), then one of 500 µs;
+        // `b` has no lane.
+        for i in 0..100_000u64 {
+            visit(sm, short, i * 5, i * 5 + 5);
+        }
+        visit(sm, long, 500_000, 1_000_000);
+        visit(other, long, 0, 1_000_000);
+        let t = c.finish(LeftOut::default());
+        assert_eq!(t.bucket_ns, 500);
+        assert_eq!(t.lanes.len(), 1);
+        let blocks = &t.lanes[0].blocks;
+        assert_eq!(
+            blocks.len(),
+            1001,
+            "one block per bucket, then the long state"
+        );
+        assert_eq!(blocks[0], [0, 500, 0, 100]);
+        assert_eq!(blocks[1000], [500_000, 1_000_000, 1, 1]);
+        assert_eq!(t.merged, 100_000);
+        assert_eq!(t.states, ["running", "blocked:io"]);
+        assert_eq!(t.classes, ["running", "blocked"]);
+    }
+
+    #[test]
+    fn os_states_get_their_class_and_others_none() {
+        assert_eq!(class("runnable"), "runnable");
+        assert_eq!(class("running:syscall:read"), "running");
+        assert_eq!(class("blocked:sleep"), "blocked");
+        assert_eq!(class("DMA packet"), "");
+    }
+}
