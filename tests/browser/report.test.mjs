@@ -2,11 +2,17 @@
 // errors, the cgraph renders as SVG, the top critical state is shown,
 // clicking a state shows its numbers, sorting, filtering, the timeline and
 // the next path work, a large report stays usable, and an empty trace says
-// so. Screenshots are kept in tests/browser/artifacts/.
+// so. Then, on the demo, a real recording and a GPU trace (when the shared
+// Kineto traces are beside the repository): the verdict is the first
+// heading and reads as `analyze` says it, the table shows the critical
+// rows and folds the others behind a toggle, the timeline has a lane per
+// path SM (capped) and every lane has drawn states, numbers do not wrap,
+// and the cgraph toggles between its critical subgraph and all of it.
+// Screenshots are kept in tests/browser/artifacts/.
 
 import { chromium } from "playwright-core";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +39,94 @@ function report(args, name) {
   const out = join(tmp, name);
   execFileSync(bin, ["report", ...args, "-o", out], { stdio: ["ignore", "ignore", "inherit"] });
   return out;
+}
+
+/// `critpath ARGS` with COLUMNS unset and output piped: its standard output.
+function cli(args) {
+  const env = { ...process.env };
+  delete env.COLUMNS;
+  return execFileSync(bin, args, { env, stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 30 }).toString();
+}
+
+/// The shared Kineto trace NAME: `shared/data/kineto` beside the repository
+/// or one of its parents; null when absent.
+function sharedKineto(name) {
+  for (let d = root; ; d = dirname(d)) {
+    const p = join(d, "shared/data/kineto", name);
+    if (existsSync(p)) return p;
+    if (dirname(d) === d) return null;
+  }
+}
+
+/// Whether the text of every element matching `sel` takes one line.
+async function oneLine(page, sel) {
+  return page.evaluate((sel) => [...document.querySelectorAll(sel)].filter((e) => {
+    const text = [...e.childNodes].filter((n) => n.nodeType === 3 && n.textContent.trim()).pop();
+    if (!text) return false;
+    const r = document.createRange();
+    r.selectNodeContents(text);
+    return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+  }).map((e) => e.textContent), sel);
+}
+
+/// The report of `trace` opens with the verdict, folds its table, draws a
+/// lane per path SM with its states, keeps numbers on one line and toggles
+/// the cgraph; screenshots in artifacts/report-LABEL.png.
+async function explains(trace, label) {
+  const file = report([trace], label + ".html");
+  const doc = JSON.parse(cli(["analyze", trace, "--json", "--path"]));
+  const verdict = cli(["analyze", trace]).split("\n")[0];
+  const { page, errors } = await open(file);
+  await page.setViewportSize({ width: 1200, height: 900 });
+  check(errors.length === 0, label + ": no console errors " + JSON.stringify(errors));
+  const heading = (await page.locator("h1, h2").first().innerText()).trim();
+  check(verdict.startsWith("bound by ") && heading.startsWith(verdict) && (label === "gpu" || heading === verdict),
+    label + ": the verdict is the first heading, as analyze says it: " + heading + " / " + verdict);
+  const whatifs = await page.locator("#whatif li").allInnerTexts();
+  check(whatifs.length >= 1 && whatifs[0].includes("2× faster →"), label + ": the what-if of the top states: " + JSON.stringify(whatifs));
+  // The table: the critical rows shown, the others folded behind a toggle.
+  const states = doc.states.length, critical = doc.states.filter((s) => s.critical_ns > 0).length;
+  const rows = () => page.locator("#states tbody tr").count();
+  check(await rows() === critical, label + ": the table shows the " + critical + " critical rows: " + await rows());
+  if (critical < states) {
+    const more = await page.locator("#more").innerText();
+    check(more.includes("show " + (states - critical) + " more"), label + ": the toggle says how many are folded: " + more);
+    await page.locator("#more").click();
+    check(await rows() === Math.min(states, 2000), label + ": the toggle shows every row");
+    await page.locator("#more").click();
+    check(await rows() === critical, label + ": and folds them again");
+  }
+  // The timeline: a lane per path SM (capped at 24 with the rest said),
+  // each with drawn states.
+  const pathSms = new Set(doc.path.map((s) => (s.sys === "local" ? "" : s.sys + "/") + s.sm)).size;
+  const lanes = await page.locator("#timeline-svg text.lane-label").count();
+  check(lanes >= Math.min(pathSms, 16) && lanes <= 24, label + ": " + lanes + " lanes for " + pathSms + " SMs on the path");
+  const empty = await page.evaluate((n) => [...Array(n).keys()].filter((i) => !document.querySelector(`#timeline-svg rect.st[data-lane="${i}"]`)), lanes);
+  check(empty.length === 0, label + ": every lane has drawn states; empty: " + JSON.stringify(empty));
+  check(await page.locator("#timeline-svg rect.seg").count() > 0, label + ": the path is drawn over the lanes");
+  // Numbers do not wrap, even in a narrow window.
+  await page.setViewportSize({ width: 800, height: 900 });
+  const wrapped = await oneLine(page, "td.num, .card b, #whatif .len");
+  check(wrapped.length === 0, label + ": numbers stay on one line; wrapped: " + JSON.stringify(wrapped.slice(0, 5)));
+  await page.setViewportSize({ width: 1200, height: 900 });
+  // The cgraph: the critical subgraph first, all of it on demand.
+  if (await page.locator("#cg-toggle").isVisible()) {
+    const before = await page.locator("#cgraph svg text").count();
+    await page.locator("#cg-toggle").click();
+    const after = await page.locator("#cgraph svg text").count();
+    // (A graph the layout gives up on is a note saying so.)
+    const gaveUp = after === 0 && (await page.locator("#cgraph p.note").innerText()).includes("could not be laid out");
+    check((after > before && await page.locator("#cgraph svg").count() === 1) || gaveUp,
+      label + ": the whole cgraph on demand: " + before + " -> " + after + " labels");
+    await page.locator("#cg-toggle").click();
+    check(await page.locator("#cgraph svg text").count() === before, label + ": and back to the critical subgraph");
+  }
+  // Zoom and pan by the buttons.
+  for (const b of ["#tl-in", "#tl-in", "#tl-right", "#tl-out", "#tl-reset"]) await page.locator(b).click();
+  check(errors.length === 0, label + ": zooming raises no errors " + JSON.stringify(errors));
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(artifacts, "report-" + label + ".png") });
+  await page.close();
 }
 
 const browser = await chromium.launch({
@@ -110,6 +204,8 @@ try {
   check(w.errors.length === 0, "100k transitions: no console errors " + JSON.stringify(w.errors));
   check((await w.page.locator("#cgnote").innerText()).includes("hidden"), "100k transitions: the graph says what it hides");
   check((await w.page.locator("#tablenote").innerText()).includes("of 100000 states"), "100k transitions: the table says what it shows");
+  // Its 1,999 critical rows are shown, the others folded: unfold them.
+  await w.page.locator("#more").click();
   check(await w.page.locator("#states tbody tr").count() === 2000, "100k transitions: the table stays small");
 
   // An empty trace says so plainly.
@@ -118,6 +214,13 @@ try {
   const e = await open(report([empty], "empty.html"));
   check(e.errors.length === 0, "empty report: no console errors");
   check((await e.page.locator("#nopath").innerText()).includes("no records"), "an empty trace's report says so");
+
+  // The page explains: on the demo, a real recording and a GPU trace.
+  await explains(cpt, "demo");
+  await explains(join(root, "crates/os/tests/fixtures/contend.data"), "recording");
+  const kineto = sharedKineto("alexnet.pt.trace.json.gz");
+  if (kineto) await explains(kineto, "gpu");
+  else console.log("skip the GPU report: shared/data/kineto is not beside the repository");
 } finally {
   await browser.close();
 }

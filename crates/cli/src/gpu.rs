@@ -5,9 +5,9 @@
 
 use crate::error::{CliError, Result};
 use crate::progress::{advance, clear, progress_bar};
-use critpath_engine::{Analysis, Options};
+use critpath_engine::{Analysis, Observer, Options, Visit};
 use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
-use critpath_trace::ReadError;
+use critpath_trace::{Interner, ReadError};
 use std::path::PathBuf;
 
 /// A GPU trace's analysis with what the importer knows beside it.
@@ -27,6 +27,23 @@ pub fn analyze(
     opts: Options,
     keep_path: bool,
 ) -> Result<GpuRun> {
+    analyze_observed(
+        traces,
+        window,
+        opts,
+        keep_path,
+        &mut |_: &Visit, _: &Interner| {},
+    )
+}
+
+/// [`analyze`] with every state visit and dependence handed to `observer`.
+pub fn analyze_observed(
+    traces: &[PathBuf],
+    window: &GpuOptions,
+    opts: Options,
+    keep_path: bool,
+    observer: &mut dyn Observer,
+) -> Result<GpuRun> {
     let mut src = critpath_import::open_gpu(traces, window)?;
     let facts = src.facts().clone();
     let ranks = (traces.len() > 1).then(|| src.report().clone());
@@ -35,7 +52,8 @@ pub fn analyze(
         ..opts
     };
     let pb = progress_bar(&traces[0]);
-    let result = critpath_engine::analyze(&mut src, opts, |_, bytes| advance(&pb, bytes));
+    let result =
+        critpath_engine::analyze_observed(&mut src, opts, observer, |_, bytes| advance(&pb, bytes));
     clear(pb);
     let name = traces[0].display().to_string();
     let (mut analysis, err) = result.map_err(|e| CliError::analysis_of(&name, e))?;

@@ -5,11 +5,11 @@
 
 use crate::error::{CliError, Result};
 use crate::progress::{advance, clear, progress_bar};
-use critpath_engine::{analyze, Analysis, Options};
+use critpath_engine::{analyze_observed, Analysis, Observer, Options, Visit};
 use critpath_import::multi::{Alignment, MergedSource};
 use critpath_import::{open, AnySource};
 use critpath_trace::DiagnosticKind;
-use critpath_trace::{ReadError, RecordSource};
+use critpath_trace::{Interner, ReadError, RecordSource};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -79,12 +79,25 @@ impl<'a> Inputs<'a> {
     /// Analyzes the traces; a reader error that let the analysis finish
     /// comes back beside it.
     pub fn analyze(&self, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
+        self.analyze_observed(opts, &mut |_: &Visit, _: &Interner| {})
+    }
+
+    /// [`Inputs::analyze`] with every state visit and dependence handed to
+    /// `observer` as the engine goes.
+    pub fn analyze_observed(
+        &self,
+        opts: Options,
+        observer: &mut dyn Observer,
+    ) -> Result<(Analysis, Option<ReadError>)> {
         match &self.alignment {
-            None => run_analysis(&self.paths[0], opts),
+            None => {
+                let mut src = open(&self.paths[0])?;
+                analyze_source_observed(&mut src, &self.paths[0], opts, observer)
+            }
             Some(al) => {
                 let mut src = MergedSource::new(self.paths, al)?;
-                let (mut a, err) =
-                    analyze(&mut src, opts, |_, _| {}).map_err(CliError::analysis)?;
+                let (mut a, err) = analyze_observed(&mut src, opts, observer, |_, _| {})
+                    .map_err(CliError::analysis)?;
                 for o in al.offsets.iter().filter(|o| o.method != "reference") {
                     a.diagnostics.push(critpath_trace::Diagnostic::new(DiagnosticKind::ClockOffset,
                         format!(
@@ -175,8 +188,18 @@ pub fn analyze_source(
     trace: &Path,
     opts: Options,
 ) -> Result<(Analysis, Option<ReadError>)> {
+    analyze_source_observed(src, trace, opts, &mut |_: &Visit, _: &Interner| {})
+}
+
+/// [`analyze_source`] with every visit handed to `observer`.
+fn analyze_source_observed(
+    src: &mut AnySource,
+    trace: &Path,
+    opts: Options,
+    observer: &mut dyn Observer,
+) -> Result<(Analysis, Option<ReadError>)> {
     let pb = progress_bar(trace);
-    let result = analyze(src, opts, |_, bytes| advance(&pb, bytes));
+    let result = analyze_observed(src, opts, observer, |_, bytes| advance(&pb, bytes));
     clear(pb);
     let (a, err) = result.map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
     if a.stats.records == 0 {

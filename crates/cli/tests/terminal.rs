@@ -302,3 +302,38 @@ fn on_a_terminal_the_table_fits_the_screen_with_a_footer() {
     assert!(piped.lines().any(|l| l.starts_with("120  ")), "{piped}");
     assert!(!piped.contains("folded"));
 }
+
+#[test]
+fn slack_diff_and_whatif_listings_fit_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sm, state) = ("w".repeat(300), "s".repeat(300));
+    let a = write(dir.path(), "a.jsonl", two_sms(&sm, &state, "other"));
+    // Run B: the long state lasts 620 ns instead of 600.
+    let slower = two_sms(&sm, &state, "other").replace("{\"t\":600,", "{\"t\":620,");
+    let b = write(dir.path(), "b.jsonl", slower);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let target = format!("{sm}:{state}=2");
+    let listings: [Vec<&str>; 3] = [
+        vec!["slack", a],
+        vec!["diff", a, b],
+        vec!["whatif", a, "--speedup", &target],
+    ];
+    for args in listings {
+        let out = ok(&run_cols(Some("100"), &args));
+        for l in out.lines() {
+            assert!(cols(l) <= 100, "{args:?}: {} columns: {l}", cols(l));
+        }
+        // The long state's row is there, its name cut in the middle.
+        assert!(
+            out.lines().any(|l| l.contains("www…sss")),
+            "{args:?}: {out}"
+        );
+        // --wide: names whole.
+        let wide = ok(&run_cols(
+            Some("100"),
+            &[args.as_slice(), &["--wide"]].concat(),
+        ));
+        assert!(wide.contains(&format!("{sm}: {state}")), "{args:?}: {wide}");
+        assert!(!wide.contains('…'), "{args:?}: {wide}");
+    }
+}

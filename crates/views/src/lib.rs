@@ -17,6 +17,7 @@ pub mod profile;
 pub mod report;
 pub mod tables;
 pub mod text;
+pub mod timeline;
 pub mod whatif;
 
 pub use text::{dur, grid};

@@ -1,15 +1,39 @@
 //! `critpath report`: one self-contained HTML file (no network at view
-//! time): a summary with the diagnostics and the paper's advice, the
-//! criticality table (sortable, filterable), the cgraph as SVG with pan and
-//! zoom where clicking a state shows its numbers, a zoomable timeline of the
-//! critical path with one lane per SM, and the next most critical path.
-//! Large traces are pruned with a visible note of what was hidden.
+//! time). It opens with the verdict (the same sentence as `analyze`'s) and
+//! the predicted path with the most critical states twice as fast; then the
+//! criticality table with the critical rows shown and the rest folded, a
+//! timeline of the path's SMs and their neighbours with every state drawn
+//! (see [`crate::timeline`]) and the path's dependences as arrows, the
+//! cgraph's critical subgraph as SVG (the whole graph on demand), the
+//! diagnostics, and the next most critical path. Large traces are pruned
+//! with a visible note of what was hidden.
 
 use crate::dot::{pruned, svg};
+use crate::timeline::Timeline;
 use critpath_engine::analyses::NextPath;
-use critpath_engine::results::PathSegment;
+use critpath_engine::results::{CGraph, PathSegment};
 use critpath_engine::Analysis;
+use serde::Serialize;
 use serde_json::json;
+
+/// The predicted path with some states `factor` times faster.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WhatIf {
+    /// `SM: STATE` names.
+    pub states: Vec<String>,
+    pub factor: f64,
+    pub length_ns: u64,
+}
+
+/// What the report shows beside the analysis, computed by the caller.
+#[derive(Clone, Debug, Default)]
+pub struct Extras {
+    /// What-ifs of the most critical states; when the first names one
+    /// state, it is the top state's and the verdict quotes it.
+    pub whatif: Vec<WhatIf>,
+    /// The timeline's lanes and states (without it, the path alone).
+    pub timeline: Option<Timeline>,
+}
 
 /// Timeline segments drawn at most.
 const MAX_SEGMENTS: usize = 20_000;
@@ -28,28 +52,27 @@ fn timeline(path: &[PathSegment]) -> (Vec<&PathSegment>, usize) {
 
 /// The report of an analysis (and the next most critical paths) as one
 /// HTML page.
-pub fn html(a: &Analysis, name: &str, next: &[NextPath]) -> String {
+pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> String {
     let (g, hidden_edges) = pruned(&a.cgraph);
-    let shown = Analysis {
-        cgraph: g,
-        ..Analysis::default()
-    };
-    let cgraph_svg = if a.cgraph.edges.is_empty() {
-        String::from("<p class=note>No transitions to draw.</p>")
+    let critical = critical_subgraph(&a.cgraph);
+    let (critical_shown, critical_hidden) = pruned(&critical);
+    let all_svg = graph_svg(a, g);
+    let cgraph_svg = if critical.edges.is_empty() {
+        all_svg.clone()
     } else {
-        let mut view = shown.clone();
-        view.critical_path = a.critical_path.clone();
-        match svg(&view) {
-            Ok(svg) => svg,
-            Err(e) => format!(
-                "<p class=note>The cgraph could not be laid out: {}</p>",
-                esc(&e)
-            ),
-        }
+        graph_svg(a, critical_shown)
     };
     let (segs, hidden_segs) = timeline(a.path.as_deref().unwrap_or(&[]));
+    let faster = extras
+        .whatif
+        .first()
+        .filter(|w| w.states.len() == 1)
+        .map(|w| w.length_ns);
+    let verdict = crate::analysis::verdict(a, faster, None);
     let data = json!({
         "name": name,
+        "verdict": verdict.trim(),
+        "whatif": extras.whatif,
         "critical_path": a.critical_path,
         "stats": a.stats,
         "states": a.states,
@@ -58,17 +81,79 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath]) -> String {
         "hidden_segments": hidden_segs,
         "hidden_edges": hidden_edges,
         "total_edges": a.cgraph.edges.len(),
+        "critical_edges": critical.edges.len(),
+        "critical_hidden": critical_hidden,
+        "timeline": extras.timeline,
         "next": next,
     });
     // `</` cannot close the script element from inside the JSON.
     let data = serde_json::to_string(&data)
         .expect("json")
         .replace("</", "<\\/");
+    let title = if verdict.is_empty() {
+        format!("critpath report: {}", esc(name))
+    } else {
+        esc(verdict.trim())
+    };
     TEMPLATE
         .replace("{{TITLE}}", &esc(name))
+        .replace("{{VERDICT}}", &title)
         .replace("{{CGRAPH}}", &cgraph_svg)
+        .replace("{{CGRAPH_ALL}}", &all_svg)
         .replace("{{DATA}}", &data)
 }
+
+/// The edges that carry critical time, and their nodes.
+fn critical_subgraph(g: &CGraph) -> CGraph {
+    let edges: Vec<_> = g
+        .edges
+        .iter()
+        .filter(|e| e.critical_ns > 0)
+        .cloned()
+        .collect();
+    let used: std::collections::HashSet<u32> = edges.iter().flat_map(|e| [e.from, e.to]).collect();
+    let nodes = g
+        .nodes
+        .iter()
+        .filter(|n| used.contains(&n.id))
+        .cloned()
+        .collect();
+    CGraph { nodes, edges }
+}
+
+/// `g` (a part of `a`'s cgraph) as SVG, or a note saying why not.
+fn graph_svg(a: &Analysis, g: CGraph) -> String {
+    if g.edges.is_empty() {
+        return String::from("<p class=note>No transitions to draw.</p>");
+    }
+    let edges = g.edges.len();
+    let view = Analysis {
+        cgraph: g,
+        critical_path: a.critical_path.clone(),
+        ..Analysis::default()
+    };
+    // Some graphs take the layout crate very long: give it a deadline (the
+    // thread left behind ends with the process).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(svg(&view));
+    });
+    match rx.recv_timeout(LAYOUT_DEADLINE) {
+        Ok(Ok(svg)) => svg,
+        Ok(Err(e)) => format!(
+            "<p class=note>The cgraph could not be laid out: {}</p>",
+            esc(&e)
+        ),
+        Err(_) => format!(
+            "<p class=note>The cgraph ({} edges) could not be laid out in {} s; `critpath cgraph -o FILE.dot` writes it for Graphviz.</p>",
+            edges,
+            LAYOUT_DEADLINE.as_secs()
+        ),
+    }
+}
+
+/// How long a cgraph's layout may take.
+const LAYOUT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(8);
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -77,5 +162,6 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The page; `{{TITLE}}`, `{{CGRAPH}}` and `{{DATA}}` are filled in.
+/// The page; `{{TITLE}}`, `{{VERDICT}}`, `{{CGRAPH}}`, `{{CGRAPH_ALL}}`
+/// and `{{DATA}}` are filled in.
 const TEMPLATE: &str = include_str!("report.html");

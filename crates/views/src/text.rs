@@ -46,6 +46,16 @@ pub fn elide(s: &str, max: usize) -> String {
     head
 }
 
+/// `name` cut in the middle so that a line of `used` other columns and the
+/// name takes at most `width` columns (the name keeps at least
+/// [`MIN_NAME_COLS`]); unchanged without a width.
+pub fn fit(name: &str, used: usize, width: Option<usize>) -> String {
+    match width {
+        Some(w) => elide(name, w.saturating_sub(used).max(MIN_NAME_COLS)),
+        None => name.to_string(),
+    }
+}
+
 /// A duration in the unit that reads best.
 pub fn dur(ns: u64) -> String {
     let f = ns as f64;

@@ -1,17 +1,26 @@
 //! The text view of a what-if: the baseline and predicted critical paths,
-//! and the most critical states then, with their criticality before.
+//! and the most critical states then, with their criticality before; names
+//! cut in the middle to a width when one is given.
 
-use crate::text::dur;
+use crate::text::{cols, dur, elide, fit};
 use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
-/// `what` names the speedups applied (`SM:STATE FACTORx faster`).
-pub fn whatif(base: &Analysis, pred: &Analysis, what: &[String], top: usize) -> String {
+/// `what` names the speedups applied (`SM:STATE FACTORx faster`); lines
+/// take at most `width` columns when given.
+pub fn whatif(
+    base: &Analysis,
+    pred: &Analysis,
+    what: &[String],
+    top: usize,
+    width: Option<usize>,
+) -> String {
     let b = base.critical_path.length_ns;
     let p = pred.critical_path.length_ns;
     let mut o = String::new();
     let _ = writeln!(o, "baseline critical path   {} ({b} ns)", dur(b));
-    let _ = writeln!(o, "with {}", what.join(", "));
+    let with = format!("with {}", what.join(", "));
+    let _ = writeln!(o, "{}", width.map_or(with.clone(), |w| elide(&with, w)));
     if p == 0 && b > 0 {
         let _ = write!(
             o,
@@ -32,13 +41,13 @@ pub fn whatif(base: &Analysis, pred: &Analysis, what: &[String], top: usize) -> 
             .find(|x| x.sys == s.sys && x.sm == s.sm && x.state == s.state)
             .map(|x| x.criticality)
             .unwrap_or(0.0);
+        let was = format!("   (was {:.2}%)", was * 100.0);
+        let name = format!("{}: {}", s.sm, s.state);
         let _ = writeln!(
             o,
-            "  {:>6.2}%  {}: {}   (was {:.2}%)",
+            "  {:>6.2}%  {}{was}",
             s.criticality * 100.0,
-            s.sm,
-            s.state,
-            was * 100.0
+            fit(&name, 11 + cols(&was), width)
         );
     }
     o

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::inputs::{finish_with, run_analysis};
-use crate::output::stdout;
+use crate::output::{screen, stdout};
 use critpath_engine::Options;
 use critpath_views::{compare, json};
 use std::path::PathBuf;
@@ -14,6 +14,10 @@ pub struct Args {
     b: PathBuf,
     #[arg(long)]
     json: bool,
+    /// Print names in full, however wide the lines get (by default they
+    /// are cut in the middle to fit COLUMNS or the terminal's width).
+    #[arg(long)]
+    wide: bool,
     /// Show only the N largest changes.
     #[arg(long, value_name = "N")]
     top: Option<usize>,
@@ -32,6 +36,7 @@ pub fn run(args: Args) -> Result<()> {
             &args.a.display().to_string(),
             &args.b.display().to_string(),
             args.top.unwrap_or(15),
+            screen(false).width.filter(|_| !args.wide),
         )
     };
     stdout(text.as_bytes())?;

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::inputs::{finish_with, run_analysis};
-use crate::output::stdout;
+use crate::output::{screen, stdout};
 use critpath_engine::Options;
 use critpath_views::{compare, json};
 use std::path::PathBuf;
@@ -13,6 +13,10 @@ pub struct Args {
     trace: PathBuf,
     #[arg(long)]
     json: bool,
+    /// Print names in full, however wide the lines get (by default they
+    /// are cut in the middle to fit COLUMNS or the terminal's width).
+    #[arg(long)]
+    wide: bool,
     /// Show only the first N states (least slack first).
     #[arg(long, value_name = "N")]
     top: Option<usize>,
@@ -37,7 +41,11 @@ pub fn run(args: Args) -> Result<()> {
     let text = if args.json {
         json::pretty(&a)
     } else {
-        compare::slack(&a, &args.trace.display().to_string())
+        compare::slack(
+            &a,
+            &args.trace.display().to_string(),
+            screen(false).width.filter(|_| !args.wide),
+        )
     };
     stdout(text.as_bytes())?;
     finish_with(err)

@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::run_analysis;
-use crate::output::stdout;
+use crate::output::{screen, stdout};
 use critpath_engine::{Options, Speedup};
 use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
 use critpath_views::whatif::{speedup, whatif};
@@ -17,6 +17,10 @@ pub struct Args {
     speedups: Vec<String>,
     #[arg(long)]
     json: bool,
+    /// Print names in full, however wide the lines get (by default they
+    /// are cut in the middle to fit COLUMNS or the terminal's width).
+    #[arg(long)]
+    wide: bool,
     /// States shown.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -64,7 +68,13 @@ pub fn run(args: Args) -> Result<()> {
             .iter()
             .map(|s| format!("{} {}x faster", s.target, s.factor))
             .collect();
-        whatif(&base, &pred, &what, args.top)
+        whatif(
+            &base,
+            &pred,
+            &what,
+            args.top,
+            screen(false).width.filter(|_| !args.wide),
+        )
     };
     stdout(text.as_bytes())
 }
