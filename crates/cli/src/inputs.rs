@@ -174,6 +174,27 @@ pub fn stream_visits(
     Ok((a, err))
 }
 
+/// The engine over `src`: with the reader on a second core (the default),
+/// or on one thread when the environment sets `CRITPATH_THREADS=1`; the
+/// results are the same.
+/// JSONL and `.cpt` files for now: the other sources build their records
+/// in memory, or (perf.data) hold observers bound to this thread.
+pub fn pump(
+    src: &mut AnySource,
+    opts: Options,
+    progress: impl FnMut(u64, u64),
+) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)> {
+    use critpath_engine::analyze_parallel;
+    if std::env::var("CRITPATH_THREADS").is_ok_and(|v| v.trim() == "1") {
+        return analyze(src, opts, progress);
+    }
+    match src {
+        AnySource::Jsonl(r) => analyze_parallel(r, opts, progress),
+        AnySource::Cpt(r) => analyze_parallel(r, opts, progress),
+        _ => analyze(src, opts, progress),
+    }
+}
+
 /// Opens and analyzes a trace, with a progress bar on a terminal.
 pub fn run_analysis(trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
     let mut src = open(trace)?;
@@ -187,7 +208,7 @@ pub fn analyze_source(
     opts: Options,
 ) -> Result<(Analysis, Option<ReadError>)> {
     let pb = progress_bar(trace);
-    let result = analyze(src, opts, |_, bytes| advance(&pb, bytes));
+    let result = pump(src, opts, |_, bytes| advance(&pb, bytes));
     clear(pb);
     let (a, err) = result.map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
     if a.stats.records == 0 {

@@ -155,6 +155,21 @@ impl Interner {
         Sym(TRANSIENT | seq)
     }
 
+    /// Gives transient symbol `sym` the text `text` (to mirror another
+    /// table's transient ids, as the engine's thread does its reader's);
+    /// symbols must come in the order they were made.
+    pub fn put_transient(&mut self, sym: Sym, text: &str) {
+        let seq = sym.0 & !TRANSIENT;
+        let slot = (seq % ID_RING) as usize;
+        while self.ids.len() <= slot {
+            self.ids.push(String::new());
+        }
+        let s = &mut self.ids[slot];
+        s.clear();
+        s.push_str(text);
+        self.next_id = (seq + 1) & !TRANSIENT;
+    }
+
     /// A string link id interned for good: for sources that build all their
     /// records before the engine sees any.
     pub fn intern_link(&mut self, text: &str) -> LinkId {
@@ -203,7 +218,10 @@ mod tests {
         // the ring, the newest is still there.
         assert_eq!(s.len(), 1);
         assert_eq!(s.resolve(sym), "?");
-        assert_eq!(s.resolve(Sym(TRANSIENT | ID_RING)), format!("msg-{ID_RING}"));
+        assert_eq!(
+            s.resolve(Sym(TRANSIENT | ID_RING)),
+            format!("msg-{ID_RING}")
+        );
         assert_eq!(s.ids.len(), ID_RING as usize);
     }
 

@@ -6,7 +6,7 @@
 
 use crate::error::{CliError, Result};
 use crate::output::stdout;
-use critpath_engine::{analyze, Engine, Options};
+use critpath_engine::{Engine, Options};
 use critpath_import::open;
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
 use critpath_sim::synth::Synth;
@@ -37,7 +37,11 @@ pub struct Args {
     stages: u32,
     /// Formats to measure: cpt, cpt-raw, jsonl, engine (no file), and
     /// cpt-unique, jsonl-unique (string ids that never repeat).
-    #[arg(long, value_delimiter = ',', default_value = "cpt,cpt-raw,jsonl,cpt-unique")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cpt,cpt-raw,jsonl,cpt-unique"
+    )]
     formats: Vec<String>,
     /// Also analyze this perf.data recording (or any trace) as it is.
     #[arg(long)]
@@ -205,7 +209,7 @@ fn measure(path: &Path) -> Result<(u64, Measured)> {
     let t1 = Instant::now();
     let c1 = cpu_s();
     let mut src = open(path)?;
-    let (a, err) = analyze(&mut src, Options::default(), |_, _| {}).map_err(io_err)?;
+    let (a, err) = crate::inputs::pump(&mut src, Options::default(), |_, _| {}).map_err(io_err)?;
     if let Some(e) = err {
         return Err(e.into());
     }
