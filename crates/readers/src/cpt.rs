@@ -500,22 +500,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> O
                 }
             }
         }
-        K_SEND_INLINE..=K_RECV_WAITED_INLINE => {
-            let len = vint(buf, pos)? as usize;
-            let text = buf.get(*pos..pos.checked_add(len)?)?;
-            *pos += len;
-            let id = strings.transient_link(std::str::from_utf8(text).ok()?);
-            if kind == K_SEND_INLINE {
-                Event::Send { who, id }
-            } else {
-                Event::Recv {
-                    who,
-                    id,
-                    state: sym(pos)?,
-                    waited: kind == K_RECV_WAITED_INLINE,
-                }
-            }
-        }
+        K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings)?,
         4 => Event::End { who },
         5 => Event::Call {
             who,
@@ -540,6 +525,32 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> O
         _ => return None,
     };
     Some(Record { t, sys, ev })
+}
+
+/// The rest of a send or recv whose string id is inline (kinds 11 to 13):
+/// the id gets a transient symbol, never a place in the string table.
+#[inline(always)]
+fn decode_inline(
+    buf: &[u8],
+    pos: &mut usize,
+    kind: u8,
+    who: Who,
+    strings: &mut Interner,
+) -> Option<Event> {
+    let len = vint(buf, pos)? as usize;
+    let text = buf.get(*pos..pos.checked_add(len)?)?;
+    *pos += len;
+    let id = strings.transient_link(std::str::from_utf8(text).ok()?);
+    if kind == K_SEND_INLINE {
+        return Some(Event::Send { who, id });
+    }
+    let state = vint(buf, pos)?;
+    Some(Event::Recv {
+        who,
+        id,
+        state: (state < strings.len() as u64).then_some(Sym(state as u32))?,
+        waited: kind == K_RECV_WAITED_INLINE,
+    })
 }
 
 impl<R: Read> CptReader<R> {
