@@ -19,14 +19,20 @@ for i in 1 2 3; do
     --formats cpt,cpt-raw,jsonl,engine,cpt-unique,jsonl-unique "${extra[@]}" --json
 done | python3 -c '
 import json, sys
-best = {}
-for doc in sys.stdin.read().replace("][", "]\n[").split("\n"):
-    for r in json.loads(doc) if doc.strip() else []:
+text, dec, i, best = sys.stdin.read(), json.JSONDecoder(), 0, {}
+while True:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i >= len(text):
+        break
+    rows, i = dec.raw_decode(text, i)
+    for r in rows:
         k = (r["records"], r["format"])
         if k not in best or r["records_per_s"] > best[k]["records_per_s"]:
             best[k] = r
 print("| records | trace | records/s | peak RSS MiB | cores |")
 print("|---:|---|---:|---:|---:|")
 for (n, f), r in best.items():
-    print(f"| {n} | {f} | {r[\"records_per_s\"]/1e6:.1f} M | {r[\"peak_rss_kib\"]/1024:.1f} | {r[\"cores\"]:.2f} |")
+    rate, rss = r["records_per_s"] / 1e6, r["peak_rss_kib"] / 1024
+    print("| %d | %s | %.2f M | %.1f | %.2f |" % (n, f, rate, rss, r["cores"]))
 '
