@@ -176,30 +176,64 @@ pub fn stream_visits(
     Ok((a, err))
 }
 
+/// The engine over `src`: with the reader on a second core (the default),
+/// or on one thread when the environment sets `CRITPATH_THREADS=1`; the
+/// results are the same.
+/// JSONL and `.cpt` files for now: the other sources build their records
+/// in memory, or (perf.data) hold observers bound to this thread.
+pub fn pump(
+    src: &mut AnySource,
+    opts: Options,
+    progress: impl FnMut(u64, u64),
+) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)> {
+    use critpath_engine::analyze_parallel;
+    if std::env::var("CRITPATH_THREADS").is_ok_and(|v| v.trim() == "1") {
+        return analyze(src, opts, progress);
+    }
+    match src {
+        AnySource::Jsonl(r) => analyze_parallel(r, opts, progress),
+        AnySource::Cpt(r) => analyze_parallel(r, opts, progress),
+        _ => analyze(src, opts, progress),
+    }
+}
+
 /// Opens and analyzes a trace, with a progress bar on a terminal.
 pub fn run_analysis(trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
     let mut src = open(trace)?;
     analyze_source(&mut src, trace, opts)
 }
 
-/// Analyzes an opened trace; a trace without records is an error.
+/// Analyzes an opened trace (reading on a thread of its own where the
+/// format allows); a trace without records is an error.
 pub fn analyze_source(
     src: &mut AnySource,
     trace: &Path,
     opts: Options,
 ) -> Result<(Analysis, Option<ReadError>)> {
-    analyze_source_observed(src, trace, opts, &mut |_: &Visit, _: &Interner| {})
+    with_progress(trace, |progress| pump(src, opts, progress))
 }
 
-/// [`analyze_source`] with every visit handed to `observer`.
+/// [`analyze_source`] with every visit handed to `observer` (on one
+/// thread: the observer sees the engine's visits as they happen).
 fn analyze_source_observed(
     src: &mut AnySource,
     trace: &Path,
     opts: Options,
     observer: &mut dyn Observer,
 ) -> Result<(Analysis, Option<ReadError>)> {
+    with_progress(trace, |progress| analyze_observed(src, opts, observer, progress))
+}
+
+/// Runs an analysis with a progress bar on a terminal; a trace without
+/// records is an error.
+fn with_progress(
+    trace: &Path,
+    run: impl FnOnce(
+        &mut dyn FnMut(u64, u64),
+    ) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)>,
+) -> Result<(Analysis, Option<ReadError>)> {
     let pb = progress_bar(trace);
-    let result = analyze_observed(src, opts, observer, |_, bytes| advance(&pb, bytes));
+    let result = run(&mut |_, bytes| advance(&pb, bytes));
     clear(pb);
     let (a, err) = result.map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
     if a.stats.records == 0 {

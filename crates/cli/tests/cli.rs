@@ -578,3 +578,37 @@ fn bench_reports_rate_and_rss() {
         assert!(r["peak_rss_kib"].as_u64().unwrap() > 0);
     }
 }
+
+#[test]
+fn two_threads_and_one_give_the_same_output_on_every_example() {
+    // The reader runs on a thread of its own unless CRITPATH_THREADS=1.
+    let run_with = |f: &Path, threads: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));
+        c.args(["analyze", "--json"]).arg(f);
+        if let Some(t) = threads {
+            c.env("CRITPATH_THREADS", t);
+        }
+        c.output().expect("runs")
+    };
+    let mut compared = 0;
+    let mut dirs = vec![example("")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !["jsonl", "cpt"].contains(&ext) {
+                continue;
+            }
+            let one = run_with(&p, Some("1"));
+            let two = run_with(&p, None);
+            assert_eq!(one.status.code(), two.status.code(), "{}", p.display());
+            assert_eq!(text(&one), text(&two), "{}", p.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "only {compared} examples found");
+}

@@ -23,5 +23,5 @@ pub mod slack;
 pub use engine::{Engine, Options, Speedup};
 pub use error::{Error, Input};
 pub use observer::{Observer, Visit};
-pub use pump::{analyze, analyze_observed, run, scoped};
+pub use pump::{analyze, analyze_observed, analyze_parallel, run, run_parallel, scoped};
 pub use results::Analysis;

@@ -2,15 +2,31 @@
 //! a progress callback, turning reader errors into diagnostics, and adds the
 //! source's summary before the engine finishes. Every command that analyzes
 //! a trace goes through here.
+//!
+//! [`analyze_parallel`] does the same on two cores: the reader (decoding,
+//! decompression, the OS graph) runs on a thread of its own and hands
+//! batches to the engine over a bounded channel, each with the strings its
+//! records introduced, so the engine's copy of the string table always
+//! covers what it is fed. Batches, errors and their order are those of the
+//! one-thread pump, so the results are the same.
 
 use crate::engine::{Engine, Options};
 use crate::error::Result;
 use crate::observer::Observer;
 use crate::results::Analysis;
-use critpath_trace::{Diagnostic, DiagnosticKind, ReadError, RecordSource};
+use critpath_trace::{
+    Diagnostic, DiagnosticKind, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym,
+};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 
 /// Records handed from reader to engine at a time.
 const BATCH: usize = 256;
+/// Records per hand-off between threads: larger, so that the channel costs
+/// little (without an observer, batch sizes change nothing in the result).
+const PAR_BATCH: usize = 4096;
+/// Batches the reader's thread may be ahead of the engine's (the engine's
+/// lag stays far below the ids a reader keeps the text of).
+const AHEAD: usize = 8;
 /// Skipped records reported one by one; the rest are counted.
 const SKIPPED_DETAIL: u64 = 10;
 
@@ -51,6 +67,118 @@ pub fn analyze_observed<S: RecordSource + ?Sized>(
     run(source, Engine::observed(opts, observer), progress)
 }
 
+/// [`analyze`] with the reader on a thread of its own (see the module's
+/// documentation): the same analysis on two cores.
+pub fn analyze_parallel<S: RecordSource + Send + ?Sized>(
+    source: &mut S,
+    opts: Options,
+    progress: impl FnMut(u64, u64),
+) -> Result<(Analysis, Option<ReadError>)> {
+    let opts = scoped(source, opts);
+    run_parallel(source, Engine::new(opts), progress)
+}
+
+/// One hand-off from the reader's thread to the engine's: records, the
+/// strings they introduced, the text of their transient ids, and how the
+/// read went.
+#[derive(Default)]
+struct Batch {
+    records: Vec<(Record, Pos)>,
+    /// Permanent strings added to the reader's table since the last batch.
+    strings: Vec<Box<str>>,
+    /// The transient ids of the records: their texts end to end, and each
+    /// one's symbol and end.
+    ids: String,
+    id_ends: Vec<(Sym, usize)>,
+    res: Option<ReadError>,
+    bytes: u64,
+}
+
+/// The reader's side of [`run_parallel`]: reads batches as [`run`] would
+/// and sends them, until the end or a fatal error.
+fn read_ahead<S: RecordSource + ?Sized>(
+    source: &mut S,
+    tx: SyncSender<Batch>,
+    spent: Receiver<Batch>,
+) {
+    // The engine's table starts, like every table, with "local".
+    let mut sent = 1;
+    loop {
+        let mut b = spent.try_recv().unwrap_or_default();
+        let res = source.next_batch(&mut b.records, PAR_BATCH);
+        let strings = source.strings();
+        b.strings.clear();
+        b.strings
+            .extend((sent..strings.len()).map(|i| strings.resolve(Sym(i as u32)).into()));
+        sent = strings.len();
+        b.ids.clear();
+        b.id_ends.clear();
+        for (r, _) in &b.records {
+            if let Event::Send { id, .. } | Event::Recv { id, .. } = r.ev {
+                if let LinkId::Str { sym, .. } = id {
+                    if sym.is_transient() {
+                        b.ids.push_str(strings.resolve(sym));
+                        b.id_ends.push((sym, b.ids.len()));
+                    }
+                }
+            }
+        }
+        b.bytes = source.bytes_read();
+        let stop = match &res {
+            Ok(()) => b.records.is_empty(),
+            Err(e) => e.fatal,
+        };
+        b.res = res.err();
+        if tx.send(b).is_err() || stop {
+            return;
+        }
+    }
+}
+
+/// [`run`] with the reader on a thread of its own. Batches are larger than
+/// [`run`]'s, so an observer's `after_batch` comes less often.
+pub fn run_parallel<S: RecordSource + Send + ?Sized>(
+    source: &mut S,
+    mut engine: Engine<'_>,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<(Analysis, Option<ReadError>)> {
+    let mut errors = ReadErrors::default();
+    let mut strings = Interner::new();
+    let (tx, rx) = sync_channel::<Batch>(AHEAD);
+    let (spent_tx, spent_rx) = channel::<Batch>();
+    std::thread::scope(|sc| {
+        let src = &mut *source;
+        sc.spawn(move || read_ahead(src, tx, spent_rx));
+        let rx = rx;
+        for mut b in rx.iter() {
+            for s in b.strings.drain(..) {
+                strings.push(&s);
+            }
+            let mut from = 0;
+            for &(sym, end) in &b.id_ends {
+                strings.put_transient(sym, &b.ids[from..end]);
+                from = end;
+            }
+            for (rec, pos) in &b.records {
+                engine.feed(rec, *pos, &strings);
+            }
+            engine.after_batch(&strings);
+            match b.res.take() {
+                None if b.records.is_empty() => break,
+                None => progress(engine.records(), b.bytes),
+                Some(e) => {
+                    if errors.add(e, &mut engine) {
+                        break;
+                    }
+                }
+            }
+            let _ = spent_tx.send(b);
+        }
+        drop(rx);
+    });
+    finish(source, engine, errors)
+}
+
 /// [`analyze`] with an engine set up by the caller (observed, say), and no
 /// scope applied.
 pub fn run<S: RecordSource + ?Sized>(
@@ -76,6 +204,16 @@ pub fn run<S: RecordSource + ?Sized>(
             }
         }
     }
+    finish(source, engine, errors)
+}
+
+/// After the last record: the skipped count, the source's summary, and the
+/// engine's result.
+fn finish<S: RecordSource + ?Sized>(
+    source: &mut S,
+    mut engine: Engine<'_>,
+    errors: ReadErrors,
+) -> Result<(Analysis, Option<ReadError>)> {
     errors.count_skipped(&mut engine);
     let summary = source.summary();
     for d in summary.diagnostics {

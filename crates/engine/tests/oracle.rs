@@ -627,7 +627,7 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
 fn id_of(id: &LinkId) -> u64 {
     match id {
         LinkId::Num(n) => *n,
-        LinkId::Str(s) => u64::from(s.0),
+        LinkId::Str { key, .. } => *key,
     }
 }
 

@@ -55,7 +55,7 @@ enum Key {
 fn key(id: LinkId, s: &Interner) -> Key {
     match id {
         LinkId::Num(n) => Key::Num(n),
-        LinkId::Str(x) => Key::Str(s.resolve(x).to_string()),
+        LinkId::Str { sym, .. } => Key::Str(s.resolve(sym).to_string()),
     }
 }
 
@@ -272,6 +272,9 @@ fn map_record(rec: &Record, inp: &mut Input, strings: &mut Interner) -> Record {
     let file_strings = inp.src.strings();
     let map = &mut inp.map;
     let mut m = |s: Sym| -> Sym {
+        if s.is_transient() {
+            return strings.transient(file_strings.resolve(s));
+        }
         let i = s.index();
         while map.len() <= i {
             let next = Sym(map.len() as u32);

@@ -18,7 +18,7 @@
 
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, LinkId, ReadError, Who};
+use critpath_trace::{Event, ReadError, Who};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -355,7 +355,7 @@ impl Collector {
         flows.sort_by(|a, b| a.0.cmp(&b.0).then(a.4.cmp(&b.4)));
         for (t, key, send, link, _) in flows {
             let who = Who::Sm(tr.strings.intern(&self.track_name(&key)));
-            let id = LinkId::Str(tr.strings.intern(&link));
+            let id = tr.strings.intern_link(&link);
             if send {
                 tr.push(t, Phase::Send, Event::Send { who, id });
             } else {

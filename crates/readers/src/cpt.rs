@@ -16,7 +16,10 @@
 //! difference from the previous record's time (from `base_t` for a chunk's
 //! first). The low nibble of an op byte is the record kind (state, wait,
 //! send, recv, end, call, ret, push, pop, switch, then 10 = a `recv` whose
-//! state waited for the link, so files without it read as before); bit 0x10 says the subject
+//! state waited for the link, so files without it read as before; 11, 12
+//! and 13 = a send, recv and waited recv whose string id follows inline as
+//! `len:varint utf8`, so ids never enter the string table and a reader's
+//! memory stays flat however many messages the trace holds); bit 0x10 says the subject
 //! is a thread, 0x20 a CPU (else an SM), 0x40 that a non-local `sys`
 //! follows, 0x80 that a link id is a string. A `wait` carries a byte of
 //! flags: 1 = `on`, 2 = `on_state`, 4 = `on_sys`. Strings are defined once,
@@ -38,6 +41,10 @@ const F_SYS: u8 = 0x40;
 const F_STRID: u8 = 0x80;
 /// The kind of a `recv` whose state waited for the link.
 const K_RECV_WAITED: u8 = 10;
+/// A `send` with an inline string id; then `recv`, and waited `recv`.
+const K_SEND_INLINE: u8 = 11;
+const K_RECV_INLINE: u8 = 12;
+const K_RECV_WAITED_INLINE: u8 = 13;
 
 /// Chunk compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,10 +174,17 @@ impl<W: Write> CptWriter<W> {
         let b = b.map(|s| self.sym(s, strings));
         let c = c.map(|s| self.sym(s, strings));
         let d = d.map(|s| self.sym(s, strings));
-        let (idflag, idv) = match id {
-            Some(LinkId::Num(n)) => (0, Some(n)),
-            Some(LinkId::Str(s)) => (F_STRID, Some(self.sym(s, strings))),
-            None => (0, None),
+        let (idv, inline) = match id {
+            Some(LinkId::Num(n)) => (Some(n), None),
+            Some(LinkId::Str { sym, .. }) => (None, Some(strings.resolve(sym))),
+            None => (None, None),
+        };
+        // String ids go inline: kinds 2, 3 and 10 become 11, 12 and 13.
+        let kind = match (inline.is_some(), kind) {
+            (true, 2) => K_SEND_INLINE,
+            (true, 3) => K_RECV_INLINE,
+            (true, _) => K_RECV_WAITED_INLINE,
+            (false, k) => k,
         };
         let dt = r.t.checked_sub(self.last_t).ok_or_else(|| {
             io::Error::new(
@@ -182,7 +196,7 @@ impl<W: Write> CptWriter<W> {
             )
         })?;
         self.buf
-            .push(kind | wflag | idflag | if sys.is_some() { F_SYS } else { 0 });
+            .push(kind | wflag | if sys.is_some() { F_SYS } else { 0 });
         put_varint(&mut self.buf, dt);
         if let Some(s) = sys {
             put_varint(&mut self.buf, s);
@@ -194,6 +208,10 @@ impl<W: Write> CptWriter<W> {
             self.buf.push(
                 u8::from(b.is_some()) | (u8::from(c.is_some()) << 1) | (u8::from(d.is_some()) << 2),
             );
+        }
+        if let Some(text) = inline {
+            put_varint(&mut self.buf, text.len() as u64);
+            self.buf.extend_from_slice(text.as_bytes());
         }
         for v in [idv, a, b, c, d].into_iter().flatten() {
             put_varint(&mut self.buf, v);
@@ -254,8 +272,6 @@ pub struct CptReader<R: Read> {
     last_t: u64,
     strings: Interner,
     record: u64,
-    /// Strings defined so far (symbols at or above are corrupt).
-    nstrings: u64,
     done: bool,
 }
 
@@ -296,7 +312,6 @@ impl<R: Read> CptReader<R> {
             last_t: 0,
             strings: Interner::new(),
             record: 0,
-            nstrings: 1,
             done: false,
         })
     }
@@ -405,7 +420,8 @@ fn vint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 /// `None` means the bytes are not a valid record: cut, unknown kind, or a
 /// string used before its definition.
 #[inline(always)]
-fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Record> {
+fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> Option<Record> {
+    let nstrings = strings.len() as u64;
     let sym = |pos: &mut usize| -> Option<Sym> {
         let v = vint(buf, pos)?;
         (v < nstrings).then_some(Sym(v as u32))
@@ -419,7 +435,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
     } else {
         Sym::LOCAL
     };
-    let who = if kind <= 6 || kind == K_RECV_WAITED {
+    let who = if kind <= 6 || (K_RECV_WAITED..=K_RECV_WAITED_INLINE).contains(&kind) {
         let s = sym(pos)?;
         if op & F_THREAD != 0 {
             Who::Thread(s)
@@ -465,7 +481,11 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
         }
         2 | 3 | K_RECV_WAITED => {
             let id = if op & F_STRID != 0 {
-                LinkId::Str(sym(pos)?)
+                let sym = sym(pos)?;
+                LinkId::Str {
+                    sym,
+                    key: critpath_trace::strings::link_key(strings.resolve(sym)),
+                }
             } else {
                 LinkId::Num(vint(buf, pos)?)
             };
@@ -480,6 +500,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
                 }
             }
         }
+        K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings)?,
         4 => Event::End { who },
         5 => Event::Call {
             who,
@@ -506,6 +527,32 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, nstrings: u64) -> Option<Rec
     Some(Record { t, sys, ev })
 }
 
+/// The rest of a send or recv whose string id is inline (kinds 11 to 13):
+/// the id gets a transient symbol, never a place in the string table.
+#[inline(always)]
+fn decode_inline(
+    buf: &[u8],
+    pos: &mut usize,
+    kind: u8,
+    who: Who,
+    strings: &mut Interner,
+) -> Option<Event> {
+    let len = vint(buf, pos)? as usize;
+    let text = buf.get(*pos..pos.checked_add(len)?)?;
+    *pos += len;
+    let id = strings.transient_link(std::str::from_utf8(text).ok()?);
+    if kind == K_SEND_INLINE {
+        return Some(Event::Send { who, id });
+    }
+    let state = vint(buf, pos)?;
+    Some(Event::Recv {
+        who,
+        id,
+        state: (state < strings.len() as u64).then_some(Sym(state as u32))?,
+        waited: kind == K_RECV_WAITED_INLINE,
+    })
+}
+
 impl<R: Read> CptReader<R> {
     /// Defines the string at `self.pos` (just after its op byte).
     fn define_string(&mut self) -> Result<(), ReadError> {
@@ -518,7 +565,6 @@ impl<R: Read> CptReader<R> {
             Some(text) => {
                 self.pos += text.len();
                 self.strings.push(&text);
-                self.nstrings += 1;
                 Ok(())
             }
             None => {
@@ -534,7 +580,7 @@ impl<R: Read> CptReader<R> {
     fn bad_record(&mut self, start: usize) -> ReadError {
         let at = self.chunk_at;
         let op = self.raw[start];
-        let what = if op & 0x0f > 9 {
+        let what = if op & 0x0f > K_RECV_WAITED_INLINE {
             format!("unknown record kind {}", op & 0x0f)
         } else {
             "a record that is cut short or uses a string before defining it".to_string()
@@ -562,7 +608,7 @@ impl<R: Read> RecordSource for CptReader<R> {
                 continue;
             }
             let start = self.pos;
-            match decode(&self.raw, &mut self.pos, self.last_t, self.nstrings) {
+            match decode(&self.raw, &mut self.pos, self.last_t, &mut self.strings) {
                 Some(r) => {
                     self.last_t = r.t;
                     self.record += 1;

@@ -250,7 +250,7 @@ impl<R: BufRead> JsonlReader<R> {
         let who = self.who(l, ev)?;
         let id = match l.id.take() {
             Some(NumOrStr::Num(n)) => LinkId::Num(n),
-            Some(NumOrStr::Str(s)) => LinkId::Str(self.strings.intern(&s)),
+            Some(NumOrStr::Str(s)) => self.strings.transient_link(&s),
             None => {
                 return Err(self.err(format!(
                     "`{ev}` record is missing field `id` (a number or a string)"
@@ -411,7 +411,7 @@ impl<W: Write> JsonlWriter<W> {
             LinkId::Num(n) => {
                 let _ = write!(l, ",\"id\":{n}");
             }
-            LinkId::Str(s) => field(l, "id", s),
+            LinkId::Str { sym, .. } => field(l, "id", sym),
         };
         let _ = write!(l, ",\"ev\":\"{}\"", r.ev.name());
         match r.ev {

@@ -17,7 +17,7 @@
 
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Interner, LinkId, ReadError, Sym, Who};
+use critpath_trace::{Event, Interner, ReadError, Sym, Who};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -426,7 +426,7 @@ fn lane_sm(strings: &mut Interner, (svc, i): &Lane) -> Sym {
 
 /// A link between lanes; `end`: it leaves at a span's end.
 fn link(tr: &mut Tracks<Phase>, from: (Sym, u64), to: (Sym, u64), key: String, end: bool) {
-    let id = LinkId::Str(tr.strings.intern(&key));
+    let id = tr.strings.intern_link(&key);
     let state = tr.idle;
     let send = if end {
         Phase::EndSend

@@ -85,3 +85,64 @@ fn a_waited_recv_round_trips_through_jsonl_and_cpt() {
     assert!(errs.is_empty(), "{errs:?}");
     assert_eq!(back, lines);
 }
+
+#[test]
+fn string_ids_travel_inline_and_never_fill_the_string_table() {
+    // 100k messages, each with an id of its own, then the same trace read
+    // back: the reader's table keeps the SM and state names alone, and
+    // each recv's id has the text its send had.
+    let mut strings = critpath_trace::Interner::new();
+    let (a, b, run) = (
+        strings.intern("a"),
+        strings.intern("b"),
+        strings.intern("run"),
+    );
+    let mut w = CptWriter::new(Vec::new(), Codec::Zstd).unwrap();
+    for i in 0..100_000u64 {
+        let id = strings.transient_link(&format!("msg-{i}"));
+        let send = critpath_trace::Event::Send {
+            who: critpath_trace::Who::Sm(a),
+            id,
+        };
+        let recv = critpath_trace::Event::Recv {
+            who: critpath_trace::Who::Sm(b),
+            id,
+            state: run,
+            waited: i % 2 == 0,
+        };
+        for (t, ev) in [(2 * i, send), (2 * i + 1, recv)] {
+            let r = critpath_trace::Record {
+                t,
+                sys: critpath_trace::Sym::LOCAL,
+                ev,
+            };
+            w.write(&r, &strings).unwrap();
+        }
+    }
+    let mut r = CptReader::new(Cursor::new(w.finish().unwrap()), "ids.cpt").unwrap();
+    let mut batch = Vec::new();
+    let mut seen = 0u64;
+    loop {
+        r.next_batch(&mut batch, 256).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        for (rec, _) in &batch {
+            let id = match rec.ev {
+                critpath_trace::Event::Send { id, .. } | critpath_trace::Event::Recv { id, .. } => {
+                    id
+                }
+                _ => panic!("only sends and recvs"),
+            };
+            let critpath_trace::LinkId::Str { sym, key } = id else {
+                panic!("a string id")
+            };
+            let text = format!("msg-{}", seen / 2);
+            assert_eq!(r.strings().resolve(sym), text);
+            assert_eq!(key, critpath_trace::strings::link_key(&text));
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 200_000);
+    assert_eq!(r.strings().len(), 4, "local, a, b and run");
+}

@@ -2,6 +2,10 @@
 //! stages that compute, send, wait on each other and receive, with jittered
 //! durations so that the critical path wanders between them. Deterministic
 //! for a given seed; generates records on the fly, in time order.
+//!
+//! With [`Synth::unique_ids`] every message carries a string id that never
+//! repeats (`req-STAGE-CYCLE`), as real message, packet and request ids do:
+//! the case where a reader or engine that kept ids would grow without bound.
 
 use critpath_trace::{Event, LinkId, Record, Who};
 use critpath_trace::{Interner, Sym};
@@ -19,6 +23,8 @@ pub struct Synth {
     done: Sym,
     prepare: Sym,
     token: Sym,
+    /// String ids that never repeat instead of numbers.
+    unique: bool,
 }
 
 impl Synth {
@@ -42,7 +48,22 @@ impl Synth {
             done: strings.intern("done"),
             prepare: strings.intern("prepare"),
             token: strings.intern("wait token"),
+            unique: false,
         }
+    }
+
+    /// The same trace with string ids that never repeat; records must then
+    /// be drawn with [`Synth::next_in`], which gives the ids transient
+    /// symbols in `strings`.
+    pub fn unique_ids(mut self) -> Self {
+        self.unique = true;
+        self
+    }
+
+    /// The next record; string ids (see [`Synth::unique_ids`]) go into
+    /// `strings`.
+    pub fn next_in(&mut self, strings: &mut Interner) -> Option<Record> {
+        self.step(Some(strings))
     }
 
     fn rand(&mut self) -> u64 {
@@ -57,7 +78,14 @@ impl Synth {
 impl Iterator for Synth {
     type Item = Record;
 
+    /// The next record, with numeric ids whatever [`Synth::unique_ids`] says.
     fn next(&mut self) -> Option<Record> {
+        self.step(None)
+    }
+}
+
+impl Synth {
+    fn step(&mut self, strings: Option<&mut Interner>) -> Option<Record> {
         if self.remaining == 0 {
             return None;
         }
@@ -70,7 +98,19 @@ impl Iterator for Synth {
         let p = (i + self.stages - 1) % self.stages;
         let prev = self.sms[p as usize];
         let cycle = tick / 6;
-        let id = |stage: u32| LinkId::Num((u64::from(stage) << 40) | cycle);
+        let link = match strings {
+            Some(strings) if self.unique && tick % 6 == 1 => {
+                strings.transient_link(&format!("req-{i}-{cycle}"))
+            }
+            Some(strings) if self.unique && tick % 6 == 5 => {
+                strings.transient_link(&format!("req-{p}-{cycle}"))
+            }
+            _ => LinkId::Num(0),
+        };
+        let id = |stage: u32| match link {
+            LinkId::Num(_) => LinkId::Num((u64::from(stage) << 40) | cycle),
+            str_id => str_id,
+        };
         let ev = match tick % 6 {
             0 => Event::State {
                 who,

@@ -16,10 +16,13 @@ pub enum Who {
 }
 
 /// The id of a causal link between a `send` and a `recv`: a number or a string.
+/// A string id carries its text's symbol (often transient, see
+/// [`crate::Interner::transient_link`]) and the key it is matched by, a hash
+/// of the text ([`crate::strings::link_key`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LinkId {
     Num(u64),
-    Str(Sym),
+    Str { sym: Sym, key: u64 },
 }
 
 /// What a record does. Field meanings follow docs/event-model.md.
@@ -89,7 +92,7 @@ impl Event {
         };
         let link = |id: LinkId, f: &mut dyn FnMut(Sym) -> Sym| match id {
             LinkId::Num(n) => LinkId::Num(n),
-            LinkId::Str(s) => LinkId::Str(f(s)),
+            LinkId::Str { sym, key } => LinkId::Str { sym: f(sym), key },
         };
         match *self {
             Event::State { who: w, state } => Event::State {

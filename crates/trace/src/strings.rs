@@ -1,8 +1,23 @@
 //! String interning: every name in a trace (systems, state machines, states,
-//! threads, CPUs, string link ids) becomes a small integer [`Sym`], so the
-//! engine compares and hashes integers, never strings.
+//! threads, CPUs) becomes a small integer [`Sym`], so the engine compares and
+//! hashes integers, never strings.
+//!
+//! String link ids are different: a trace can hold as many of them as it has
+//! messages, and each matters only until its `recv`. A streaming reader gives
+//! them *transient* symbols ([`Interner::transient_link`]): their text sits in
+//! a ring of the last [`ID_RING`] ids, long enough for the engine to name one
+//! in a diagnostic, and the link is matched by a 64-bit hash of the text
+//! carried in the [`LinkId`] itself. Memory stays flat however many ids the
+//! trace holds.
 
+use crate::event::LinkId;
 use rustc_hash::FxHashMap;
+use std::hash::Hasher;
+
+/// How many of the latest transient ids keep their text.
+pub const ID_RING: u32 = 1 << 16;
+/// The bit that marks a transient symbol.
+const TRANSIENT: u32 = 1 << 31;
 
 /// An interned string. `Sym::LOCAL` is always `"local"`, the default system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -14,6 +29,28 @@ impl Sym {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// A transient symbol (a string link id's) is not an index into the
+    /// permanent table: code that keeps tables by symbol must skip it.
+    pub fn is_transient(self) -> bool {
+        self.0 & TRANSIENT != 0
+    }
+}
+
+/// The key by which the engine matches a string link id: a 64-bit hash of
+/// its text (two ids pending at once collide with odds of about 2^-64 per
+/// pair).
+pub fn link_key(text: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(text.as_bytes());
+    h.write_u8(0xff);
+    // A final mix so that ids differing in their last bytes spread.
+    let mut x = h.finish();
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
 }
 
 /// A string table. Symbols are dense indices in order of first appearance;
@@ -22,6 +59,11 @@ impl Sym {
 pub struct Interner {
     strings: Vec<Box<str>>,
     index: FxHashMap<Box<str>, Sym>,
+    /// The text of the latest transient ids, by sequence number modulo
+    /// [`ID_RING`]; slots are reused, so steady state allocates nothing.
+    ids: Vec<String>,
+    /// The sequence number of the next transient id (31 bits, wrapping).
+    next_id: u32,
 }
 
 impl Default for Interner {
@@ -35,6 +77,8 @@ impl Interner {
         let mut me = Interner {
             strings: Vec::new(),
             index: FxHashMap::default(),
+            ids: Vec::new(),
+            next_id: 0,
         };
         me.intern("local");
         me
@@ -67,9 +111,75 @@ impl Interner {
     }
 
     pub fn resolve(&self, sym: Sym) -> &str {
+        if sym.is_transient() {
+            return self.resolve_transient(sym.0 & !TRANSIENT);
+        }
         self.strings.get(sym.index()).map(|s| &**s).unwrap_or("?")
     }
 
+    /// The text of transient id number `seq`, while the ring still holds it.
+    fn resolve_transient(&self, seq: u32) -> &str {
+        let age = self.next_id.wrapping_sub(seq) & !TRANSIENT;
+        if age == 0 || age > ID_RING {
+            return "?";
+        }
+        self.ids
+            .get((seq % ID_RING) as usize)
+            .map(|s| s.as_str())
+            .unwrap_or("?")
+    }
+
+    /// A string link id that stays out of the permanent table (see the
+    /// module's documentation): for readers that stream.
+    pub fn transient_link(&mut self, text: &str) -> LinkId {
+        let sym = self.transient(text);
+        LinkId::Str {
+            sym,
+            key: link_key(text),
+        }
+    }
+
+    /// A transient symbol for `text`: its text is kept for the next
+    /// [`ID_RING`] transient symbols.
+    pub fn transient(&mut self, text: &str) -> Sym {
+        let seq = self.next_id;
+        self.next_id = (seq + 1) & !TRANSIENT;
+        let slot = (seq % ID_RING) as usize;
+        if slot == self.ids.len() {
+            self.ids.push(text.to_string());
+        } else {
+            let s = &mut self.ids[slot];
+            s.clear();
+            s.push_str(text);
+        }
+        Sym(TRANSIENT | seq)
+    }
+
+    /// Gives transient symbol `sym` the text `text` (to mirror another
+    /// table's transient ids, as the engine's thread does its reader's);
+    /// symbols must come in the order they were made.
+    pub fn put_transient(&mut self, sym: Sym, text: &str) {
+        let seq = sym.0 & !TRANSIENT;
+        let slot = (seq % ID_RING) as usize;
+        while self.ids.len() <= slot {
+            self.ids.push(String::new());
+        }
+        let s = &mut self.ids[slot];
+        s.clear();
+        s.push_str(text);
+        self.next_id = (seq + 1) & !TRANSIENT;
+    }
+
+    /// A string link id interned for good: for sources that build all their
+    /// records before the engine sees any.
+    pub fn intern_link(&mut self, text: &str) -> LinkId {
+        LinkId::Str {
+            sym: self.intern(text),
+            key: link_key(text),
+        }
+    }
+
+    /// How many permanent strings the table holds (transient ids aside).
     pub fn len(&self) -> usize {
         self.strings.len()
     }
@@ -83,5 +193,50 @@ impl Interner {
             .iter()
             .enumerate()
             .map(|(i, s)| (Sym(i as u32), &**s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_ids_resolve_while_in_the_ring_and_leave_the_table_alone() {
+        let mut s = Interner::new();
+        let first = s.transient_link("msg-0");
+        let LinkId::Str { sym, key } = first else {
+            panic!("a string id")
+        };
+        assert!(sym.is_transient());
+        assert_eq!(s.resolve(sym), "msg-0");
+        assert_eq!(key, link_key("msg-0"));
+        assert_ne!(key, link_key("msg-1"));
+        for i in 1..=ID_RING {
+            s.transient_link(&format!("msg-{i}"));
+        }
+        // The permanent table holds only "local"; the oldest id has left
+        // the ring, the newest is still there.
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.resolve(sym), "?");
+        assert_eq!(
+            s.resolve(Sym(TRANSIENT | ID_RING)),
+            format!("msg-{ID_RING}")
+        );
+        assert_eq!(s.ids.len(), ID_RING as usize);
+    }
+
+    #[test]
+    fn a_permanent_and_a_transient_id_of_one_text_match() {
+        let mut s = Interner::new();
+        let a = s.intern_link("req-7");
+        let b = s.transient_link("req-7");
+        match (a, b) {
+            (LinkId::Str { sym: x, key: k }, LinkId::Str { sym: y, key: l }) => {
+                assert!(!x.is_transient() && y.is_transient());
+                assert_eq!(k, l);
+                assert_eq!(s.resolve(x), s.resolve(y));
+            }
+            _ => panic!("string ids"),
+        }
     }
 }

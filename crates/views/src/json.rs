@@ -127,6 +127,10 @@ pub struct BenchRow<'a> {
     pub analyze_s: f64,
     pub records_per_s: f64,
     pub peak_rss_kib: u64,
+    /// CPU time spent analyzing, all threads, and that over the wall time:
+    /// how many cores the analysis kept busy.
+    pub cpu_s: f64,
+    pub cores: f64,
     pub nodes: u64,
     pub length_ns: u64,
 }

@@ -1,10 +1,12 @@
 //! `critpath bench`: generates synthetic traces of the sizes asked for,
-//! analyzes each from disk, and prints records per second and peak RSS, so
-//! speed claims are measured, never asserted.
+//! analyzes each from disk, and prints records per second, peak RSS and the
+//! cores used (CPU time over wall time), so speed claims are measured, never
+//! asserted. The `-unique` formats give every message a string id that never
+//! repeats; `--perf-data` adds a recording of the user's.
 
 use crate::error::{CliError, Result};
 use crate::output::stdout;
-use critpath_engine::{analyze, Engine, Options};
+use critpath_engine::{Engine, Options};
 use critpath_import::open;
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
 use critpath_sim::synth::Synth;
@@ -14,6 +16,17 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// What `--formats` accepts.
+const FORMATS: &[&str] = &[
+    "cpt",
+    "cpt-raw",
+    "jsonl",
+    "engine",
+    "cpt-unique",
+    "cpt-raw-unique",
+    "jsonl-unique",
+];
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Trace sizes in records (comma-separated; k and M suffixes allowed).
@@ -22,9 +35,17 @@ pub struct Args {
     /// Number of state machines in the synthetic pipeline.
     #[arg(long, default_value_t = 16)]
     stages: u32,
-    /// Formats to measure.
-    #[arg(long, value_delimiter = ',', default_value = "cpt,cpt-raw,jsonl")]
+    /// Formats to measure: cpt, cpt-raw, jsonl, engine (no file), and
+    /// cpt-unique, jsonl-unique (string ids that never repeat).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cpt,cpt-raw,jsonl,cpt-unique"
+    )]
     formats: Vec<String>,
+    /// Also analyze this perf.data recording (or any trace) as it is.
+    #[arg(long)]
+    perf_data: Option<PathBuf>,
     /// Directory for the generated traces (default: a temporary one).
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -40,6 +61,8 @@ pub struct Args {
 struct Measured {
     bytes: u64,
     analyze_s: f64,
+    /// CPU time (user and system) spent analyzing.
+    cpu_s: f64,
     peak_kib: u64,
     nodes: u64,
     length_ns: u64,
@@ -56,9 +79,10 @@ pub fn run(args: Args) -> Result<()> {
         .map(|s| parse_count(s))
         .collect::<Result<Vec<_>>>()?;
     for f in &args.formats {
-        if !["cpt", "cpt-raw", "jsonl", "engine"].contains(&f.as_str()) {
+        if !FORMATS.contains(&f.as_str()) {
             return Err(CliError::input(format!(
-                "--formats {f}: expected cpt, cpt-raw, jsonl or engine"
+                "--formats {f}: expected one of {}",
+                FORMATS.join(", ")
             )));
         }
     }
@@ -73,11 +97,33 @@ pub fn run(args: Args) -> Result<()> {
     };
     if !args.json {
         println!(
-            "{:>12}  {:<8}  {:>10}  {:>8}  {:>9}  {:>14}  {:>12}",
-            "records", "format", "bytes/rec", "gen s", "analyze s", "records/s", "peak RSS MiB"
+            "{:>12}  {:<12}  {:>10}  {:>8}  {:>9}  {:>14}  {:>12}  {:>5}",
+            "records",
+            "format",
+            "bytes/rec",
+            "gen s",
+            "analyze s",
+            "records/s",
+            "peak RSS MiB",
+            "cores"
         );
     }
     let mut rows = Vec::new();
+    let print = |row: &BenchRow| {
+        if !args.json {
+            println!(
+                "{:>12}  {:<12}  {:>10.2}  {:>8.2}  {:>9.3}  {:>14.0}  {:>12.1}  {:>5.2}",
+                row.records,
+                row.format,
+                row.bytes as f64 / row.records.max(1) as f64,
+                row.generate_s,
+                row.analyze_s,
+                row.records_per_s,
+                row.peak_rss_kib as f64 / 1024.0,
+                row.cores
+            );
+        }
+    };
     for &n in &counts {
         for f in &args.formats {
             let t0 = Instant::now();
@@ -88,20 +134,15 @@ pub fn run(args: Args) -> Result<()> {
             };
             let gen_s = t0.elapsed().as_secs_f64() - m.analyze_s;
             let row = row(n, f, gen_s, &m);
-            if !args.json {
-                println!(
-                    "{:>12}  {:<8}  {:>10.2}  {:>8.2}  {:>9.3}  {:>14.0}  {:>12.1}",
-                    n,
-                    f,
-                    m.bytes as f64 / n as f64,
-                    gen_s,
-                    m.analyze_s,
-                    row.records_per_s,
-                    m.peak_kib as f64 / 1024.0
-                );
-            }
+            print(&row);
             rows.push(row);
         }
+    }
+    if let Some(p) = &args.perf_data {
+        let (n, m) = measure(p)?;
+        let row = row(n, "perf.data", 0.0, &m);
+        print(&row);
+        rows.push(row);
     }
     if args.json {
         stdout(json::document(&rows).as_bytes())?;
@@ -118,6 +159,8 @@ fn row<'a>(n: u64, format: &'a str, gen_s: f64, m: &Measured) -> BenchRow<'a> {
         analyze_s: m.analyze_s,
         records_per_s: n as f64 / m.analyze_s,
         peak_rss_kib: m.peak_kib,
+        cpu_s: m.cpu_s,
+        cores: m.cpu_s / m.analyze_s,
         nodes: m.nodes,
         length_ns: m.length_ns,
     }
@@ -129,6 +172,7 @@ fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
     let gen = Synth::new(n, stages, 42, &mut strings);
     reset_peak();
     let t1 = Instant::now();
+    let c1 = cpu_s();
     let mut engine = Engine::new(Options::default());
     for r in gen {
         engine.feed(&r, Pos::None, &strings);
@@ -137,6 +181,7 @@ fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
     Ok(Measured {
         bytes: 0,
         analyze_s: t1.elapsed().as_secs_f64(),
+        cpu_s: cpu_s() - c1,
         peak_kib: peak_rss_kib(),
         nodes: a.stats.nodes,
         length_ns: a.critical_path.length_ns,
@@ -145,39 +190,59 @@ fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
 
 /// Writes a trace of `n` records in `format`, then analyzes it from disk.
 fn from_disk(n: u64, stages: u32, format: &str, dir: &Path, keep: bool) -> Result<Measured> {
-    let ext = if format == "jsonl" { "jsonl" } else { format };
-    let path = dir.join(format!("bench-{n}.{ext}"));
+    let path = match format.strip_suffix("-unique") {
+        Some(ext) => dir.join(format!("bench-{n}-unique.{ext}")),
+        None => dir.join(format!("bench-{n}.{format}")),
+    };
     generate(n, stages, format, &path).map_err(io_err)?;
-    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let m = measure(&path)?;
+    if !keep {
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(m.1)
+}
+
+/// Analyzes the trace at `path`: how many records it held, and how fast.
+fn measure(path: &Path) -> Result<(u64, Measured)> {
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     reset_peak();
     let t1 = Instant::now();
-    let mut src = open(&path)?;
-    let (a, err) = analyze(&mut src, Options::default(), |_, _| {}).map_err(io_err)?;
+    let c1 = cpu_s();
+    let mut src = open(path)?;
+    let (a, err) = crate::inputs::pump(&mut src, Options::default(), |_, _| {}).map_err(io_err)?;
     if let Some(e) = err {
         return Err(e.into());
     }
     let analyze_s = t1.elapsed().as_secs_f64();
+    let cpu_s = cpu_s() - c1;
     let peak_kib = peak_rss_kib();
-    if !keep {
-        let _ = std::fs::remove_file(&path);
-    }
-    Ok(Measured {
+    let m = Measured {
         bytes,
         analyze_s,
+        cpu_s,
         peak_kib,
         nodes: a.stats.nodes,
         length_ns: a.critical_path.length_ns,
-    })
+    };
+    Ok((a.stats.records, m))
 }
 
-/// Writes the synthetic trace in `format` (jsonl, cpt or cpt-raw).
+/// Writes the synthetic trace in `format` (jsonl, cpt or cpt-raw; with
+/// `-unique`, its string ids never repeat).
 fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<()> {
     let mut strings = Interner::new();
-    let gen = Synth::new(n, stages, 42, &mut strings);
+    let mut gen = Synth::new(n, stages, 42, &mut strings);
+    let format = match format.strip_suffix("-unique") {
+        Some(f) => {
+            gen = gen.unique_ids();
+            f
+        }
+        None => format,
+    };
     let out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     if format == "jsonl" {
         let mut w = JsonlWriter::new(out);
-        for r in gen {
+        while let Some(r) = gen.next_in(&mut strings) {
             w.write(&r, &strings)?;
         }
         w.finish()?;
@@ -188,7 +253,7 @@ fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<(
             Codec::None
         };
         let mut w = CptWriter::new(out, codec)?;
-        for r in gen {
+        while let Some(r) = gen.next_in(&mut strings) {
             w.write(&r, &strings)?;
         }
         w.finish()?;
@@ -213,6 +278,18 @@ fn parse_count(s: &str) -> Result<u64> {
                 "--records {s}: expected a positive count such as 1000, 10k or 1M"
             ))
         })
+}
+
+/// User and system CPU time of the whole process so far, in seconds
+/// (getrusage), all threads together.
+fn cpu_s() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    s(ru.ru_utime) + s(ru.ru_stime)
 }
 
 /// Resets the peak-RSS counter (Linux), so each measurement stands alone.

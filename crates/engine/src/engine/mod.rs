@@ -99,9 +99,10 @@ pub struct Engine<'o> {
     observer: Option<&'o mut dyn Observer>,
     m: Machines,
     g: CGraphBuilder,
-    /// Pending sends by numeric id, and by string id.
+    /// Pending sends by numeric id, and by string id's key (see
+    /// [`critpath_trace::strings::link_key`]); a `recv` removes its send.
     pending: FxHashMap<u64, NodeRef>,
-    pending_str: FxHashMap<Sym, NodeRef>,
+    pending_str: FxHashMap<u64, NodeRef>,
     logs: Logs,
     /// Which speed-ups matched a state.
     speedup_used: Vec<bool>,

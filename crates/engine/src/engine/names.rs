@@ -43,7 +43,7 @@ pub(crate) fn sm_label(strings: &Interner, sys: Sym, name: Sym) -> String {
 pub(crate) fn link_label(strings: &Interner, id: LinkId) -> String {
     match id {
         LinkId::Num(n) => n.to_string(),
-        LinkId::Str(s) => format!("\"{}\"", strings.resolve(s)),
+        LinkId::Str { sym, .. } => format!("\"{}\"", strings.resolve(sym)),
     }
 }
 

@@ -212,7 +212,7 @@ impl Engine<'_> {
         }
         match id {
             LinkId::Num(k) => self.pending.insert(k, n),
-            LinkId::Str(k) => self.pending_str.insert(k, n),
+            LinkId::Str { key, .. } => self.pending_str.insert(key, n),
         };
         self.note_node(sm, n);
     }
@@ -310,7 +310,7 @@ impl Engine<'_> {
     ) -> (Option<NodeRef>, bool) {
         let snd = match id {
             LinkId::Num(k) => self.pending.remove(&k),
-            LinkId::Str(k) => self.pending_str.remove(&k),
+            LinkId::Str { key, .. } => self.pending_str.remove(&key),
         };
         match snd {
             Some(snd) => (Some(snd), waited || b.wait != WaitOn::No),

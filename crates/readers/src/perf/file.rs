@@ -145,6 +145,10 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     // same risk every mmap-based reader takes.
     let map = unsafe { memmap2::Mmap::map(&f) }
         .map_err(|e| file_error(name, format!("cannot map: {e}")))?;
+    // The records are read front to back: the kernel may read ahead
+    // further and drop pages already read sooner.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
     let size = map.len() as u64;
     let lay = layout(&map).ok_or_else(|| {
         file_error(
