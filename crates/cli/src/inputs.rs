@@ -188,12 +188,12 @@ pub fn pump(
 ) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)> {
     use critpath_engine::analyze_parallel;
     if std::env::var("CRITPATH_THREADS").is_ok_and(|v| v.trim() == "1") {
-        return analyze(src, opts, progress);
+        return critpath_engine::analyze(src, opts, progress);
     }
     match src {
         AnySource::Jsonl(r) => analyze_parallel(r, opts, progress),
         AnySource::Cpt(r) => analyze_parallel(r, opts, progress),
-        _ => analyze(src, opts, progress),
+        _ => critpath_engine::analyze(src, opts, progress),
     }
 }
 
