@@ -13,11 +13,13 @@ mod aggregate;
 mod analyze;
 mod compare;
 mod error;
+mod run;
 
 pub use aggregate::{Aggregate, StateAgg};
 pub use analyze::{analyze_file, analyze_file_with_problems};
 pub use compare::{compare, slowest, Comparison};
 pub use error::{engine_message, Error};
+pub use run::{analyze_files, FileOutcome};
 
 use serde::{Deserialize, Serialize};
 
@@ -83,4 +85,34 @@ impl TraceResult {
     pub fn top(&self) -> Option<&StateCrit> {
         self.states.first()
     }
+
+    /// The request as a row of the `per_trace` table.
+    pub fn row(&self) -> PerTrace {
+        let top = self.top();
+        PerTrace {
+            file: self.file.clone(),
+            trace_id: self.trace_id.clone(),
+            length_ns: self.length_ns,
+            top_sm: top.map(|t| t.sm.clone()).unwrap_or_default(),
+            top_state: top.map(|t| t.state.clone()).unwrap_or_default(),
+            top_criticality: top.map_or(0.0, |t| t.criticality),
+        }
+    }
+}
+
+/// A row of the `per_trace` table (docs/json.md): a request and its most
+/// critical state (`""` and 0 when no state is on its path).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerTrace {
+    pub file: String,
+    pub trace_id: String,
+    pub length_ns: u64,
+    pub top_sm: String,
+    pub top_state: String,
+    pub top_criticality: f64,
+}
+
+/// Sorts results as a batch lists them: by (file, trace id).
+pub fn sort_results(results: &mut [TraceResult]) {
+    results.sort_by(|a, b| (&a.file, &a.trace_id).cmp(&(&b.file, &b.trace_id)));
 }

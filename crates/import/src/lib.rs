@@ -244,6 +244,16 @@ pub fn open_requests(path: &Path) -> Result<Opened, ReadError> {
     })
 }
 
+/// The format of the trace at `path` (a regular file: it is read again by
+/// whoever opens it), from its content.
+pub fn format_of(path: &Path) -> Result<Format, ReadError> {
+    if critpath_gpu::is_kineto_file(path) {
+        return Ok(Format::Kineto);
+    }
+    let input = open_input(path)?;
+    detect(&input.head, &input.name)
+}
+
 /// Opens the request of trace id `id` in a span file, as [`open`] opens a
 /// file holding only that request (with the file's problems).
 pub fn open_request(path: &Path, id: &str) -> Result<AnySource, ReadError> {

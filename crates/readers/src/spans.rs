@@ -10,6 +10,10 @@
 //! parent that waits for its children has them on its path; a
 //! follows-from reference links the end of one span to the start of the next.
 //!
+//! A file may hold several requests (trace ids): [`read_requests`] groups
+//! the spans by trace id and builds the records of one request at a time
+//! ([`Requests`]); [`read`] puts them all on one timeline.
+//!
 //! The document is read as a stream, one span at a time. A span that cannot
 //! be used (no id, no start or end time) is reported with its place in the
 //! document, its line and the field, and skipped; a reference that is not a
