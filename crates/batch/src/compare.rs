@@ -91,3 +91,73 @@ pub fn compare(results: &[TraceResult], fraction: f64) -> Comparison {
         rest_top_share,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StateCrit;
+
+    fn req(file: &str, id: &str, length_ns: u64, sm: &str) -> TraceResult {
+        TraceResult {
+            file: file.into(),
+            trace_id: id.into(),
+            length_ns,
+            states: vec![StateCrit {
+                sys: "local".into(),
+                sm: sm.into(),
+                state: "s".into(),
+                critical_ns: length_ns / 2,
+                criticality: 0.5,
+            }],
+        }
+    }
+
+    #[test]
+    fn slow_counts_round_up_and_keep_at_least_one() {
+        assert_eq!(slow_count(2000, 0.1), 200);
+        assert_eq!(slow_count(40, 0.1), 4);
+        assert_eq!(slow_count(5, 0.1), 1);
+        assert_eq!(slow_count(11, 0.1), 2);
+        assert_eq!(slow_count(3, 1.0), 3);
+        assert_eq!(slow_count(0, 0.1), 0);
+        assert_eq!(slow_count(10, 0.0), 0);
+    }
+
+    #[test]
+    fn equal_lengths_are_split_by_file_and_trace_id_whatever_the_order() {
+        let rs = vec![
+            req("b", "1", 10, "x"),
+            req("a", "2", 10, "x"),
+            req("a", "1", 10, "x"),
+            req("c", "1", 5, "y"),
+        ];
+        let mut rev = rs.clone();
+        rev.reverse();
+        let (slow, rest) = slowest(&rs, 0.5);
+        let ids: Vec<(&str, &str)> = slow
+            .iter()
+            .chain(&rest)
+            .map(|r| (r.file.as_str(), r.trace_id.as_str()))
+            .collect();
+        assert_eq!(ids, [("a", "1"), ("a", "2"), ("b", "1"), ("c", "1")]);
+        assert_eq!(slowest(&rev, 0.5), (slow, rest));
+    }
+
+    #[test]
+    fn the_comparison_names_each_part_s_top_state_and_its_share() {
+        let mut rs: Vec<TraceResult> = (0..9)
+            .map(|i| req("f", &i.to_string(), 10, "fast"))
+            .collect();
+        rs.push(req("f", "9", 100, "slow"));
+        let c = compare(&rs, 0.1);
+        assert_eq!(
+            (c.slow_traces, c.rest_traces, c.slow_min_length_ns),
+            (1, 9, 100)
+        );
+        assert_eq!(c.slow_top.as_ref().map(|t| t.sm.as_str()), Some("slow"));
+        assert_eq!(c.rest_top.as_ref().map(|t| t.sm.as_str()), Some("fast"));
+        assert_eq!((c.slow_top_share, c.rest_top_share), (0.5, 0.5));
+        let none = compare(&[], 0.1);
+        assert_eq!((none.slow_top, none.rest_top), (None, None));
+    }
+}
