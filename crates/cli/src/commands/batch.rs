@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<()> {
         return Err(CliError::input("--threads 0: expected 1 or more"));
     }
     if let Some(addr) = &args.scheduler {
-        return delegate(addr);
+        return delegate(addr, &args);
     }
     let opts = Options {
         to: args.to.clone(),
@@ -167,10 +167,10 @@ fn python() -> String {
     std::env::var("CRITPATH_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-/// `--scheduler ADDR`: the same command run by the Python package
-/// (`python3 -m critpath batch ...`), which has the Dask client; its exit
-/// status is the command's.
-fn delegate(addr: &str) -> Result<()> {
+/// `--scheduler ADDR`: the same batch run by the Python package
+/// (`python3 -m critpath batch TRACES... --scheduler ADDR -o DIR`), which
+/// has the Dask client; its exit status is the command's.
+fn delegate(addr: &str, args: &Args) -> Result<()> {
     let py = python();
     let found = std::process::Command::new(&py)
         .args([
@@ -183,13 +183,35 @@ fn delegate(addr: &str) -> Result<()> {
         .is_ok_and(|s| s.success());
     if !found {
         return Err(CliError::input(format!(
-            "--scheduler {addr}: --scheduler needs the Python package: pip install ./python (then `{py} -m critpath` runs the batch on the cluster)"
+            "--scheduler {addr}: --scheduler needs the Python package: pip install ./python (then `{py} -m critpath batch` runs the batch on the cluster)"
         )));
     }
-    let rest: Vec<String> = std::env::args().skip_while(|a| a != "batch").collect();
-    let status = std::process::Command::new(&py)
-        .args(["-m", "critpath"])
-        .args(&rest)
+    let Some(dir) = &args.output else {
+        return Err(CliError::input(format!(
+            "--scheduler {addr}: give -o DIR for the tables the cluster's run writes"
+        )));
+    };
+    if args.annotation.is_some() {
+        return Err(CliError::input(
+            "--annotation: not with --scheduler (the Python package's batch does not take it)",
+        ));
+    }
+    let mut cmd = std::process::Command::new(&py);
+    cmd.args(["-m", "critpath", "batch"])
+        .args(&args.traces)
+        .args(["--scheduler", addr])
+        .arg("-o")
+        .arg(dir)
+        .args(["--slowest", &args.slowest.to_string()]);
+    if args.format == TableFormat::Csv {
+        cmd.arg("--csv");
+    }
+    for (flag, v) in [("--to", &args.to), ("--from", &args.from)] {
+        if let Some(v) = v {
+            cmd.args([flag, v]);
+        }
+    }
+    let status = cmd
         .status()
         .map_err(|e| CliError::input(format!("--scheduler {addr}: cannot run {py}: {e}")))?;
     match status.code() {
