@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 pub struct Inputs<'a> {
     pub paths: &'a [PathBuf],
     pub alignment: Option<Alignment>,
+    /// `--trace ID`: only this request of a span file.
+    pub request: Option<String>,
 }
 
 /// Traces that share no link with the others: why, and each file's own
@@ -34,7 +36,25 @@ impl<'a> Inputs<'a> {
         } else {
             None
         };
-        Ok(Inputs { paths, alignment })
+        Ok(Inputs {
+            paths,
+            alignment,
+            request: None,
+        })
+    }
+
+    /// The traces limited to one request (`--trace ID`) of a span file,
+    /// which must be the only trace.
+    pub fn with_request(mut self, request: Option<String>) -> Result<Self> {
+        if let Some(id) = &request {
+            if self.paths.len() > 1 {
+                return Err(CliError::input(format!(
+                    "--trace {id}: picks one request of one span file; give one trace file"
+                )));
+            }
+        }
+        self.request = request;
+        Ok(self)
     }
 
     /// The traces' names, joined with ` + `.
@@ -54,7 +74,7 @@ impl<'a> Inputs<'a> {
     ) -> Result<(Analysis, critpath_trace::Interner)> {
         match &self.alignment {
             None => {
-                let mut src = open(&self.paths[0])?;
+                let mut src = open_trace(&self.paths[0], self.request.as_deref())?;
                 let a = run_to_end(&mut src, engine)?;
                 Ok((a, src.strings().clone()))
             }
@@ -79,7 +99,10 @@ impl<'a> Inputs<'a> {
     /// Analyzes the traces; a reader error that let the analysis finish
     /// comes back beside it.
     pub fn analyze(&self, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
-        self.analyze_observed(opts, &mut |_: &Visit, _: &Interner| {})
+        match &self.alignment {
+            None => run_request_analysis(&self.paths[0], self.request.as_deref(), opts),
+            Some(_) => self.analyze_observed(opts, &mut |_: &Visit, _: &Interner| {}),
+        }
     }
 
     /// [`Inputs::analyze`] with every state visit and dependence handed to
@@ -91,7 +114,7 @@ impl<'a> Inputs<'a> {
     ) -> Result<(Analysis, Option<ReadError>)> {
         match &self.alignment {
             None => {
-                let mut src = open(&self.paths[0])?;
+                let mut src = open_trace(&self.paths[0], self.request.as_deref())?;
                 analyze_source_observed(&mut src, &self.paths[0], opts, observer)
             }
             Some(al) => {
@@ -199,7 +222,25 @@ pub fn pump(
 
 /// Opens and analyzes a trace, with a progress bar on a terminal.
 pub fn run_analysis(trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
-    let mut src = open(trace)?;
+    run_request_analysis(trace, None, opts)
+}
+
+/// Opens a trace, or only the request of trace id `request` in a span
+/// file (`--trace ID`).
+pub fn open_trace(trace: &Path, request: Option<&str>) -> Result<AnySource> {
+    Ok(match request {
+        Some(id) => critpath_import::open_request(trace, id)?,
+        None => open(trace)?,
+    })
+}
+
+/// [`run_analysis`] of one request of a span file when `request` names it.
+pub fn run_request_analysis(
+    trace: &Path,
+    request: Option<&str>,
+    opts: Options,
+) -> Result<(Analysis, Option<ReadError>)> {
+    let mut src = open_trace(trace, request)?;
     analyze_source(&mut src, trace, opts)
 }
 

@@ -11,6 +11,7 @@ mod inputs;
 mod output;
 mod perf;
 mod progress;
+mod requests;
 
 use clap::{Parser, Subcommand};
 use commands::*;
@@ -35,6 +36,10 @@ enum Cmd {
     Whatif(whatif::Args),
     /// Critical path, criticality table and diagnostics of a trace.
     Analyze(analyze::Args),
+    /// Many traces (and the requests of span files) analyzed on all cores:
+    /// the aggregate per state, the slowest requests against the rest, and
+    /// the tables per_trace and states as Parquet or CSV.
+    Batch(batch::Args),
     /// How much each state could grow before it joins the critical path.
     Slack(slack::Args),
     /// Write a self-contained interactive HTML report.
@@ -108,6 +113,7 @@ fn run(cmd: Cmd) -> error::Result<()> {
         Cmd::Demo(a) => demo::run(a),
         Cmd::Whatif(a) => whatif::run(a),
         Cmd::Analyze(a) => analyze::run(a),
+        Cmd::Batch(a) => batch::run(a),
         Cmd::Slack(a) => slack::run(a),
         Cmd::Report(a) => report::run(a),
         Cmd::Export(a) => export::run(a),

@@ -34,3 +34,18 @@ pub fn clear(pb: Option<ProgressBar>) {
         pb.finish_and_clear();
     }
 }
+
+/// A progress bar over `n` files, drawn only on a terminal and only for
+/// more than one file.
+pub fn files_bar(n: usize) -> Option<ProgressBar> {
+    if n < 2 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} analyzing [{bar:40}] {pos}/{len} files ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    Some(pb)
+}

@@ -4,6 +4,7 @@
 //! analysis, and none writes anywhere but the writer it is given.
 
 pub mod analysis;
+pub mod batch;
 pub mod check;
 pub mod compare;
 pub mod counters;

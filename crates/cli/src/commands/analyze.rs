@@ -6,9 +6,13 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
 use crate::output::{emit, refuse_inputs_opt, screen};
+use crate::requests::Summary;
+use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup};
+use critpath_import::Format;
 use critpath_views::analysis::{self as text, Layout};
+use critpath_views::batch::RequestsDoc;
 use critpath_views::gpu as gpu_view;
 use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
 use std::path::PathBuf;
@@ -57,6 +61,15 @@ pub struct Args {
     /// annotation whose name starts with NAME (e.g. ProfilerStep).
     #[arg(long, value_name = "NAME")]
     annotation: Option<String>,
+    /// Span files of several requests: analyze only the request (trace) of
+    /// this trace id, as a file holding only it (by default each request
+    /// is analyzed and the requests are aggregated).
+    #[arg(long = "trace", value_name = "ID")]
+    request: Option<String>,
+    /// Span files of several requests: the fraction of slowest requests
+    /// compared with the rest.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.1)]
+    slowest: f64,
     /// With --annotation: which instance, 0-based in time order.
     #[arg(long, value_name = "K", default_value_t = 0, requires = "annotation")]
     instance: usize,
@@ -91,7 +104,12 @@ pub fn run(args: Args) -> Result<()> {
     if critpath_import::all_kineto(&args.traces) {
         return gpu(&args, opts);
     }
-    let inputs = Inputs::new(&args.traces)?;
+    if args.request.is_none() {
+        if let Some(results) = requests(&args)? {
+            return many(&args, results);
+        }
+    }
+    let inputs = Inputs::new(&args.traces)?.with_request(args.request.clone())?;
     if let Some(u) = inputs.unlinked(args.top)? {
         return emit(
             args.output.as_deref(),
@@ -142,6 +160,89 @@ pub fn run(args: Args) -> Result<()> {
     };
     emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
     finish_with(err)
+}
+
+/// The per-request results of a span file of several requests (trace
+/// ids), analyzed as critpath-batch analyzes them; `None` for any other
+/// trace, and for several files.
+fn requests(args: &Args) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)>> {
+    let [path] = args.traces.as_slice() else {
+        return Ok(None);
+    };
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if !regular || critpath_import::format_of(path)? != Format::Spans {
+        return Ok(None);
+    }
+    let opts = critpath_batch::Options {
+        from: args.from.clone(),
+        to: args.to.clone(),
+        ..Default::default()
+    };
+    let (results, err) = critpath_batch::analyze_file_with_problems(path, &opts)?;
+    Ok((results.len() > 1).then_some((results, err)))
+}
+
+/// A span file of several requests: the aggregate over its requests and
+/// the slowest against the rest (docs/json.md, "Many requests").
+fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> Result<()> {
+    let single = [
+        (args.path, "--path"),
+        (args.next.is_some() || !args.remove.is_empty(), "--next"),
+        (args.window.is_some(), "--window"),
+        (args.correct_overhead, "--correct-overhead"),
+    ];
+    if let Some((_, flag)) = single.iter().find(|(on, _)| *on) {
+        return Err(CliError::input(format!(
+            "{flag}: {} holds {} requests (trace ids); {flag} works on one: pick it with --trace ID (e.g. --trace {})",
+            args.traces[0].display(),
+            results.len(),
+            results[0].trace_id
+        )));
+    }
+    if !(args.slowest > 0.0 && args.slowest <= 1.0) {
+        return Err(CliError::input(format!(
+            "--slowest {}: expected a fraction of the requests, above 0 and at most 1 (0.1: the slowest 10%)",
+            args.slowest
+        )));
+    }
+    let name = args.traces[0].display().to_string();
+    let mut sum = Summary::new(results, args.slowest);
+    let out = if args.json {
+        if let Some(n) = args.top {
+            sum.states.truncate(n);
+        }
+        json::document(&RequestsDoc {
+            traces: sum.per_trace.len() as u64,
+            per_trace: &sum.per_trace,
+            states: &sum.states,
+            slowest: &sum.slowest,
+            diagnostics: err.iter().map(problem).collect(),
+        })
+    } else {
+        let scr = screen(args.output.is_some());
+        let top = args
+            .top
+            .or(scr.rows.map(|r| r.saturating_sub(SCREEN_MARGIN).max(5)));
+        let mut t = sum.text(&name, top, scr.width.filter(|_| !args.wide));
+        if let Some(e) = &err {
+            t.push_str(&format!("\ndiagnostics (1):\n  {}: {e}\n", problem(e).kind));
+        }
+        t
+    };
+    emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
+    match err {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// A problem reading the file, as a diagnostic.
+fn problem(e: &BatchError) -> Finding {
+    let fatal = matches!(e, BatchError::Read(r) if r.fatal);
+    Finding {
+        kind: if fatal { "input-cut" } else { "input-skipped" },
+        message: e.to_string(),
+    }
 }
 
 /// PyTorch profiler traces: the table or JSON with the path broken down

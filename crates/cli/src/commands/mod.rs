@@ -2,6 +2,7 @@
 //! the inputs, the engine or the observers, and a view together.
 
 pub mod analyze;
+pub mod batch;
 pub mod bench;
 pub mod cgraph;
 pub mod check;

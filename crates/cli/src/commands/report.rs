@@ -42,6 +42,7 @@ pub fn run(args: Args) -> Result<()> {
         Inputs {
             paths: &args.traces,
             alignment: None,
+            request: None,
         }
     } else {
         Inputs::new(&args.traces)?

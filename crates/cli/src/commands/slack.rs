@@ -2,7 +2,7 @@
 //! critical path, least slack first.
 
 use crate::error::Result;
-use crate::inputs::{finish_with, run_analysis};
+use crate::inputs::{finish_with, run_request_analysis};
 use crate::output::{screen, stdout};
 use critpath_engine::Options;
 use critpath_views::{compare, json};
@@ -11,6 +11,9 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     trace: PathBuf,
+    /// Span files: analyze only the request (trace) of this trace id.
+    #[arg(long = "trace", value_name = "ID")]
+    request: Option<String>,
     #[arg(long)]
     json: bool,
     /// Print names in full, however wide the lines get (by default they
@@ -27,7 +30,7 @@ pub fn run(args: Args) -> Result<()> {
         slack: true,
         ..Default::default()
     };
-    let (mut a, err) = run_analysis(&args.trace, opts)?;
+    let (mut a, err) = run_request_analysis(&args.trace, args.request.as_deref(), opts)?;
     a.states.sort_by(|x, y| {
         x.slack_ns
             .unwrap_or(u64::MAX)

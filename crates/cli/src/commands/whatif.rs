@@ -2,7 +2,7 @@
 //! FACTOR times faster, and the most critical states then.
 
 use crate::error::{CliError, Result};
-use crate::inputs::run_analysis;
+use crate::inputs::run_request_analysis;
 use crate::output::{screen, stdout};
 use critpath_engine::{Options, Speedup};
 use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
@@ -12,6 +12,9 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     trace: PathBuf,
+    /// Span files: analyze only the request (trace) of this trace id.
+    #[arg(long = "trace", value_name = "ID")]
+    request: Option<String>,
     /// SM:STATE=FACTOR (repeatable); a huge FACTOR such as 1e9 removes the state.
     #[arg(long = "speedup", value_name = "SM:STATE=FACTOR", required = true)]
     speedups: Vec<String>,
@@ -38,7 +41,8 @@ pub fn run(args: Args) -> Result<()> {
         .map(|s| Speedup::parse(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::analysis)?;
-    let (base, err) = run_analysis(&args.trace, Options::default())?;
+    let (base, err) =
+        run_request_analysis(&args.trace, args.request.as_deref(), Options::default())?;
     if let Some(e) = err {
         return Err(e.into());
     }
@@ -46,7 +50,7 @@ pub fn run(args: Args) -> Result<()> {
         speedups: parsed.clone(),
         ..Default::default()
     };
-    let (pred, _) = run_analysis(&args.trace, opts)?;
+    let (pred, _) = run_request_analysis(&args.trace, args.request.as_deref(), opts)?;
     let text = if args.json {
         let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
         json::document(&WhatifDoc {

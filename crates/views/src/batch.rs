@@ -1,0 +1,216 @@
+//! Views of many requests (a span file of several trace ids, or a batch of
+//! files): the aggregate table, the verdict over the requests, the slowest
+//! requests against the rest, the JSON document and the two tables
+//! (`per_trace`, `states`) as Arrow record batches.
+
+use crate::json::Finding;
+use crate::text::{cols, dur, elide, grid_fit, sm_name};
+use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_schema::{DataType, Field, Schema};
+use critpath_batch::{Comparison, PerTrace, StateAgg};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// `analyze --json` on a span file of several requests (docs/json.md).
+#[derive(Serialize)]
+pub struct RequestsDoc<'a> {
+    /// How many requests (trace ids) were analyzed.
+    pub traces: u64,
+    pub per_trace: &'a [PerTrace],
+    /// The aggregate over the requests.
+    pub states: &'a [StateAgg],
+    pub slowest: &'a Comparison,
+    /// Problems reading the file (spans skipped), as `input-skipped` or
+    /// `input-cut`.
+    pub diagnostics: Vec<Finding>,
+}
+
+/// Whether SM names are shown with their system.
+fn shows_sys(rows: &[StateAgg]) -> bool {
+    rows.iter().any(|s| s.sys != "local")
+}
+
+fn name(s: &StateAgg, show_sys: bool) -> String {
+    format!("{}: {}", sm_name(&s.sys, &s.sm, show_sys), s.state)
+}
+
+/// The first lines: how many requests, how long their paths, and the state
+/// that bounds the most summed path time.
+pub fn summary(what: &str, per_trace: &[PerTrace], rows: &[StateAgg], length_sum: u64) -> String {
+    let mut lengths: Vec<u64> = per_trace.iter().map(|r| r.length_ns).collect();
+    lengths.sort_unstable();
+    let n = lengths.len();
+    let mut o = String::new();
+    if let Some(top) = rows.first().filter(|t| t.critical_ns_sum > 0) {
+        let _ = writeln!(
+            o,
+            "bound by {} over {n} requests — {:.0}% of their summed path time, on the path of {} of them",
+            name(top, shows_sys(rows)),
+            100.0 * top.critical_ns_sum as f64 / length_sum.max(1) as f64,
+            top.traces
+        );
+    }
+    let _ = write!(o, "{what}: {n} requests (trace ids)");
+    if n > 0 {
+        let _ = write!(
+            o,
+            ", critical paths from {} to {} (median {})",
+            dur(lengths[0]),
+            dur(lengths[n - 1]),
+            dur(lengths[(n - 1) / 2])
+        );
+    }
+    o.push('\n');
+    o
+}
+
+/// The aggregate table: per state, in how many requests it is critical,
+/// its summed critical time, and its criticality's mean and percentiles.
+pub fn states_table(rows: &[StateAgg], width: Option<usize>) -> String {
+    let show_sys = shows_sys(rows);
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            vec![
+                (i + 1).to_string(),
+                sm_name(&s.sys, &s.sm, show_sys),
+                s.state.clone(),
+                s.traces.to_string(),
+                dur(s.critical_ns_sum),
+                pct(s.criticality_mean),
+                pct(s.criticality_p50),
+                pct(s.criticality_p90),
+                pct(s.criticality_p99),
+            ]
+        })
+        .collect();
+    let head = [
+        "#",
+        "state machine",
+        "state",
+        "traces",
+        "critical sum",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+    ];
+    let mut right = [true; 9];
+    right[1] = false;
+    right[2] = false;
+    grid_fit(&head, &cells, &right, width)
+}
+
+/// The comparison, a line: "in the slowest 10% (…), X holds 70% of the
+/// path; in the rest, Y holds 60%". Empty without requests.
+pub fn comparison(c: &Comparison, width: Option<usize>) -> String {
+    let Some(slow) = &c.slow_top else {
+        return String::new();
+    };
+    let show_sys = slow.sys != "local" || c.rest_top.as_ref().is_some_and(|r| r.sys != "local");
+    let slow_name = name(slow, show_sys);
+    let mut o = format!(
+        "in the slowest {}% ({} requests, {} and longer), {slow_name} holds {:.0}% of the path",
+        fmt_pct(c.fraction),
+        c.slow_traces,
+        dur(c.slow_min_length_ns),
+        100.0 * c.slow_top_share
+    );
+    match &c.rest_top {
+        Some(r) => {
+            let _ = write!(
+                o,
+                "; in the rest, {} holds {:.0}%",
+                name(r, show_sys),
+                100.0 * c.rest_top_share
+            );
+        }
+        None => o.push_str("; no other request"),
+    }
+    if let Some(w) = width.filter(|&w| cols(&o) > w) {
+        let short = elide(
+            &slow_name,
+            cols(&slow_name).saturating_sub(cols(&o) - w).max(12),
+        );
+        o = o.replacen(&slow_name, &short, 1);
+    }
+    o.push('\n');
+    o
+}
+
+/// A fraction as a percentage without needless decimals (0.1 → "10").
+fn fmt_pct(f: f64) -> String {
+    let p = 100.0 * f;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{}", p.round())
+    } else {
+        format!("{p:.2}").trim_end_matches('0').to_string()
+    }
+}
+
+fn str_col(v: Vec<&str>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+fn u64_col(v: Vec<u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from(v))
+}
+fn f64_col(v: Vec<f64>) -> ArrayRef {
+    Arc::new(Float64Array::from(v))
+}
+
+/// The `per_trace` table: one row per request.
+pub fn per_trace_batch(rows: &[PerTrace]) -> RecordBatch {
+    let schema = Schema::new(vec![
+        Field::new("file", DataType::Utf8, false),
+        Field::new("trace_id", DataType::Utf8, false),
+        Field::new("length_ns", DataType::UInt64, false),
+        Field::new("top_sm", DataType::Utf8, false),
+        Field::new("top_state", DataType::Utf8, false),
+        Field::new("top_criticality", DataType::Float64, false),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            str_col(rows.iter().map(|r| r.file.as_str()).collect()),
+            str_col(rows.iter().map(|r| r.trace_id.as_str()).collect()),
+            u64_col(rows.iter().map(|r| r.length_ns).collect()),
+            str_col(rows.iter().map(|r| r.top_sm.as_str()).collect()),
+            str_col(rows.iter().map(|r| r.top_state.as_str()).collect()),
+            f64_col(rows.iter().map(|r| r.top_criticality).collect()),
+        ],
+    )
+    .expect("columns match the schema")
+}
+
+/// The `states` table: the aggregate, one row per state.
+pub fn states_agg_batch(rows: &[StateAgg]) -> RecordBatch {
+    let schema = Schema::new(vec![
+        Field::new("sys", DataType::Utf8, false),
+        Field::new("sm", DataType::Utf8, false),
+        Field::new("state", DataType::Utf8, false),
+        Field::new("traces", DataType::UInt64, false),
+        Field::new("critical_ns_sum", DataType::UInt64, false),
+        Field::new("criticality_mean", DataType::Float64, false),
+        Field::new("criticality_p50", DataType::Float64, false),
+        Field::new("criticality_p90", DataType::Float64, false),
+        Field::new("criticality_p99", DataType::Float64, false),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            str_col(rows.iter().map(|r| r.sys.as_str()).collect()),
+            str_col(rows.iter().map(|r| r.sm.as_str()).collect()),
+            str_col(rows.iter().map(|r| r.state.as_str()).collect()),
+            u64_col(rows.iter().map(|r| r.traces).collect()),
+            u64_col(rows.iter().map(|r| r.critical_ns_sum).collect()),
+            f64_col(rows.iter().map(|r| r.criticality_mean).collect()),
+            f64_col(rows.iter().map(|r| r.criticality_p50).collect()),
+            f64_col(rows.iter().map(|r| r.criticality_p90).collect()),
+            f64_col(rows.iter().map(|r| r.criticality_p99).collect()),
+        ],
+    )
+    .expect("columns match the schema")
+}
