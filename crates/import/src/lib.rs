@@ -215,6 +215,64 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
     open_as(input, format)
 }
 
+/// A trace opened for per-request analysis: a span file holding several
+/// trace ids is its requests; anything else (a span file of one trace id
+/// too) is one trace, opened as [`open`] opens it.
+pub enum Opened {
+    /// One trace, and its trace id (a span file's; `""` for other traces).
+    Trace(AnySource, String),
+    Requests(spans::Requests),
+}
+
+/// Opens a trace as [`open`] does, except that a span file holding several
+/// trace ids comes back as its requests, to analyze one by one.
+pub fn open_requests(path: &Path) -> Result<Opened, ReadError> {
+    if let Some(src) = kineto::open_one(path)? {
+        return Ok(Opened::Trace(src, String::new()));
+    }
+    let input = open_input(path)?;
+    let format = detect(&input.head, &input.name)?;
+    if format != Format::Spans {
+        return Ok(Opened::Trace(open_as(input, format)?, String::new()));
+    }
+    let requests = spans::read_requests(input.stream, &input.name)?;
+    Ok(if requests.len() == 1 {
+        let id = requests.ids().next().unwrap_or_default().to_string();
+        Opened::Trace(AnySource::Memory(requests.merged(), format), id)
+    } else {
+        Opened::Requests(requests)
+    })
+}
+
+/// Opens the request of trace id `id` in a span file, as [`open`] opens a
+/// file holding only that request (with the file's problems).
+pub fn open_request(path: &Path, id: &str) -> Result<AnySource, ReadError> {
+    let input = open_input(path)?;
+    let name = input.name.clone();
+    let fail = |msg: String| Err(ReadError::new(&name, Location::File, msg, true));
+    let format = detect(&input.head, &input.name)?;
+    if format != Format::Spans || critpath_gpu::is_kineto_file(path) {
+        return fail(format!("--trace {id}: this is not a span file (OpenTelemetry or Jaeger JSON); --trace picks one request of a span file"));
+    }
+    let requests = spans::read_requests(input.stream, &input.name)?;
+    match requests.request(id) {
+        Some(one) => Ok(AnySource::Memory(one, format)),
+        None => {
+            let ids: Vec<&str> = requests.ids().take(5).collect();
+            let more = if requests.len() > ids.len() {
+                ", ..."
+            } else {
+                ""
+            };
+            fail(format!(
+                "--trace {id}: no span of this trace id; the file holds {} trace ids: {}{more}",
+                requests.len(),
+                ids.join(", ")
+            ))
+        }
+    }
+}
+
 /// Opens trace bytes from any reader as [`open`] does a file (tests and
 /// fuzzing use it on bytes in memory).
 pub fn open_reader(raw: Box<dyn Read + Send>, name: &str) -> Result<AnySource, ReadError> {

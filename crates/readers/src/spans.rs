@@ -27,7 +27,10 @@ use std::io::Read;
 
 const KIND: &str = "OpenTelemetry/Jaeger JSON spans";
 
+#[derive(Clone)]
 struct Span {
+    /// The request (trace id); empty when the span names none.
+    trace: String,
     id: String,
     parent: Option<String>,
     follows: Vec<String>,
@@ -154,6 +157,7 @@ impl Collector {
             return;
         };
         self.spans.push(Span {
+            trace: sp.get("traceId").and_then(text).unwrap_or_default(),
             id,
             parent,
             follows,
@@ -198,6 +202,7 @@ impl Collector {
             return;
         };
         self.spans.push(Span {
+            trace: sp.get("traceID").and_then(text).unwrap_or_default(),
             id,
             parent,
             follows,
@@ -302,6 +307,7 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
         let first = c.spans.len();
         let mut service = None;
         let mut processes = Value::Null;
+        let mut trace = None;
         while let Some(key) = map.next_key::<String>()? {
             let list = match (self.1, key.as_str()) {
                 (Node::Resource(_), "resource") => {
@@ -318,6 +324,10 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
                     continue;
                 }
                 (Node::Trace(d), "spans") => List::JaegerSpans(d),
+                (Node::Trace(_), "traceID") => {
+                    trace = text(&map.next_value::<Value>()?);
+                    continue;
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -338,6 +348,9 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
                         .and_then(Value::as_str)
                         .unwrap_or("unknown_service")
                         .into();
+                    if let Some(t) = trace.as_ref().filter(|_| s.trace.is_empty()) {
+                        s.trace.clone_from(t);
+                    }
                 }
             }
             _ => {}
@@ -512,8 +525,86 @@ fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
     tr
 }
 
-/// Reads OTLP or Jaeger JSON spans into records in time order.
+/// Reads OTLP or Jaeger JSON spans into records in time order, all the
+/// trace ids on one timeline.
 pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
+    Ok(read_requests(input, name)?.merged())
+}
+
+/// A span file's spans, grouped by request (trace id). The spans of the
+/// whole file are held (a span is its ids, names and two times); the
+/// records of one request at a time are built from them.
+pub struct Requests {
+    /// The spans in the order of the document.
+    spans: Vec<Span>,
+    /// Each trace id's spans (indices into `spans`), by trace id.
+    by_trace: BTreeMap<String, Vec<usize>>,
+    problems: Vec<ReadError>,
+    bytes: u64,
+}
+
+impl Requests {
+    /// How many trace ids the file holds (spans without one count as one
+    /// request, of trace id `""`).
+    pub fn len(&self) -> usize {
+        self.by_trace.len()
+    }
+
+    /// Never true: a file without spans is an error.
+    pub fn is_empty(&self) -> bool {
+        self.by_trace.is_empty()
+    }
+
+    /// The trace ids, sorted.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.by_trace.keys().map(String::as_str)
+    }
+
+    /// The spans that could not be used (each skipped, never fatal).
+    pub fn problems(&self) -> &[ReadError] {
+        &self.problems
+    }
+
+    /// The document's size.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// All the spans on one timeline, with the file's problems.
+    pub fn merged(self) -> Imported {
+        Imported::new(records(self.spans).finish(), self.problems, self.bytes)
+    }
+
+    /// One request's records, with the file's problems first (as
+    /// [`read`] gives a file holding only this request); `None` when no
+    /// span has this trace id. Links to spans of other requests are
+    /// dropped.
+    pub fn request(&self, id: &str) -> Option<Imported> {
+        let mine = self.by_trace.get(id)?;
+        let spans = mine.iter().map(|&i| self.spans[i].clone()).collect();
+        Some(Imported::new(
+            records(spans).finish(),
+            self.problems.clone(),
+            self.bytes,
+        ))
+    }
+
+    /// Each request's records, by trace id, built one at a time, without
+    /// the file's problems (see [`Requests::problems`]).
+    pub fn each(&self) -> impl Iterator<Item = (&str, Imported)> + '_ {
+        self.by_trace.iter().map(|(id, mine)| {
+            let spans = mine.iter().map(|&i| self.spans[i].clone()).collect();
+            let bytes = self.bytes / self.by_trace.len() as u64;
+            (
+                id.as_str(),
+                Imported::new(records(spans).finish(), Vec::new(), bytes),
+            )
+        })
+    }
+}
+
+/// Reads OTLP or Jaeger JSON spans, grouped by request.
+pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadError> {
     let (input, pos) = LineCounter::new(input);
     let mut c = Collector {
         pos,
@@ -542,10 +633,14 @@ pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
         }
         return Err(c.problems.fatal(None, msg));
     }
-    let bytes = c.pos.bytes();
-    Ok(Imported::new(
-        records(c.spans).finish(),
-        c.problems.list,
-        bytes,
-    ))
+    let mut by_trace: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, s) in c.spans.iter().enumerate() {
+        by_trace.entry(s.trace.clone()).or_default().push(i);
+    }
+    Ok(Requests {
+        bytes: c.pos.bytes(),
+        spans: c.spans,
+        by_trace,
+        problems: c.problems.list,
+    })
 }

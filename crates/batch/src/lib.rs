@@ -1,0 +1,86 @@
+//! critpath-batch: critpath over many traces. Each file is analyzed on its
+//! own; a span file (OTLP/Jaeger) holding several trace ids gives one
+//! result per request. Per-request results are small ([`TraceResult`]: the
+//! path's length and its critical states), so they can travel from workers
+//! (threads, processes, a Dask cluster) to one [`Aggregate`], whose result
+//! does not depend on the order results were added or merged in. The
+//! slowest requests can be compared with the rest ([`compare`]).
+//!
+//! The definitions (percentiles, which requests are the slowest) are in
+//! docs/json.md, section "Many requests".
+
+mod aggregate;
+mod analyze;
+mod compare;
+mod error;
+
+pub use aggregate::{Aggregate, StateAgg};
+pub use analyze::{analyze_file, analyze_file_with_problems};
+pub use compare::{compare, slowest, Comparison};
+pub use error::{engine_message, Error};
+
+use serde::{Deserialize, Serialize};
+
+/// What to analyze in each file, as `critpath analyze`'s options.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// The SM (or `SM:STATE`) where paths end (`--to`).
+    pub to: Option<String>,
+    /// The SM where paths start (`--from`).
+    pub from: Option<String>,
+    /// PyTorch profiler traces: one instance of the annotation whose name
+    /// starts with this (`--annotation`).
+    pub annotation: Option<String>,
+    /// With `annotation`: which instance, 0-based (`--instance`; 0 when
+    /// `None`).
+    pub instance: Option<usize>,
+    /// Span files: only the request with this trace id (`--trace`); a file
+    /// without it is an error.
+    pub trace: Option<String>,
+}
+
+/// A state on one request's critical path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StateCrit {
+    pub sys: String,
+    pub sm: String,
+    pub state: String,
+    /// Time of the state on the critical path.
+    pub critical_ns: u64,
+    /// `critical_ns` over the path's length, as in `analyze`'s table.
+    pub criticality: f64,
+}
+
+impl StateCrit {
+    /// The state's name as the CLI accepts it back: `SM: STATE`, with
+    /// `SYS/` before the SM outside the `local` system.
+    pub fn name(&self) -> String {
+        if self.sys == "local" {
+            format!("{}: {}", self.sm, self.state)
+        } else {
+            format!("{}/{}: {}", self.sys, self.sm, self.state)
+        }
+    }
+}
+
+/// One request's (or one trace's) analysis, reduced to what aggregates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceResult {
+    /// The file as given.
+    pub file: String,
+    /// The request's trace id in a span file; `""` for any other trace
+    /// (a file is then one trace).
+    pub trace_id: String,
+    /// The critical path's length.
+    pub length_ns: u64,
+    /// The states with critical time, most critical first, in the order of
+    /// `analyze`'s table.
+    pub states: Vec<StateCrit>,
+}
+
+impl TraceResult {
+    /// The most critical state, if any state is on the path.
+    pub fn top(&self) -> Option<&StateCrit> {
+        self.states.first()
+    }
+}
