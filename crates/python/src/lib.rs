@@ -10,6 +10,7 @@
 //! boundary and becomes the same exception, never a crash.
 
 mod analysis;
+mod batch;
 
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -51,5 +52,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add_class::<analysis::Native>()?;
     m.add_function(wrap_pyfunction!(analysis::analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::analyze_file, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::aggregate, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::slowest, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::compare, m)?)?;
     Ok(())
 }
