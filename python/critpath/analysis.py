@@ -19,7 +19,7 @@ Error = _native.Error
 Error.__module__ = "critpath"
 
 STATE_COLUMNS = ["sys", "sm", "state", "visits", "total_ns", "critical_ns", "criticality"]
-PATH_COLUMNS = ["sys", "sm", "state", "start_ns", "end_ns", "kind", "from_sm"]
+PATH_COLUMNS = ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm"]
 SLACK_COLUMNS = [
     "sys", "sm", "state", "slack_ns", "slack_mean_ns", "visits", "total_ns",
     "critical_ns", "criticality",
@@ -35,21 +35,25 @@ def _paths(path_or_paths):
     return paths
 
 
-def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=None):
+def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=None, partial=False):
     """Analyze one trace, or several hosts' traces merged on one clock, as
     ``critpath analyze`` does.
 
     ``to`` and ``from_`` are the CLI's ``--to SM[:STATE]`` and ``--from SM``;
     ``annotation`` and ``instance`` its ``--annotation NAME --instance K``
     for PyTorch profiler traces. Raises :class:`critpath.Error` with the
-    CLI's message when a trace cannot be read or a name does not fit it; a
-    damaged trace whose readable part was analyzed gives the analysis and a
-    warning (where the CLI prints the results, then the error, and exits 2).
+    CLI's message when a trace cannot be read or a name does not fit it. A
+    damaged trace raises too, even when its readable part could be analyzed
+    (the CLI prints those results, then the error, and exits with 2); with
+    ``partial=True`` that analysis is returned with a ``RuntimeWarning``
+    carrying the message.
     """
     if instance is not None and annotation is None:
         raise Error("instance= needs annotation= (the CLI's --instance requires --annotation)")
     paths = _paths(path_or_paths)
     native = _native.analyze(paths, from_=from_, to=to, annotation=annotation, instance=instance or 0)
+    if native.read_error and not partial:
+        raise Error(native.read_error)
     if native.read_error:
         warnings.warn("critpath: " + native.read_error, RuntimeWarning, stacklevel=2)
     return Analysis(native, paths)
