@@ -171,6 +171,7 @@ class Analysis:
         slack_ns and slack_mean_ns."""
         doc = json.loads(self._native.slack())
         df = _frame(doc["states"], SLACK_COLUMNS)
+        df["slack_ns"] = df["slack_ns"].astype("Int64")  # None: never on a path
         return df[SLACK_COLUMNS]
 
     def to_json(self):

@@ -16,6 +16,7 @@ import sys
 import pandas as pd
 
 from critpath import _native
+from critpath._work import analyze_chunk, analyze_file
 from critpath.analysis import Error
 
 PER_TRACE_COLUMNS = ["file", "trace_id", "length_ns", "top_sm", "top_state", "top_criticality"]
@@ -33,17 +34,6 @@ def _options(analyze_options):
         raise TypeError("analyze_many() got unexpected options: %s (expected %s)"
                         % (", ".join(unknown), ", ".join(_OPTIONS)))
     return {_OPTIONS[k]: v for k, v in analyze_options.items() if v is not None}
-
-
-def analyze_file(path, options=None):
-    """One file's per-request results: a list of dicts with file, trace_id,
-    length_ns and states (sys, sm, state, critical_ns, criticality), most
-    critical first. This is what runs on a worker."""
-    return json.loads(_native.analyze_file(os.fsdecode(path), json.dumps(options or {})))
-
-
-def _analyze_chunk(paths, options):
-    return [analyze_file(p, options) for p in paths]
 
 
 def _bar(total, progress):
@@ -69,7 +59,7 @@ def _serial(paths, options, bar):
 
 def _executor(executor, paths, options, bar, chunk):
     chunks = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
-    futures = [executor.submit(_analyze_chunk, c, options) for c in chunks]
+    futures = [executor.submit(analyze_chunk, c, options) for c in chunks]
     out = []
     for f, c in zip(futures, chunks):
         out.extend(f.result())
