@@ -7,6 +7,9 @@ import os
 
 from critpath import _native
 
+# Errors travel back from workers pickled by name: as critpath.Error.
+_native.Error.__module__ = "critpath"
+
 
 def analyze_file(path, options=None):
     """One file's per-request results: a list of dicts with file, trace_id,
