@@ -17,8 +17,8 @@ env -u CRITPATH_OUT "$tmp/overhead"
 CRITPATH_OUT="$tmp/c.annot" "$tmp/overhead"
 env -u CRITPATH_OUT target/release/examples/overhead
 CRITPATH_OUT="$tmp/rust.annot" target/release/examples/overhead
-env -u CRITPATH_OUT PYTHONPATH=sdk/python python3 benches/sdk/overhead.py
-CRITPATH_OUT="$tmp/py.annot" PYTHONPATH=sdk/python python3 benches/sdk/overhead.py
+env -u CRITPATH_OUT PYTHONPATH=python python3 benches/sdk/overhead.py
+CRITPATH_OUT="$tmp/py.annot" PYTHONPATH=python python3 benches/sdk/overhead.py
 
 echo "== perturbation: 20,000 items through the annotated pipeline (stages 5/20/5 us)"
 best() { # best wall time of 5 runs, in ms

@@ -13,6 +13,8 @@ command -v nft >/dev/null 2>&1 || need_apt+=(nftables)
 # The C SDK fires USDT probes where <sys/sdt.h> exists.
 [ -e /usr/include/x86_64-linux-gnu/sys/sdt.h ] || [ -e /usr/include/sys/sdt.h ] || need_apt+=(systemtap-sdt-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# The Python package's tests run in a venv (python3 -m venv).
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The send-size sweep counts instructions and cache misses with cachegrind.
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 # The HTML report is tested in a real headless Chromium.

@@ -2,8 +2,8 @@
 # Runs every test of critpath: formatting and lints, the Rust unit,
 # property and end-to-end tests of the whole workspace, then the HTML
 # report's tests in a real headless Chromium. (The C SDK's tests are Rust
-# integration tests that compile real C programs; the Python SDK's run
-# against the binary cargo test built.)
+# integration tests that compile real C programs; the Python package's run
+# with pytest in a venv, against its wheel and the binary cargo test built.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -15,8 +15,9 @@ echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test" >&2
 cargo test --workspace --release --locked
-echo "== Python SDK tests" >&2
-CRITPATH_BIN="$PWD/target/release/critpath" python3 -m unittest discover -s tests/python
+echo "== Python package tests (pytest in target/venv)" >&2
+./scripts/python-env.sh
+CRITPATH_BIN="$PWD/target/release/critpath" target/venv/bin/python -m pytest -q python/tests
 echo "== browser tests (headless Chromium)" >&2
 node tests/browser/report.test.mjs
 echo "== all tests passed" >&2

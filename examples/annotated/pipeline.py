@@ -2,7 +2,7 @@
 is the bottleneck (10 ms per item against 2 ms in stages 1 and 3; the work
 is a sleep, as for a stage that waits on a remote service).
 
-    CRITPATH_OUT=pipeline.annot PYTHONPATH=sdk/python python3 examples/annotated/pipeline.py
+    CRITPATH_OUT=pipeline.annot PYTHONPATH=python python3 examples/annotated/pipeline.py
     critpath analyze pipeline.annot
 
 Each stage is a state machine (``with sdk.sm(...)``). It depends on the

@@ -104,11 +104,5 @@ pub type Result<T, E = CliError> = std::result::Result<T, E>;
 /// An engine error in the command line's terms: the option at fault, then
 /// what is wrong with it.
 pub fn engine_error(e: &critpath_engine::Error) -> String {
-    use critpath_engine::Input;
-    match e.input() {
-        Some((Input::From, spec)) => format!("--from {spec}: {e}"),
-        Some((Input::To, spec)) => format!("--to {spec}: {e}"),
-        Some((Input::Speedup, spec)) => format!("--speedup {spec}: {e}"),
-        None => e.to_string(),
-    }
+    e.with_option()
 }

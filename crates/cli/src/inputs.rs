@@ -8,7 +8,6 @@ use crate::progress::{advance, clear, progress_bar};
 use critpath_engine::{analyze_observed, Analysis, Observer, Options, Visit};
 use critpath_import::multi::{Alignment, MergedSource};
 use critpath_import::{open, AnySource};
-use critpath_trace::DiagnosticKind;
 use critpath_trace::{Interner, ReadError, RecordSource};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -121,14 +120,7 @@ impl<'a> Inputs<'a> {
                 let mut src = MergedSource::new(self.paths, al)?;
                 let (mut a, err) = analyze_observed(&mut src, opts, observer, |_, _| {})
                     .map_err(CliError::analysis)?;
-                for o in al.offsets.iter().filter(|o| o.method != "reference") {
-                    a.diagnostics.push(critpath_trace::Diagnostic::new(DiagnosticKind::ClockOffset,
-                        format!(
-                            "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
-                            o.file, o.sys, o.offset_ns, o.links_out, o.links_in, o.method
-                        ),
-                    ));
-                }
+                a.diagnostics.extend(al.diagnostics());
                 Ok((a, err))
             }
         }
@@ -137,19 +129,12 @@ impl<'a> Inputs<'a> {
     /// When some files share no link with the others: why, and each file
     /// analyzed on its own (the `top` most critical states kept).
     pub fn unlinked(&self, top: Option<usize>) -> Result<Option<Unlinked>> {
-        let Some(al) = self.alignment.as_ref().filter(|al| !al.unlinked.is_empty()) else {
+        let Some(al) = self.alignment.as_ref() else {
             return Ok(None);
         };
-        let names: Vec<String> = al
-            .unlinked
-            .iter()
-            .map(|&i| self.paths[i].display().to_string())
-            .collect();
-        let message = format!(
-            "no send/recv link joins {} to {}: their clocks cannot be aligned and no dependence crosses between them, so each trace is analyzed on its own (give the hosts' messages the same ids on both sides)",
-            names.join(", "),
-            self.paths[0].display()
-        );
+        let Some(message) = al.unlinked_message(self.paths) else {
+            return Ok(None);
+        };
         let mut analyses = Vec::new();
         for p in self.paths {
             let (mut a, _) = run_analysis(p, Options::default())?;

@@ -1,7 +1,7 @@
 //! The C annotation SDK (`sdk/c/critpath.h`) end to end: real programs
 //! compiled with the system's C compiler write CRITPATH_OUT, and `critpath
 //! analyze` reads it alone. (The Rust SDK has its own tests in
-//! `sdk/rust/tests`, the Python SDK in `tests/python`; the merge with a
+//! `sdk/rust/tests`, the Python SDK in `python/tests`; the merge with a
 //! perf recording is in `record.rs`.)
 
 mod common;

@@ -72,6 +72,18 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         self.input().is_some()
     }
+
+    /// The message in the command line's terms, as every front end says it
+    /// (the CLI, the Python package): the option at fault and its text, then
+    /// what is wrong with it.
+    pub fn with_option(&self) -> String {
+        match self.input() {
+            Some((Input::From, spec)) => format!("--from {spec}: {self}"),
+            Some((Input::To, spec)) => format!("--to {spec}: {self}"),
+            Some((Input::Speedup, spec)) => format!("--speedup {spec}: {self}"),
+            None => self.to_string(),
+        }
+    }
 }
 
 /// The engine's results or its error.

@@ -156,6 +156,18 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Orders the states least slack first (`critpath slack`): states
+    /// without slack last, then by total time, then by name.
+    pub fn sort_by_slack(&mut self) {
+        self.states.sort_by(|x, y| {
+            x.slack_ns
+                .unwrap_or(u64::MAX)
+                .cmp(&y.slack_ns.unwrap_or(u64::MAX))
+                .then(y.total_ns.cmp(&x.total_ns))
+                .then_with(|| (&x.sys, &x.sm, &x.state).cmp(&(&y.sys, &y.sm, &y.state)))
+        });
+    }
+
     /// Keeps the `n` most critical states.
     pub fn truncate_states(&mut self, n: usize) {
         self.states.truncate(n);

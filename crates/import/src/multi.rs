@@ -38,6 +38,42 @@ pub struct Alignment {
     pub unlinked: Vec<usize>,
 }
 
+impl Alignment {
+    /// One `clock-offset` diagnostic per file aligned to the first, saying
+    /// by how much and from what (every front end adds them to a merged
+    /// analysis).
+    pub fn diagnostics(&self) -> Vec<critpath_trace::Diagnostic> {
+        self.offsets
+            .iter()
+            .filter(|o| o.method != "reference")
+            .map(|o| critpath_trace::Diagnostic::new(critpath_trace::DiagnosticKind::ClockOffset,
+                format!(
+                    "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
+                    o.file, o.sys, o.offset_ns, o.links_out, o.links_in, o.method
+                ),
+            ))
+            .collect()
+    }
+
+    /// When some of `paths` (the files aligned) share no link with the
+    /// first: why that leaves them unaligned, in words.
+    pub fn unlinked_message(&self, paths: &[PathBuf]) -> Option<String> {
+        if self.unlinked.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = self
+            .unlinked
+            .iter()
+            .map(|&i| paths[i].display().to_string())
+            .collect();
+        Some(format!(
+            "no send/recv link joins {} to {}: their clocks cannot be aligned and no dependence crosses between them, so each trace is analyzed on its own (give the hosts' messages the same ids on both sides)",
+            names.join(", "),
+            paths[0].display()
+        ))
+    }
+}
+
 fn stem(p: &Path) -> String {
     p.file_stem()
         .and_then(|s| s.to_str())

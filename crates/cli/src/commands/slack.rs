@@ -31,13 +31,7 @@ pub fn run(args: Args) -> Result<()> {
         ..Default::default()
     };
     let (mut a, err) = run_request_analysis(&args.trace, args.request.as_deref(), opts)?;
-    a.states.sort_by(|x, y| {
-        x.slack_ns
-            .unwrap_or(u64::MAX)
-            .cmp(&y.slack_ns.unwrap_or(u64::MAX))
-            .then(y.total_ns.cmp(&x.total_ns))
-            .then_with(|| (&x.sys, &x.sm, &x.state).cmp(&(&y.sys, &y.sm, &y.state)))
-    });
+    a.sort_by_slack();
     if let Some(n) = args.top {
         a.truncate_states(n);
     }

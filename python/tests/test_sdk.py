@@ -1,7 +1,7 @@
 """The Python annotation SDK (critpath.sdk) end to end: real programs write
 CRITPATH_OUT and the critpath binary analyzes the file.
 
-    python3 -m unittest discover -s tests/python     (after cargo build --release)
+    python3 -m pytest python/tests/test_sdk.py     (after cargo build --release)
 
 CRITPATH_BIN names the binary (default target/release/critpath)."""
 
@@ -15,7 +15,7 @@ import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("CRITPATH_BIN", os.path.join(ROOT, "target", "release", "critpath"))
-SDK = os.path.join(ROOT, "sdk", "python")
+SDK = os.path.join(ROOT, "python")
 
 
 def run_py(code_or_path, out, args=(), extra_env=None):

@@ -1,0 +1,338 @@
+//! `critpath.analyze`: one analysis of one trace, of several hosts' traces
+//! merged on one clock, or of PyTorch profiler (Kineto) traces, run the way
+//! `critpath analyze` runs it; and what can be asked of it afterwards
+//! (what-if, next paths, slack, the HTML report), each a fresh pass over
+//! the same traces with the engine's options, as the CLI does.
+
+use crate::{guarded, Result};
+use critpath_engine::analyses::NextPath;
+use critpath_engine::{Analysis, Options, Speedup};
+use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
+use critpath_import::multi::{Alignment, MergedSource};
+use critpath_trace::ReadError;
+use critpath_views::json::{self, AnalyzeDoc};
+use pyo3::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What was asked: the traces and `analyze`'s options.
+struct Request {
+    paths: Vec<PathBuf>,
+    from: Option<String>,
+    to: Option<String>,
+    /// Kineto traces only.
+    gpu: Option<GpuOptions>,
+    /// Several files (not Kineto): their clocks' alignment.
+    alignment: Option<Alignment>,
+}
+
+/// What a Kineto analysis knows beside the engine's result.
+struct GpuExtra {
+    breakdown: GpuBreakdown,
+    ranks: Option<RanksReport>,
+}
+
+/// An analysis with its path's segments, and what it was asked.
+#[pyclass(module = "critpath._native", frozen)]
+pub struct Native {
+    req: Request,
+    analysis: Analysis,
+    gpu: Option<GpuExtra>,
+    read_error: Option<String>,
+}
+
+/// `critpath._native.analyze(paths, from_, to, annotation, instance)`.
+#[pyfunction]
+#[pyo3(signature = (paths, from_=None, to=None, annotation=None, instance=0))]
+pub fn analyze(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    from_: Option<String>,
+    to: Option<String>,
+    annotation: Option<String>,
+    instance: usize,
+) -> PyResult<Native> {
+    guarded(py, move || {
+        if paths.is_empty() {
+            return Err("no trace given: pass a path or a list of paths".into());
+        }
+        let kineto = critpath_import::all_kineto(&paths);
+        let alignment = match paths.len() {
+            1 => None,
+            _ if kineto => None,
+            _ => Some(critpath_import::multi::align(&paths).map_err(read)?),
+        };
+        if let Some(msg) = alignment.as_ref().and_then(|a| a.unlinked_message(&paths)) {
+            return Err(msg);
+        }
+        let req = Request {
+            gpu: kineto.then_some(GpuOptions {
+                annotation,
+                instance,
+            }),
+            paths,
+            from: from_,
+            to,
+            alignment,
+        };
+        let opts = Options {
+            keep_path: true,
+            ..req.options()
+        };
+        let (analysis, gpu, err) = req.run(opts)?;
+        Ok(Native {
+            req,
+            analysis,
+            gpu,
+            read_error: err.map(|e| e.to_string()),
+        })
+    })
+}
+
+fn read(e: ReadError) -> String {
+    e.to_string()
+}
+
+impl Request {
+    /// The engine's options for `from` and `to`.
+    fn options(&self) -> Options {
+        Options {
+            from: self.from.clone(),
+            to: self.to.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// The traces' names joined with ` + ` (as the CLI names them).
+    fn name(&self) -> String {
+        let names: Vec<String> = self.paths.iter().map(|p| p.display().to_string()).collect();
+        names.join(" + ")
+    }
+
+    /// An engine failure in the CLI's words.
+    fn failed(&self, e: critpath_engine::Error) -> String {
+        if e.is_usage() {
+            e.with_option()
+        } else if self.paths.len() == 1 {
+            format!("{}: analysis failed: {e}", self.paths[0].display())
+        } else {
+            format!("analysis failed: {e}")
+        }
+    }
+
+    /// One pass over the traces; a reader error that let it finish comes
+    /// back beside the analysis.
+    fn run(&self, opts: Options) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
+        if let Some(window) = &self.gpu {
+            return self.run_gpu(window, opts);
+        }
+        let (a, err) = match &self.alignment {
+            None => {
+                let mut src = critpath_import::open(&self.paths[0]).map_err(read)?;
+                critpath_engine::analyze(&mut src, opts, |_, _| {}).map_err(|e| self.failed(e))?
+            }
+            Some(al) => {
+                let mut src = MergedSource::new(&self.paths, al).map_err(read)?;
+                let (mut a, err) = critpath_engine::analyze(&mut src, opts, |_, _| {})
+                    .map_err(|e| self.failed(e))?;
+                a.diagnostics.extend(al.diagnostics());
+                (a, err)
+            }
+        };
+        if self.alignment.is_none() && a.stats.records == 0 {
+            return Err(match err {
+                Some(e) => e.to_string(),
+                None => format!("{}: the trace holds no records", self.paths[0].display()),
+            });
+        }
+        Ok((a, None, err))
+    }
+
+    /// Kineto traces: one rank or several, limited to one instance of an
+    /// annotation, with the path broken down by what bounds it.
+    fn run_gpu(
+        &self,
+        window: &GpuOptions,
+        opts: Options,
+    ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
+        let keep_path = opts.keep_path;
+        let mut src = match self.paths.as_slice() {
+            [one] => critpath_gpu::open_with(one, window),
+            many => critpath_gpu::open_ranks_with(many, window),
+        }
+        .map_err(read)?;
+        let facts = src.facts().clone();
+        let ranks = (self.paths.len() > 1).then(|| src.report().clone());
+        let opts = Options {
+            keep_path: true,
+            ..opts
+        };
+        let (mut a, err) =
+            critpath_engine::analyze(&mut src, opts, |_, _| {}).map_err(|e| self.failed(e))?;
+        if a.stats.records == 0 {
+            let inside = match &window.annotation {
+                Some(n) => format!(" inside annotation {n:?} instance {}", window.instance),
+                None => String::new(),
+            };
+            return Err(format!(
+                "{}: the trace holds no GPU or CPU op{inside}",
+                self.paths[0].display()
+            ));
+        }
+        let breakdown = critpath_gpu::bound_by(&a, &facts);
+        if !keep_path {
+            a.path = None;
+        }
+        Ok((a, Some(GpuExtra { breakdown, ranks }), err))
+    }
+}
+
+impl Native {
+    /// The analysis without its path (as `analyze --json` without `--path`).
+    fn without_path(&self) -> Analysis {
+        Analysis {
+            path: None,
+            ..self.analysis.clone()
+        }
+    }
+
+    /// `analyze --json` of this analysis with these next paths.
+    fn document(&self, a: &Analysis, next: &[NextPath]) -> String {
+        let offsets = self.req.alignment.as_ref().map(|al| al.offsets.as_slice());
+        let mut doc = AnalyzeDoc::new(a, next, offsets);
+        if let Some(g) = &self.gpu {
+            doc.gpu = Some(&g.breakdown);
+            doc.ranks = g.ranks.as_ref();
+        }
+        json::document(&doc)
+    }
+}
+
+#[pymethods]
+impl Native {
+    /// The critical path's length (ns).
+    #[getter]
+    fn length_ns(&self) -> u64 {
+        self.analysis.critical_path.length_ns
+    }
+
+    /// A reader error that let the analysis finish (the CLI prints the
+    /// results, then this, and exits with 2).
+    #[getter]
+    fn read_error(&self) -> Option<String> {
+        self.read_error.clone()
+    }
+
+    /// The verdict line `critpath analyze` opens with (empty when no state
+    /// is on the path).
+    fn verdict(&self) -> String {
+        critpath_views::analysis::verdict(&self.analysis, None, None)
+    }
+
+    /// The CLI's `analyze --json` document; with `path`, also the path's
+    /// segments (`analyze --json --path`).
+    #[pyo3(signature = (path=false))]
+    fn to_json(&self, py: Python<'_>, path: bool) -> PyResult<String> {
+        guarded(py, || {
+            Ok(match path {
+                true => self.document(&self.analysis, &[]),
+                false => self.document(&self.without_path(), &[]),
+            })
+        })
+    }
+
+    /// The critical path's length with these speed-ups (`SM:STATE=FACTOR`).
+    fn whatif(&self, py: Python<'_>, specs: Vec<String>) -> PyResult<u64> {
+        guarded(py, || {
+            let speedups = specs
+                .iter()
+                .map(|s| Speedup::parse(s).map_err(|e| e.with_option()))
+                .collect::<Result<Vec<_>>>()?;
+            if speedups.is_empty() {
+                return Err("whatif needs at least one speed-up {\"SM:STATE\": FACTOR}".into());
+            }
+            let opts = Options {
+                speedups,
+                ..self.req.options()
+            };
+            let (a, _, _) = self.req.run(opts)?;
+            Ok(a.critical_path.length_ns)
+        })
+    }
+
+    /// `analyze --json --next K [--remove SM:STATE]...`: the document with
+    /// the next most critical paths.
+    fn next(&self, py: Python<'_>, k: usize, remove: Vec<String>) -> PyResult<String> {
+        guarded(py, || {
+            if k == 0 {
+                return Err("--next 0: expected how many next paths to find, 1 or more (--next alone finds one)".into());
+            }
+            let mut failure = None;
+            let next = critpath_engine::analyses::next_paths(&self.analysis, k, &remove, |o| {
+                self.req.run(o).map(|r| r.0).map_err(|f| {
+                    failure = Some(f);
+                    std::io::Error::other("analysis failed")
+                })
+            });
+            let next = match (next, failure) {
+                (Ok(v), _) => v,
+                (Err(_), Some(f)) => return Err(f.replacen("--speedup ", "--remove ", 1)),
+                (Err(e), None) => return Err(e.to_string()),
+            };
+            Ok(self.document(&self.without_path(), &next))
+        })
+    }
+
+    /// `critpath slack --json`: every state's slack, least first.
+    fn slack(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || {
+            let opts = Options {
+                slack: true,
+                ..self.req.options()
+            };
+            let (mut a, _, _) = self.req.run(opts)?;
+            a.sort_by_slack();
+            Ok(json::pretty(&a))
+        })
+    }
+
+    /// Writes `critpath report`'s HTML file to `output`, whole or not at all.
+    fn report(&self, py: Python<'_>, output: PathBuf) -> PyResult<()> {
+        guarded(py, || {
+            let html = critpath_views::report::html(&self.analysis, &self.req.name(), &[]);
+            write_atomically(&output, &self.req.paths, html.as_bytes())
+        })
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into
+/// place; refuses to replace one of `inputs`.
+fn write_atomically(path: &Path, inputs: &[PathBuf], bytes: &[u8]) -> Result<()> {
+    let same = |p: &Path| match (path.canonicalize(), p.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(input) = inputs.iter().find(|p| same(p)) {
+        return Err(format!(
+            "{}: this is the input {}; write the output to another file (the input was left as it was)",
+            path.display(),
+            input.display()
+        ));
+    }
+    let failed = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".critpath-report.")
+        .suffix(".partial")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(failed)?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.flush())
+        .map_err(failed)?;
+    tmp.persist(path).map_err(|e| failed(e.error))?;
+    Ok(())
+}

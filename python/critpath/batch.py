@@ -1,0 +1,221 @@
+"""Many traces: :func:`analyze_many` and the :class:`Batch` it returns.
+
+Each file is analyzed on its own by the native module (critpath-batch, the
+code behind ``critpath batch``); a span file (OTLP/Jaeger) holding several
+trace ids gives one result per request. Only the small per-request results
+(a path's length and its critical states, plain picklable dicts) travel
+from the workers, a local process pool or a Dask cluster, back to this
+process, where they are aggregated per state. The aggregate does not depend
+on the order results arrive in, so a parallel run equals the serial one.
+"""
+
+import json
+import os
+import sys
+
+import pandas as pd
+
+from critpath import _native
+from critpath._work import analyze_chunk, analyze_file
+from critpath.analysis import Error
+
+PER_TRACE_COLUMNS = ["file", "trace_id", "length_ns", "top_sm", "top_state", "top_criticality"]
+STATES_COLUMNS = [
+    "sys", "sm", "state", "traces", "critical_ns_sum", "criticality_mean",
+    "criticality_p50", "criticality_p90", "criticality_p99",
+]
+_OPTIONS = {"to": "to", "from_": "from", "annotation": "annotation", "instance": "instance",
+            "trace": "trace"}
+
+
+def _options(analyze_options):
+    unknown = sorted(set(analyze_options) - set(_OPTIONS))
+    if unknown:
+        raise TypeError("analyze_many() got unexpected options: %s (expected %s)"
+                        % (", ".join(unknown), ", ".join(_OPTIONS)))
+    return {_OPTIONS[k]: v for k, v in analyze_options.items() if v is not None}
+
+
+def _bar(total, progress):
+    if progress is False:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    if progress is None and not sys.stderr.isatty():
+        return None
+    return tqdm(total=total, unit="file", desc="critpath")
+
+
+def _serial(paths, options, bar):
+    out = []
+    for p in paths:
+        out.append(analyze_file(p, options))
+        if bar is not None:
+            bar.update(1)
+    return out
+
+
+def _executor(executor, paths, options, bar, chunk):
+    chunks = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
+    futures = [executor.submit(analyze_chunk, c, options) for c in chunks]
+    out = []
+    for f, c in zip(futures, chunks):
+        out.extend(f.result())
+        if bar is not None:
+            bar.update(len(c))
+    return out
+
+
+def _local_pool(paths, options, bar):
+    workers = min(os.cpu_count() or 1, len(paths))
+    if workers <= 1:
+        return _serial(paths, options, bar)
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    # A fresh interpreter per worker: forking a process that may hold
+    # threads (pandas, a notebook's kernel) is not safe.
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+        chunk = max(1, len(paths) // (workers * 8))
+        return _executor(ex, paths, options, bar, chunk)
+
+
+def _dask(client, paths, options, bar):
+    futures = client.map(analyze_file, paths, options=options, pure=False)
+    if bar is not None:
+        from distributed import as_completed
+
+        for _ in as_completed(futures):
+            bar.update(1)
+    return client.gather(futures)
+
+
+def _is_dask_client(client):
+    return type(client).__name__ == "Client" and hasattr(client, "map") and hasattr(client, "gather")
+
+
+def analyze_many(paths, *, client=None, progress=None, **analyze_options):
+    """Analyze many traces, one result per request, and aggregate them.
+
+    ``client`` chooses where the files are analyzed: ``None``, a local
+    process pool over the cores; ``"serial"``, this process; a
+    ``dask.distributed.Client`` or a scheduler address (``"tcp://host:8786"``),
+    the cluster's workers (``client.map`` over the files; only the per-request
+    results travel back); or any ``concurrent.futures.Executor``. The results
+    are the same whichever is used. ``progress``: a tqdm bar when tqdm is
+    installed and standard error is a terminal (``True`` always, ``False``
+    never). ``analyze_options`` are :func:`critpath.analyze`'s (``to``,
+    ``from_``, ``annotation``, ``instance``) and ``trace`` (one trace id of
+    span files). A file that cannot be analyzed raises :class:`critpath.Error`
+    with the CLI's message.
+    """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    paths = [os.fsdecode(p) for p in paths]
+    options = _options(analyze_options)
+    bar = _bar(len(paths), progress)
+    try:
+        if client == "serial":
+            per_file = _serial(paths, options, bar)
+        elif client is None:
+            per_file = _local_pool(paths, options, bar)
+        elif isinstance(client, str):
+            from distributed import Client
+
+            with Client(client) as c:
+                per_file = _dask(c, paths, options, bar)
+        elif _is_dask_client(client):
+            per_file = _dask(client, paths, options, bar)
+        elif hasattr(client, "submit"):
+            per_file = _executor(client, paths, options, bar, 1)
+        else:
+            raise TypeError("client must be None, 'serial', a dask.distributed.Client, "
+                            "a scheduler address or a concurrent.futures.Executor")
+    finally:
+        if bar is not None:
+            bar.close()
+    return Batch([r for results in per_file for r in results])
+
+
+class Batch:
+    """Per-request results and their aggregate per state."""
+
+    def __init__(self, results):
+        self.results = list(results)
+        self._agg = None
+
+    def __len__(self):
+        return len(self.results)
+
+    def __repr__(self):
+        return "<critpath.Batch of %d traces>" % len(self.results)
+
+    @property
+    def per_trace(self):
+        """One row per request: file, trace_id, length_ns and its most
+        critical state (top_sm, top_state, top_criticality)."""
+        rows = []
+        for r in self.results:
+            top = r["states"][0] if r["states"] else {}
+            rows.append({
+                "file": r["file"], "trace_id": r["trace_id"], "length_ns": r["length_ns"],
+                "top_sm": top.get("sm"), "top_state": top.get("state"),
+                "top_criticality": top.get("criticality", 0.0),
+            })
+        return pd.DataFrame(rows, columns=PER_TRACE_COLUMNS)
+
+    @property
+    def states(self):
+        """Per state: the requests where it is critical, its summed critical
+        time, and the mean and p50/p90/p99 of its criticality over all
+        requests; most summed critical time first (docs/json.md)."""
+        if self._agg is None:
+            self._agg = json.loads(_native.aggregate(json.dumps(self.results)))
+        return pd.DataFrame(self._agg, columns=STATES_COLUMNS)
+
+    def slowest(self, fraction):
+        """The slowest ``fraction`` of the requests (0.1: the slowest 10%),
+        longest path first, as a Batch."""
+        slow, _ = json.loads(_native.slowest(json.dumps(self.results), float(fraction)))
+        return Batch(slow)
+
+    def compare(self, fraction=0.1):
+        """The slowest ``fraction`` against the rest: how many requests each
+        part holds and the state that bounds each (``slow_top``,
+        ``rest_top``) with its share of the part's path."""
+        return json.loads(_native.compare(json.dumps(self.results), float(fraction)))
+
+    def to_parquet(self, directory):
+        """Writes per_trace.parquet and states.parquet into ``directory``
+        (created if missing); needs pyarrow. Returns the two paths."""
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                "Batch.to_parquet needs pyarrow: pip install pyarrow "
+                "(or the package's extra: pip install './python[parquet]')"
+            ) from None
+        directory = os.fsdecode(directory)
+        os.makedirs(directory, exist_ok=True)
+        out = []
+        for name, df in (("per_trace", self.per_trace), ("states", self.states)):
+            path = os.path.join(directory, name + ".parquet")
+            df.to_parquet(path, index=False)
+            out.append(path)
+        return out
+
+    def to_csv(self, directory):
+        """Writes per_trace.csv and states.csv into ``directory``."""
+        directory = os.fsdecode(directory)
+        os.makedirs(directory, exist_ok=True)
+        out = []
+        for name, df in (("per_trace", self.per_trace), ("states", self.states)):
+            path = os.path.join(directory, name + ".csv")
+            df.to_csv(path, index=False)
+            out.append(path)
+        return out
+
+
+__all__ = ["analyze_many", "analyze_file", "Batch", "Error"]

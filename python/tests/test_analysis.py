@@ -1,0 +1,240 @@
+"""critpath.analyze against the critpath binary on the same traces: the
+same numbers, the same JSON byte for byte, the same HTML report, and the
+same messages when something is wrong (raised as critpath.Error, never a
+crash)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import critpath
+from conftest import cli, example
+
+NIC = example("nic-fig3.jsonl")
+
+
+@pytest.fixture(scope="module")
+def nic():
+    return critpath.analyze(NIC)
+
+
+def test_nic_fig3_length_and_most_critical_state(nic):
+    assert nic.length_ns == 830
+    assert list(nic.states.columns) == [
+        "sys", "sm", "state", "visits", "total_ns", "critical_ns", "criticality"]
+    top = nic.states.iloc[0]
+    assert (top["sys"], top["sm"], top["state"]) == ("local", "nic.tx", "DMA packet")
+    assert top["critical_ns"] == 600
+
+
+def test_states_are_the_clis_in_its_order(nic):
+    doc = json.loads(cli("analyze", "--json", NIC)[1])
+    want = pd.DataFrame(doc["states"])[list(nic.states.columns)]
+    pd.testing.assert_frame_equal(nic.states, want)
+
+
+def test_to_json_is_byte_identical_to_analyze_json(nic):
+    assert nic.to_json() == cli("analyze", "--json", NIC)[1]
+
+
+def test_path_is_the_clis_path_with_a_kind(nic):
+    doc = json.loads(cli("analyze", "--json", "--path", NIC)[1])
+    path = nic.path
+    assert list(path.columns) == ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm"]
+    assert path[["sm", "state", "start_ns", "end_ns"]].to_dict("records") == [
+        {k: s[k] for k in ("sm", "state", "start_ns", "end_ns")} for s in doc["path"]]
+    assert path["kind"].tolist() == ["wait" if s["inter"] else "state" for s in doc["path"]]
+    assert path["end_ns"].iloc[-1] == 830
+
+
+@pytest.mark.parametrize("name,factor", [("nic.tx:DMA packet", 2), ("nic.txfifo:transmit", 1e9),
+                                         ("nic.descfetch:fetch desc", 1.5)])
+def test_whatif_predicts_what_the_cli_predicts(nic, name, factor):
+    spec = "%s=%s" % (name, factor)
+    doc = json.loads(cli("whatif", NIC, "--speedup", spec, "--json")[1])
+    got = nic.whatif({name: factor})
+    assert got == doc["predicted_length_ns"]
+    assert got < 830
+
+
+def test_next_is_the_clis_next_critical_path(nic):
+    doc = json.loads(cli("analyze", NIC, "--json", "--next")[1])
+    want = doc["next_critical_path"]
+    got = nic.next()
+    assert (got.length_ns, got.removed) == (want["length_ns"], want["removed"])
+    assert got.shorter == pytest.approx(want["shorter"])
+    assert got.states[["sm", "state", "critical_ns"]].to_dict("records") == [
+        {k: s[k] for k in ("sm", "state", "critical_ns")} for s in want["states"]]
+    two = nic.next(2)
+    want2 = json.loads(cli("analyze", NIC, "--json", "--next", "2")[1])["next_critical_paths"]
+    assert [(p.length_ns, p.removed) for p in two] == [(p["length_ns"], p["removed"]) for p in want2]
+    removed = nic.next(remove=["nic.txfifo:transmit"])
+    want_r = json.loads(cli("analyze", "--json", "--remove", "nic.txfifo:transmit", NIC)[1])
+    assert removed.length_ns == want_r["next_critical_path"]["length_ns"]
+
+
+def test_slack_is_the_clis(nic):
+    doc = json.loads(cli("slack", "--json", NIC)[1])
+    got = nic.slack()
+    assert got[["sm", "state"]].to_dict("records") == [
+        {"sm": s["sm"], "state": s["state"]} for s in doc["states"]]
+    assert [None if pd.isna(v) else int(v) for v in got["slack_ns"]] == [
+        s.get("slack_ns") for s in doc["states"]]
+    assert got["slack_ns"].iloc[0] == 0
+
+
+def test_report_is_the_clis_html(nic, tmp_path):
+    mine = tmp_path / "mine.html"
+    theirs = tmp_path / "cli.html"
+    assert nic.report(mine) == str(mine)
+    cli("report", NIC, "-o", str(theirs))
+    # The graph's SVG lists its font classes in no fixed order (the CLI's
+    # own reports differ there from run to run): compare with each <style>
+    # block's lines sorted, everything else byte for byte.
+    assert canonical_html(mine.read_text()) == canonical_html(theirs.read_text())
+    assert "nic.tx" in mine.read_text()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def canonical_html(text):
+    out, style = [], None
+    for line in text.split("\n"):
+        if style is not None:
+            style.append(line)
+            if "</style>" in line:
+                out.extend(sorted(style))
+                style = None
+        elif line.endswith("<style>"):
+            out.append(line)
+            style = []
+        else:
+            out.append(line)
+    return out
+
+
+def test_report_refuses_to_replace_an_input(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(open(NIC, "rb").read())
+    a = critpath.analyze(str(trace))
+    with pytest.raises(critpath.Error, match="this is the input"):
+        a.report(trace)
+    assert trace.read_bytes() == open(NIC, "rb").read()
+
+
+def test_repr_html_has_the_verdict_and_top_rows(nic):
+    h = nic._repr_html_()
+    assert nic.verdict.startswith("bound by nic.tx: DMA packet")
+    assert nic.verdict in h
+    assert "<td>DMA packet</td>" in h and "72.3%" in h
+    assert "3 more states" in h
+
+
+def test_two_hosts_merged_as_the_cli_merges_them():
+    files = [example("rpc", "client.jsonl"), example("rpc", "server.jsonl")]
+    a = critpath.analyze(files)
+    assert a.to_json() == cli("analyze", "--json", *files)[1]
+    assert any(d["kind"] == "clock-offset" for d in a.diagnostics)
+
+
+def test_to_and_from_are_the_clis(nic):
+    a = critpath.analyze(NIC, to="nic.tx", from_="nic.descfetch")
+    assert a.to_json() == cli("analyze", "--json", "--to", "nic.tx", "--from", "nic.descfetch", NIC)[1]
+    assert a.length_ns < nic.length_ns
+
+
+def test_kineto_annotation_instance_is_the_clis(tmp_path):
+    gen = os.path.join(os.path.dirname(NIC), "..", "crates", "gpu", "tests", "gen", "gen_kineto.py")
+    subprocess.run([sys.executable, gen, str(tmp_path), "--ranks", "1", "--steps", "3"], check=True,
+                   capture_output=True)
+    trace = str(sorted(tmp_path.iterdir())[0])
+    a = critpath.analyze(trace, annotation="ProfilerStep", instance=1)
+    want = cli("analyze", "--json", "--annotation", "ProfilerStep", "--instance", "1", trace)[1]
+    assert a.to_json() == want
+    assert "gpu" in json.loads(want)
+    whole = critpath.analyze(trace)
+    assert 0 < a.length_ns < whole.length_ns
+
+
+# Bad input: the CLI's message, raised as critpath.Error (a ValueError).
+
+def assert_same_error(exc, *cli_args):
+    code, _, message = cli(*cli_args, ok=False)
+    assert code == 2
+    assert str(exc.value) == message
+    assert isinstance(exc.value, ValueError)
+
+
+def test_missing_file(tmp_path):
+    missing = str(tmp_path / "nope.jsonl")
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(missing)
+    assert_same_error(e, "analyze", missing)
+
+
+def test_not_a_trace(tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(str(junk))
+    assert_same_error(e, "analyze", str(junk))
+
+
+def test_damaged_jsonl_raises_unless_partial_results_are_asked_for(tmp_path):
+    lines = open(NIC).read().splitlines()
+    lines[4] = '{"t": oops'
+    bad = tmp_path / "damaged.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(str(bad))
+    assert_same_error(e, "analyze", "--json", str(bad))
+    with pytest.warns(RuntimeWarning, match="damaged.jsonl:5"):
+        a = critpath.analyze(str(bad), partial=True)
+    assert a.to_json() == cli("analyze", "--json", str(bad), ok=False)[1]
+
+
+def test_truncated_jsonl(tmp_path):
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(open(NIC, "rb").read()[:-7])
+    code, out, message = cli("analyze", "--json", str(cut), ok=False)
+    if code == 0:
+        assert critpath.analyze(str(cut)).to_json() == out
+    else:
+        with pytest.raises(critpath.Error) as e:
+            critpath.analyze(str(cut))
+        assert str(e.value) == message
+
+
+@pytest.mark.parametrize("speedup", [{"nope:x": 2}, {"nic.tx:DMA packet": 0}, {"nic.tx": 2},
+                                     {"nic.tx:DMA packet": "fast"}])
+def test_bad_whatif_names_and_factors(nic, speedup):
+    (name, factor), = speedup.items()
+    with pytest.raises(critpath.Error) as e:
+        nic.whatif(speedup)
+    assert_same_error(e, "whatif", NIC, "--speedup", "%s=%s" % (name, factor))
+
+
+def test_bad_to_and_remove(nic):
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(NIC, to="nic.nothing")
+    assert_same_error(e, "analyze", NIC, "--to", "nic.nothing")
+    with pytest.raises(critpath.Error) as e:
+        nic.next(remove=["nic.tx:nothing"])
+    assert_same_error(e, "analyze", NIC, "--remove", "nic.tx:nothing")
+
+
+def test_no_paths_and_instance_without_annotation():
+    with pytest.raises(critpath.Error, match="no trace given"):
+        critpath.analyze([])
+    with pytest.raises(critpath.Error, match="needs annotation"):
+        critpath.analyze(NIC, instance=1)
+
+
+def test_the_sdk_imports_without_the_native_module_or_pandas():
+    code = ("import sys; import critpath.sdk; "
+            "assert 'pandas' not in sys.modules and 'critpath._native' not in sys.modules")
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(critpath.__file__)))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=pkg)

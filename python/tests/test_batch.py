@@ -1,0 +1,162 @@
+"""critpath.analyze_many: the same tables whether the files are analyzed in
+this process, on a local process pool, on any executor or on a real Dask
+cluster of two worker processes; the aggregate's findings on generated
+checkout requests; errors carried back from the workers."""
+
+import concurrent.futures as cf
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import critpath
+import checkout
+from conftest import cli, example
+
+FILES = 6
+PER_FILE = 10
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    return checkout.write(str(tmp_path_factory.mktemp("checkout")), FILES, PER_FILE)
+
+
+@pytest.fixture(scope="module")
+def serial(traces):
+    return critpath.analyze_many(traces, client="serial", progress=False)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def assert_same(a, b):
+    pd.testing.assert_frame_equal(a.per_trace, b.per_trace)
+    pd.testing.assert_frame_equal(a.states, b.states)
+    assert a.results == b.results
+
+
+def test_one_row_per_request_in_file_order(serial, traces):
+    pt = serial.per_trace
+    assert list(pt.columns) == ["file", "trace_id", "length_ns", "top_sm", "top_state",
+                                "top_criticality"]
+    assert len(pt) == FILES * PER_FILE
+    assert pt["trace_id"].tolist() == ["req%05d" % i for i in range(FILES * PER_FILE)]
+    assert pt["file"].tolist() == [t for t in traces for _ in range(PER_FILE)]
+
+
+def test_each_request_is_what_analyze_gives_for_it_alone(serial, traces, tmp_path):
+    # Request 3 of the first file written alone: the CLI's analysis of it.
+    alone = checkout.write(str(tmp_path), 1, 4)[0]
+    one = critpath.analyze_many([alone], client="serial", progress=False, trace="req00003")
+    row = serial.per_trace.iloc[3]
+    assert one.per_trace.iloc[0]["length_ns"] == row["length_ns"]
+    with open(alone) as fh:
+        spans = json.load(fh)
+    for rs in spans["resourceSpans"]:
+        for sc in rs["scopeSpans"]:
+            sc["spans"] = [x for x in sc["spans"] if x["traceId"] == "req00003"]
+    single = tmp_path / "req3.json"
+    single.write_text(json.dumps(spans))
+    doc = json.loads(cli("analyze", str(single), "--json")[1])
+    assert row["length_ns"] == doc["critical_path"]["length_ns"]
+    top = doc["states"][0]
+    assert (row["top_sm"], row["top_state"]) == (top["sm"], top["state"])
+    assert row["top_criticality"] == pytest.approx(top["criticality"])
+
+
+def test_aggregate_finds_the_cart_then_the_db_in_the_slowest_tenth(serial):
+    st = serial.states
+    assert list(st.columns) == ["sys", "sm", "state", "traces", "critical_ns_sum",
+                                "criticality_mean", "criticality_p50", "criticality_p90",
+                                "criticality_p99"]
+    assert (st.iloc[0]["sm"], st.iloc[0]["state"]) == ("cart", "load cart")
+    assert st.iloc[0]["traces"] == FILES * PER_FILE
+    assert st["critical_ns_sum"].is_monotonic_decreasing
+    slow = serial.slowest(0.1)
+    assert len(slow) == FILES * PER_FILE // 10
+    assert set(slow.per_trace["trace_id"]) == {"req%05d" % i for i in range(9, FILES * PER_FILE, 10)}
+    assert (slow.states.iloc[0]["sm"], slow.states.iloc[0]["state"]) == ("db", "SELECT orders")
+    c = serial.compare(0.1)
+    assert c["slow_top"]["state"] == "SELECT orders" and c["rest_top"]["state"] == "load cart"
+
+
+def test_local_pool_equals_serial(serial, traces):
+    assert_same(critpath.analyze_many(traces, progress=False), serial)
+
+
+def test_any_executor_equals_serial(serial, traces):
+    with cf.ThreadPoolExecutor(3) as ex:
+        assert_same(critpath.analyze_many(traces, client=ex, progress=False), serial)
+
+
+def test_dask_local_cluster_equals_serial(serial, traces, dask_client):
+    got = critpath.analyze_many(traces, client=dask_client, progress=False)
+    assert_same(got, serial)
+    # The work ran on the two worker processes, not in this one.
+    assert len(dask_client.scheduler_info()["workers"]) == 2
+
+
+def test_dask_scheduler_address_equals_serial(serial, traces, dask_client):
+    got = critpath.analyze_many(traces, client=dask_client.scheduler.address, progress=False)
+    assert_same(got, serial)
+
+
+def test_results_do_not_depend_on_file_order(serial, traces):
+    shuffled = critpath.analyze_many(list(reversed(traces)), client="serial", progress=False)
+    pd.testing.assert_frame_equal(shuffled.states, serial.states)
+
+
+def test_options_reach_the_workers(traces, dask_client):
+    one = critpath.analyze_many(traces[:1], client=dask_client, trace="req00004", progress=False)
+    assert one.per_trace["trace_id"].tolist() == ["req00004"]
+    mixed = critpath.analyze_many([example("nic-fig3.jsonl")], client="serial", to="nic.tx",
+                                  progress=False)
+    assert mixed.per_trace["length_ns"].tolist() == [critpath.analyze(example("nic-fig3.jsonl"),
+                                                                       to="nic.tx").length_ns]
+
+
+def test_an_unreadable_file_raises_the_clis_message_from_any_worker(traces, tmp_path, dask_client):
+    missing = str(tmp_path / "gone.json")
+    _, _, message = cli("analyze", missing, ok=False)
+    for client in ("serial", None, dask_client):
+        with pytest.raises(critpath.Error) as e:
+            critpath.analyze_many(traces[:2] + [missing], client=client, progress=False)
+        assert str(e.value) == message
+    with pytest.raises(TypeError, match="unexpected options"):
+        critpath.analyze_many(traces, client="serial", speedup=2)
+
+
+def test_to_parquet_and_csv(serial, tmp_path):
+    written = serial.to_parquet(tmp_path / "pq")
+    assert [os.path.basename(p) for p in written] == ["per_trace.parquet", "states.parquet"]
+    pd.testing.assert_frame_equal(pd.read_parquet(written[0]), serial.per_trace)
+    pd.testing.assert_frame_equal(pd.read_parquet(written[1]), serial.states)
+    csvs = serial.to_csv(tmp_path / "csv")
+    assert pd.read_csv(csvs[1])["sm"].tolist() == serial.states["sm"].tolist()
+
+
+def test_python_m_critpath_batch_on_a_scheduler(traces, tmp_path, dask_client):
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "critpath", "batch", *traces, "--scheduler",
+                        dask_client.scheduler.address, "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "%d traces from %d files" % (FILES * PER_FILE, FILES) in p.stdout
+    assert "db: SELECT orders" in p.stdout
+    st = pd.read_parquet(out / "states.parquet")
+    assert st["sm"].iloc[0] == "cart"
+    bad = subprocess.run([sys.executable, "-m", "critpath", "batch", str(tmp_path / "nope"), "-o",
+                          str(out)], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "cannot open" in bad.stderr

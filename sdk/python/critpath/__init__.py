@@ -1,2 +1,0 @@
-"""critpath: full-system critical-path analysis. The annotation SDK is
-:mod:`critpath.sdk`."""
