@@ -6,25 +6,44 @@ use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
 /// `what` names the speedups applied (`SM:STATE FACTORx faster`).
-pub fn whatif(base: &Analysis, pred: &Analysis, what: &[String], top: usize) -> String {
+/// `band`: the prediction's range and the share of the baseline path that
+/// depends on the rest of the machine, when that share is not 0.
+pub fn whatif(
+    base: &Analysis,
+    pred: &Analysis,
+    what: &[String],
+    band: Option<([u64; 2], f64)>,
+    top: usize,
+) -> String {
     let b = base.critical_path.length_ns;
     let p = pred.critical_path.length_ns;
     let mut o = String::new();
     let _ = writeln!(o, "baseline critical path   {} ({b} ns)", dur(b));
     let _ = writeln!(o, "with {}", what.join(", "));
     if p == 0 && b > 0 {
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "predicted critical path  0 ns: the path vanishes (nothing on it is left to wait for)\n\nmost critical then:\n"
+            "predicted critical path  0 ns: the path vanishes (nothing on it is left to wait for)"
         );
     } else {
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "predicted critical path  {} ({p} ns): {:.3}x faster\n\nmost critical then:\n",
+            "predicted critical path  {} ({p} ns): {:.3}x faster",
             dur(p),
             speedup(b, p)
         );
     }
+    if let Some(([lo, hi], share)) = band.filter(|b| b.1 > 0.0) {
+        let _ = writeln!(
+            o,
+            "predicted {}; {:.0}% of the baseline path is CPU contention and interrupts that another run may not see: {}–{}",
+            dur(p),
+            share * 100.0,
+            dur(lo),
+            dur(hi)
+        );
+    }
+    o.push_str("\nmost critical then:\n");
     for s in pred.states.iter().take(top) {
         let was = base
             .states

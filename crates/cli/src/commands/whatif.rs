@@ -4,6 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::inputs::run_analysis;
 use crate::output::stdout;
+use critpath_engine::analyses::{machine_share, predicted_range};
 use critpath_engine::{Options, Speedup};
 use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
 use critpath_views::whatif::{speedup, whatif};
@@ -43,12 +44,16 @@ pub fn run(args: Args) -> Result<()> {
         ..Default::default()
     };
     let (pred, _) = run_analysis(&args.trace, opts)?;
+    let share = machine_share(&base, critpath_os::names::machine_dependent);
+    let range = predicted_range(pred.critical_path.length_ns, share);
     let text = if args.json {
         let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
         json::document(&WhatifDoc {
             baseline_length_ns: b,
             predicted_length_ns: p,
             predicted_speedup: speedup(b, p),
+            predicted_range_ns: range,
+            machine_share: share,
             speedups: parsed
                 .iter()
                 .map(|s| SpeedupDoc {
@@ -64,7 +69,7 @@ pub fn run(args: Args) -> Result<()> {
             .iter()
             .map(|s| format!("{} {}x faster", s.target, s.factor))
             .collect();
-        whatif(&base, &pred, &what, args.top)
+        whatif(&base, &pred, &what, Some((range, share)), args.top)
     };
     stdout(text.as_bytes())
 }
