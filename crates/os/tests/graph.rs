@@ -227,14 +227,20 @@ fn a_thread_waiting_for_a_held_cpu_depends_on_its_holder() {
         assert_eq!(os_state(st), OsState::Running, "{x:?}");
         let &(from, t) = sent.get(l).expect("a held recv has its send");
         assert_eq!(t, x.t, "the holder leaves at the switch: {x:?}");
-        assert!(matches!(OsSm::parse(from), Some(OsSm::Thread { .. })), "{from}");
+        assert!(
+            matches!(OsSm::parse(from), Some(OsSm::Thread { .. })),
+            "{from}"
+        );
         by_hog += usize::from(hogs.contains(&from));
         // Back to where the worker became runnable: a link of its own
         // went to a thread (the CPU's holder then).
         let became_runnable = r.recs[..i]
             .iter()
             .rev()
-            .find(|y| y.sm == worker && matches!(&y.kind, Kind::Recv(_, s) | Kind::State(s) if s == "runnable"))
+            .find(|y| {
+                y.sm == worker
+                    && matches!(&y.kind, Kind::Recv(_, s) | Kind::State(s) if s == "runnable")
+            })
             .expect("runnable before");
         let linked = r.recs[..i].iter().any(|y| {
             y.sm == worker
@@ -290,12 +296,17 @@ fn holder_links_end_in_threads_only() {
         let sent = senders(&r.recs);
         for x in &r.recs {
             let Kind::Recv(l, _) = &x.kind else { continue };
-            let Some(&(from, _)) = sent.get(l) else { continue };
+            let Some(&(from, _)) = sent.get(l) else {
+                continue;
+            };
             let from_thread = matches!(OsSm::parse(from), Some(OsSm::Thread { .. }));
             let to_irq = matches!(OsSm::parse(base(&x.sm)), Some(OsSm::Irq(_)));
             assert!(!(from_thread && to_irq), "{name}: {x:?} from {from}");
             if x.waited {
-                assert!(matches!(OsSm::parse(&x.sm), Some(OsSm::Thread { .. })), "{name}: {x:?}");
+                assert!(
+                    matches!(OsSm::parse(&x.sm), Some(OsSm::Thread { .. })),
+                    "{name}: {x:?}"
+                );
             }
         }
     }

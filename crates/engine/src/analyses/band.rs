@@ -27,7 +27,10 @@ pub fn machine_share(a: &Analysis, machine: fn(&str, &str) -> bool) -> f64 {
 pub fn predicted_range(pred: u64, s: f64) -> [u64; 2] {
     let s = s.clamp(0.0, 1.0);
     let p = pred as f64;
-    [(p * (1.0 - s)).round().max(0.0) as u64, (p * (1.0 + s)).round() as u64]
+    [
+        (p * (1.0 - s)).round().max(0.0) as u64,
+        (p * (1.0 + s)).round() as u64,
+    ]
 }
 
 #[cfg(test)]

@@ -12,14 +12,19 @@ impl Builder {
     /// Thread `w` became runnable at `t`, to run on `cpu` (when known): if
     /// a tracked thread holds that CPU, `w` sends a link the holder
     /// receives at `t` (its state goes on), and `w` remembers the CPU's
-    /// holder chain. Otherwise (an idle CPU, an unknown one) `w` waits on
-    /// its own chain.
+    /// holder chain. Otherwise (an idle CPU, an unknown one, a thread not
+    /// of the recorded command) `w` waits on its own chain.
     pub(super) fn link_holder(&mut self, t: u64, cpu: Option<u32>, w: u32) {
         let Some(th) = self.threads.get_mut(&w) else {
             return;
         };
         th.ready = None;
         let wsm = th.sm;
+        // With the command known, only its threads' waits are linked: a
+        // foreign thread's readiness would put its history on the holder.
+        if self.target.is_some() && !self.program.contains(&w) {
+            return;
+        }
         let Some(c) = cpu else { return };
         let Some(h) = self.cpus.get(c as usize).map(|cs| cs.cur) else {
             return;

@@ -183,6 +183,10 @@ pub struct Builder {
     /// events before belong to the recorder and are dropped.
     target: Option<(u32, u64)>,
     target_started: bool,
+    /// The recorded command's threads and processes (its main thread and
+    /// whatever they forked): the only waiters linked into a CPU's holder
+    /// when the command is known.
+    program: FxHashSet<u32>,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -284,6 +288,7 @@ impl Builder {
             now: 0,
             target,
             target_started: false,
+            program: FxHashSet::default(),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),
@@ -470,16 +475,22 @@ mod tests {
         // The irq SM receives nothing; app:6's readiness is received by
         // app:5 in its interrupted state at the wakeup.
         assert!(recvs.iter().all(|r| !r.0.starts_with("irq:")), "{recvs:?}");
-        assert!(recvs.iter().any(|r| r.0 == "app:5"
-            && r.1 == "interrupted:irq:eth0"
-            && r.3 == ("app:6".to_string(), 21)
-            && !r.2), "{recvs:?}");
+        assert!(
+            recvs.iter().any(|r| r.0 == "app:5"
+                && r.1 == "interrupted:irq:eth0"
+                && r.3 == ("app:6".to_string(), 21)
+                && !r.2),
+            "{recvs:?}"
+        );
         // The switch-in waits for the holder's switch-out.
-        assert!(recvs.iter().any(|r| r.0 == "app:6"
-            && r.1 == "running"
-            && r.2
-            && r.3 == ("app:5".to_string(), 40)
-            && r.4 == 40), "{recvs:?}");
+        assert!(
+            recvs.iter().any(|r| r.0 == "app:6"
+                && r.1 == "running"
+                && r.2
+                && r.3 == ("app:5".to_string(), 40)
+                && r.4 == 40),
+            "{recvs:?}"
+        );
     }
 
     /// A thread sleeps on a timer whose expiry was lost (an idle CPU): it

@@ -76,7 +76,14 @@ impl Builder {
 
     /// A wakeup of `wakee` on `cpu` (to run on `target`, when known): a
     /// link from whoever runs there, and one into the target CPU's holder.
-    pub(super) fn wake(&mut self, t: u64, (cpu, target): (u32, Option<u32>), tid: u32, wakee: u32, comm: &Comm) {
+    pub(super) fn wake(
+        &mut self,
+        t: u64,
+        (cpu, target): (u32, Option<u32>),
+        tid: u32,
+        wakee: u32,
+        comm: &Comm,
+    ) {
         if self.ignored(wakee) {
             return;
         }
@@ -167,6 +174,7 @@ impl Builder {
         };
         if !self.target_started && t >= exec {
             self.target_started = true;
+            self.program.insert(tid);
             let th = self.thread(tid, None);
             th.counted = true;
             th.st = St::Unknown;
@@ -191,7 +199,10 @@ impl Builder {
         // A preempted thread waits for this CPU, now held by `next`: when
         // `next` took it from `prev`, that link already carries it.
         let preempted = !self.ignored(prev.0)
-            && self.threads.get(&prev.0).is_some_and(|th| th.st == St::Runnable);
+            && self
+                .threads
+                .get(&prev.0)
+                .is_some_and(|th| th.st == St::Runnable);
         if preempted {
             match handoff {
                 Some(_) => {
@@ -208,6 +219,9 @@ impl Builder {
         let Some(parent) = self.context(cpu, tid, t) else {
             return;
         };
+        if self.program.contains(&tid) {
+            self.program.insert(child);
+        }
         let l = self.link();
         self.send(t, parent, l);
         let th = self.thread(child, Some(comm));
