@@ -460,7 +460,9 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let recvs: Vec<(String, String, bool, (String, u64), u64)> = recs
+        // (receiver, state, waited, (sender, sent at), received at)
+        type Received = (String, String, bool, (String, u64), u64);
+        let recvs: Vec<Received> = recs
             .iter()
             .filter_map(|r| match r.ev {
                 Event::Recv {
