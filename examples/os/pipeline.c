@@ -2,7 +2,9 @@
  *
  * stage1 makes ITEMS items (50 us of work each), stage2 transforms them
  * (300 us each), stage3 finishes them (50 us each); bounded queues of 4
- * join the stages. The main thread waits for stage3. critpath should find
+ * join the stages (an argument sets stage2's work in us instead of 300: the
+ * really-changed variant a what-if is compared with). The main thread waits
+ * for stage3. critpath should find
  * stage2's running state on the critical path, and the other stages mostly
  * blocked waiting for it.
  *
@@ -67,6 +69,7 @@ static void work(long us) {
 
 static struct queue q12, q23;
 static long checksum;
+static long crunch_us = 300;
 
 static void *stage1(void *arg) {
     (void)arg;
@@ -85,7 +88,7 @@ static void *stage2(void *arg) {
     for (;;) {
         int v = q_get(&q12);
         if (v < 0) break;
-        work(300);
+        work(crunch_us);
         q_put(&q23, v * 2);
     }
     q_put(&q23, -1);
@@ -104,7 +107,8 @@ static void *stage3(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) crunch_us = atol(argv[1]);
     pthread_t t1, t2, t3;
     q_init(&q12);
     q_init(&q23);

@@ -247,7 +247,9 @@ fn analyze_source_observed(
     opts: Options,
     observer: &mut dyn Observer,
 ) -> Result<(Analysis, Option<ReadError>)> {
-    with_progress(trace, |progress| analyze_observed(src, opts, observer, progress))
+    with_progress(trace, |progress| {
+        analyze_observed(src, opts, observer, progress)
+    })
 }
 
 /// Runs an analysis with a progress bar on a terminal; a trace without

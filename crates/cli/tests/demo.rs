@@ -328,3 +328,25 @@ fn params_are_listed_with_sources() {
         );
     }
 }
+
+/// A trace that is not a recording has no time that depends on the rest
+/// of the machine: the prediction's band is the prediction itself, and the
+/// text prints no band. On an OS recording the band widens it (tested in
+/// record_contention.rs).
+#[test]
+fn whatif_on_a_model_trace_has_no_band() {
+    let t = example("nic-fig3.jsonl");
+    let v = json_of(&["whatif", &t, "--speedup", "nic.tx:DMA packet=2", "--json"]);
+    let p = v["predicted_length_ns"].as_u64().unwrap();
+    assert!(
+        p > 0 && p < v["baseline_length_ns"].as_u64().unwrap(),
+        "{v}"
+    );
+    assert_eq!(v["predicted_range_ns"], serde_json::json!([p, p]), "{v}");
+    assert_eq!(v["machine_share"], 0.0);
+    let o = run(&["whatif", &t, "--speedup", "nic.tx:DMA packet=2"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("predicted critical path"), "{text}");
+    assert!(!text.contains("another run may not see"), "{text}");
+}

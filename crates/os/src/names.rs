@@ -254,9 +254,40 @@ pub fn kernel_bound(name: &str) -> bool {
     OsState::parse(name).is_some_and(|s| s.is_kernel_bound())
 }
 
+/// Does time in state `state` of SM `sm` depend on the rest of the machine
+/// rather than on the program (so that another run may not see it)? A
+/// thread waiting for a CPU (`runnable`) or interrupted, and the runs of
+/// interrupt handlers and softirqs with their `raised` waits. A timer's
+/// `armed` time is the sleep the program asked for, its callback's run is
+/// the machine's: only the latter counts.
+pub fn machine_dependent(sm: &str, state: &str) -> bool {
+    let Some(sm) = OsSm::parse(sm) else {
+        return false;
+    };
+    match (sm, OsState::parse(state)) {
+        (OsSm::Irq(_) | OsSm::Softirq(_), Some(_)) => true,
+        (OsSm::Timer(_), Some(st)) => st != OsState::Armed,
+        (_, Some(OsState::Runnable | OsState::Interrupted(_))) => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_waits_and_interrupts_depend_on_the_machine() {
+        assert!(machine_dependent("chain:12", "runnable"));
+        assert!(machine_dependent("chain:12", "interrupted:irq:eth0"));
+        assert!(machine_dependent("irq:eth0", "running"));
+        assert!(machine_dependent("softirq:NET_RX", "raised"));
+        assert!(machine_dependent("timer:hrtimer_wakeup", "running"));
+        assert!(!machine_dependent("timer:hrtimer_wakeup", "armed"));
+        assert!(!machine_dependent("chain:12", "running"));
+        assert!(!machine_dependent("chain:12", "blocked:sleep"));
+        assert!(!machine_dependent("db", "runnable"));
+    }
 
     #[test]
     fn sm_names_round_trip() {

@@ -199,6 +199,119 @@ fn a_worker_competing_with_hogs_waits_runnable() {
     assert!(runnable >= MS, "{runnable} ns runnable");
 }
 
+/// A thread switched in after waiting for a CPU another thread held
+/// depends on that holder: its switch-in is a waited `recv` of the link the
+/// holder sent as it left, at the switch; and the thread had linked its
+/// readiness into a thread then (the holder chain's start), at or after it
+/// became runnable.
+#[test]
+fn a_thread_waiting_for_a_held_cpu_depends_on_its_holder() {
+    let r = read("contend");
+    let worker = threads(&r.recs, "worker")[0];
+    let hogs = threads(&r.recs, "hog");
+    let sent = senders(&r.recs);
+    let receiver: std::collections::HashMap<u64, &str> = r
+        .recs
+        .iter()
+        .filter_map(|x| match x.kind {
+            Kind::Recv(l, _) => Some((l, x.sm.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut by_hog = 0;
+    for (i, x) in r.recs.iter().enumerate() {
+        let Kind::Recv(l, st) = &x.kind else { continue };
+        if x.sm != worker || !x.waited {
+            continue;
+        }
+        assert_eq!(os_state(st), OsState::Running, "{x:?}");
+        let &(from, t) = sent.get(l).expect("a held recv has its send");
+        assert_eq!(t, x.t, "the holder leaves at the switch: {x:?}");
+        assert!(
+            matches!(OsSm::parse(from), Some(OsSm::Thread { .. })),
+            "{from}"
+        );
+        by_hog += usize::from(hogs.contains(&from));
+        // Back to where the worker became runnable: a link of its own
+        // went to a thread (the CPU's holder then).
+        let became_runnable = r.recs[..i]
+            .iter()
+            .rev()
+            .find(|y| {
+                y.sm == worker
+                    && matches!(&y.kind, Kind::Recv(_, s) | Kind::State(s) if s == "runnable")
+            })
+            .expect("runnable before");
+        let linked = r.recs[..i].iter().any(|y| {
+            y.sm == worker
+                && y.t >= became_runnable.t
+                && matches!(y.kind, Kind::Send(l2) if receiver.get(&l2).is_some_and(|to| matches!(OsSm::parse(to), Some(OsSm::Thread { .. }))))
+        });
+        assert!(linked, "{x:?} after {became_runnable:?}");
+    }
+    assert!(by_hog >= 1, "no switch-in of the worker waits for a hog");
+}
+
+/// Over the worker's own life, the hogs that held its CPU hold critical
+/// time, and the worker's runnable row blames them.
+#[test]
+fn the_hogs_hold_the_time_the_worker_waited_for_a_cpu() {
+    let r = read("contend");
+    let worker = threads(&r.recs, "worker")[0].to_string();
+    let a = analyze_with(
+        "contend",
+        critpath_engine::Options {
+            from: Some(worker.clone()),
+            to: Some(worker.clone()),
+            ..Default::default()
+        },
+    );
+    let hogs: u64 = a
+        .states
+        .iter()
+        .filter(|s| s.sm.starts_with("hog:") && s.state == "running")
+        .map(|s| s.critical_ns)
+        .sum();
+    assert!(hogs >= MS, "hogs hold {hogs} ns of the worker's path");
+    let runnable = a
+        .states
+        .iter()
+        .find(|s| s.sm == worker && s.state == "runnable")
+        .expect("the worker waited for a CPU");
+    assert!(
+        runnable.blame.iter().any(|b| b.sm.starts_with("hog:")),
+        "{runnable:?}"
+    );
+}
+
+/// The interrupt that wakes a thread on a held CPU splits the interrupted
+/// thread's `interrupted:*` state, never the interrupt SM: no interrupt SM
+/// receives a link from a thread it interrupted (checked on every fixture
+/// in `an_interrupt_never_depends_on_the_thread_it_interrupts`), and no
+/// holder link ends in an interrupt SM.
+#[test]
+fn holder_links_end_in_threads_only() {
+    for name in ALL {
+        let r = read(name);
+        let sent = senders(&r.recs);
+        for x in &r.recs {
+            let Kind::Recv(l, _) = &x.kind else { continue };
+            let Some(&(from, _)) = sent.get(l) else {
+                continue;
+            };
+            let from_thread = matches!(OsSm::parse(from), Some(OsSm::Thread { .. }));
+            let to_irq = matches!(OsSm::parse(base(&x.sm)), Some(OsSm::Irq(_)));
+            assert!(!(from_thread && to_irq), "{name}: {x:?} from {from}");
+            if x.waited {
+                assert!(
+                    matches!(OsSm::parse(&x.sm), Some(OsSm::Thread { .. })),
+                    "{name}: {x:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn probed_functions_are_running_states_of_their_thread() {
     let a = analyze("functions");

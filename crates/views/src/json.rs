@@ -105,6 +105,11 @@ pub struct WhatifDoc<'a> {
     pub predicted_length_ns: u64,
     /// Infinite (printed as null) when the predicted path is empty.
     pub predicted_speedup: f64,
+    /// The prediction widened by the share of the baseline path that
+    /// depends on the rest of the machine: `[low, high]` ns.
+    pub predicted_range_ns: [u64; 2],
+    /// That share (0 to 1): CPU waits, their holders, interrupts.
+    pub machine_share: f64,
     pub speedups: Vec<SpeedupDoc<'a>>,
     pub states: &'a [StateRow],
     pub baseline_states: &'a [StateRow],

@@ -7,11 +7,14 @@ use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
 /// `what` names the speedups applied (`SM:STATE FACTORx faster`); lines
-/// take at most `width` columns when given.
+/// take at most `width` columns when given. `band`: the prediction's range
+/// and the share of the baseline path that depends on the rest of the
+/// machine, when that share is not 0.
 pub fn whatif(
     base: &Analysis,
     pred: &Analysis,
     what: &[String],
+    band: Option<([u64; 2], f64)>,
     top: usize,
     width: Option<usize>,
 ) -> String {
@@ -22,18 +25,29 @@ pub fn whatif(
     let with = format!("with {}", what.join(", "));
     let _ = writeln!(o, "{}", width.map_or(with.clone(), |w| elide(&with, w)));
     if p == 0 && b > 0 {
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "predicted critical path  0 ns: the path vanishes (nothing on it is left to wait for)\n\nmost critical then:\n"
+            "predicted critical path  0 ns: the path vanishes (nothing on it is left to wait for)"
         );
     } else {
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "predicted critical path  {} ({p} ns): {:.3}x faster\n\nmost critical then:\n",
+            "predicted critical path  {} ({p} ns): {:.3}x faster",
             dur(p),
             speedup(b, p)
         );
     }
+    if let Some(([lo, hi], share)) = band.filter(|b| b.1 > 0.0) {
+        let _ = writeln!(
+            o,
+            "predicted {}; {:.0}% of the baseline path is CPU contention and interrupts that another run may not see: {}–{}",
+            dur(p),
+            share * 100.0,
+            dur(lo),
+            dur(hi)
+        );
+    }
+    o.push_str("\nmost critical then:\n");
     for s in pred.states.iter().take(top) {
         let was = base
             .states

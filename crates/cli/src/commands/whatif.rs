@@ -4,6 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::inputs::run_request_analysis;
 use crate::output::{screen, stdout};
+use critpath_engine::analyses::{machine_share, predicted_range};
 use critpath_engine::{Options, Speedup};
 use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
 use critpath_views::whatif::{speedup, whatif};
@@ -51,12 +52,16 @@ pub fn run(args: Args) -> Result<()> {
         ..Default::default()
     };
     let (pred, _) = run_request_analysis(&args.trace, args.request.as_deref(), opts)?;
+    let share = machine_share(&base, critpath_os::names::machine_dependent);
+    let range = predicted_range(pred.critical_path.length_ns, share);
     let text = if args.json {
         let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
         json::document(&WhatifDoc {
             baseline_length_ns: b,
             predicted_length_ns: p,
             predicted_speedup: speedup(b, p),
+            predicted_range_ns: range,
+            machine_share: share,
             speedups: parsed
                 .iter()
                 .map(|s| SpeedupDoc {
@@ -76,6 +81,7 @@ pub fn run(args: Args) -> Result<()> {
             &base,
             &pred,
             &what,
+            Some((range, share)),
             args.top,
             screen(false).width.filter(|_| !args.wide),
         )

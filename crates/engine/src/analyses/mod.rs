@@ -3,10 +3,12 @@
 //! correction of annotation overhead (VTRACE). What-if speed-ups, slack and
 //! windows are computed by the engine itself during its pass.
 
+mod band;
 mod diff;
 mod next_path;
 mod overhead;
 
+pub use band::{machine_share, predicted_range};
 pub use diff::{diff, Diff, StateChange};
 pub use next_path::{next_paths, NextPath};
 pub use overhead::{correct_overhead, Correction};

@@ -13,6 +13,7 @@
 
 mod annotations;
 mod calls;
+mod holders;
 mod inference;
 mod interrupts;
 mod threads;
@@ -88,6 +89,10 @@ struct Thread {
     sys: Option<Syscall>,
     /// This life has started (or was counted as pre-existing).
     counted: bool,
+    /// Runnable, and its readiness was linked into the holder of this CPU
+    /// while that CPU's holder chain was in this generation
+    /// (docs/os-graph.md, "Waiting for a CPU").
+    ready: Option<(u32, u64)>,
 }
 
 impl Thread {
@@ -105,6 +110,7 @@ impl Thread {
             armed: None,
             sys: None,
             counted,
+            ready: None,
         }
     }
 }
@@ -132,6 +138,9 @@ struct Cpu {
     raised: [Option<(u64, bool)>; 10],
     /// The thread the outermost interrupt SM interrupted.
     interrupted: Option<u32>,
+    /// The holder chain's generation: it changes at every switch-in that
+    /// does not depend on the thread switched out (docs/os-graph.md).
+    gen: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -174,6 +183,10 @@ pub struct Builder {
     /// events before belong to the recorder and are dropped.
     target: Option<(u32, u64)>,
     target_started: bool,
+    /// The recorded command's threads and processes (its main thread and
+    /// whatever they forked): the only waiters linked into a CPU's holder
+    /// when the command is known.
+    program: FxHashSet<u32>,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -275,6 +288,7 @@ impl Builder {
             now: 0,
             target,
             target_started: false,
+            program: FxHashSet::default(),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),
@@ -310,7 +324,7 @@ impl Builder {
                 next,
                 next_comm,
             } => self.switch(t, cpu, (prev, &prev_comm, prev_state), (next, &next_comm)),
-            KEvent::Wake { tid, comm } => self.wake(t, cpu, k.tid, tid, &comm),
+            KEvent::Wake { tid, comm, target } => self.wake(t, (cpu, target), k.tid, tid, &comm),
             KEvent::Fork { child, comm } => self.fork(t, cpu, k.tid, child, &comm),
             KEvent::Exec | KEvent::Skb { .. } | KEvent::Sock { .. } => {}
             KEvent::IrqEntry { name } => {
@@ -375,7 +389,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critpath_trace::{Event, Who};
+    use critpath_trace::{Event, LinkId, Who};
 
     fn comm(s: &str) -> Comm {
         let mut c = [0u8; 16];
@@ -397,6 +411,88 @@ mod tests {
                 next_comm: comm(if next == 0 { "swapper" } else { "app" }),
             },
         }
+    }
+
+    fn at(t: u64, cpu: u32, tid: u32, ev: KEvent) -> KRecord {
+        KRecord {
+            t,
+            cpu,
+            pid: tid,
+            tid,
+            ev,
+        }
+    }
+
+    /// A wakeup done by an interrupt on a CPU a thread holds: the woken
+    /// thread's readiness goes to the interrupted thread (its
+    /// `interrupted:*` state is split), never to the interrupt SM, and the
+    /// woken thread's switch-in is a waited `recv` of the holder's link.
+    #[test]
+    fn a_wakeup_inside_an_interrupt_links_to_the_interrupted_holder() {
+        let mut strings = Interner::new();
+        let eth = strings.intern("eth0");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5)); // app:5 holds CPU 0
+        b.feed(&switch(11, 1, 0, 0, 6)); // app:6 runs on CPU 1 ...
+        b.feed(&switch(12, 1, 6, 1, 0)); // ... and sleeps
+        b.feed(&at(20, 0, 5, KEvent::IrqEntry { name: eth }));
+        let wake = KEvent::Wake {
+            tid: 6,
+            comm: comm("app"),
+            target: Some(0),
+        };
+        b.feed(&at(21, 0, 5, wake));
+        b.feed(&at(22, 0, 5, KEvent::IrqExit));
+        b.feed(&switch(40, 0, 5, 0, 6)); // app:5 is preempted by app:6
+        b.finish();
+        let mut recs = Vec::new();
+        while let Some(r) = b.pop_all() {
+            recs.push(r);
+        }
+        let name = |s: Sym| b.strings.resolve(s).to_string();
+        let sends: FxHashMap<LinkId, (String, u64)> = recs
+            .iter()
+            .filter_map(|r| match r.ev {
+                Event::Send {
+                    who: Who::Sm(s),
+                    id,
+                } => Some((id, (name(s), r.t))),
+                _ => None,
+            })
+            .collect();
+        // (receiver, state, waited, (sender, sent at), received at)
+        type Received = (String, String, bool, (String, u64), u64);
+        let recvs: Vec<Received> = recs
+            .iter()
+            .filter_map(|r| match r.ev {
+                Event::Recv {
+                    who: Who::Sm(s),
+                    id,
+                    state,
+                    waited,
+                } => Some((name(s), name(state), waited, sends[&id].clone(), r.t)),
+                _ => None,
+            })
+            .collect();
+        // The irq SM receives nothing; app:6's readiness is received by
+        // app:5 in its interrupted state at the wakeup.
+        assert!(recvs.iter().all(|r| !r.0.starts_with("irq:")), "{recvs:?}");
+        assert!(
+            recvs.iter().any(|r| r.0 == "app:5"
+                && r.1 == "interrupted:irq:eth0"
+                && r.3 == ("app:6".to_string(), 21)
+                && !r.2),
+            "{recvs:?}"
+        );
+        // The switch-in waits for the holder's switch-out.
+        assert!(
+            recvs.iter().any(|r| r.0 == "app:6"
+                && r.1 == "running"
+                && r.2
+                && r.3 == ("app:5".to_string(), 40)
+                && r.4 == 40),
+            "{recvs:?}"
+        );
     }
 
     /// A thread sleeps on a timer whose expiry was lost (an idle CPU): it

@@ -74,11 +74,26 @@ impl Builder {
         Some(self.threads[&tid].sm)
     }
 
-    pub(super) fn wake(&mut self, t: u64, cpu: u32, tid: u32, wakee: u32, comm: &Comm) {
+    /// A wakeup of `wakee` on `cpu` (to run on `target`, when known): a
+    /// link from whoever runs there, and one into the target CPU's holder.
+    pub(super) fn wake(
+        &mut self,
+        t: u64,
+        (cpu, target): (u32, Option<u32>),
+        tid: u32,
+        wakee: u32,
+        comm: &Comm,
+    ) {
         if self.ignored(wakee) {
             return;
         }
-        let st = self.thread(wakee, Some(comm)).st;
+        let th = self.thread(wakee, Some(comm));
+        let (st, linked) = (th.st, th.ready.is_some());
+        if st == St::Runnable && !linked {
+            // `sched_wakeup_new` after the fork made it runnable: now its
+            // CPU is known.
+            self.link_holder(t, target, wakee);
+        }
         if matches!(st, St::Running | St::Runnable | St::Interrupted) {
             return;
         }
@@ -103,6 +118,7 @@ impl Builder {
                 self.state(t, sm, runnable);
             }
         }
+        self.link_holder(t, target, wakee);
     }
 
     pub(super) fn switch_out(&mut self, t: u64, prev: u32, comm: &Comm, prev_state: u64) {
@@ -158,6 +174,7 @@ impl Builder {
         };
         if !self.target_started && t >= exec {
             self.target_started = true;
+            self.program.insert(tid);
             let th = self.thread(tid, None);
             th.counted = true;
             th.st = St::Unknown;
@@ -172,9 +189,29 @@ impl Builder {
             self.exit_ctx(t, cpu, |_| true);
             self.counts.unbalanced += 1;
         }
+        let handoff = self.holder_handoff(t, cpu, prev.0, next.0);
         self.switch_out(t, prev.0, prev.1, prev.2);
         self.cpus[cpu as usize].cur = next.0;
-        self.alive(next.0, t, Some(next.1));
+        match handoff {
+            Some(l) => self.run_after_holder(next.0, t, l),
+            None => self.alive(next.0, t, Some(next.1)),
+        }
+        // A preempted thread waits for this CPU, now held by `next`: when
+        // `next` took it from `prev`, that link already carries it.
+        let preempted = !self.ignored(prev.0)
+            && self
+                .threads
+                .get(&prev.0)
+                .is_some_and(|th| th.st == St::Runnable);
+        if preempted {
+            match handoff {
+                Some(_) => {
+                    let gen = self.cpus[cpu as usize].gen;
+                    self.threads.get_mut(&prev.0).expect("known").ready = Some((cpu, gen));
+                }
+                None => self.link_holder(t, Some(cpu), prev.0),
+            }
+        }
     }
 
     /// `sched_process_fork`: the child depends on its parent's context.
@@ -182,6 +219,9 @@ impl Builder {
         let Some(parent) = self.context(cpu, tid, t) else {
             return;
         };
+        if self.program.contains(&tid) {
+            self.program.insert(child);
+        }
         let l = self.link();
         self.send(t, parent, l);
         let th = self.thread(child, Some(comm));

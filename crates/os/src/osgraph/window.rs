@@ -59,11 +59,17 @@ impl Builder {
     }
 
     pub(super) fn recv(&mut self, t: u64, sm: Sym, link: u64, state: Sym) {
+        self.recv_as(t, sm, link, state, false);
+    }
+
+    /// A `recv` that says whether the state it ends `waited` for the link
+    /// (then that state's own time is not on the path: a CPU's holder).
+    pub(super) fn recv_as(&mut self, t: u64, sm: Sym, link: u64, state: Sym, waited: bool) {
         self.emit(t, sm, |who| Event::Recv {
             who,
             id: LinkId::Num(link),
             state,
-            waited: false,
+            waited,
         });
     }
 

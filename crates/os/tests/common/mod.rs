@@ -23,6 +23,8 @@ pub struct Rec {
     pub t: u64,
     pub sm: String,
     pub kind: Kind,
+    /// A `recv` whose state waited for the link (a CPU's holder).
+    pub waited: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +66,7 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
         t: r.t,
         sm: sm(who),
         kind,
+        waited: matches!(r.ev, Event::Recv { waited: true, .. }),
     }
 }
 
@@ -94,10 +97,15 @@ pub fn read(name: &str) -> Read {
 /// The engine's analysis of a fixture (over the recorded command), with
 /// the critical path's segments.
 pub fn analyze(name: &str) -> Analysis {
+    analyze_with(name, Options::default())
+}
+
+/// The same with other options (the path's segments always kept).
+pub fn analyze_with(name: &str, opts: Options) -> Analysis {
     let mut src = PerfSource::open(&fixture(name)).expect("fixture opens");
     let opts = Options {
         keep_path: true,
-        ..Options::default()
+        ..opts
     };
     let (a, err) = critpath_engine::analyze(&mut src, opts, |_, _| {}).expect("analysis");
     assert!(err.is_none(), "{name}: {err:?}");

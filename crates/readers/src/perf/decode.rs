@@ -22,6 +22,7 @@ enum Decoder {
     Wake {
         comm: Field,
         pid: Field,
+        target: Option<Field>,
     },
     Fork {
         comm: Field,
@@ -186,9 +187,14 @@ impl Decoders {
                 next: next_pid.u64(raw) as u32,
                 next_comm: comm(next_comm),
             },
-            Decoder::Wake { comm: c, pid } => KEvent::Wake {
+            Decoder::Wake {
+                comm: c,
+                pid,
+                target,
+            } => KEvent::Wake {
                 tid: pid.u64(raw) as u32,
                 comm: comm(c),
+                target: target.as_ref().map(|f| f.u64(raw) as u32),
             },
             Decoder::Fork { comm: c, pid } => KEvent::Fork {
                 child: pid.u64(raw) as u32,
@@ -284,6 +290,7 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
         ("sched", "sched_waking" | "sched_wakeup" | "sched_wakeup_new") => Decoder::Wake {
             comm: g("comm")?,
             pid: g("pid")?,
+            target: g("target_cpu"),
         },
         ("sched", "sched_process_fork") => Decoder::Fork {
             comm: g("child_comm")?,

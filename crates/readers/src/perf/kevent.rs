@@ -25,6 +25,9 @@ pub enum KEvent {
     Wake {
         tid: u32,
         comm: Comm,
+        /// The CPU the woken thread is to run on (`target_cpu`), when the
+        /// layout has it.
+        target: Option<u32>,
     },
     /// `sched_process_fork`.
     Fork {
