@@ -42,7 +42,7 @@ pub fn analyze_file_with_problems(
     }
     match critpath_import::open_requests(path)? {
         Opened::Trace(mut src, id) => {
-            let (r, err) = one(&mut src, &file, &id, engine_opts)?;
+            let (r, err) = one(&mut *src, &file, &id, engine_opts)?;
             Ok((vec![r], err.map(Error::Read)))
         }
         Opened::Requests(requests) => {

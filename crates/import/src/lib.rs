@@ -220,7 +220,7 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
 /// too) is one trace, opened as [`open`] opens it.
 pub enum Opened {
     /// One trace, and its trace id (a span file's; `""` for other traces).
-    Trace(AnySource, String),
+    Trace(Box<AnySource>, String),
     Requests(spans::Requests),
 }
 
@@ -230,12 +230,15 @@ pub fn open_requests(path: &Path) -> Result<Opened, ReadError> {
     let input = open_input(path)?;
     let format = detect(&input.head, &input.name)?;
     if format != Format::Spans {
-        return Ok(Opened::Trace(open_as(input, format)?, String::new()));
+        return Ok(Opened::Trace(
+            Box::new(open_as(input, format)?),
+            String::new(),
+        ));
     }
     let requests = spans::read_requests(input.stream, &input.name)?;
     Ok(if requests.len() == 1 {
         let id = requests.ids().next().unwrap_or_default().to_string();
-        Opened::Trace(AnySource::Memory(requests.merged(), format), id)
+        Opened::Trace(Box::new(AnySource::Memory(requests.merged(), format)), id)
     } else {
         Opened::Requests(requests)
     })

@@ -6,11 +6,13 @@
 
 use crate::{guarded, Result};
 use critpath_engine::analyses::NextPath;
-use critpath_engine::{Analysis, Options, Speedup};
+use critpath_engine::{Analysis, Observer, Options, Speedup, Visit};
 use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
 use critpath_import::multi::{Alignment, MergedSource};
-use critpath_trace::ReadError;
+use critpath_trace::{Interner, ReadError};
 use critpath_views::json::{self, AnalyzeDoc};
+use critpath_views::report_runs;
+use critpath_views::timeline::Links;
 use pyo3::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -123,18 +125,29 @@ impl Request {
     /// One pass over the traces; a reader error that let it finish comes
     /// back beside the analysis.
     fn run(&self, opts: Options) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
+        self.run_observed(opts, &mut |_: &Visit, _: &Interner| {})
+    }
+
+    /// [`Request::run`] with every visit handed to `obs`.
+    fn run_observed(
+        &self,
+        opts: Options,
+        obs: &mut dyn Observer,
+    ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
         if let Some(window) = &self.gpu {
-            return self.run_gpu(window, opts);
+            return self.run_gpu(window, opts, obs);
         }
         let (a, err) = match &self.alignment {
             None => {
                 let mut src = critpath_import::open(&self.paths[0]).map_err(read)?;
-                critpath_engine::analyze(&mut src, opts, |_, _| {}).map_err(|e| self.failed(e))?
+                critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
+                    .map_err(|e| self.failed(e))?
             }
             Some(al) => {
                 let mut src = MergedSource::new(&self.paths, al).map_err(read)?;
-                let (mut a, err) = critpath_engine::analyze(&mut src, opts, |_, _| {})
-                    .map_err(|e| self.failed(e))?;
+                let (mut a, err) =
+                    critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
+                        .map_err(|e| self.failed(e))?;
                 a.diagnostics.extend(al.diagnostics());
                 (a, err)
             }
@@ -154,6 +167,7 @@ impl Request {
         &self,
         window: &GpuOptions,
         opts: Options,
+        obs: &mut dyn Observer,
     ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
         let keep_path = opts.keep_path;
         let mut src = match self.paths.as_slice() {
@@ -167,8 +181,8 @@ impl Request {
             keep_path: true,
             ..opts
         };
-        let (mut a, err) =
-            critpath_engine::analyze(&mut src, opts, |_, _| {}).map_err(|e| self.failed(e))?;
+        let (mut a, err) = critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
+            .map_err(|e| self.failed(e))?;
         if a.stats.records == 0 {
             let inside = match &window.annotation {
                 Some(n) => format!(" inside annotation {n:?} instance {}", window.instance),
@@ -299,7 +313,18 @@ impl Native {
     /// Writes `critpath report`'s HTML file to `output`, whole or not at all.
     fn report(&self, py: Python<'_>, output: PathBuf) -> PyResult<()> {
         guarded(py, || {
-            let html = critpath_views::report::html(&self.analysis, &self.req.name(), &[]);
+            // As `critpath report`: the analysis with the timeline's links,
+            // then the runs of its what-ifs and timeline.
+            let mut links = Links::default();
+            let opts = Options {
+                keep_path: true,
+                ..self.req.options()
+            };
+            let (a, _, _) = self.req.run_observed(opts, &mut links)?;
+            let extras = report_runs::extras(&a, &links, &mut |o, obs| {
+                self.req.run_observed(o, obs).map(|r| r.0)
+            })?;
+            let html = critpath_views::report::html(&a, &self.req.name(), &[], &extras);
             write_atomically(&output, &self.req.paths, html.as_bytes())
         })
     }

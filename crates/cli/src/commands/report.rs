@@ -4,13 +4,13 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, Inputs};
 use crate::output::{emit, refuse_inputs};
-use critpath_engine::{analyze_observed, Analysis, Observer, Options, Speedup, Visit};
+use critpath_engine::{analyze_observed, Analysis, Observer, Options};
 use critpath_import::open;
 use critpath_trace::DiagnosticKind;
-use critpath_trace::{Interner, ReadError};
+use critpath_trace::ReadError;
 use critpath_views::analysis::correction;
-use critpath_views::report::{Extras, WhatIf};
-use critpath_views::timeline::{lane_name, lanes, Collector, Links, Timeline};
+use critpath_views::report_runs;
+use critpath_views::timeline::Links;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -27,13 +27,6 @@ pub struct Args {
     #[arg(long)]
     correct_overhead: bool,
 }
-
-/// Traces of more records than this get no what-ifs in the report (each
-/// runs the whole analysis again).
-const WHATIF_MAX_RECORDS: u64 = 2_000_000;
-
-/// The most critical states whose what-ifs the report shows.
-const WHATIF_STATES: usize = 3;
 
 pub fn run(args: Args) -> Result<()> {
     refuse_inputs(&args.output, &args.traces)?;
@@ -62,10 +55,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(k) if a.critical_path.found && !gpu => src.inputs.next_paths(&a, k, &[])?,
         _ => Vec::new(),
     };
-    let extras = Extras {
-        whatif: src.whatifs(&a)?,
-        timeline: src.timeline(&a, &links)?,
-    };
+    let extras = report_runs::extras(&a, &links, &mut |o, obs| src.run(o, obs).map(|(b, _)| b))?;
     let html = critpath_views::report::html(&a, &src.inputs.name(), &next, &extras);
     emit(Some(&args.output), &args.traces, html.as_bytes())?;
     eprintln!("wrote {}", args.output.display());
@@ -108,63 +98,5 @@ impl Source<'_> {
         } else {
             self.inputs.analyze_observed(opts, obs)
         }
-    }
-
-    /// The path with each of the most critical states twice as fast, then
-    /// with all of them twice as fast (none for traces too large).
-    fn whatifs(&self, a: &Analysis) -> Result<Vec<WhatIf>> {
-        if !a.critical_path.found || a.stats.records > WHATIF_MAX_RECORDS {
-            return Ok(Vec::new());
-        }
-        let top: Vec<_> = a
-            .states
-            .iter()
-            .filter(|s| s.critical_ns > 0)
-            .take(WHATIF_STATES)
-            .collect();
-        let mut sets: Vec<Vec<_>> = top.iter().map(|&s| vec![s]).collect();
-        if top.len() > 1 {
-            sets.push(top.clone());
-        }
-        let mut out = Vec::new();
-        for set in sets {
-            let speedups = set
-                .iter()
-                .map(|s| Speedup {
-                    target: if s.sys == "local" {
-                        format!("{}:{}", s.sm, s.state)
-                    } else {
-                        format!("{}/{}:{}", s.sys, s.sm, s.state)
-                    },
-                    factor: 2.0,
-                })
-                .collect();
-            let opts = Options {
-                speedups,
-                ..Default::default()
-            };
-            let (b, _) = self.run(opts, &mut |_: &Visit, _: &Interner| {})?;
-            out.push(WhatIf {
-                states: set
-                    .iter()
-                    .map(|s| format!("{}: {}", lane_name(&s.sys, &s.sm), s.state))
-                    .collect(),
-                factor: 2.0,
-                length_ns: b.critical_path.length_ns,
-            });
-        }
-        Ok(out)
-    }
-
-    /// The timeline's lanes with every state they went through during the
-    /// path (a second pass over the traces).
-    fn timeline(&self, a: &Analysis, links: &Links) -> Result<Option<Timeline>> {
-        if a.path.as_ref().is_none_or(|p| p.is_empty()) {
-            return Ok(None);
-        }
-        let (chosen, left) = lanes(a, links);
-        let mut collect = Collector::new(a, chosen);
-        self.run(Options::default(), &mut collect)?;
-        Ok(Some(collect.finish(left)))
     }
 }

@@ -1,0 +1,87 @@
+//! What a report needs beyond the analysis: the what-ifs of the most
+//! critical states and the timeline's states, each a further run of the
+//! engine that the caller performs (the CLI and the Python package open
+//! their traces their own way; the report is the same either way).
+
+use crate::report::{Extras, WhatIf};
+use crate::timeline::{lane_name, lanes, Collector, Links, Timeline};
+use critpath_engine::{Analysis, Observer, Options, Speedup, Visit};
+use critpath_trace::Interner;
+
+/// Traces of more records than this get no what-ifs in the report (each
+/// runs the whole analysis again).
+pub const WHATIF_MAX_RECORDS: u64 = 2_000_000;
+
+/// The most critical states whose what-ifs the report shows.
+pub const WHATIF_STATES: usize = 3;
+
+/// One more run of the engine over the report's traces, with these
+/// options, every visit handed to the observer.
+pub type Run<'a, E> = dyn FnMut(Options, &mut dyn Observer) -> Result<Analysis, E> + 'a;
+
+/// The report's what-ifs and timeline for analysis `a`, whose first run
+/// collected `links`.
+pub fn extras<E>(a: &Analysis, links: &Links, run: &mut Run<'_, E>) -> Result<Extras, E> {
+    Ok(Extras {
+        whatif: whatifs(a, run)?,
+        timeline: timeline(a, links, run)?,
+    })
+}
+
+/// The path with each of the most critical states twice as fast, then
+/// with all of them twice as fast (none for traces too large).
+fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
+    if !a.critical_path.found || a.stats.records > WHATIF_MAX_RECORDS {
+        return Ok(Vec::new());
+    }
+    let top: Vec<_> = a
+        .states
+        .iter()
+        .filter(|s| s.critical_ns > 0)
+        .take(WHATIF_STATES)
+        .collect();
+    let mut sets: Vec<Vec<_>> = top.iter().map(|&s| vec![s]).collect();
+    if top.len() > 1 {
+        sets.push(top.clone());
+    }
+    let mut out = Vec::new();
+    for set in sets {
+        let speedups = set
+            .iter()
+            .map(|s| Speedup {
+                target: if s.sys == "local" {
+                    format!("{}:{}", s.sm, s.state)
+                } else {
+                    format!("{}/{}:{}", s.sys, s.sm, s.state)
+                },
+                factor: 2.0,
+            })
+            .collect();
+        let opts = Options {
+            speedups,
+            ..Default::default()
+        };
+        let b = run(opts, &mut |_: &Visit, _: &Interner| {})?;
+        out.push(WhatIf {
+            states: set
+                .iter()
+                .map(|s| format!("{}: {}", lane_name(&s.sys, &s.sm), s.state))
+                .collect(),
+            factor: 2.0,
+            length_ns: b.critical_path.length_ns,
+        });
+    }
+    Ok(out)
+}
+
+/// The timeline's lanes with every state they went through during the
+/// path (a second pass over the traces).
+fn timeline<E>(a: &Analysis, links: &Links, run: &mut Run<'_, E>) -> Result<Option<Timeline>, E> {
+    if a.path.as_ref().is_none_or(|p| p.is_empty()) {
+        return Ok(None);
+    }
+    let (chosen, left) = lanes(a, links);
+    let mut collect = Collector::new(a, chosen);
+    run(Options::default(), &mut collect)?;
+    Ok(Some(collect.finish(left)))
+}
