@@ -97,6 +97,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Experimental: link waits for a CPU into its holders (docs/os-graph.md).
+    if std::env::var_os("CRITPATH_CPU_HOLDERS").is_some_and(|v| v == "1") {
+        critpath_os::osgraph::set_cpu_holders(true);
+    }
     match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

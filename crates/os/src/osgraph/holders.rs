@@ -20,6 +20,9 @@ impl Builder {
         };
         th.ready = None;
         let wsm = th.sm;
+        if !self.holders {
+            return;
+        }
         // With the command known, only its threads' waits are linked: a
         // foreign thread's readiness would put its history on the holder.
         if self.target.is_some() && !self.program.contains(&w) {

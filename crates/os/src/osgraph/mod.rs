@@ -187,6 +187,8 @@ pub struct Builder {
     /// whatever they forked): the only waiters linked into a CPU's holder
     /// when the command is known.
     program: FxHashSet<u32>,
+    /// Link waits for a CPU into its holders ([`set_cpu_holders`]).
+    holders: bool,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -261,6 +263,18 @@ impl Names {
     }
 }
 
+/// Whether graphs built from now on link a thread's wait for a CPU into
+/// the CPU's holders (docs/os-graph.md, "Waiting for a CPU"). Off by
+/// default: on a machine kept busy by the recorded program's own threads
+/// every thread's history is as long as the run, and the path can follow
+/// the holders' histories instead of the program's work (a known problem,
+/// see the docs); `CRITPATH_CPU_HOLDERS=1` turns it on for the CLI.
+pub fn set_cpu_holders(on: bool) {
+    CPU_HOLDERS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+static CPU_HOLDERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 impl Builder {
     /// `sys` is the host name; `names` the last comm of each thread;
     /// `target` the recorded command's main thread, if known.
@@ -289,6 +303,7 @@ impl Builder {
             target,
             target_started: false,
             program: FxHashSet::default(),
+            holders: CPU_HOLDERS.load(std::sync::atomic::Ordering::Relaxed),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),
@@ -432,6 +447,7 @@ mod tests {
         let mut strings = Interner::new();
         let eth = strings.intern("eth0");
         let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.holders = true;
         b.feed(&switch(10, 0, 0, 0, 5)); // app:5 holds CPU 0
         b.feed(&switch(11, 1, 0, 0, 6)); // app:6 runs on CPU 1 ...
         b.feed(&switch(12, 1, 6, 1, 0)); // ... and sleeps

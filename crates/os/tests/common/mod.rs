@@ -71,6 +71,8 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
 }
 
 pub fn read_with(name: &str, in_place: bool) -> Read {
+    // The graphs these tests check link waits for a CPU into its holders.
+    critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open_with(&fixture(name), in_place).expect("fixture opens");
     let mut batch: Vec<(Record, Pos)> = Vec::new();
     let mut recs = Vec::new();
@@ -102,6 +104,7 @@ pub fn analyze(name: &str) -> Analysis {
 
 /// The same with other options (the path's segments always kept).
 pub fn analyze_with(name: &str, opts: Options) -> Analysis {
+    critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open(&fixture(name)).expect("fixture opens");
     let opts = Options {
         keep_path: true,
