@@ -197,23 +197,27 @@ class Batch:
                 "Batch.to_parquet needs pyarrow: pip install pyarrow "
                 "(or the package's extra: pip install './python[parquet]')"
             ) from None
-        directory = os.fsdecode(directory)
-        os.makedirs(directory, exist_ok=True)
-        out = []
-        for name, df in (("per_trace", self.per_trace), ("states", self.states)):
-            path = os.path.join(directory, name + ".parquet")
-            df.to_parquet(path, index=False)
-            out.append(path)
-        return out
+        return self._write(directory, ".parquet", lambda df, p: df.to_parquet(p, index=False))
 
     def to_csv(self, directory):
         """Writes per_trace.csv and states.csv into ``directory``."""
+        return self._write(directory, ".csv", lambda df, p: df.to_csv(p, index=False))
+
+    def _write(self, directory, ext, write):
+        """Writes the two tables into ``directory`` as NAME+ext, each to a
+        temporary file beside it renamed into place when complete."""
         directory = os.fsdecode(directory)
         os.makedirs(directory, exist_ok=True)
         out = []
         for name, df in (("per_trace", self.per_trace), ("states", self.states)):
-            path = os.path.join(directory, name + ".csv")
-            df.to_csv(path, index=False)
+            path = os.path.join(directory, name + ext)
+            tmp = os.path.join(directory, ".%s%s.tmp-%d" % (name, ext, os.getpid()))
+            try:
+                write(df, tmp)
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
             out.append(path)
         return out
 

@@ -32,7 +32,7 @@ pub fn analyze_file_with_problems(
         to: opts.to.clone(),
         ..Default::default()
     };
-    if critpath_gpu::is_kineto_file(path) {
+    if critpath_import::is_kineto(path) {
         return gpu(path, opts, engine_opts);
     }
     if let Some(id) = &opts.trace {
@@ -87,7 +87,7 @@ fn gpu(
         annotation: opts.annotation.clone(),
         instance: opts.instance.unwrap_or(0),
     };
-    let mut src = critpath_gpu::open_with(path, &window)?;
+    let mut src = critpath_import::open_gpu(&[path.to_path_buf()], &window)?;
     let (a, err) = critpath_engine::analyze(&mut src, engine_opts, |_, _| {})
         .map_err(|e| Error::engine(&file, e))?;
     if a.stats.records == 0 {

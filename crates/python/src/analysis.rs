@@ -170,11 +170,7 @@ impl Request {
         obs: &mut dyn Observer,
     ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
         let keep_path = opts.keep_path;
-        let mut src = match self.paths.as_slice() {
-            [one] => critpath_gpu::open_with(one, window),
-            many => critpath_gpu::open_ranks_with(many, window),
-        }
-        .map_err(read)?;
+        let mut src = critpath_import::open_gpu(&self.paths, window).map_err(read)?;
         let facts = src.facts().clone();
         let ranks = (self.paths.len() > 1).then(|| src.report().clone());
         let opts = Options {

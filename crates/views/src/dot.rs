@@ -2,7 +2,7 @@
 //! its heaviest edges when it is too large to lay out.
 
 use crate::text::dur;
-use critpath_engine::results::CGraph;
+use critpath_engine::results::{CEdgeRow, CGraph};
 use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
@@ -101,6 +101,11 @@ pub fn pruned(g: &CGraph) -> (CGraph, usize) {
     order.sort_by_key(|&i| std::cmp::Reverse((g.edges[i].critical_ns, g.edges[i].total_ns)));
     order.truncate(MAX_EDGES);
     let edges: Vec<_> = order.iter().map(|&i| g.edges[i].clone()).collect();
+    (subgraph(g, edges), g.edges.len() - MAX_EDGES)
+}
+
+/// The graph of `edges` (taken from `g`) and the nodes they join.
+pub fn subgraph(g: &CGraph, edges: Vec<CEdgeRow>) -> CGraph {
     let used: std::collections::HashSet<u32> = edges.iter().flat_map(|e| [e.from, e.to]).collect();
     let nodes = g
         .nodes
@@ -108,5 +113,5 @@ pub fn pruned(g: &CGraph) -> (CGraph, usize) {
         .filter(|n| used.contains(&n.id))
         .cloned()
         .collect();
-    (CGraph { nodes, edges }, g.edges.len() - MAX_EDGES)
+    CGraph { nodes, edges }
 }

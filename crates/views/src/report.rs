@@ -8,7 +8,7 @@
 //! diagnostics, and the next most critical path. Large traces are pruned
 //! with a visible note of what was hidden.
 
-use crate::dot::{pruned, svg};
+use crate::dot::{pruned, subgraph, svg};
 use crate::timeline::Timeline;
 use critpath_engine::analyses::NextPath;
 use critpath_engine::results::{CGraph, PathSegment};
@@ -105,20 +105,13 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
 
 /// The edges that carry critical time, and their nodes.
 fn critical_subgraph(g: &CGraph) -> CGraph {
-    let edges: Vec<_> = g
+    let edges = g
         .edges
         .iter()
         .filter(|e| e.critical_ns > 0)
         .cloned()
         .collect();
-    let used: std::collections::HashSet<u32> = edges.iter().flat_map(|e| [e.from, e.to]).collect();
-    let nodes = g
-        .nodes
-        .iter()
-        .filter(|n| used.contains(&n.id))
-        .cloned()
-        .collect();
-    CGraph { nodes, edges }
+    subgraph(g, edges)
 }
 
 /// `g` (a part of `a`'s cgraph) as SVG, or a note saying why not.
