@@ -97,9 +97,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // Experimental: link waits for a CPU into its holders (docs/os-graph.md).
-    if std::env::var_os("CRITPATH_CPU_HOLDERS").is_some_and(|v| v == "1") {
-        critpath_os::osgraph::set_cpu_holders(true);
+    // Waits for a CPU are charged to its holders unless told otherwise
+    // (docs/os-graph.md, "Waiting for a CPU").
+    if std::env::var_os("CRITPATH_CPU_HOLDERS").is_some_and(|v| v == "0") {
+        critpath_os::osgraph::set_cpu_holders(false);
     }
     match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,6 +18,8 @@ enum Act {
         recv: Option<(u64, bool)>,
     },
     Send(u64),
+    /// A `held` point: the piece so far was held by (SM, state).
+    Held(String, String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +47,8 @@ struct Edge {
     inter: bool,
     /// The inter-SM edge of a waited recv.
     held: bool,
+    /// A `held` piece: the waiting (SM, state) whose time it is.
+    held_for: Option<(String, String)>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -176,6 +180,15 @@ fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
                     out.push((r.t, sm, Act::Send(id)));
                 }
             }
+            Event::Held {
+                who: w,
+                on,
+                on_state,
+            } => {
+                if let Some(sm) = who(w, &stacks, &cpus) {
+                    out.push((r.t, sm, Act::Held(name(on), name(on_state))));
+                }
+            }
             Event::Call { who: w, func } => {
                 if let Some(sm) = who(w, &stacks, &cpus) {
                     let caller = cur.get(&sm).cloned().flatten();
@@ -278,6 +291,10 @@ fn graph(
     let mut seen_sm: HashSet<String> = HashSet::new();
     let mut from_first: Option<usize> = None;
     for (t, sm, act) in acts {
+        // A `held` point of an SM in no state is not a node.
+        if matches!(act, Act::Held(..)) && !live.contains_key(&sm) {
+            continue;
+        }
         let n = nodes.len();
         let mut edges = Vec::new();
         let first_ever = seen_sm.insert(sm.clone());
@@ -295,6 +312,7 @@ fn graph(
                             key,
                             inter: false,
                             held: false,
+                            held_for: None,
                         });
                         visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
                         *piece = t;
@@ -309,6 +327,28 @@ fn graph(
                     into: None,
                     send: Some(id),
                     first,
+                });
+            }
+            Act::Held(holder, hstate) => {
+                let (st, _, piece, _, last) = live.get_mut(&sm).expect("alive");
+                let key = (holder, hstate);
+                edges.push(Edge {
+                    from: *last,
+                    w: scale(&key, t - *piece),
+                    key,
+                    inter: false,
+                    held: false,
+                    held_for: Some((sm.clone(), st.clone())),
+                });
+                visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
+                *piece = t;
+                *last = n;
+                nodes.push(Node {
+                    sm: sm.clone(),
+                    t,
+                    into: None,
+                    send: None,
+                    first: false,
                 });
             }
             Act::Trans { state, wait, recv } => {
@@ -357,6 +397,7 @@ fn graph(
                         key,
                         inter: false,
                         held: false,
+                        held_for: None,
                     });
                     visits.entry((sm.clone(), st.clone())).or_default().1 += occ;
                 }
@@ -375,6 +416,7 @@ fn graph(
                         key,
                         inter: true,
                         held,
+                        held_for: None,
                     });
                 }
                 if let Some(st) = &state {
@@ -458,6 +500,17 @@ fn longest(
         while let Some(ei) = pred[n] {
             let edge = &ins[n][ei];
             let (a, b) = (&nodes[edge.from].sm, &nodes[n].sm);
+            if let Some((sm, st)) = &edge.held_for {
+                close(&mut open, &mut res.blame);
+                if edge.w > 0 && edge.key.0 != *sm {
+                    let k = (sm.clone(), st.clone(), edge.key.0.clone());
+                    *res.blame.entry(k).or_default() += edge.w;
+                }
+                res.states.entry(edge.key.clone()).or_default().2 += edge.w;
+                res.edges += 1;
+                n = edge.from;
+                continue;
+            }
             match &mut open {
                 Some((_, sender, acc)) if !edge.held && a == sender && b == sender => {
                     *acc += edge.w
@@ -476,7 +529,7 @@ fn longest(
         close(&mut open, &mut res.blame);
         res.start = Some((nodes[n].sm.clone(), nodes[n].t));
     }
-    res.states.retain(|_, v| v.0 > 0);
+    res.states.retain(|_, v| v.0 > 0 || v.2 > 0);
     res
 }
 
@@ -556,7 +609,7 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
         let state = states[st as usize % 4];
         let id_byte = id;
         let id = LinkId::Num(u64::from(id % 4));
-        let ev = match kind % 12 {
+        let ev = match kind % 13 {
             0 | 1 => Event::State { who, state },
             2 => Event::Wait {
                 who,
@@ -612,6 +665,11 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
             11 if with_stacks => Event::Switch {
                 cpu: cpus[other as usize % 2],
                 thread: threads[sm as usize % 2],
+            },
+            12 => Event::Held {
+                who,
+                on: sms[other as usize % 4],
+                on_state: states[id_of(&id) as usize % 4],
             },
             _ => Event::State { who, state },
         };

@@ -45,6 +45,9 @@ const K_RECV_WAITED: u8 = 10;
 const K_SEND_INLINE: u8 = 11;
 const K_RECV_INLINE: u8 = 12;
 const K_RECV_WAITED_INLINE: u8 = 13;
+/// A `held` point: the SM held by, then its state (the last kind: 15 is a
+/// string definition).
+const K_HELD: u8 = 14;
 
 /// Chunk compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +155,15 @@ impl<W: Write> CptWriter<W> {
                 let kind = if waited { K_RECV_WAITED } else { 3 };
                 (kind, Some(who), Some(state), None, None, None, Some(id))
             }
+            Event::Held { who, on, on_state } => (
+                K_HELD,
+                Some(who),
+                Some(on),
+                Some(on_state),
+                None,
+                None,
+                None,
+            ),
             Event::End { who } => (4, Some(who), None, None, None, None, None),
             Event::Call { who, func } => (5, Some(who), Some(func), None, None, None, None),
             Event::Ret { who, func } => (6, Some(who), Some(func), None, None, None, None),
@@ -435,7 +447,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> O
     } else {
         Sym::LOCAL
     };
-    let who = if kind <= 6 || (K_RECV_WAITED..=K_RECV_WAITED_INLINE).contains(&kind) {
+    let who = if kind <= 6 || (K_RECV_WAITED..=K_HELD).contains(&kind) {
         let s = sym(pos)?;
         if op & F_THREAD != 0 {
             Who::Thread(s)
@@ -501,6 +513,11 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> O
             }
         }
         K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings)?,
+        K_HELD => Event::Held {
+            who,
+            on: sym(pos)?,
+            on_state: sym(pos)?,
+        },
         4 => Event::End { who },
         5 => Event::Call {
             who,
@@ -580,7 +597,7 @@ impl<R: Read> CptReader<R> {
     fn bad_record(&mut self, start: usize) -> ReadError {
         let at = self.chunk_at;
         let op = self.raw[start];
-        let what = if op & 0x0f > K_RECV_WAITED_INLINE {
+        let what = if op & 0x0f > K_HELD {
             format!("unknown record kind {}", op & 0x0f)
         } else {
             "a record that is cut short or uses a string before defining it".to_string()

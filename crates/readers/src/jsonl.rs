@@ -201,6 +201,11 @@ impl<R: BufRead> JsonlReader<R> {
             }
             "wait" => self.wait(l)?,
             "recv" | "send" => self.link(ev, l)?,
+            "held" => Event::Held {
+                who: self.who(l, ev)?,
+                on: self.need(l.on.take(), ev, "on")?,
+                on_state: self.need(l.on_state.take(), ev, "on_state")?,
+            },
             "end" => Event::End {
                 who: self.who(l, ev)?,
             },
@@ -454,6 +459,15 @@ impl<W: Write> JsonlWriter<W> {
                 if waited {
                     l.push_str(",\"waited\":true");
                 }
+            }
+            Event::Held {
+                who: w,
+                on,
+                on_state,
+            } => {
+                who(l, w);
+                field(l, "on", on);
+                field(l, "on_state", on_state);
             }
             Event::End { who: w } => who(l, w),
             Event::Call { who: w, func } | Event::Ret { who: w, func } => {

@@ -51,6 +51,13 @@ pub enum Event {
         state: Sym,
         waited: bool,
     },
+    /// A point node inside the current state, like a `send` without a link:
+    /// the piece of the state since the SM's previous node was spent waiting
+    /// for what SM `on` held while it was in `on_state` (a runnable thread
+    /// waiting for the CPU `on` ran on). That piece is charged to (`on`,
+    /// `on_state`), scaled by its what-ifs, and blamed on `on`; the state
+    /// goes on.
+    Held { who: Who, on: Sym, on_state: Sym },
     /// The SM's life ends.
     End { who: Who },
     /// Implicit software state: enter state `func`.
@@ -73,6 +80,7 @@ impl Event {
             Event::Wait { .. } => "wait",
             Event::Send { .. } => "send",
             Event::Recv { .. } => "recv",
+            Event::Held { .. } => "held",
             Event::End { .. } => "end",
             Event::Call { .. } => "call",
             Event::Ret { .. } => "ret",
@@ -127,6 +135,15 @@ impl Event {
                 state: f(state),
                 waited,
             },
+            Event::Held {
+                who: w,
+                on,
+                on_state,
+            } => Event::Held {
+                who: who(w, &mut f),
+                on: f(on),
+                on_state: f(on_state),
+            },
             Event::End { who: w } => Event::End {
                 who: who(w, &mut f),
             },
@@ -155,7 +172,7 @@ impl Event {
 
     /// All `ev` names, for error messages.
     pub const NAMES: &'static [&'static str] = &[
-        "state", "wait", "send", "recv", "end", "call", "ret", "push", "pop", "switch",
+        "state", "wait", "send", "recv", "held", "end", "call", "ret", "push", "pop", "switch",
     ];
 }
 

@@ -168,6 +168,9 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
             let who = sm_name(&seg.sys, &seg.sm, show_sys);
             let what = if seg.inter {
                 format!("{who} waits on {} in '{}'", seg.from_sm, seg.state)
+            } else if seg.from_sm != seg.sm {
+                // A `held` piece: the time another SM waited for this one.
+                format!("{who} in '{}', held for {}", seg.state, seg.from_sm)
             } else {
                 format!("{who} in '{}'", seg.state)
             };

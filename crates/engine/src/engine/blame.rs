@@ -3,7 +3,8 @@
 //! (a thread waiting for the CPU that its holder left), the path time spent
 //! on the sending SM since the path entered it is blamed on that SM. The
 //! walk meets the path's edges from its end back; sums are kept per
-//! (state, sender SM).
+//! (state, sender SM). A `held` piece (rule 6) is blamed on its holder
+//! directly.
 
 use rustc_hash::FxHashMap;
 
@@ -30,6 +31,15 @@ impl Blamer {
         }
         if held && from_sm != to_sm {
             self.open = Some((key, from_sm, 0));
+        }
+    }
+
+    /// The walk meets a `held` piece of `weight` ns: the waiting state
+    /// `held_for`'s time, charged to a state of `holder`.
+    pub fn held(&mut self, held_for: u32, holder: u32, weight: u64) {
+        self.close();
+        if weight > 0 {
+            *self.sums.entry((held_for, holder)).or_default() += weight;
         }
     }
 

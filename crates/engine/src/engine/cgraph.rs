@@ -4,7 +4,7 @@
 //! one inter-SM edge per distinct dependence, each with its visits, total
 //! time and, after the walk, critical time.
 
-use super::{Engine, M_END, M_ORIGIN, M_SEND, M_START, NONE32};
+use super::{Engine, M_END, M_HELD, M_ORIGIN, M_SEND, M_START, NONE32};
 use crate::results::{CEdgeRow, CGraph, CNodeRow};
 use critpath_trace::{Interner, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -28,6 +28,9 @@ pub(super) struct CEdge {
     /// An inter-SM edge of a waited `recv`: the sender held what the
     /// receiver waited for.
     pub held: bool,
+    /// A `held` piece: the waiting state's key (its time is charged to
+    /// `key`, the holder's state, and blamed on the holder); else NONE32.
+    pub held_for: u32,
     pub visits: u64,
     pub total: u64,
     pub critical: u64,
@@ -41,6 +44,7 @@ impl CEdge {
             key,
             inter,
             held: false,
+            held_for: NONE32,
             visits: 0,
             total: 0,
             critical: 0,
@@ -56,6 +60,8 @@ pub(super) struct CGraphBuilder {
     /// (from cnode, to state or marker) -> (cnode, intra cedge or NONE32).
     trans: FxHashMap<(u32, u32), (u32, u32)>,
     pub cedges: Vec<CEdge>,
+    /// (from cnode, holder's state key) -> (`held` cnode, its cedge).
+    held_index: FxHashMap<(u32, u32), (u32, u32)>,
     /// (from cnode, to cnode, held) -> inter-SM cedge.
     inter_index: FxHashMap<(u32, u32, bool), u32>,
     /// Pairs of SMs joined by an inter-SM edge.
@@ -109,7 +115,7 @@ impl Engine<'_> {
         if let Some(&c) = self.g.cnode_index.get(&(sm, from, to)) {
             return c;
         }
-        let to_key = if to < M_SEND {
+        let to_key = if to < M_HELD {
             self.key_of(sm, Sym(to), strings)
         } else {
             NONE32
@@ -147,6 +153,29 @@ impl Engine<'_> {
         r
     }
 
+    /// The cgraph node a `held` piece leads to from `from_cnode` (SM `sm`
+    /// in `cur`, keyed `cur_key`) and its edge, charged to the holder's
+    /// state `hkey`.
+    pub(super) fn held_step(
+        &mut self,
+        sm: u32,
+        from_cnode: u32,
+        (cur, cur_key): (u32, u32),
+        hkey: u32,
+        strings: &Interner,
+    ) -> (u32, u32) {
+        if let Some(&r) = self.g.held_index.get(&(from_cnode, hkey)) {
+            return r;
+        }
+        let cn = self.cnode_of(sm, cur, M_HELD, strings);
+        let e = self.g.cedges.len() as u32;
+        let mut ce = CEdge::new(from_cnode, cn, hkey, false);
+        ce.held_for = cur_key;
+        self.g.cedges.push(ce);
+        self.g.held_index.insert((from_cnode, hkey), (cn, e));
+        (cn, e)
+    }
+
     fn step_slow(
         &mut self,
         sm: u32,
@@ -179,6 +208,7 @@ impl Engine<'_> {
                 M_START => "start".into(),
                 M_END => "end".into(),
                 M_SEND => "send".into(),
+                M_HELD => "held".into(),
                 M_ORIGIN => "origin".into(),
                 s => strings.resolve(Sym(s)).to_string(),
             }
@@ -207,7 +237,7 @@ impl Engine<'_> {
             .map(|e| CEdgeRow {
                 from: e.from,
                 to: e.to,
-                state: self.state_name(e.key, strings),
+                state: self.edge_state(e, strings),
                 inter: e.inter,
                 visits: e.visits,
                 total_ns: e.total,
@@ -215,6 +245,21 @@ impl Engine<'_> {
             })
             .collect();
         CGraph { nodes, edges }
+    }
+
+    /// What an edge's time is: its state, or for a `held` piece the waiting
+    /// state and the holder's state it is charged to.
+    fn edge_state(&self, e: &CEdge, strings: &Interner) -> String {
+        if e.held_for == NONE32 {
+            return self.state_name(e.key, strings);
+        }
+        let holder = self.m.sms[self.m.keys[e.key as usize].sm as usize].name;
+        format!(
+            "{}, held by {} in {}",
+            self.state_name(e.held_for, strings),
+            strings.resolve(holder),
+            self.state_name(e.key, strings)
+        )
     }
 
     /// The name of state key `key` ("" for NONE32).

@@ -15,13 +15,15 @@
 //! keys, stacks, CPUs), `cgraph`, `logs` (node log and slack graph),
 //! `whatif` (speed-ups), `endpoints` (start and destination), `walk`,
 //! `windows`, `tables`, `diagnose` (diagnostics prose), `names` (name
-//! matching), `finish`.
+//! matching), `held` (time charged to the holder of what a state waited
+//! for), `finish`.
 
 mod blame;
 mod cgraph;
 mod diagnose;
 mod endpoints;
 mod finish;
+mod held;
 mod logs;
 mod machines;
 mod names;
@@ -49,6 +51,7 @@ const M_START: u32 = u32::MAX;
 const M_END: u32 = u32::MAX - 1;
 const M_SEND: u32 = u32::MAX - 2;
 const M_ORIGIN: u32 = u32::MAX - 3;
+const M_HELD: u32 = u32::MAX - 4;
 const NONE32: u32 = u32::MAX;
 
 /// What the user asked for.

@@ -14,14 +14,14 @@ use critpath_trace::{Event, Interner, LinkId, Pos, Record, Sym};
 
 /// An SM's situation just before its next node: what it is in and since when.
 #[derive(Clone, Copy)]
-struct Before {
-    cur: u32,
-    cur_key: u32,
-    cnode: u32,
-    tp: u64,
-    entered: u64,
-    wait: WaitOn,
-    last: Option<NodeRef>,
+pub(super) struct Before {
+    pub cur: u32,
+    pub cur_key: u32,
+    pub cnode: u32,
+    pub tp: u64,
+    pub entered: u64,
+    pub wait: WaitOn,
+    pub last: Option<NodeRef>,
 }
 
 /// The best candidate so far: its `L` and its node log entry.
@@ -75,6 +75,11 @@ impl Engine<'_> {
             Event::End { who } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
                     self.transition(sm, M_END, WaitOn::No, None, at, strings);
+                }
+            }
+            Event::Held { who, on, on_state } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.held(sm, t, (sys, on, on_state), strings);
                 }
             }
             Event::Send { who, id } => {
@@ -136,7 +141,7 @@ impl Engine<'_> {
 
     /// Keeps the node with the greatest `L` (the latest of equals).
     #[inline]
-    fn note_node(&mut self, sm: u32, n: NodeRef) {
+    pub(super) fn note_node(&mut self, sm: u32, n: NodeRef) {
         if n.l == UNREACHED {
             return;
         }
@@ -148,7 +153,7 @@ impl Engine<'_> {
 
     /// A fresh node id.
     #[inline]
-    fn new_node(&mut self) -> u64 {
+    pub(super) fn new_node(&mut self) -> u64 {
         let node = self.next_node;
         self.next_node += 1;
         node
@@ -156,7 +161,7 @@ impl Engine<'_> {
 
     /// SM `sm`'s situation before its next node.
     #[inline]
-    fn before(&self, sm: u32) -> Before {
+    pub(super) fn before(&self, sm: u32) -> Before {
         let s = &self.m.sms[sm as usize];
         Before {
             cur: s.cur,

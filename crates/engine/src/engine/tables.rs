@@ -10,11 +10,17 @@ use rustc_hash::FxHashMap;
 pub(super) type Slack = Option<Vec<Option<(u64, f64)>>>;
 
 impl Engine<'_> {
-    /// Adds the time on each state's intra-SM cgraph edges to its total.
+    /// Adds the time on each state's intra-SM cgraph edges to its total (a
+    /// `held` piece's time is the waiting state's).
     pub(super) fn add_totals(&mut self) {
         for ce in &self.g.cedges {
-            if !ce.inter && ce.key != NONE32 {
-                self.m.keys[ce.key as usize].total += ce.total;
+            let key = if ce.held_for != NONE32 {
+                ce.held_for
+            } else {
+                ce.key
+            };
+            if !ce.inter && key != NONE32 {
+                self.m.keys[key as usize].total += ce.total;
             }
         }
     }
@@ -48,7 +54,7 @@ impl Engine<'_> {
             .keys
             .iter()
             .enumerate()
-            .filter(|(_, k)| k.visits > 0)
+            .filter(|(_, k)| k.visits > 0 || k.critical > 0)
             .map(|(i, k)| {
                 let s = &self.m.sms[k.sm as usize];
                 let slack = slack.as_ref().and_then(|v| v[i]);

@@ -65,7 +65,14 @@ impl Engine<'_> {
                 self.g.cnodes[ce.from as usize].sm,
                 self.g.cnodes[ce.to as usize].sm,
             );
-            w.blame.edge(sms, ce.key, e.weight, ce.held);
+            if ce.held_for != NONE32 {
+                // A piece held by the waiter itself blames no one.
+                let holder = self.m.keys[ce.key as usize].sm;
+                let weight = if holder == sms.1 { 0 } else { e.weight };
+                w.blame.held(ce.held_for, holder, weight);
+            } else {
+                w.blame.edge(sms, ce.key, e.weight, ce.held);
+            }
             let ce = &mut self.g.cedges[e.tag as usize];
             ce.critical += e.weight;
             if ce.key != NONE32 {
@@ -99,8 +106,13 @@ impl Engine<'_> {
         segments
             .into_iter()
             .map(|seg| {
-                let c = &self.g.cnodes[seg.to as usize];
-                let s = &self.m.sms[c.sm as usize];
+                // The SM whose state the time is charged to: the edge's own
+                // SM, or the holder for a `held` piece.
+                let sm = match seg.key {
+                    NONE32 => self.g.cnodes[seg.to as usize].sm,
+                    key => self.m.keys[key as usize].sm,
+                };
+                let s = &self.m.sms[sm as usize];
                 let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
                 PathSegment {
                     sys: strings.resolve(s.sys).to_string(),

@@ -1,117 +1,132 @@
-//! Waiting for a CPU (docs/os-graph.md, "Waiting for a CPU"): a thread that
-//! becomes runnable on a CPU held by another thread links its readiness
-//! into the holder's running time from then on (a split of the holder's
-//! state), and its switch-in on that CPU is a waited `recv` of the link the
-//! thread switched out sends. The path can thus pass through the holders'
-//! running time after the thread became ready, never their history.
+//! Waiting for a CPU (docs/os-graph.md, "Waiting for a CPU"): a runnable
+//! thread waits for the CPU it is to run on, and whoever runs there holds
+//! it. Each runnable thread is a waiter of one CPU. Whenever that CPU's
+//! holder changes state or leaves, the piece of each waiter's wait since
+//! its previous node is charged to the holder's state then (a `held`
+//! record: docs/path-rules.md, rule 6), so the wait stays on the waiter's
+//! own chain while its time is the holder's, state by state, and a what-if
+//! that speeds up or removes the holder shortens it. No link joins the
+//! waiter and the holder: the path never follows the holder's history.
+//! Time when no thread held the CPU stays the waiter's own `runnable`.
 
-use super::{Builder, Derived, St};
-use critpath_trace::Sym;
+use super::{Builder, St};
+use critpath_trace::{Event, Sym};
+
+/// Who holds a CPU, as its records say: the holder's SM and its state.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Hold {
+    sm: Sym,
+    state: Sym,
+}
 
 impl Builder {
-    /// Thread `w` became runnable at `t`, to run on `cpu` (when known): if
-    /// a tracked thread holds that CPU, `w` sends a link the holder
-    /// receives at `t` (its state goes on), and `w` remembers the CPU's
-    /// holder chain. Otherwise (an idle CPU, an unknown one, a thread not
-    /// of the recorded command) `w` waits on its own chain.
-    pub(super) fn link_holder(&mut self, t: u64, cpu: Option<u32>, w: u32) {
-        let Some(th) = self.threads.get_mut(&w) else {
+    /// Thread `w` is runnable (or its CPU became known), to run on `cpu`
+    /// when known: it becomes that CPU's waiter.
+    pub(super) fn wait_for_cpu(&mut self, cpu: Option<u32>, w: u32) {
+        self.leave_waiters(w);
+        let (Some(c), true) = (cpu, self.holders) else {
             return;
         };
-        th.ready = None;
-        let wsm = th.sm;
-        if !self.holders {
+        if self.ignored(w) || self.cpus.len() <= c as usize {
             return;
         }
-        // With the command known, only its threads' waits are linked: a
-        // foreign thread's readiness would put its history on the holder.
-        if self.target.is_some() && !self.program.contains(&w) {
-            return;
-        }
-        let Some(c) = cpu else { return };
-        let Some(h) = self.cpus.get(c as usize).map(|cs| cs.cur) else {
-            return;
-        };
-        if h == w || self.ignored(h) {
-            return;
-        }
-        let Some(state) = self.split_state(t, h, c) else {
-            return;
-        };
-        let hsm = self.threads[&h].sm;
-        let l = self.link();
-        self.send(t, wsm, l);
-        self.recv(t, hsm, l, state);
-        let gen = self.cpus[c as usize].gen;
-        self.threads.get_mut(&w).expect("known").ready = Some((c, gen));
-    }
-
-    /// The state holder `h` (current on `cpu`) is in, to split it there;
-    /// `None` when it is not executing there. A pending system call
-    /// segment ends at the split and starts again.
-    fn split_state(&mut self, t: u64, h: u32, cpu: u32) -> Option<Sym> {
-        let th = self.threads.get(&h)?;
-        match th.st {
-            St::Interrupted => {
-                let base = self.cpus[cpu as usize].ctx.first().map(|c| c.base);
-                let run = th.run;
-                Some(base.map_or(run, |b| self.derived(Derived::Interrupted, b)))
-            }
-            St::Running => match th.sys {
-                Some(sc) if sc.seg.is_some() => {
-                    self.close_segment(h, None);
-                    let state = self.syscall_state(sc.nr, None);
-                    let sys = self.threads.get_mut(&h).and_then(|th| th.sys.as_mut());
-                    sys.expect("in a call").seg = Some(t);
-                    Some(state)
-                }
-                _ => Some(th.run),
-            },
-            _ => None,
+        if let Some(th) = self.threads.get_mut(&w) {
+            th.ready = Some(c);
+            self.cpus[c as usize].waiters.push(w);
         }
     }
 
-    /// At a switch on `cpu` from `prev` to `next`: the link `prev` sends as
-    /// it leaves, when `next` was ready on this CPU's current holder chain
-    /// (its switch-in then waits for it); otherwise the chain starts anew.
-    pub(super) fn holder_handoff(&mut self, t: u64, cpu: u32, prev: u32, next: u32) -> Option<u64> {
-        let gen = self.cpus[cpu as usize].gen;
-        let waiting = !self.ignored(next)
-            && self
-                .threads
-                .get(&next)
-                .is_some_and(|th| th.st == St::Runnable && th.ready == Some((cpu, gen)));
-        let holding = !self.ignored(prev)
-            && self
-                .threads
-                .get(&prev)
-                .is_some_and(|th| matches!(th.st, St::Running | St::Interrupted));
-        if !(waiting && holding) {
-            self.cpus[cpu as usize].gen += 1;
-            return None;
+    /// Thread `w` no longer waits for a CPU.
+    fn leave_waiters(&mut self, w: u32) {
+        let Some(c) = self.threads.get_mut(&w).and_then(|th| th.ready.take()) else {
+            return;
+        };
+        if let Some(cpu) = self.cpus.get_mut(c as usize) {
+            cpu.waiters.retain(|&x| x != w);
         }
-        let psm = self.threads[&prev].sm;
-        let l = self.link();
-        self.send(t, psm, l);
-        Some(l)
     }
 
-    /// `next` runs on its CPU from `t`, its switch-in a waited `recv` of
-    /// the holder's link `l`.
-    pub(super) fn run_after_holder(&mut self, tid: u32, t: u64, l: u64) {
-        let th = self.threads.get_mut(&tid).expect("known");
-        th.st = St::Running;
-        th.since = t;
-        th.ready = None;
+    /// A switch on `cpu` at `t` to `next`, before either thread is
+    /// handled: the waits of `cpu`'s waiters (and of `next`, wherever it
+    /// waited) are charged to the leaving holder; `next` waits no more and
+    /// the CPU has no holder until [`Builder::hold_cpu`].
+    pub(super) fn charge_at_switch(&mut self, t: u64, cpu: u32, next: u32) {
+        let elsewhere = self
+            .threads
+            .get(&next)
+            .is_some_and(|th| th.st == St::Runnable && th.ready.is_some_and(|c| c != cpu));
+        self.charge_waiters(t, cpu, elsewhere.then_some(next));
+        if let Some(h) = self.cpus[cpu as usize].hold.take() {
+            self.hold_sms.remove(&h.sm);
+        }
+        self.leave_waiters(next);
+    }
+
+    /// Thread `tid` now runs on `cpu`: it holds it, in its current state.
+    pub(super) fn hold_cpu(&mut self, cpu: u32, tid: u32) {
+        if !self.holders || self.ignored(tid) {
+            return;
+        }
+        let Some(th) = self.threads.get(&tid) else {
+            return;
+        };
+        if !matches!(th.st, St::Running | St::Interrupted) {
+            return;
+        }
         let (sm, run) = (th.sm, th.run);
-        let state = match th.sys.as_mut() {
-            Some(sc) => {
-                sc.seg = Some(t);
-                let nr = sc.nr;
-                self.syscall_state(nr, None)
-            }
-            None => run,
+        let state = match th.sys {
+            Some(sc) if sc.seg.is_some() => self.syscall_state(sc.nr, None),
+            _ => run,
         };
-        self.recv_as(t, sm, l, state, true);
+        self.cpus[cpu as usize].hold = Some(Hold { sm, state });
+        self.hold_sms.insert(sm, cpu);
+    }
+
+    /// SM `sm` has a record `ev` at `t`: when it holds a CPU and the record
+    /// changes its state, the waiters' time so far was held in the state it
+    /// leaves.
+    pub(super) fn holder_moves(&mut self, t: u64, sm: Sym, ev: &Event) {
+        let Some(&cpu) = self.hold_sms.get(&sm) else {
+            return;
+        };
+        let next = match *ev {
+            Event::State { state, .. } | Event::Wait { state, .. } | Event::Recv { state, .. } => {
+                Some(state)
+            }
+            Event::End { .. } => None,
+            _ => return,
+        };
+        self.charge_waiters(t, cpu, None);
+        let c = &mut self.cpus[cpu as usize];
+        match (next, c.hold.as_mut()) {
+            (Some(state), Some(h)) => h.state = state,
+            _ => {
+                c.hold = None;
+                self.hold_sms.remove(&sm);
+            }
+        }
+    }
+
+    /// Charges the wait since their previous node of `cpu`'s waiters (and
+    /// of `extra`) to the CPU's holder, or, with no holder, to their own
+    /// state (a `held` point on themselves, which blames no one).
+    fn charge_waiters(&mut self, t: u64, cpu: u32, extra: Option<u32>) {
+        // Waits already charged up to `t` have nothing more to charge.
+        if t <= self.cpus[cpu as usize].charged_at {
+            return;
+        }
+        self.cpus[cpu as usize].charged_at = t;
+        let mut waiters = std::mem::take(&mut self.cpus[cpu as usize].waiters);
+        waiters.retain(|&w| self.threads.get(&w).is_some_and(|th| th.st == St::Runnable));
+        let hold = self.cpus[cpu as usize].hold;
+        for &w in waiters.iter().chain(extra.iter()) {
+            let sm = self.threads[&w].sm;
+            let (on, on_state) = match hold {
+                Some(h) if h.sm != sm => (h.sm, h.state),
+                _ => (sm, self.s.runnable),
+            };
+            self.emit(t, sm, |who| Event::Held { who, on, on_state });
+        }
+        self.cpus[cpu as usize].waiters = waiters;
     }
 }

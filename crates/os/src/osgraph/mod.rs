@@ -89,10 +89,9 @@ struct Thread {
     sys: Option<Syscall>,
     /// This life has started (or was counted as pre-existing).
     counted: bool,
-    /// Runnable, and its readiness was linked into the holder of this CPU
-    /// while that CPU's holder chain was in this generation
-    /// (docs/os-graph.md, "Waiting for a CPU").
-    ready: Option<(u32, u64)>,
+    /// Runnable, waiting for this CPU (docs/os-graph.md, "Waiting for a
+    /// CPU").
+    ready: Option<u32>,
 }
 
 impl Thread {
@@ -138,9 +137,12 @@ struct Cpu {
     raised: [Option<(u64, bool)>; 10],
     /// The thread the outermost interrupt SM interrupted.
     interrupted: Option<u32>,
-    /// The holder chain's generation: it changes at every switch-in that
-    /// does not depend on the thread switched out (docs/os-graph.md).
-    gen: u64,
+    /// Runnable threads waiting for this CPU (docs/os-graph.md).
+    waiters: Vec<u32>,
+    /// The thread holding this CPU, as its records say.
+    hold: Option<holders::Hold>,
+    /// Its waiters' waits are charged up to this time.
+    charged_at: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -183,12 +185,10 @@ pub struct Builder {
     /// events before belong to the recorder and are dropped.
     target: Option<(u32, u64)>,
     target_started: bool,
-    /// The recorded command's threads and processes (its main thread and
-    /// whatever they forked): the only waiters linked into a CPU's holder
-    /// when the command is known.
-    program: FxHashSet<u32>,
-    /// Link waits for a CPU into its holders ([`set_cpu_holders`]).
+    /// Charge waits for a CPU to its holders ([`set_cpu_holders`]).
     holders: bool,
+    /// The SMs of the threads holding a CPU, and the CPU.
+    hold_sms: FxHashMap<Sym, u32>,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -263,17 +263,15 @@ impl Names {
     }
 }
 
-/// Whether graphs built from now on link a thread's wait for a CPU into
-/// the CPU's holders (docs/os-graph.md, "Waiting for a CPU"). Off by
-/// default: on a machine kept busy by the recorded program's own threads
-/// every thread's history is as long as the run, and the path can follow
-/// the holders' histories instead of the program's work (a known problem,
-/// see the docs); `CRITPATH_CPU_HOLDERS=1` turns it on for the CLI.
+/// Whether graphs built from now on charge a thread's wait for a CPU to
+/// the CPU's holders (docs/os-graph.md, "Waiting for a CPU"). On by
+/// default; `CRITPATH_CPU_HOLDERS=0` turns it off for the CLI (a runnable
+/// thread's wait is then its own `runnable` time).
 pub fn set_cpu_holders(on: bool) {
     CPU_HOLDERS.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-static CPU_HOLDERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static CPU_HOLDERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 impl Builder {
     /// `sys` is the host name; `names` the last comm of each thread;
@@ -302,8 +300,8 @@ impl Builder {
             now: 0,
             target,
             target_started: false,
-            program: FxHashSet::default(),
             holders: CPU_HOLDERS.load(std::sync::atomic::Ordering::Relaxed),
+            hold_sms: FxHashMap::default(),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),
@@ -439,11 +437,11 @@ mod tests {
     }
 
     /// A wakeup done by an interrupt on a CPU a thread holds: the woken
-    /// thread's readiness goes to the interrupted thread (its
-    /// `interrupted:*` state is split), never to the interrupt SM, and the
-    /// woken thread's switch-in is a waited `recv` of the holder's link.
+    /// thread's wait for that CPU is charged to the thread that held it
+    /// (a `held` point when it leaves the CPU), never to the interrupt SM,
+    /// and no link joins the interrupt to the thread it interrupted.
     #[test]
-    fn a_wakeup_inside_an_interrupt_links_to_the_interrupted_holder() {
+    fn a_wakeup_inside_an_interrupt_charges_the_wait_to_the_interrupted_holder() {
         let mut strings = Interner::new();
         let eth = strings.intern("eth0");
         let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
@@ -466,49 +464,58 @@ mod tests {
             recs.push(r);
         }
         let name = |s: Sym| b.strings.resolve(s).to_string();
-        let sends: FxHashMap<LinkId, (String, u64)> = recs
+        let sm_of = |r: &Record| match r.ev {
+            Event::Send {
+                who: Who::Sm(s), ..
+            }
+            | Event::Recv {
+                who: Who::Sm(s), ..
+            }
+            | Event::Held {
+                who: Who::Sm(s), ..
+            } => Some(name(s)),
+            _ => None,
+        };
+        // The irq SM neither receives from nor sends to app:5.
+        let irq_links: Vec<_> = recs
+            .iter()
+            .filter(|r| !matches!(r.ev, Event::Held { .. }))
+            .filter_map(sm_of)
+            .filter(|s| s.starts_with("irq:"))
+            .collect();
+        assert!(irq_links.iter().all(|s| s == "irq:eth0"), "{recs:?}");
+        let recvs_of_app5 = recs
+            .iter()
+            .any(|r| matches!(r.ev, Event::Recv { who: Who::Sm(s), .. } if name(s) == "app:5"));
+        assert!(!recvs_of_app5, "{recs:?}");
+        // app:6's wait, from its wakeup at 21, is charged to app:5 state by
+        // state (interrupted until 22, then running), then it runs.
+        let held: Vec<(String, String, String, u64)> = recs
             .iter()
             .filter_map(|r| match r.ev {
-                Event::Send {
-                    who: Who::Sm(s),
-                    id,
-                } => Some((id, (name(s), r.t))),
+                Event::Held {
+                    who: Who::Sm(w),
+                    on,
+                    on_state,
+                } => Some((name(w), name(on), name(on_state), r.t)),
                 _ => None,
             })
             .collect();
-        // (receiver, state, waited, (sender, sent at), received at)
-        type Received = (String, String, bool, (String, u64), u64);
-        let recvs: Vec<Received> = recs
+        let got: Vec<(&str, &str, &str, u64)> = held
             .iter()
-            .filter_map(|r| match r.ev {
-                Event::Recv {
-                    who: Who::Sm(s),
-                    id,
-                    state,
-                    waited,
-                } => Some((name(s), name(state), waited, sends[&id].clone(), r.t)),
-                _ => None,
-            })
+            .map(|h| (h.0.as_str(), h.1.as_str(), h.2.as_str(), h.3))
             .collect();
-        // The irq SM receives nothing; app:6's readiness is received by
-        // app:5 in its interrupted state at the wakeup.
-        assert!(recvs.iter().all(|r| !r.0.starts_with("irq:")), "{recvs:?}");
-        assert!(
-            recvs.iter().any(|r| r.0 == "app:5"
-                && r.1 == "interrupted:irq:eth0"
-                && r.3 == ("app:6".to_string(), 21)
-                && !r.2),
-            "{recvs:?}"
-        );
-        // The switch-in waits for the holder's switch-out.
-        assert!(
-            recvs.iter().any(|r| r.0 == "app:6"
-                && r.1 == "running"
-                && r.2
-                && r.3 == ("app:5".to_string(), 40)
-                && r.4 == 40),
-            "{recvs:?}"
-        );
+        let want = [
+            ("app:6", "app:5", "interrupted:irq:eth0", 22),
+            ("app:6", "app:5", "running", 40),
+        ];
+        assert_eq!(got, want);
+        let runs_at_40 = recs.iter().any(|r| {
+            r.t == 40
+                && matches!(r.ev, Event::State { who: Who::Sm(s), state }
+                    if name(s) == "app:6" && name(state) == "running")
+        });
+        assert!(runs_at_40, "{recs:?}");
     }
 
     /// A thread sleeps on a timer whose expiry was lost (an idle CPU): it

@@ -88,11 +88,11 @@ impl Builder {
             return;
         }
         let th = self.thread(wakee, Some(comm));
-        let (st, linked) = (th.st, th.ready.is_some());
-        if st == St::Runnable && !linked {
+        let (st, placed) = (th.st, th.ready.is_some());
+        if st == St::Runnable && !placed {
             // `sched_wakeup_new` after the fork made it runnable: now its
             // CPU is known.
-            self.link_holder(t, target, wakee);
+            self.wait_for_cpu(target, wakee);
         }
         if matches!(st, St::Running | St::Runnable | St::Interrupted) {
             return;
@@ -118,7 +118,7 @@ impl Builder {
                 self.state(t, sm, runnable);
             }
         }
-        self.link_holder(t, target, wakee);
+        self.wait_for_cpu(target, wakee);
     }
 
     pub(super) fn switch_out(&mut self, t: u64, prev: u32, comm: &Comm, prev_state: u64) {
@@ -174,7 +174,6 @@ impl Builder {
         };
         if !self.target_started && t >= exec {
             self.target_started = true;
-            self.program.insert(tid);
             let th = self.thread(tid, None);
             th.counted = true;
             th.st = St::Unknown;
@@ -189,28 +188,22 @@ impl Builder {
             self.exit_ctx(t, cpu, |_| true);
             self.counts.unbalanced += 1;
         }
-        let handoff = self.holder_handoff(t, cpu, prev.0, next.0);
+        // The leaving thread's pending system call segment is named first:
+        // its waiters' time up to the switch is charged to that segment.
+        self.close_segment(prev.0, None);
+        self.charge_at_switch(t, cpu, next.0);
         self.switch_out(t, prev.0, prev.1, prev.2);
         self.cpus[cpu as usize].cur = next.0;
-        match handoff {
-            Some(l) => self.run_after_holder(next.0, t, l),
-            None => self.alive(next.0, t, Some(next.1)),
-        }
-        // A preempted thread waits for this CPU, now held by `next`: when
-        // `next` took it from `prev`, that link already carries it.
+        self.alive(next.0, t, Some(next.1));
+        self.hold_cpu(cpu, next.0);
+        // A preempted thread waits for this CPU, now held by `next`.
         let preempted = !self.ignored(prev.0)
             && self
                 .threads
                 .get(&prev.0)
                 .is_some_and(|th| th.st == St::Runnable);
         if preempted {
-            match handoff {
-                Some(_) => {
-                    let gen = self.cpus[cpu as usize].gen;
-                    self.threads.get_mut(&prev.0).expect("known").ready = Some((cpu, gen));
-                }
-                None => self.link_holder(t, Some(cpu), prev.0),
-            }
+            self.wait_for_cpu(Some(cpu), prev.0);
         }
     }
 
@@ -219,9 +212,6 @@ impl Builder {
         let Some(parent) = self.context(cpu, tid, t) else {
             return;
         };
-        if self.program.contains(&tid) {
-            self.program.insert(child);
-        }
         let l = self.link();
         self.send(t, parent, l);
         let th = self.thread(child, Some(comm));

@@ -19,10 +19,15 @@ impl Builder {
             && self.quiet.contains(&sm)
             && matches!(
                 ev,
-                Event::State { .. } | Event::Wait { .. } | Event::Recv { .. }
+                Event::State { .. } | Event::Wait { .. } | Event::Recv { .. } | Event::Held { .. }
             )
         {
             return;
+        }
+        // A CPU's holder changing state: its waiters' time so far is
+        // charged to the state it leaves (docs/os-graph.md).
+        if !self.hold_sms.is_empty() {
+            self.holder_moves(t, sm, &ev);
         }
         let rec = Record {
             t,

@@ -33,6 +33,8 @@ pub enum Kind {
     Wait(String),
     Send(u64),
     Recv(u64, String),
+    /// A `held` point: the piece so far was held by (SM, state).
+    Held(String, String),
     End,
 }
 
@@ -59,6 +61,10 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
         Event::Wait { who, state, .. } => (who, Kind::Wait(s.resolve(*state).into())),
         Event::Send { who, id } => (who, Kind::Send(link(id))),
         Event::Recv { who, id, state, .. } => (who, Kind::Recv(link(id), s.resolve(*state).into())),
+        Event::Held { who, on, on_state } => (
+            who,
+            Kind::Held(s.resolve(*on).into(), s.resolve(*on_state).into()),
+        ),
         Event::End { who } => (who, Kind::End),
         other => panic!("the OS graph makes no {other:?}"),
     };
@@ -71,7 +77,7 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
 }
 
 pub fn read_with(name: &str, in_place: bool) -> Read {
-    // The graphs these tests check link waits for a CPU into its holders.
+    // The graphs these tests check charge waits for a CPU to its holders.
     critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open_with(&fixture(name), in_place).expect("fixture opens");
     let mut batch: Vec<(Record, Pos)> = Vec::new();

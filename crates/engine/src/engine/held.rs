@@ -1,0 +1,68 @@
+//! Time charged to the holder of what a state waited for
+//! (docs/path-rules.md, rule 6): a `held` record is a point node inside the
+//! SM's current state, like a `send` without a link. The piece of the state
+//! since the SM's previous node is an intra-SM edge of the waiting SM, so
+//! the path never leaves it for the holder's history, but its time is
+//! charged to the holder's state (scaled by that state's what-ifs) and
+//! blamed on the holder.
+
+use super::{Engine, NodeRef, NONE32, UNREACHED};
+use crate::nodelog::Entry;
+use crate::slack::InEdge;
+use critpath_trace::{Interner, Sym};
+
+impl Engine<'_> {
+    /// SM `sm` reaches a `held` point at `t`: its piece since its previous
+    /// node was held by SM `(sys, on)` in `on_state`. In no state, there is
+    /// nothing to charge and no node.
+    pub(super) fn held(
+        &mut self,
+        sm: u32,
+        t: u64,
+        (sys, on, on_state): (Sym, Sym, Sym),
+        strings: &Interner,
+    ) {
+        let b = self.before(sm);
+        let Some(prev) = b.last.filter(|_| b.cur != NONE32) else {
+            return;
+        };
+        let holder = self.sm_of(sys, on, strings);
+        let hkey = self.key_of(holder, on_state, strings);
+        let node = self.new_node();
+        let occ = t.saturating_sub(b.tp);
+        let (cn, edge) = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
+        self.g.pass(edge, occ);
+        let w = self.scaled(hkey, occ);
+        let l = if prev.l == UNREACHED {
+            UNREACHED
+        } else {
+            prev.l + w as i64
+        };
+        let pred = prev.id;
+        self.logs.log(Entry {
+            pred,
+            weight: w,
+            tag: edge,
+        });
+        if self.logs.keeps_graph() {
+            let e = InEdge {
+                pred,
+                weight: w,
+                key: hkey,
+            };
+            self.logs.graph_node(l, &[e]);
+        }
+        let n = NodeRef {
+            id: node,
+            l,
+            t,
+            cnode: cn,
+        };
+        let s = &mut self.m.sms[sm as usize];
+        s.count_node(t);
+        s.tp = t;
+        s.last = Some(n);
+        s.cnode = cn;
+        self.note_node(sm, n);
+    }
+}
