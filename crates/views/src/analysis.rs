@@ -230,11 +230,23 @@ fn blame_lines(o: &mut String, a: &Analysis, show_sys: bool) {
             o.push('\n');
             first = false;
         }
-        let held: Vec<String> = s
+        // Holders of at least 1% by name (three at least), the rest counted.
+        let share = |ns: u64| ns as f64 * 100.0 / all as f64;
+        let named = s
             .blame
             .iter()
-            .map(|b| format!("{} {:.0}%", b.sm, b.ns as f64 * 100.0 / all as f64))
+            .enumerate()
+            .take_while(|(i, b)| *i < 3 || share(b.ns) >= 1.0)
+            .count();
+        let mut held: Vec<String> = s.blame[..named]
+            .iter()
+            .map(|b| format!("{} {:.0}%", b.sm, share(b.ns)))
             .collect();
+        if named < s.blame.len() {
+            let rest: u64 = s.blame[named..].iter().map(|b| b.ns).sum();
+            let n = s.blame.len() - named;
+            held.push(format!("{n} more {:.0}%", share(rest)));
+        }
         let _ = writeln!(
             o,
             "{} {} — held by {} ({} of path time on the holders)",

@@ -15,25 +15,29 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     let out = dir.path().join("t.annot");
     std::env::set_var("CRITPATH_OUT", &out);
 
-    // A producer makes an item in 30 ms; a consumer waits for it, then
-    // uses it for 10 ms. The path: make (30) -> idle's link -> use (10).
+    // A producer makes an item in 30 ms; a consumer waits for it (blocked
+    // on a channel until the item is sent, however late either thread
+    // runs), then uses it for 10 ms. The path: make (30) -> idle's link ->
+    // use (10).
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
     let consumer = std::thread::Builder::new()
         .name("consumer".into())
-        .spawn(|| {
+        .spawn(move || {
             let _sm = critpath_sdk::sm("consumer");
             critpath_sdk::wait("idle", None, None);
-            std::thread::sleep(Duration::from_millis(35));
+            rx.recv().expect("the producer sends");
             critpath_sdk::recv(7, "use");
             spin(Duration::from_millis(10));
         })
         .unwrap();
     let producer = std::thread::Builder::new()
         .name("producer".into())
-        .spawn(|| {
+        .spawn(move || {
             let _sm = critpath_sdk::sm("producer");
             critpath_sdk::state("make");
             spin(Duration::from_millis(30));
             critpath_sdk::send(7);
+            tx.send(()).expect("the consumer waits");
             critpath_sdk::state("tidy");
         })
         .unwrap();
@@ -62,8 +66,8 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     let use_ = get("consumer", "use");
     assert!(use_.total_ns >= 10_000_000);
     assert_eq!(use_.critical_ns, use_.total_ns);
-    // The idle wait is charged from the send to the recv (about 5 ms), and
-    // lies on the path between make and use.
+    // The idle wait is charged from the send to the recv (the consumer's
+    // wakeup), and lies on the path between make and use.
     let idle = get("consumer", "idle");
     assert!(
         idle.critical_ns > 0 && idle.critical_ns < 30_000_000,
@@ -71,7 +75,7 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     );
     assert!(make.critical_ns >= 30_000_000, "{make:?}");
     let len = a.critical_path.length_ns;
-    // make (30) + the rest of the sleep after the send + use (10).
+    // make (30) + the consumer's wakeup + use (10).
     assert!((40_000_000..65_000_000).contains(&len), "{len}");
     // Each SM sits on its thread, named COMM:TID.
     assert!(a

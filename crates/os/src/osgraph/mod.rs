@@ -402,7 +402,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critpath_trace::{Event, LinkId, Who};
+    use critpath_trace::{Event, Who};
 
     fn comm(s: &str) -> Comm {
         let mut c = [0u8; 16];
