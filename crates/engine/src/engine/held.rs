@@ -29,10 +29,29 @@ impl Engine<'_> {
         let holder = self.sm_of(sys, on, strings);
         let hkey = self.key_of(holder, on_state, strings);
         let node = self.new_node();
-        let occ = t.saturating_sub(b.tp);
-        let (cn, edge) = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
+        let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
+        let n = self.point_node((node, t), (prev, b.tp), step, hkey);
+        let s = &mut self.m.sms[sm as usize];
+        s.count_node(t);
+        s.tp = t;
+        s.last = Some(n);
+        s.cnode = n.cnode;
+        self.note_node(sm, n);
+    }
+
+    /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the
+    /// piece since `tp` on cgraph `(cnode, edge)` charged to state `key`:
+    /// counts the piece, logs the node and gives its handle.
+    pub(super) fn point_node(
+        &mut self,
+        (node, t): (u64, u64),
+        (prev, tp): (NodeRef, u64),
+        (cn, edge): (u32, u32),
+        key: u32,
+    ) -> NodeRef {
+        let occ = t.saturating_sub(tp);
         self.g.pass(edge, occ);
-        let w = self.scaled(hkey, occ);
+        let w = self.scaled(key, occ);
         let l = if prev.l == UNREACHED {
             UNREACHED
         } else {
@@ -45,24 +64,20 @@ impl Engine<'_> {
             tag: edge,
         });
         if self.logs.keeps_graph() {
-            let e = InEdge {
-                pred,
-                weight: w,
-                key: hkey,
-            };
-            self.logs.graph_node(l, &[e]);
+            self.logs.graph_node(
+                l,
+                &[InEdge {
+                    pred,
+                    weight: w,
+                    key,
+                }],
+            );
         }
-        let n = NodeRef {
+        NodeRef {
             id: node,
             l,
             t,
             cnode: cn,
-        };
-        let s = &mut self.m.sms[sm as usize];
-        s.count_node(t);
-        s.tp = t;
-        s.last = Some(n);
-        s.cnode = cn;
-        self.note_node(sm, n);
+        }
     }
 }

@@ -180,31 +180,8 @@ impl Engine<'_> {
         let b = self.before(sm);
         let n = match (b.cur, b.last) {
             (c, Some(prev)) if c != NONE32 => {
-                let occ = t.saturating_sub(b.tp);
-                let (cn, edge) = self.step(sm, b.cnode, (b.cur, b.cur_key), M_SEND, strings);
-                self.g.pass(edge, occ);
-                let w = self.scaled(b.cur_key, occ);
-                let l = if prev.l == UNREACHED {
-                    UNREACHED
-                } else {
-                    prev.l + w as i64
-                };
-                let (pred, key) = (prev.id, b.cur_key);
-                self.logs.log(Entry {
-                    pred,
-                    weight: w,
-                    tag: edge,
-                });
-                if self.logs.keeps_graph() {
-                    let weight = w;
-                    self.logs.graph_node(l, &[InEdge { pred, weight, key }]);
-                }
-                NodeRef {
-                    id: node,
-                    l,
-                    t,
-                    cnode: cn,
-                }
+                let step = self.step(sm, b.cnode, (b.cur, b.cur_key), M_SEND, strings);
+                self.point_node((node, t), (prev, b.tp), step, b.cur_key)
             }
             _ => self.root_send(sm, node, t, strings),
         };
