@@ -40,7 +40,7 @@ pub fn whatif(
     if let Some(([lo, hi], share)) = band.filter(|b| b.1 > 0.0) {
         let _ = writeln!(
             o,
-            "predicted {}; {:.0}% of the baseline path is CPU contention and interrupts that another run may not see: {}–{}",
+            "predicted {}; {:.0}% of the predicted path is CPU contention and interrupts that another run may not see: {}–{}",
             dur(p),
             share * 100.0,
             dur(lo),

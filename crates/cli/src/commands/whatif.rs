@@ -52,7 +52,9 @@ pub fn run(args: Args) -> Result<()> {
         ..Default::default()
     };
     let (pred, _) = run_request_analysis(&args.trace, args.request.as_deref(), opts)?;
-    let share = machine_share(&base, critpath_os::names::machine_dependent);
+    // The predicted path's own contention and interrupts: another run may
+    // see none of it, or twice as much.
+    let share = machine_share(&pred, critpath_os::names::machine_dependent);
     let range = predicted_range(pred.critical_path.length_ns, share);
     let text = if args.json {
         let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
