@@ -25,6 +25,7 @@ mod finish;
 mod logs;
 mod machines;
 mod names;
+mod pending;
 mod rules;
 mod tables;
 mod walk;
@@ -32,6 +33,7 @@ mod whatif;
 mod windows;
 
 pub use names::nearest;
+pub use pending::DEFAULT_PENDING_SENDS;
 pub use whatif::Speedup;
 
 use crate::observer::Observer;
@@ -40,7 +42,6 @@ use critpath_trace::{Diagnostic, Interner, Sym};
 use diagnose::DiagSink;
 use logs::Logs;
 use machines::Machines;
-use rustc_hash::FxHashMap;
 
 /// `L` of a node that no path from the start SM reaches.
 const UNREACHED: i64 = i64::MIN;
@@ -101,8 +102,8 @@ pub struct Engine<'o> {
     g: CGraphBuilder,
     /// Pending sends by numeric id, and by string id's key (see
     /// [`critpath_trace::strings::link_key`]); a `recv` removes its send.
-    pending: FxHashMap<u64, NodeRef>,
-    pending_str: FxHashMap<u64, NodeRef>,
+    /// Bounded: see [`pending`].
+    pending: pending::Pending,
     logs: Logs,
     /// Which speed-ups matched a state.
     speedup_used: Vec<bool>,
@@ -122,8 +123,7 @@ impl<'o> Engine<'o> {
             observer: None,
             m: Machines::default(),
             g: CGraphBuilder::default(),
-            pending: FxHashMap::default(),
-            pending_str: FxHashMap::default(),
+            pending: pending::Pending::from_env(),
             next_node: 0,
             records: 0,
             best: None,
