@@ -183,8 +183,7 @@ impl KernelEvents {
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
         let bytes = mapped.bytes;
-        let (names, target) =
-            file::scan_names(&bytes, &mapped.layout, cmd.as_deref(), sample_type);
+        let (names, target) = file::scan_names(&bytes, &mapped.layout, cmd.as_deref(), sample_type);
         let raw = in_place
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
