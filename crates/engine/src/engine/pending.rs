@@ -41,6 +41,9 @@ pub(super) struct Pending {
     /// Ids of the latest sends dropped, at most `2 * half` of them.
     dropped: [FxHashSet<u64>; 2],
     half: usize,
+    /// Set at the first turn of generations: until then only `young` holds
+    /// anything, and sends and recvs look nowhere else.
+    turned: bool,
     /// Sends dropped for the bound so far.
     pub evicted: u64,
 }
@@ -66,6 +69,7 @@ impl Pending {
             old: Gen::default(),
             dropped: Default::default(),
             half: limit.div_ceil(2).max(1),
+            turned: false,
             evicted: 0,
         }
     }
@@ -89,6 +93,16 @@ impl Pending {
     #[inline]
     pub fn insert(&mut self, id: LinkId, n: NodeRef) {
         let (i, k) = slot(id);
+        if self.turned || len(&self.young) >= self.half {
+            self.insert_aged(i, k);
+        }
+        self.young[i].insert(k, n);
+    }
+
+    /// Before a send of key `k` once the young generation is full or has
+    /// turned: turns it if needed, and forgets older sends of `k`.
+    #[cold]
+    fn insert_aged(&mut self, i: usize, k: u64) {
         if len(&self.young) >= self.half && !self.young[i].contains_key(&k) {
             self.rotate();
         }
@@ -98,12 +112,12 @@ impl Pending {
         if !self.dropped[i].is_empty() {
             self.dropped[i].remove(&k);
         }
-        self.young[i].insert(k, n);
     }
 
     /// Drops the old generation, keeping its ids; the young one becomes old.
     #[cold]
     fn rotate(&mut self) {
+        self.turned = true;
         let n = len(&self.old);
         self.evicted += n as u64;
         if self.dropped[0].len() + self.dropped[1].len() + n > 2 * self.half {
@@ -119,10 +133,11 @@ impl Pending {
     #[inline]
     pub fn take(&mut self, id: LinkId) -> Taken {
         let (i, k) = slot(id);
-        if let Some(n) = self.young[i].remove(&k) {
-            return Taken::Send(n);
+        match self.young[i].remove(&k) {
+            Some(n) => Taken::Send(n),
+            None if !self.turned => Taken::Missing,
+            None => self.take_older(i, k),
         }
-        self.take_older(i, k)
     }
 
     #[cold]
