@@ -1,38 +1,51 @@
 #!/usr/bin/env bash
-# critpath analyze perf.data against `perf script` on the same file.
-# Records two threads ping-ponging a byte through pipes ROUNDS times with
-# `critpath record`, then times both readers (best of 3) and prints the
-# ratio. Needs root and perf.
+# critpath analyze perf.data against `perf script` on the same file: wall
+# time (best of RUNS), peak RSS and CPU use of each. Without FILE, records
+# two threads ping-ponging a byte through pipes ROUNDS times with
+# `critpath record --syscalls` first. Needs perf (and root to record).
 #
-#   benches/perf-vs-script.sh [ROUNDS]     (default 100000)
+#   benches/perf-vs-script.sh [ROUNDS | FILE.perf.data]   (default 100000)
+#
+# CRITPATH=path/to/critpath compares another build (default: this tree's,
+# built first); RUNS=n (default 3).
 set -euo pipefail
-rounds=${1:-100000}
+arg=${1:-100000}
+runs=${RUNS:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-critpath="$root/target/release/critpath"
+if [ -z "${CRITPATH:-}" ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p critpath
+  CRITPATH="$root/target/release/critpath"
+fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cc -O2 -pthread -o "$dir/pingpong" "$root/examples/os/pingpong.c"
-"$critpath" record --mmap-pages 8192 -o "$dir/pp.data" -- "$dir/pingpong" "$rounds" >/dev/null
+if [ -f "$arg" ]; then
+  data=$arg
+  what="$(basename "$arg")"
+else
+  cc -O2 -pthread -o "$dir/pingpong" "$root/examples/os/pingpong.c"
+  data="$dir/pp.data"
+  "$CRITPATH" record --syscalls --mmap-pages 8192 -o "$data" -- "$dir/pingpong" "$arg" >/dev/null
+  what="$arg ping-pong rounds"
+fi
 
-best() { # command... -> best wall time in seconds of 3 runs
-  local b=""
-  for _ in 1 2 3; do
-    local s e
-    s=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    e=$(date +%s.%N)
-    b=$(echo "$s $e ${b:-1e9}" | awk '{d=$2-$1; print (d<$3)?d:$3}')
+# command... -> "best-wall-s peak-rss-kb cpu%" over $runs runs
+measure() {
+  local best="" rss=0 cpu=""
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%e %M %P" -o "$dir/t" "$@" >/dev/null 2>&1
+    read -r e m p <"$dir/t"
+    if [ -z "$best" ] || awk -v a="$e" -v b="$best" 'BEGIN{exit !(a<b)}'; then best=$e; cpu=$p; fi
+    [ "$m" -gt "$rss" ] && rss=$m
   done
-  echo "$b"
+  echo "$best $rss $cpu"
 }
-events=$(perf script -i "$dir/pp.data" 2>/dev/null | wc -l)
-size=$(stat -c %s "$dir/pp.data")
-t_script=$(best perf script -i "$dir/pp.data")
-t_critpath=$(best "$critpath" analyze "$dir/pp.data")
-echo "perf.data: $events events, $((size / 1000000)) MB ($rounds ping-pong rounds)"
-awk -v s="$t_script" -v c="$t_critpath" -v n="$events" 'BEGIN {
-  printf "perf script:       %7.3f s  (%5.2f M events/s)\n", s, n / s / 1e6
-  printf "critpath analyze:  %7.3f s  (%5.2f M events/s)\n", c, n / c / 1e6
+events=$(perf script -i "$data" 2>/dev/null | wc -l)
+size=$(stat -c %s "$data")
+read -r t_s m_s c_s < <(measure perf script -i "$data")
+read -r t_c m_c c_c < <(measure "$CRITPATH" analyze "$data")
+echo "perf.data: $events events, $((size / 1000000)) MB ($what)"
+awk -v s="$t_s" -v c="$t_c" -v n="$events" -v ms="$m_s" -v mc="$m_c" -v cs="$c_s" -v cc="$c_c" 'BEGIN {
+  printf "perf script:       %7.2f s  (%5.2f M events/s)  peak RSS %6.0f MiB  CPU %s\n", s, n / s / 1e6, ms / 1024, cs
+  printf "critpath analyze:  %7.2f s  (%5.2f M events/s)  peak RSS %6.0f MiB  CPU %s\n", c, n / c / 1e6, mc / 1024, cc
   printf "ratio:             %7.1fx\n", s / c
 }'

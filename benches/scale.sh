@@ -5,18 +5,24 @@
 # benches/perf-vs-script.sh.
 #
 #   benches/scale.sh [RECORDS] [PERF_DATA]     (default 20M)
+#
+# CRITPATH=path/to/critpath measures another build (default: this tree's,
+# built first); RUNS=n repetitions (default 3); FORMATS=a,b,... the traces.
 set -euo pipefail
 records=${1:-20M}
 perf_data=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p critpath
-critpath="$root/target/release/critpath"
+if [ -z "${CRITPATH:-}" ]; then
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p critpath
+  CRITPATH="$root/target/release/critpath"
+fi
+critpath=$CRITPATH
+formats=${FORMATS:-cpt,cpt-raw,jsonl,engine,cpt-unique,jsonl-unique}
 uptime
 extra=()
 [ -n "$perf_data" ] && extra=(--perf-data "$perf_data")
-for i in 1 2 3; do
-  "$critpath" bench --records "$records" \
-    --formats cpt,cpt-raw,jsonl,engine,cpt-unique,jsonl-unique "${extra[@]}" --json
+for _ in $(seq "${RUNS:-3}"); do
+  "$critpath" bench --records "$records" --formats "$formats" "${extra[@]}" --json
 done | python3 -c '
 import json, sys
 text, dec, i, best = sys.stdin.read(), json.JSONDecoder(), 0, {}

@@ -187,8 +187,9 @@ pub fn stream_visits(
 /// The engine over `src`: with the reader on a second core (the default),
 /// or on one thread when the environment sets `CRITPATH_THREADS=1`; the
 /// results are the same.
-/// JSONL and `.cpt` files for now: the other sources build their records
-/// in memory, or (perf.data) hold observers bound to this thread.
+/// JSONL, `.cpt` and perf.data files (decoding and the OS graph on one
+/// core, a kernel observer with them); the other sources build their
+/// records in memory.
 pub fn pump(
     src: &mut AnySource,
     opts: Options,
@@ -201,6 +202,7 @@ pub fn pump(
     match src {
         AnySource::Jsonl(r) => analyze_parallel(r, opts, progress),
         AnySource::Cpt(r) => analyze_parallel(r, opts, progress),
+        AnySource::Perf(r) => analyze_parallel(&mut **r, opts, progress),
         _ => critpath_engine::analyze(src, opts, progress),
     }
 }

@@ -34,8 +34,9 @@ pub struct PerfSource {
     /// The SDKs' annotations recorded with it (`OUT.annot`), merged in
     /// time order.
     annot: Option<AnnotReader>,
-    /// See [`PerfSource::observe`].
-    observer: Option<Box<dyn KernelObserver>>,
+    /// See [`PerfSource::observe`]. `Send`, so that the source can read on
+    /// a thread of its own while the engine runs on another.
+    observer: Option<Box<dyn KernelObserver + Send>>,
 }
 
 /// The analysis's default scope: the recorded command's main thread, when
@@ -94,13 +95,13 @@ impl PerfSource {
 
     /// Hands every kernel event decoded, in time order, to `observer` as
     /// the records are read; [`Self::take_observer`] gives it back.
-    pub fn observe(&mut self, observer: Box<dyn KernelObserver>) {
+    pub fn observe(&mut self, observer: Box<dyn KernelObserver + Send>) {
         self.observer = Some(observer);
     }
 
     /// The observer set with [`Self::observe`], if it is a `T`.
     pub fn take_observer<T: KernelObserver>(&mut self) -> Option<T> {
-        let o: Box<dyn std::any::Any> = self.observer.take()?;
+        let o: Box<dyn std::any::Any + Send> = self.observer.take()?;
         o.downcast::<T>().ok().map(|o| *o)
     }
 
@@ -247,6 +248,12 @@ pub fn save_symbols(perf_data: &Path) -> std::io::Result<usize> {
     std::fs::write(symbols_path(perf_data), out)?;
     Ok(n)
 }
+
+/// The source reads on a thread of its own (`critpath_engine::analyze_parallel`).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<PerfSource>();
+};
 
 impl RecordSource for PerfSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {

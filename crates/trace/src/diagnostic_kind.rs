@@ -12,6 +12,9 @@ pub enum DiagnosticKind {
     WaitAdvancedEarly,
     /// A `recv` with no earlier `send` of its id.
     RecvWithoutSend,
+    /// Sends dropped unreceived for the bound on pending sends, and the
+    /// `recv`s that came for them later.
+    PendingSendDropped,
     /// A state visit long against its SM's life, with no wait.
     LongState,
     /// No path joins the start to the destination.
@@ -56,9 +59,10 @@ use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 21] = [
+    pub const ALL: [DiagnosticKind; 22] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
+        PendingSendDropped,
         LongState,
         Disconnected,
         StackMismatch,
@@ -85,6 +89,7 @@ impl DiagnosticKind {
         match self {
             WaitAdvancedEarly => "wait-advanced-early",
             RecvWithoutSend => "recv-without-send",
+            PendingSendDropped => "pending-send-dropped",
             LongState => "long-state",
             Disconnected => "disconnected",
             StackMismatch => "stack-mismatch",
@@ -117,6 +122,7 @@ impl DiagnosticKind {
         match self {
             WaitAdvancedEarly => "The SM left a waiting state before what it waited for happened: the dependence is wrong or incomplete.",
             RecvWithoutSend => "A message was received that was never sent: record the send, or the link ids differ.",
+            PendingSendDropped => "More sends waited for their recv than the bound allows, so the oldest were dropped and their recvs have no dependence: record the missing recvs, or raise CRITPATH_PENDING_SENDS.",
             LongState => "States occupied for extremely long periods are typically waiting on another state machine: a dependence is missing.",
             Disconnected => "No path from the start to the destination: look at the SMs on either side of the disconnect for an overlooked dependence, or at an under-provisioned resource.",
             StackMismatch => "SM entries and exits (or calls and returns) are not properly nested: fix the annotations.",

@@ -25,6 +25,7 @@ impl Engine<'_> {
         let states = self.state_rows(length, (&slack, &walked.blame.sums), strings);
         let mut findings: Vec<_> = disconnected.into_iter().collect();
         findings.extend(self.long_states(strings));
+        findings.extend(self.pending_dropped());
         let diagnostics = self.diags.take_all(findings);
         let cgraph = self.cgraph_rows(strings);
         let path = self

@@ -27,6 +27,7 @@ mod held;
 mod logs;
 mod machines;
 mod names;
+mod pending;
 mod rules;
 mod tables;
 mod walk;
@@ -34,6 +35,7 @@ mod whatif;
 mod windows;
 
 pub use names::nearest;
+pub use pending::DEFAULT_PENDING_SENDS;
 pub use whatif::Speedup;
 
 use crate::observer::Observer;
@@ -42,7 +44,6 @@ use critpath_trace::{Diagnostic, Interner, Sym};
 use diagnose::DiagSink;
 use logs::Logs;
 use machines::Machines;
-use rustc_hash::FxHashMap;
 
 /// `L` of a node that no path from the start SM reaches.
 const UNREACHED: i64 = i64::MIN;
@@ -104,8 +105,8 @@ pub struct Engine<'o> {
     g: CGraphBuilder,
     /// Pending sends by numeric id, and by string id's key (see
     /// [`critpath_trace::strings::link_key`]); a `recv` removes its send.
-    pending: FxHashMap<u64, NodeRef>,
-    pending_str: FxHashMap<u64, NodeRef>,
+    /// Bounded: see [`pending`].
+    pending: pending::Pending,
     logs: Logs,
     /// Which speed-ups matched a state.
     speedup_used: Vec<bool>,
@@ -125,8 +126,7 @@ impl<'o> Engine<'o> {
             observer: None,
             m: Machines::default(),
             g: CGraphBuilder::default(),
-            pending: FxHashMap::default(),
-            pending_str: FxHashMap::default(),
+            pending: pending::Pending::from_env(),
             next_node: 0,
             records: 0,
             best: None,

@@ -6,6 +6,7 @@
 //! log; visits and dependences go to the observer.
 
 use super::diagnose::RetMismatch;
+use super::pending::Taken;
 use super::{Engine, NodeRef, WaitOn, M_END, M_SEND, M_START, NONE32, UNREACHED};
 use crate::nodelog::{Entry, NO_PRED};
 use crate::observer::Visit;
@@ -192,10 +193,7 @@ impl Engine<'_> {
         if b.cur != NONE32 {
             s.cnode = n.cnode;
         }
-        match id {
-            LinkId::Num(k) => self.pending.insert(k, n),
-            LinkId::Str { key, .. } => self.pending_str.insert(key, n),
-        };
+        self.pending.insert(id, n);
         self.note_node(sm, n);
     }
 
@@ -290,13 +288,13 @@ impl Engine<'_> {
         at: (u64, Pos),
         strings: &Interner,
     ) -> (Option<NodeRef>, bool) {
-        let snd = match id {
-            LinkId::Num(k) => self.pending.remove(&k),
-            LinkId::Str { key, .. } => self.pending_str.remove(&key),
-        };
-        match snd {
-            Some(snd) => (Some(snd), waited || b.wait != WaitOn::No),
-            None => {
+        match self.pending.take(id) {
+            Taken::Send(snd) => (Some(snd), waited || b.wait != WaitOn::No),
+            Taken::Dropped => {
+                self.recv_of_dropped(sm, id, at, strings);
+                (None, false)
+            }
+            Taken::Missing => {
                 self.recv_without_send(sm, id, at, strings);
                 (None, false)
             }

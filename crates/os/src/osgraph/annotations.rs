@@ -65,6 +65,7 @@ impl Builder {
     /// below, the first node above; the reverse at the end), so the path
     /// runs through the annotated SM while it is begun.
     pub fn feed_annot(&mut self, a: &AnnotRecord) {
+        self.horizon = None;
         if a.t > self.now {
             self.now = a.t;
         }

@@ -181,6 +181,8 @@ pub struct Builder {
     out: VecDeque<Record>,
     released: u64,
     now: u64,
+    /// What `pop_ready` may release up to, until the next event fed.
+    horizon: Option<u64>,
     /// The main thread of the recorded command and when it exec'd it: its
     /// events before belong to the recorder and are dropped.
     target: Option<(u32, u64)>,
@@ -298,6 +300,7 @@ impl Builder {
             out: VecDeque::new(),
             released: 0,
             now: 0,
+            horizon: None,
             target,
             target_started: false,
             holders: CPU_HOLDERS.load(std::sync::atomic::Ordering::Relaxed),
@@ -316,6 +319,7 @@ impl Builder {
     /// One kernel event, in time order (per CPU; across CPUs within the
     /// reorder window).
     pub fn feed(&mut self, k: &KRecord) {
+        self.horizon = None;
         if k.t > self.now {
             self.now = k.t;
         }

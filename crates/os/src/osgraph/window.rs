@@ -91,32 +91,39 @@ impl Builder {
 
     /// Records whose place can no longer change, oldest first.
     pub fn pop_ready(&mut self) -> Option<Record> {
-        let front = self.out.front()?;
+        let front = self.out.front()?.t;
         let full = self.out.len() > MAX_HELD;
-        let mut horizon = self.now.saturating_sub(WINDOW_NS);
-        if !full && front.t >= horizon {
+        if !full && front >= self.horizon() {
             return None;
         }
-        // Pending syscall segments (only when syscalls were recorded) hold
-        // back everything after their start.
-        if self.syscalls && !full {
+        let r = self.out.pop_front()?;
+        self.released = self.released.max(r.t);
+        Some(r)
+    }
+
+    /// Where the reorder window begins; pending syscall segments (only when
+    /// syscalls were recorded) hold back everything after their start.
+    /// Kept until the next event is fed: popping changes none of it.
+    fn horizon(&mut self) -> u64 {
+        if let Some(h) = self.horizon {
+            return h;
+        }
+        let mut horizon = self.now.saturating_sub(WINDOW_NS);
+        if self.syscalls {
             for th in self.threads.values() {
                 if let Some(Syscall { seg: Some(s), .. }) = th.sys {
                     horizon = horizon.min(s);
                 }
             }
         }
-        if front.t < horizon || full {
-            let r = self.out.pop_front()?;
-            self.released = self.released.max(r.t);
-            return Some(r);
-        }
-        None
+        self.horizon = Some(horizon);
+        horizon
     }
 
     /// Ends the stream: every pending segment is closed and everything
     /// held back is released by `pop_all`.
     pub fn finish(&mut self) {
+        self.horizon = None;
         let tids: Vec<u32> = self.threads.keys().copied().collect();
         for tid in tids {
             self.close_segment(tid, None);

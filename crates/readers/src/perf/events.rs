@@ -61,6 +61,9 @@ pub struct KernelEvents {
     /// its records (else `iter` reads them).
     bytes: Bytes,
     raw: Option<RawRecords>,
+    /// The in-place reader's pages before this are released, and at what
+    /// point of reading to release the next ones.
+    released: (usize, usize),
     dec: Decoders,
     samples: u64,
     lost: u64,
@@ -180,8 +183,7 @@ impl KernelEvents {
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
         let bytes = mapped.bytes;
-        let (names, target) =
-            file::scan_names(bytes.as_ref(), &mapped.layout, cmd.as_deref(), sample_type);
+        let (names, target) = file::scan_names(&bytes, &mapped.layout, cmd.as_deref(), sample_type);
         let raw = in_place
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
@@ -218,6 +220,7 @@ impl KernelEvents {
             name,
             file: perf_file,
             iter: record_iter,
+            released: (mapped.layout.data_offset as usize, 0),
             bytes,
             raw,
             dec,
@@ -253,7 +256,7 @@ impl KernelEvents {
             return Step::End;
         };
         saw(&mut self.timed, s.t);
-        match self.dec.decode(strings, &b[s.raw.0..s.raw.1]) {
+        let step = match self.dec.decode(strings, &b[s.raw.0..s.raw.1]) {
             Some(ev) => Step::Event(KRecord {
                 t: s.t,
                 cpu: s.cpu,
@@ -262,7 +265,15 @@ impl KernelEvents {
                 ev,
             }),
             None => Step::Skipped,
+        };
+        if rr.read_to() >= self.released.1 {
+            // Keep memory flat: the pages behind every sample still
+            // waiting to be decoded leave the process.
+            let low = rr.low_water();
+            self.bytes.release(self.released.0, low);
+            self.released = (low.max(self.released.0), rr.read_to() + file::RELEASE_STEP);
         }
+        step
     }
 
     fn step_general(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {

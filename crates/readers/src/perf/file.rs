@@ -15,6 +15,33 @@ pub enum Bytes {
     Owned(Arc<Vec<u8>>),
 }
 
+/// How much is read between two releases of the pages behind the reader.
+pub const RELEASE_STEP: usize = 32 << 20;
+
+impl Bytes {
+    /// Tells the kernel the mapped pages of `from..to` are done with: they
+    /// leave this process's resident memory (the page cache keeps them), so
+    /// that reading a file front to back keeps memory flat. Any whole pages
+    /// of the range go; a copy keeps its bytes.
+    pub fn release(&self, from: usize, to: usize) {
+        #[cfg(unix)]
+        if let Bytes::Map(m) = self {
+            const PAGE: usize = 4096;
+            let (from, to) = (from.div_ceil(PAGE) * PAGE, (to.min(m.len()) / PAGE) * PAGE);
+            if to > from {
+                // SAFETY: the mapping is a read-only map of a file: pages
+                // dropped are read again from the file when touched, with
+                // the same bytes, so no borrow of the mapping sees a change.
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (from, to);
+    }
+}
+
 impl AsRef<[u8]> for Bytes {
     fn as_ref(&self) -> &[u8] {
         match self {
@@ -60,9 +87,10 @@ fn complete_records_end(b: &[u8], start: u64) -> u64 {
 }
 
 /// The last name of every thread (PERF_RECORD_COMM, in file order) and the
-/// thread that exec'd `cmd` first: a quick scan that decodes nothing else.
+/// thread that exec'd `cmd` first: a quick scan that decodes nothing else,
+/// releasing the pages it has read ([`Bytes::release`]).
 pub fn scan_names(
-    b: &[u8],
+    bytes: &Bytes,
     l: &Layout,
     cmd: Option<&str>,
     sample_type: u64,
@@ -78,9 +106,15 @@ pub fn scan_names(
     };
     let mut names = FxHashMap::default();
     let mut target = None;
+    let b = bytes.as_ref();
     let mut at = l.data_offset as usize;
     let end = (l.data_offset + l.data_size).min(b.len() as u64) as usize;
+    let mut released = at;
     while at + 8 <= end {
+        if at - released >= RELEASE_STEP {
+            bytes.release(released, at);
+            released = at;
+        }
         let h = &b[at..at + 8];
         let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
         let misc = u16::from_le_bytes([h[4], h[5]]);
@@ -109,6 +143,7 @@ pub fn scan_names(
         }
         at += size;
     }
+    bytes.release(released, end);
     (names, target)
 }
 
@@ -284,6 +319,7 @@ mod tests {
         let (a, b) = (comm(5, b"bash", false), comm(6, b"sleep3", true));
         let bytes = file(64, &[&a, &b]);
         let lay = layout(&bytes).unwrap();
+        let bytes = Bytes::Owned(Arc::new(bytes));
         let (names, target) = scan_names(&bytes, &lay, Some("sleep3"), 0);
         assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
         assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
@@ -291,5 +327,22 @@ mod tests {
         let cmd = recorded_command(&["perf", "record", "--", "/tmp/bin/a-very-long-program-name"]);
         assert_eq!(cmd.as_deref(), Some("a-very-long-pro"));
         assert_eq!(recorded_command(&["perf", "record"]), None);
+    }
+
+    #[test]
+    fn released_pages_read_back_the_same() {
+        let dir = std::env::temp_dir().join(format!("critpath-release-{}", std::process::id()));
+        let data: Vec<u8> = (0..5 * 4096 + 100).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&dir, &data).unwrap();
+        let f = std::fs::File::open(&dir).unwrap();
+        // SAFETY: a file of this test's own, not changed while mapped.
+        let m = Bytes::Map(Arc::new(unsafe { memmap2::Mmap::map(&f) }.unwrap()));
+        assert_eq!(m.as_ref(), &data[..]);
+        // Ranges not on page boundaries, past the end, and empty.
+        m.release(100, 3 * 4096 + 5);
+        m.release(0, usize::MAX);
+        m.release(9, 9);
+        assert_eq!(m.as_ref(), &data[..]);
+        std::fs::remove_file(&dir).unwrap();
     }
 }

@@ -237,6 +237,18 @@ impl RawRecords {
         self.next = 0;
     }
 
+    /// How far the file has been read.
+    pub fn read_to(&self) -> usize {
+        self.at
+    }
+
+    /// The first byte a later sample may still need: bytes before it are
+    /// done with.
+    pub fn low_water(&self) -> usize {
+        let waiting = self.pending.iter().chain(&self.ready[self.next..]);
+        waiting.map(|&(_, rec)| rec).min().unwrap_or(self.at)
+    }
+
     /// The next sample in time order.
     pub fn next_sample(&mut self, b: &[u8]) -> Option<Sample> {
         loop {
