@@ -87,6 +87,35 @@ fn a_waited_recv_round_trips_through_jsonl_and_cpt() {
 }
 
 #[test]
+fn a_held_point_round_trips_through_jsonl_and_cpt() {
+    let src = concat!(
+        "{\"t\":1,\"ev\":\"state\",\"sm\":\"w\",\"state\":\"runnable\"}\n",
+        "{\"t\":5,\"ev\":\"held\",\"sm\":\"w\",\"on\":\"h\",\"on_state\":\"running\"}\n",
+        "{\"t\":6,\"ev\":\"held\",\"thread\":3,\"on\":\"h\",\"on_state\":\"running:syscall:read\"}\n",
+    );
+    let mut r = JsonlReader::new(Cursor::new(src.as_bytes().to_vec()), "h.jsonl");
+    let (recs, errs) = drain(&mut r);
+    assert!(errs.is_empty(), "{errs:?}");
+    let lines = text(&recs, &r);
+    assert_eq!(
+        lines[1],
+        "{\"t\":5,\"ev\":\"held\",\"sm\":\"w\",\"on\":\"h\",\"on_state\":\"running\"}"
+    );
+    let mut w = CptWriter::new(Vec::new(), Codec::Zstd).unwrap();
+    for rec in &recs {
+        w.write(rec, r.strings()).unwrap();
+    }
+    let (back, errs) = cpt_lines(w.finish().unwrap());
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(back, lines);
+    // Without its holder's state, a held point is refused with the field.
+    let bad = "{\"t\":1,\"ev\":\"held\",\"sm\":\"w\",\"on\":\"h\"}\n";
+    let mut r = JsonlReader::new(Cursor::new(bad.as_bytes().to_vec()), "h.jsonl");
+    let (_, errs) = drain(&mut r);
+    assert!(errs[0].message.contains("on_state"), "{errs:?}");
+}
+
+#[test]
 fn string_ids_travel_inline_and_never_fill_the_string_table() {
     // 100k messages, each with an id of its own, then the same trace read
     // back: the reader's table keeps the SM and state names alone, and
