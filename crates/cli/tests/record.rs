@@ -135,8 +135,8 @@ fn a_busy_thread_off_the_path_gets_no_criticality() {
         .iter()
         .map(|s| s["critical_ns"].as_u64().unwrap())
         .sum();
-    let waited = ns_of(&v, "worker", "runnable", "total_ns")
-        + ns_of(&v, "busy", "runnable", "total_ns");
+    let waited =
+        ns_of(&v, "worker", "runnable", "total_ns") + ns_of(&v, "busy", "runnable", "total_ns");
     let len = v["critical_path"]["length_ns"].as_u64().unwrap();
     assert!(
         burner_crit <= waited + len / 50,
