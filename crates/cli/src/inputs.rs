@@ -231,6 +231,22 @@ pub fn run_request_analysis(
     analyze_source(&mut src, trace, opts)
 }
 
+/// Analyzes any trace files a command is given: PyTorch profiler traces
+/// (one rank or several), one trace (of one request with `request`), or
+/// several hosts' traces merged with aligned clocks.
+pub fn analyze_traces(
+    paths: &[PathBuf],
+    request: Option<String>,
+    opts: Options,
+) -> Result<(Analysis, Option<ReadError>)> {
+    if request.is_none() && critpath_import::all_kineto(paths) {
+        let window = critpath_gpu::GpuOptions::default();
+        let run = crate::gpu::analyze(paths, &window, opts, false)?;
+        return Ok((run.analysis, run.err));
+    }
+    Inputs::new(paths)?.with_request(request)?.analyze(opts)
+}
+
 /// Analyzes an opened trace (reading on a thread of its own where the
 /// format allows); a trace without records is an error.
 pub fn analyze_source(

@@ -160,3 +160,78 @@ fn next_paths_and_windows_work_on_gpu_traces() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--remove"));
 }
+
+/// The generator of several ranks' traces (crates/gpu/tests/gen).
+fn generate_ranks(dir: &std::path::Path, args: &[&str]) -> Option<Vec<String>> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../gpu/tests/gen/gen_kineto.py");
+    let ok = std::process::Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 could not run the generator");
+        return None;
+    }
+    let n: usize = args[1].parse().unwrap();
+    Some(
+        (0..n)
+            .map(|r| {
+                dir.join(format!("rank{r}.pt.trace.json"))
+                    .display()
+                    .to_string()
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn several_ranks_summarize_their_stragglers_and_take_what_ifs() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = generate_ranks(
+        dir.path(),
+        &["--ranks", "4", "--steps", "12", "--slow-rank", "2"],
+    ) else {
+        return;
+    };
+    let mut args: Vec<&str> = vec!["analyze"];
+    args.extend(files.iter().map(String::as_str));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // One summary per straggler, not one line per step.
+    assert!(
+        text.contains("rank 2 arrived last in 12 of 12 step(s)"),
+        "{text}"
+    );
+    assert!(text.contains("and 9 more step(s)"), "{text}");
+    assert_eq!(text.matches("ProfilerStep#").count(), 3 + 3, "{text}");
+    // The JSON keeps every step, in time order.
+    args.push("--json");
+    let v = json_of(&args);
+    let steps: Vec<&str> = v["ranks"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = (0..12).map(|i| format!("ProfilerStep#{i}")).collect();
+    assert_eq!(steps, want);
+    // A what-if on several ranks: the straggler's GEMMs 2x faster hand the
+    // path to the others' (100 us against 150 us: 8 x 50 us a step).
+    let gemm = format!(
+        "{}:{}=2",
+        v["states"][0]["sm"].as_str().unwrap(),
+        v["states"][0]["state"].as_str().unwrap()
+    );
+    let mut w: Vec<&str> = vec!["whatif"];
+    w.extend(files.iter().map(String::as_str));
+    w.extend(["--speedup", &gemm, "--json"]);
+    let p = json_of(&w);
+    let (b, pred) = (
+        p["baseline_length_ns"].as_u64().unwrap(),
+        p["predicted_length_ns"].as_u64().unwrap(),
+    );
+    assert_eq!(b - pred, 12 * 8 * 50_000, "{p}");
+}

@@ -225,6 +225,9 @@ impl RankEmit<'_> {
             for &src in self.m.gpu_waits.get(&op).into_iter().flatten() {
                 let e = self.gpu_end(src);
                 if since.is_some_and(|p| e > p) && e <= start {
+                    // The stream was idle waiting for that event: its idle
+                    // time until then is not its own (a what-if that makes
+                    // the event earlier starts the op earlier).
                     let id = link(2, self.index, src as u64);
                     out.push(
                         e,
@@ -233,7 +236,7 @@ impl RankEmit<'_> {
                             who,
                             id,
                             state: idle,
-                            waited: false,
+                            waited: true,
                         },
                     );
                     ready = ready.max(e);
@@ -292,6 +295,8 @@ impl RankEmit<'_> {
             return;
         }
         match launch {
+            // The idle stream waited for this launch: the gap is the launch
+            // delay on the link, not time of the stream's own.
             Some(_) => {
                 let id = link(1, self.index, op as u64);
                 out.push(
@@ -301,7 +306,7 @@ impl RankEmit<'_> {
                         who,
                         id,
                         state,
-                        waited: false,
+                        waited: true,
                     },
                 );
             }

@@ -61,6 +61,45 @@ pub struct RanksReport {
     pub unmatched: u64,
 }
 
+/// The steps one rank held up: how many, how long the others waited for it
+/// in all, and the steps where they waited longest (longest first).
+#[derive(Clone, Debug)]
+pub struct StragglerSummary<'a> {
+    pub rank: i64,
+    pub steps: u64,
+    pub others_waited_ns: u64,
+    pub longest: Vec<&'a StepStraggler>,
+}
+
+impl RanksReport {
+    /// The stragglers, the rank the others waited for longest first, each
+    /// with up to `keep` of its steps where they waited longest.
+    pub fn stragglers(&self, keep: usize) -> Vec<StragglerSummary<'_>> {
+        let mut by: BTreeMap<i64, Vec<&StepStraggler>> = BTreeMap::new();
+        for s in &self.steps {
+            by.entry(s.straggler_rank).or_default().push(s);
+        }
+        let mut out: Vec<StragglerSummary> = by
+            .into_iter()
+            .map(|(rank, mut steps)| {
+                let n = steps.len() as u64;
+                let waited = steps.iter().map(|s| s.others_waited_ns).sum();
+                // Stable: equal waits keep their time order.
+                steps.sort_by_key(|s| std::cmp::Reverse(s.others_waited_ns));
+                steps.truncate(keep);
+                StragglerSummary {
+                    rank,
+                    steps: n,
+                    others_waited_ns: waited,
+                    longest: steps,
+                }
+            })
+            .collect();
+        out.sort_by_key(|s| std::cmp::Reverse(s.others_waited_ns));
+        out
+    }
+}
+
 /// The collective kernels of a rank per process group, in start order.
 fn by_group(inp: &RankInput) -> BTreeMap<String, Vec<usize>> {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -161,22 +200,41 @@ fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
     off.into_iter().map(|o| o.unwrap_or((0, 0))).collect()
 }
 
-/// The step a time of the reference rank falls in.
-fn step_of(inp: &RankInput, t: u64) -> String {
-    let m = &inp.model;
-    m.trace
-        .events
-        .iter()
-        .filter(|e| e.kind == crate::kineto::Kind::Annotation)
-        .filter(|e| e.ts <= t && t <= e.end() && m.trace.name(e).starts_with("ProfilerStep"))
-        .map(|e| m.trace.name(e).to_string())
-        .next()
-        .unwrap_or_else(|| "trace".to_string())
+/// A rank's `ProfilerStep#N` windows in time order: the step a time falls
+/// in is found by binary search, not by a pass over the events.
+struct StepWindows(Vec<(u64, u64, String)>);
+
+impl StepWindows {
+    fn of(inp: &RankInput) -> Self {
+        let m = &inp.model;
+        let mut w: Vec<(u64, u64, String)> = m
+            .trace
+            .events
+            .iter()
+            .filter(|e| e.kind == crate::kineto::Kind::Annotation)
+            .filter(|e| m.trace.name(e).starts_with("ProfilerStep"))
+            .map(|e| (e.ts, e.end(), m.trace.name(e).to_string()))
+            .collect();
+        w.sort_by_key(|x| (x.0, x.1));
+        StepWindows(w)
+    }
+
+    /// The step time `t` falls in, keyed by its start so that steps sort
+    /// in time order; outside every step, the whole `trace` (last).
+    fn at(&self, t: u64) -> (u64, String) {
+        let i = self.0.partition_point(|w| w.0 <= t);
+        // Steps do not nest; the latest one started is the only candidate.
+        match i.checked_sub(1).map(|i| &self.0[i]) {
+            Some((start, end, name)) if t <= *end => (*start, name.clone()),
+            _ => (u64::MAX, "trace".to_string()),
+        }
+    }
 }
 
-/// Per step: per last-arriving rank, (how long the others waited for it,
-/// how many times it was last), and the step's collectives.
-type StepTally = BTreeMap<String, (BTreeMap<i64, (u64, u64)>, u64)>;
+/// Per step (its start and name): per last-arriving rank, (how long the
+/// others waited for it, how many times it was last), and the step's
+/// collectives.
+type StepTally = BTreeMap<(u64, String), (BTreeMap<i64, (u64, u64)>, u64)>;
 
 /// Collective roles per input, the clock shift of each input, and the report.
 pub struct Plan {
@@ -192,6 +250,7 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
     let shifts: Vec<i128> = offs.iter().map(|o| -o.0).collect();
     let mut roles: Vec<HashMap<usize, Role>> = vec![HashMap::new(); inputs.len()];
     let mut steps = StepTally::new();
+    let windows: Vec<StepWindows> = inputs.iter().map(StepWindows::of).collect();
     for (id, i) in inst.iter().enumerate() {
         let arrive = |&(m, op): &(usize, usize)| i128::from(inputs[m].times[&op].0) + shifts[m];
         let last = *i.members.iter().max_by_key(|x| arrive(x)).expect("members");
@@ -238,7 +297,7 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .launch_of
             .get(&op0)
             .map_or(inputs[m0].times[&op0].0, |&l| inputs[m0].model.ev(l).ts);
-        let step = steps.entry(step_of(&inputs[m0], launch)).or_default();
+        let step = steps.entry(windows[m0].at(launch)).or_default();
         let cell = step.0.entry(inputs[last.0].rank).or_default();
         cell.0 += waited;
         cell.1 += 1;
@@ -257,7 +316,7 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .collect(),
         steps: steps
             .into_iter()
-            .map(|(step, (by_rank, n))| {
+            .map(|((_, step), (by_rank, n))| {
                 let (&rank, &(waited, last_at)) =
                     by_rank.iter().max_by_key(|x| x.1 .0).expect("one");
                 StepStraggler {

@@ -119,11 +119,21 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
             ),
         ));
     }
-    for s in &report.steps {
-        d.push(Diagnostic::new(DiagnosticKind::Straggler,
+    let steps = report.steps.len();
+    for g in report.stragglers(3) {
+        let longest: Vec<String> = g
+            .longest
+            .iter()
+            .map(|s| format!("{} ({} ns)", s.step, s.others_waited_ns))
+            .collect();
+        d.push(Diagnostic::new(
+            DiagnosticKind::Straggler,
             format!(
-                "{}: rank {} arrived last at {} of {} collectives; the other ranks waited {} ns for it",
-                s.step, s.straggler_rank, s.last_at, s.collectives, s.others_waited_ns
+                "rank {} arrived last in {} of {steps} steps; the other ranks waited {} ns for it in all, longest in {}",
+                g.rank,
+                g.steps,
+                g.others_waited_ns,
+                longest.join(", ")
             ),
         ));
     }

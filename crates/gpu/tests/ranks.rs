@@ -4,6 +4,7 @@
 mod common;
 
 use common::run;
+use critpath_engine::{analyze, Options, Speedup};
 use critpath_gpu::open_ranks;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -89,4 +90,35 @@ fn gzip_ranks_read_the_same() {
     assert!(src.report().steps.iter().all(|s| s.straggler_rank == 0));
     let (a, _) = run(src);
     assert_eq!(a.states[0].sm, "rank0/gpu0:stream7");
+}
+
+#[test]
+fn speeding_up_the_straggler_hands_the_path_to_the_next_slowest_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 ranks, 3 steps of 8 GEMMs: rank 2's take 150 us, the others' 100 us.
+    if !generate(
+        dir.path(),
+        &["--ranks", "4", "--steps", "3", "--slow-rank", "2"],
+    ) {
+        return;
+    }
+    let files = rank_files(dir.path(), 4);
+    let (base, _) = run(open_ranks(&files).unwrap());
+    let gemm = base.states[0].clone();
+    assert_eq!(gemm.sm, "rank2/gpu0:stream7");
+    // Rank 2's GEMMs 2x faster (75 us): the others' (100 us) now bound
+    // every step, so each step is 8 x (150 - 100) us shorter, not 8 x 75.
+    let mut src = open_ranks(&files).unwrap();
+    let opts = Options {
+        speedups: vec![Speedup::parse(&format!("{}:{}=2", gemm.sm, gemm.state)).unwrap()],
+        ..Options::default()
+    };
+    let (pred, err) = analyze(&mut src, opts, |_, _| {}).unwrap();
+    assert!(err.is_none(), "{err:?}");
+    let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
+    assert_eq!(b - p, 3 * 8 * 50_000, "baseline {b} ns, predicted {p} ns");
+    // The path now runs through another rank's GEMMs.
+    let lead = &pred.states[0];
+    assert!(lead.state.starts_with("sm80_xmma_gemm"), "{lead:?}");
+    assert_ne!(lead.sm, "rank2/gpu0:stream7", "{lead:?}");
 }

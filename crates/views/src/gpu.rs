@@ -39,7 +39,10 @@ pub fn breakdown(b: &GpuBreakdown) -> String {
     o
 }
 
-/// The clock offsets of the ranks and the straggler of each step.
+/// Steps named per straggler in the text (the JSON has every step).
+const STEPS_SHOWN: usize = 3;
+
+/// The clock offsets of the ranks and, per straggler, the steps it held up.
 pub fn ranks(r: &RanksReport) -> String {
     let mut o = String::new();
     for off in r.offsets.iter().filter(|o| o.offset_ns != 0) {
@@ -49,14 +52,32 @@ pub fn ranks(r: &RanksReport) -> String {
             off.rank, off.file, off.offset_ns, off.collectives
         );
     }
-    for s in &r.steps {
+    let steps = r.steps.len();
+    for g in r.stragglers(STEPS_SHOWN) {
         let _ = writeln!(
             o,
-            "{}: rank {} arrived last at {} collective(s); the others waited {} in all",
-            s.step,
-            s.straggler_rank,
-            s.collectives,
-            dur(s.others_waited_ns)
+            "rank {} arrived last in {} of {steps} step(s); the others waited {} in all ({} a step)",
+            g.rank,
+            g.steps,
+            dur(g.others_waited_ns),
+            dur(g.others_waited_ns / g.steps.max(1))
+        );
+        let longest: Vec<String> = g
+            .longest
+            .iter()
+            .map(|s| format!("{} {}", s.step, dur(s.others_waited_ns)))
+            .collect();
+        let more = g.steps.saturating_sub(g.longest.len() as u64);
+        let _ = writeln!(
+            o,
+            "  {}: {}{}",
+            if more > 0 { "longest waits" } else { "waits" },
+            longest.join(", "),
+            if more > 0 {
+                format!(" (and {more} more step(s): --json lists every step)")
+            } else {
+                String::new()
+            }
         );
     }
     if r.unmatched > 0 {

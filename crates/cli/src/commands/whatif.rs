@@ -2,7 +2,7 @@
 //! FACTOR times faster, and the most critical states then.
 
 use crate::error::{CliError, Result};
-use crate::inputs::run_request_analysis;
+use crate::inputs::analyze_traces;
 use crate::output::{screen, stdout};
 use critpath_engine::analyses::{machine_share, predicted_range};
 use critpath_engine::{Options, Speedup};
@@ -12,7 +12,10 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    trace: PathBuf,
+    /// Trace file(s): several are hosts merged with aligned clocks, or the
+    /// ranks of one PyTorch job.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
     /// Span files: analyze only the request (trace) of this trace id.
     #[arg(long = "trace", value_name = "ID")]
     request: Option<String>,
@@ -42,8 +45,7 @@ pub fn run(args: Args) -> Result<()> {
         .map(|s| Speedup::parse(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::analysis)?;
-    let (base, err) =
-        run_request_analysis(&args.trace, args.request.as_deref(), Options::default())?;
+    let (base, err) = analyze_traces(&args.traces, args.request.clone(), Options::default())?;
     if let Some(e) = err {
         return Err(e.into());
     }
@@ -51,7 +53,7 @@ pub fn run(args: Args) -> Result<()> {
         speedups: parsed.clone(),
         ..Default::default()
     };
-    let (pred, _) = run_request_analysis(&args.trace, args.request.as_deref(), opts)?;
+    let (pred, _) = analyze_traces(&args.traces, args.request.clone(), opts)?;
     // The predicted path's own contention and interrupts: another run may
     // see none of it, or twice as much.
     let share = machine_share(&pred, critpath_os::names::machine_dependent);
