@@ -4,8 +4,10 @@
 //! is never held as a JSON tree. Gzip-compressed files are read through a
 //! decoder.
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use critpath_readers::jsonsplit::{self, Ending, Part};
+use serde::de::{Deserializer, Visitor};
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufReader, Read};
@@ -67,7 +69,23 @@ pub struct Trace {
     pub names: Vec<String>,
     /// `distributedInfo.rank`, when present.
     pub rank: Option<i64>,
+    /// What could not be read: events skipped, and a cut event array.
+    pub problems: Problems,
 }
+
+/// Events of a trace that could not be used, and whether its event array
+/// was cut (the trace of a profiler that did not finish writing).
+#[derive(Default, Debug)]
+pub struct Problems {
+    /// Events skipped, and the first few (byte offset, why).
+    pub skipped: u64,
+    pub first: Vec<(u64, String)>,
+    /// Where the last whole event ends when the array has no `]`.
+    pub cut_at: Option<u64>,
+}
+
+/// Skipped events described one by one; the rest are counted.
+const PROBLEMS_SHOWN: usize = 5;
 
 impl Trace {
     pub fn name(&self, e: &Ev) -> &str {
@@ -119,10 +137,13 @@ struct RawArgs {
 }
 
 #[derive(Deserialize)]
-struct RawEvent {
-    ph: Option<String>,
-    cat: Option<String>,
-    name: Option<String>,
+struct RawEvent<'a> {
+    #[serde(borrow)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
     ts: Option<f64>,
     dur: Option<f64>,
     pid: Option<Num>,
@@ -166,13 +187,13 @@ struct Builder {
 }
 
 impl Builder {
-    fn intern(&mut self, s: String) -> u32 {
-        if let Some(&i) = self.ids.get(&s) {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
             return i;
         }
         let i = self.trace.names.len() as u32;
-        self.trace.names.push(s.clone());
-        self.ids.insert(s, i);
+        self.trace.names.push(s.to_string());
+        self.ids.insert(s.to_string(), i);
         i
     }
 
@@ -193,7 +214,7 @@ impl Builder {
             })),
             _ => None,
         };
-        let name = self.intern(raw.name.unwrap_or_default());
+        let name = self.intern(raw.name.as_deref().unwrap_or_default());
         self.trace.events.push(Ev {
             kind,
             name,
@@ -211,76 +232,49 @@ impl Builder {
     }
 }
 
-/// Visits the `traceEvents` array, one event at a time.
-struct EventsSeed<'a>(&'a mut Builder);
-
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventsSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the traceEvents array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(ev) = seq.next_element::<RawEvent>()? {
-            self.0.add(ev);
-        }
-        Ok(())
-    }
-}
-
 #[derive(Deserialize)]
 struct DistInfo {
     rank: Option<Num>,
 }
 
-/// Visits the top-level object.
-struct TopSeed<'a>(&'a mut Builder);
-
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a trace object with traceEvents, or an array of events")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "traceEvents" => map.next_value_seed(EventsSeed(self.0))?,
-                "distributedInfo" => {
-                    let d: DistInfo = map.next_value()?;
-                    self.0.trace.rank = d.rank.map(|n| n.0);
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+impl Builder {
+    /// One piece of the document: `distributedInfo`, or an event.
+    fn part(&mut self, p: Part) -> Result<(), String> {
+        match p {
+            Part::Member("distributedInfo", v) => {
+                let d: DistInfo =
+                    serde_json::from_slice(v).map_err(|e| format!("distributedInfo: {e}"))?;
+                self.trace.rank = d.rank.map(|n| n.0);
             }
+            Part::Member(..) => {}
+            Part::Element(v, at) => match serde_json::from_slice::<RawEvent>(v) {
+                Ok(ev) => self.add(ev),
+                Err(e) => {
+                    let p = &mut self.trace.problems;
+                    p.skipped += 1;
+                    if p.first.len() < PROBLEMS_SHOWN {
+                        p.first.push((at, e.to_string()));
+                    }
+                }
+            },
         }
         Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        EventsSeed(self.0).visit_seq(seq)
-    }
 }
 
-/// Decodes a trace from a reader of (uncompressed) JSON.
+/// Decodes a trace from a reader of (uncompressed) JSON, one event at a
+/// time (`critpath_readers::jsonsplit`): an event that cannot be read is
+/// skipped and counted, an event array without its `]` is read up to its
+/// last whole event.
 pub fn read_json(r: impl Read) -> Result<Trace, String> {
     let mut b = Builder::default();
-    let mut de = serde_json::Deserializer::from_reader(r);
-    TopSeed(&mut b)
-        .deserialize(&mut de)
-        .map_err(|e| format!("not a Kineto trace: {e}"))?;
+    let ending = jsonsplit::split(r, "traceEvents", |p| b.part(p))
+        .map_err(|e| format!("not a Kineto trace: at byte {}: {}", e.offset, e.message))?;
+    match ending {
+        Ending::Missing => return Err("not a Kineto trace: no traceEvents array".into()),
+        Ending::Unterminated { at } => b.trace.problems.cut_at = Some(at),
+        Ending::Closed => {}
+    }
     b.trace.events.shrink_to_fit();
     Ok(b.trace)
 }

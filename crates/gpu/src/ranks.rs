@@ -18,6 +18,8 @@ pub struct RankInput {
     pub rank: i64,
     pub file: String,
     pub times: HashMap<usize, (u64, u64)>,
+    /// What the reader could not use in this file.
+    pub notes: Vec<critpath_trace::Diagnostic>,
 }
 
 /// One collective instance: (input index, op) of every member.

@@ -77,7 +77,8 @@ pub struct KinetoInput {
 fn load(input: KinetoInput, opts: &GpuOptions) -> Result<RankInput, ReadError> {
     let name = input.name;
     let err = |m: String| ReadError::new(&name, Location::File, m, true);
-    let trace = kineto::read_json(input.json).map_err(err)?;
+    let mut trace = kineto::read_json(input.json).map_err(err)?;
+    let notes = notes_of(&name, std::mem::take(&mut trace.problems));
     let rank = trace.rank.unwrap_or(0);
     let model = RankModel::build(trace, opts).map_err(err)?;
     let times = gpu_times(&model);
@@ -86,7 +87,37 @@ fn load(input: KinetoInput, opts: &GpuOptions) -> Result<RankInput, ReadError> {
         rank,
         file: name,
         times,
+        notes,
     })
+}
+
+/// The diagnostics of what a file's reader skipped or found cut.
+fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    if p.skipped > 0 {
+        let first: Vec<String> = p
+            .first
+            .iter()
+            .map(|(at, why)| format!("byte {at}: {why}"))
+            .collect();
+        d.push(Diagnostic::new(
+            DiagnosticKind::InputSkipped,
+            format!(
+                "{name}: {} event(s) of traceEvents could not be read and were skipped; {}",
+                p.skipped,
+                first.join("; ")
+            ),
+        ));
+    }
+    if let Some(at) = p.cut_at {
+        d.push(Diagnostic::new(
+            DiagnosticKind::InputCut,
+            format!(
+                "{name}: the traceEvents array ends without its ']' (a trace the profiler did not finish writing): read up to its last whole event, which ends at byte {at}"
+            ),
+        ));
+    }
+    d
 }
 
 fn facts_of(inputs: &[RankInput], prefixes: &[String]) -> GpuFacts {
@@ -215,7 +246,9 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         e.emit(&mut out);
     }
     let facts = facts_of(&inputs, &prefixes);
-    let diagnostics = diagnostics_of(&plan.report);
+    let mut diagnostics: Vec<Diagnostic> =
+        inputs.iter_mut().flat_map(|i| i.notes.drain(..)).collect();
+    diagnostics.extend(diagnostics_of(&plan.report));
     // The events are no longer needed once the records are made.
     drop(inputs);
     Ok(GpuSource {

@@ -8,6 +8,7 @@ pub mod chrome;
 pub mod cpt;
 pub mod json;
 pub mod jsonl;
+pub mod jsonsplit;
 pub mod perf;
 pub mod spans;
 pub mod tracks;

@@ -1,0 +1,384 @@
+//! Splitting a JSON trace document into its top-level values without
+//! parsing them: the members of a trace object and the elements of its
+//! event array are each handed over as bytes, which the caller parses from
+//! memory (serde_json's slice reader: several times faster than its
+//! byte-at-a-time reader, and strings without escapes are borrowed). Only
+//! one value is held at a time, so a multi-GB document is read in the
+//! memory of its largest event.
+//!
+//! The document is either an object whose `key` member is the event array
+//! (`{"traceEvents": [...], ...}`) or a bare array of events. An array
+//! without its closing `]` (the Trace Event Format allows it: the trace of
+//! a process that crashed) ends at its last whole element, and the split
+//! says so.
+
+use std::io::{self, Read};
+
+/// Bytes read from the input at a time.
+const CHUNK: usize = 1 << 20;
+
+/// How the event array ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// With its closing `]` (and, for an object, the object's `}`).
+    Closed,
+    /// At the end of the input, without its `]`; `at` is the offset where
+    /// the last whole element ended (a partial element after it is not
+    /// read).
+    Unterminated { at: u64 },
+    /// The document holds no such array (an object without the key).
+    Missing,
+}
+
+/// A document that is not the JSON it should be: where and what was
+/// expected.
+#[derive(Debug)]
+pub struct SplitError {
+    pub offset: u64,
+    pub message: String,
+}
+
+impl SplitError {
+    fn at(offset: u64, message: impl Into<String>) -> Self {
+        SplitError {
+            offset,
+            message: message.into(),
+        }
+    }
+}
+
+/// What the caller is given: a member of the top-level object (its key and
+/// value), or an element of the event array (with its byte offset).
+pub enum Part<'a> {
+    Member(&'a str, &'a [u8]),
+    Element(&'a [u8], u64),
+}
+
+struct Scanner<R> {
+    r: R,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    /// Offset in the input of `buf[0]`.
+    base: u64,
+    eof: bool,
+}
+
+impl<R: Read> Scanner<R> {
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    fn io_err(&self, e: io::Error) -> SplitError {
+        SplitError::at(self.offset(), format!("cannot read: {e}"))
+    }
+
+    /// Reads more input, keeping `buf[keep..len]` (moved to the front);
+    /// false at the end of the input.
+    fn more(&mut self, keep: usize) -> Result<bool, SplitError> {
+        if keep > 0 {
+            self.buf.copy_within(keep..self.len, 0);
+            self.len -= keep;
+            self.pos -= keep;
+            self.base += keep as u64;
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        if self.buf.len() - self.len < CHUNK {
+            self.buf.resize(self.len + CHUNK, 0);
+        }
+        loop {
+            match self.r.read(&mut self.buf[self.len..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.len += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.io_err(e)),
+            }
+        }
+    }
+
+    /// The next byte that is not white space, not consumed; `None` at the
+    /// end of the input.
+    fn peek(&mut self) -> Result<Option<u8>, SplitError> {
+        loop {
+            while self.pos < self.len {
+                match self.buf[self.pos] {
+                    b' ' | b'\n' | b'\r' | b'\t' => self.pos += 1,
+                    b => return Ok(Some(b)),
+                }
+            }
+            if !self.more(self.pos)? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Consumes `want` (after white space) or says what was found instead.
+    fn expect(&mut self, want: u8, what: &str) -> Result<(), SplitError> {
+        match self.peek()? {
+            Some(b) if b == want => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(b) => Err(SplitError::at(
+                self.offset(),
+                format!("expected {what}, found {:?}", b as char),
+            )),
+            None => Err(SplitError::at(
+                self.offset(),
+                format!("expected {what}, found the end of the input"),
+            )),
+        }
+    }
+
+    /// Scans one value (after white space); its bytes are
+    /// `buf[start..pos]`. `Ok(None)` when the input ends inside it.
+    fn value(&mut self) -> Result<Option<usize>, SplitError> {
+        if self.peek()?.is_none() {
+            return Ok(None);
+        }
+        let mut start = self.pos;
+        let (mut depth, mut in_str, mut esc) = (0u32, false, false);
+        let mut i = start;
+        loop {
+            if i == self.len {
+                let keep = start;
+                let more = self.more(keep)?;
+                i -= keep;
+                start = 0;
+                if !more {
+                    // A number or literal at the very end of the input is
+                    // whole; anything else was cut.
+                    if depth == 0 && !in_str && i > start && self.buf[start] != b'"' {
+                        break;
+                    }
+                    return Ok(None);
+                }
+            }
+            let b = self.buf[i];
+            if in_str {
+                if esc {
+                    esc = false;
+                } else if b == b'\\' {
+                    esc = true;
+                } else if b == b'"' {
+                    in_str = false;
+                    if depth == 0 {
+                        i += 1;
+                        break;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            match b {
+                b'"' => in_str = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => break,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        i += 1;
+                        break;
+                    }
+                }
+                b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' if depth == 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        self.pos = i;
+        Ok(Some(start))
+    }
+}
+
+/// Splits the document read from `r` (see the module's documentation),
+/// handing each top-level member other than `key` and each element of the
+/// event array to `part` in document order. An error from `part` stops the
+/// split and is returned as it is, at the part's offset.
+pub fn split(
+    r: impl Read,
+    key: &str,
+    mut part: impl FnMut(Part) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    let mut s = Scanner {
+        r,
+        buf: Vec::new(),
+        pos: 0,
+        len: 0,
+        base: 0,
+        eof: false,
+    };
+    match s.peek()? {
+        Some(b'[') => {
+            s.pos += 1;
+            elements(&mut s, &mut part)
+        }
+        Some(b'{') => {
+            s.pos += 1;
+            members(&mut s, key, &mut part)
+        }
+        Some(b) => Err(SplitError::at(
+            s.offset(),
+            format!(
+                "expected a trace object or an array of events, found {:?}",
+                b as char
+            ),
+        )),
+        None => Err(SplitError::at(0, "the input is empty")),
+    }
+}
+
+/// The members of the top-level object, after its `{`.
+fn members<R: Read>(
+    s: &mut Scanner<R>,
+    key: &str,
+    part: &mut impl FnMut(Part) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    let mut ending = Ending::Missing;
+    if s.peek()? == Some(b'}') {
+        return Ok(ending);
+    }
+    loop {
+        let at = s.offset();
+        let Some(start) = s.value()? else {
+            return Err(SplitError::at(at, "the input ends inside a member's name"));
+        };
+        let name: String = serde_json::from_slice(&s.buf[start..s.pos])
+            .map_err(|e| SplitError::at(at, format!("expected a member name: {e}")))?;
+        s.expect(b':', "':' after a member name")?;
+        if name == key {
+            s.expect(b'[', &format!("the {key} array"))?;
+            ending = elements(s, part)?;
+            if matches!(ending, Ending::Unterminated { .. }) {
+                return Ok(ending);
+            }
+        } else {
+            let at = s.offset();
+            let Some(start) = s.value()? else {
+                return Err(SplitError::at(
+                    at,
+                    format!("the input ends inside {name:?}"),
+                ));
+            };
+            part(Part::Member(&name, &s.buf[start..s.pos])).map_err(|m| SplitError::at(at, m))?;
+        }
+        match s.peek()? {
+            Some(b',') => s.pos += 1,
+            Some(b'}') => {
+                s.pos += 1;
+                return Ok(ending);
+            }
+            // An object cut after its event array still holds the events.
+            None if ending != Ending::Missing => return Ok(ending),
+            _ => s.expect(b'}', "',' or '}' after a member")?,
+        }
+    }
+}
+
+/// The elements of the event array, after its `[`.
+fn elements<R: Read>(
+    s: &mut Scanner<R>,
+    part: &mut impl FnMut(Part) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    let mut last_end = s.offset();
+    if s.peek()? == Some(b']') {
+        s.pos += 1;
+        return Ok(Ending::Closed);
+    }
+    loop {
+        let at = s.offset();
+        let Some(start) = s.value()? else {
+            return Ok(Ending::Unterminated { at: last_end });
+        };
+        part(Part::Element(&s.buf[start..s.pos], at)).map_err(|m| SplitError::at(at, m))?;
+        last_end = s.offset();
+        match s.peek()? {
+            Some(b',') => s.pos += 1,
+            Some(b']') => {
+                s.pos += 1;
+                return Ok(Ending::Closed);
+            }
+            None => return Ok(Ending::Unterminated { at: last_end }),
+            _ => s.expect(b',', "',' or ']' after an event")?,
+        }
+        // A trailing comma before the end of a cut array.
+        if s.peek()?.is_none() {
+            return Ok(Ending::Unterminated { at: last_end });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Splits `doc` read `chunk` bytes at a time; the parts as text.
+    fn parts(doc: &str, chunk: usize) -> (Vec<String>, Result<Ending, String>) {
+        struct Slow<'a>(&'a [u8], usize);
+        impl Read for Slow<'_> {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                let n = self.1.min(out.len()).min(self.0.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut got = Vec::new();
+        let end = split(Slow(doc.as_bytes(), chunk), "traceEvents", |p| {
+            got.push(match p {
+                Part::Member(k, v) => format!("{k}={}", String::from_utf8_lossy(v)),
+                Part::Element(v, at) => format!("@{at}:{}", String::from_utf8_lossy(v)),
+            });
+            Ok(())
+        })
+        .map_err(|e| format!("{}: {}", e.offset, e.message));
+        (got, end)
+    }
+
+    #[test]
+    fn objects_arrays_and_cut_documents_split_alike_at_any_chunk_size() {
+        let doc = r#" {"a": {"x": [1, "]}"]}, "traceEvents": [ {"n": "a\"b"}, 12, "s", [1,[2]] ], "z": true }"#;
+        for chunk in [1, 2, 3, 7, 1 << 20] {
+            let (got, end) = parts(doc, chunk);
+            assert_eq!(end, Ok(Ending::Closed), "chunk {chunk}");
+            assert_eq!(
+                got,
+                [
+                    r#"a={"x": [1, "]}"]}"#,
+                    r#"@42:{"n": "a\"b"}"#,
+                    "@57:12",
+                    r#"@61:"s""#,
+                    "@66:[1,[2]]",
+                    "z=true"
+                ],
+                "chunk {chunk}"
+            );
+        }
+        let (got, end) = parts(r#"[{"a":1}, 2, 3]"#, 2);
+        assert_eq!((got.len(), end), (3, Ok(Ending::Closed)));
+        // Cut: after an element, after a comma, inside an element.
+        for (doc, n, at) in [
+            (r#"[{"a":1}, {"b":2}"#, 2, 17),
+            (r#"[{"a":1}, {"b":2},"#, 2, 17),
+            (r#"[{"a":1}, {"b":"#, 1, 8),
+            (r#"{"traceEvents": [{"a":1}, 7"#, 2, 27),
+        ] {
+            let (got, end) = parts(doc, 3);
+            assert_eq!(got.len(), n, "{doc}: {got:?}");
+            assert_eq!(end, Ok(Ending::Unterminated { at }), "{doc}");
+        }
+        assert_eq!(parts(r#"{"x": 1}"#, 4).1, Ok(Ending::Missing));
+        let (_, end) = parts(r#"{"traceEvents": [1 2]}"#, 4);
+        assert!(end.unwrap_err().contains("',' or ']' after an event"));
+        assert!(parts("", 4).1.unwrap_err().contains("empty"));
+        assert!(parts("nope", 4).1.unwrap_err().contains("trace object"));
+    }
+}
