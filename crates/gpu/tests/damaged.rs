@@ -1,0 +1,73 @@
+//! Damaged Kineto traces: what can be read is analyzed, and what could not
+//! is said (a generated trace, cut or with a bad event put in).
+
+mod common;
+
+use common::run;
+use critpath_gpu::open;
+use std::path::Path;
+use std::process::Command;
+
+/// One rank, three steps (tests/gen/gen_kineto.py); `None` without python3.
+fn generated(dir: &Path) -> Option<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gen/gen_kineto.py");
+    let ok = Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .args(["--ranks", "1", "--steps", "3"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("note: python3 could not run the generator; test skipped");
+        return None;
+    }
+    Some(std::fs::read_to_string(dir.join("rank0.pt.trace.json")).unwrap())
+}
+
+fn diagnostics(text: &str, dir: &Path) -> (u64, Vec<(String, String)>) {
+    let f = dir.join("damaged.pt.trace.json");
+    std::fs::write(&f, text).unwrap();
+    let (a, _) = run(open(&f).unwrap());
+    let d = a
+        .diagnostics
+        .iter()
+        .map(|d| (d.kind.as_str().to_string(), d.message.clone()))
+        .collect();
+    (a.stats.records, d)
+}
+
+#[test]
+fn a_cut_trace_is_read_to_its_last_whole_event_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(whole) = generated(dir.path()) else {
+        return;
+    };
+    let (all, d) = diagnostics(&whole, dir.path());
+    assert!(d.iter().all(|(k, _)| k != "input-cut"), "{d:?}");
+    // Cut in the middle of an event two thirds of the way in.
+    let cut = &whole[..whole.len() * 2 / 3];
+    let last_whole = cut.rfind("},\n").unwrap() + 1;
+    let (some, d) = diagnostics(cut, dir.path());
+    assert!(some > 0 && some < all, "{some} of {all} records");
+    let (_, msg) = d.iter().find(|(k, _)| k == "input-cut").expect("input-cut");
+    assert!(msg.contains(&format!("ends at byte {last_whole}")), "{msg}");
+}
+
+#[test]
+fn an_unreadable_event_is_skipped_and_named_by_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(whole) = generated(dir.path()) else {
+        return;
+    };
+    let at = whole.find("\n{").unwrap() + 1;
+    let bad = r#"{"ph":"X","cat":"cpu_op","name":"x","ts":"soon","dur":[1]},"#;
+    let text = format!("{}{bad}\n{}", &whole[..at], &whole[at..]);
+    let (records, d) = diagnostics(&text, dir.path());
+    assert!(records > 0);
+    let (_, msg) = d
+        .iter()
+        .find(|(k, _)| k == "input-skipped")
+        .expect("input-skipped");
+    assert!(msg.contains("1 event(s)"), "{msg}");
+    assert!(msg.contains(&format!("byte {at}:")), "{msg}");
+}
