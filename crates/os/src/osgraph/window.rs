@@ -34,8 +34,12 @@ impl Builder {
             sys: self.sys,
             ev,
         };
-        // Nearly always in order: insert from the back.
-        let mut i = self.out.len();
+        // Nearly always in order: appended, else inserted from the back.
+        if self.out.back().is_none_or(|last| last.t <= t) {
+            self.out.push_back(rec);
+            return;
+        }
+        let mut i = self.out.len() - 1;
         while i > 0 && self.out[i - 1].t > t {
             i -= 1;
         }
