@@ -521,3 +521,46 @@ fn the_in_place_perf_reader_agrees_with_the_general_one() {
     assert!(fast["stats"]["records"].as_u64().unwrap() > 2_000);
     assert_eq!(fast, general);
 }
+
+#[test]
+fn a_syscall_recording_loses_nothing_and_names_the_recorder() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "pingpong");
+    let data = dir.path().join("pp.data");
+    // 10,000 round trips with every system call traced: about 23 MB of
+    // events in all, less than the default buffer of one CPU (32 MiB with
+    // --syscalls), so nothing can be lost however long perf waits for a
+    // CPU on a loaded machine.
+    let o = run(&[
+        "record",
+        "--syscalls",
+        "-o",
+        data.to_str().unwrap(),
+        "--",
+        bin.to_str().unwrap(),
+        "10000",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json_of(&["analyze", data.to_str().unwrap(), "--json"]);
+    let diags = v["diagnostics"].as_array().unwrap();
+    let kinds: Vec<&str> = diags.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert!(!kinds.contains(&"lost-events"), "{kinds:?}");
+    // perf's pid is saved beside the trace, and its CPU time reported.
+    let pid = std::fs::read_to_string(dir.path().join("pp.data.recorder")).unwrap();
+    let share = diags
+        .iter()
+        .find(|d| d["kind"] == "recorder-share")
+        .expect("recorder-share");
+    let msg = share["message"].as_str().unwrap();
+    assert!(msg.contains(&format!("perf, pid {}", pid.trim())), "{msg}");
+    let pct: f64 = msg
+        .split("ms, ")
+        .nth(1)
+        .and_then(|r| r.split('%').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{msg}"));
+    assert!(pct > 0.0 && pct < 100.0, "{msg}");
+}

@@ -8,6 +8,7 @@ pub mod names;
 pub mod observer;
 pub mod osgraph;
 pub mod perf;
+pub mod recorder;
 pub mod syscalls;
 
 pub use annotations::AnnotSource;

@@ -11,6 +11,7 @@
 use crate::names::OsSm;
 use crate::observer::KernelObserver;
 use crate::osgraph::Builder;
+use crate::recorder::Recorder;
 use critpath_readers::annot::AnnotReader;
 use critpath_readers::perf::{KRecord, KernelEvents, Step};
 use critpath_trace::DiagnosticKind;
@@ -37,6 +38,8 @@ pub struct PerfSource {
     /// See [`PerfSource::observe`]. `Send`, so that the source can read on
     /// a thread of its own while the engine runs on another.
     observer: Option<Box<dyn KernelObserver + Send>>,
+    /// The recorder's own running time (diagnostic `recorder-share`).
+    recorder: Recorder,
 }
 
 /// The analysis's default scope: the recorded command's main thread, when
@@ -72,6 +75,7 @@ impl PerfSource {
         let scope = scope(&reader);
         let rec = &mut reader.recording;
         let names = std::mem::take(&mut rec.names);
+        let recorder = Recorder::new(path);
         let builder = Builder::new(strings, &rec.host, names, rec.target);
         let annot_path = critpath_readers::annot::sibling(path);
         let annot = if annot_path.exists() {
@@ -90,6 +94,7 @@ impl PerfSource {
             stash: None,
             annot,
             observer: None,
+            recorder,
         })
     }
 
@@ -150,6 +155,7 @@ impl PerfSource {
             o.event(k, &self.builder.strings);
         }
         feed_annotations(&mut self.annot, &mut self.builder, Some(k.t));
+        self.recorder.event(k);
         self.builder.feed(k);
     }
 
@@ -291,6 +297,7 @@ impl RecordSource for PerfSource {
     fn summary(&mut self) -> Summary {
         let mut diagnostics = std::mem::take(&mut self.problems);
         diagnostics.extend(self.lost_events());
+        diagnostics.extend(self.recorder.diagnostic());
         let mut error = self.error.take();
         let mut annotation_costs = Vec::new();
         if let Some(r) = self.annot.as_mut() {

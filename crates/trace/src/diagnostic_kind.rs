@@ -53,13 +53,15 @@ pub enum DiagnosticKind {
     Straggler,
     /// A collective that could not be matched across its process group.
     CollectiveUnmatched,
+    /// The recorder's own share of the CPUs during a recording.
+    RecorderShare,
 }
 
 use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 22] = [
+    pub const ALL: [DiagnosticKind; 23] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -82,6 +84,7 @@ impl DiagnosticKind {
         OverheadCorrection,
         Straggler,
         CollectiveUnmatched,
+        RecorderShare,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -109,6 +112,7 @@ impl DiagnosticKind {
             OverheadCorrection => "overhead-correction",
             Straggler => "straggler",
             CollectiveUnmatched => "collective-unmatched",
+            RecorderShare => "recorder-share",
         }
     }
 
@@ -142,6 +146,7 @@ impl DiagnosticKind {
             LateTransition => "Some inferred transitions came too late for the reorder window: their times are approximate.",
             Straggler => "One rank arrived last at the collectives and the others waited for it: look at what that rank did before them.",
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
+            RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
     }
 

@@ -114,10 +114,15 @@ fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
         "-o".into(),
         req.output.display().to_string(),
     ];
-    if let Some(p) = req.mmap_pages {
-        args.push("--mmap-pages".into());
-        args.push(p.to_string());
-    }
+    // perf's own start-up and wrap-up: BPF programs and build-ids are of
+    // no use to the analysis and cost about a second per recording.
+    args.extend(["--no-bpf-event".into(), "--no-buildid".into()]);
+    args.push("--mmap-pages".into());
+    args.push(
+        req.mmap_pages
+            .unwrap_or_else(|| buffer_pages(req.syscalls || req.net))
+            .to_string(),
+    );
     for e in events {
         if available(e) {
             args.push("-e".into());
@@ -155,6 +160,26 @@ fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
     args.push("--".into());
     args.extend(req.cmd.iter().cloned());
     (args, notes)
+}
+
+/// perf's ring buffer per CPU, in pages, when `--mmap-pages` is not given:
+/// large enough that perf keeps up with a busy program (with system calls
+/// traced, a ping-pong of 1.5M round trips fills 32 MiB a CPU and loses
+/// nothing), at most 1/16 of the memory over all CPUs; a power of two.
+fn buffer_pages(syscalls: bool) -> u32 {
+    let want: u64 = if syscalls { 8192 } else { 2048 };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(u64::MAX, |kb| kb * 1024);
+    let cap = mem / 16 / (cpus * 4096);
+    let pages = want.min(cap).max(64);
+    // The largest power of two not above it.
+    1 << (63 - pages.leading_zeros())
 }
 
 /// Runs the command under perf; returns its exit status.
@@ -202,7 +227,13 @@ fn record(req: &Request) -> Result<u8> {
     if req.calibrate {
         command.env("CRITPATH_CALIBRATE", "1");
     }
-    let status = command.status();
+    let recorder = critpath_os::recorder::sidecar(&req.output);
+    let _ = std::fs::remove_file(&recorder);
+    let status = command.spawn().and_then(|mut child| {
+        // The analysis reports the recorder's own share of the CPUs.
+        let _ = critpath_os::recorder::save(&req.output, child.id());
+        child.wait()
+    });
     drop(probes);
     let status =
         status.map_err(|e| CliError::input(format!("cannot run {}: {e}", perf.display())))?;

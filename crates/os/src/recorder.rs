@@ -1,0 +1,120 @@
+//! The recorder's own share of the CPUs (docs/os-graph.md, "The
+//! recorder"). On a small machine perf competes with the program it
+//! records: `critpath record` saves perf's pid beside the trace
+//! (`OUT.recorder`), and the analysis sums perf's running time from the
+//! context switches and reports it against the CPU time of the recording
+//! (diagnostic `recorder-share`). Without that file (a recording made with
+//! perf directly), every thread named `perf` is taken for the recorder,
+//! and the diagnostic says it was inferred.
+
+use critpath_readers::perf::{Comm, KEvent, KRecord};
+use critpath_trace::{Diagnostic, DiagnosticKind};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::path::{Path, PathBuf};
+
+/// The file beside a recording that holds the recorder's pid.
+pub fn sidecar(trace: &Path) -> PathBuf {
+    critpath_readers::companion(trace, ".recorder")
+}
+
+/// Saves the recorder's pid beside the recording.
+pub fn save(trace: &Path, pid: u32) -> std::io::Result<()> {
+    std::fs::write(sidecar(trace), format!("{pid}\n"))
+}
+
+/// The recorder's running time, tallied from the context switches.
+#[derive(Default)]
+pub struct Recorder {
+    /// The recorder's pid, from the sidecar; without it, threads named
+    /// `perf` are the recorder.
+    pid: Option<u32>,
+    threads: FxHashSet<u32>,
+    /// Per CPU, since when a recorder thread runs there.
+    since: FxHashMap<u32, u64>,
+    ran_ns: u64,
+    cpus: FxHashSet<u32>,
+    span: Option<(u64, u64)>,
+}
+
+impl Recorder {
+    /// The tally for the recording at `trace`.
+    pub fn new(trace: &Path) -> Self {
+        let pid = std::fs::read_to_string(sidecar(trace))
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        Recorder {
+            pid,
+            ..Recorder::default()
+        }
+    }
+
+    /// One kernel event, in time order.
+    pub fn event(&mut self, k: &KRecord) {
+        self.span = Some(self.span.map_or((k.t, k.t), |(a, _)| (a, k.t)));
+        if let KEvent::Switch {
+            prev,
+            prev_comm,
+            next,
+            next_comm,
+            ..
+        } = k.ev
+        {
+            self.switch(k, (prev, &prev_comm), (next, &next_comm));
+        }
+    }
+
+    /// Is this task the recorder's?
+    fn ours(&self, pid: u32, tid: u32, comm: &Comm) -> bool {
+        match self.pid {
+            Some(p) => pid == p || tid == p || self.threads.contains(&tid),
+            None => comm_is(comm, "perf"),
+        }
+    }
+
+    fn switch(&mut self, k: &KRecord, prev: (u32, &Comm), next: (u32, &Comm)) {
+        self.cpus.insert(k.cpu);
+        // The sample's task is the one leaving: its pid is known.
+        if prev.0 != 0 && self.ours(k.pid, prev.0, prev.1) {
+            self.threads.insert(prev.0);
+        }
+        if let Some(from) = self.since.remove(&k.cpu) {
+            self.ran_ns += k.t.saturating_sub(from);
+        }
+        if next.0 != 0 && self.ours(0, next.0, next.1) {
+            self.since.insert(k.cpu, k.t);
+        }
+    }
+
+    /// What the recorder took: its running time against the CPU time of
+    /// the recording (every CPU that ran anything, over the recording).
+    pub fn diagnostic(&self) -> Option<Diagnostic> {
+        if self.threads.is_empty() {
+            return None;
+        }
+        let (a, b) = self.span?;
+        let cpu_ns = (b - a) as f64 * self.cpus.len().max(1) as f64;
+        let share = if cpu_ns > 0.0 {
+            100.0 * self.ran_ns as f64 / cpu_ns
+        } else {
+            0.0
+        };
+        let who = match self.pid {
+            Some(pid) => format!("perf, pid {pid}"),
+            None => "inferred: the threads named perf; no .recorder file beside the trace".into(),
+        };
+        Some(Diagnostic::new(
+            DiagnosticKind::RecorderShare,
+            format!(
+                "the recorder ({who}) ran {:.2} ms, {share:.1}% of the CPU time of the recording ({} CPU(s) × {:.2} ms); where a thread on the path waited for a CPU it held, the runnable state's blame names it",
+                self.ran_ns as f64 / 1e6,
+                self.cpus.len(),
+                (b - a) as f64 / 1e6
+            ),
+        ))
+    }
+}
+
+fn comm_is(c: &Comm, name: &str) -> bool {
+    let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+    &c[..n] == name.as_bytes()
+}
