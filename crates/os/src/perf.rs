@@ -234,18 +234,17 @@ fn feed_annotations(annot: &mut Option<AnnotReader>, builder: &mut Builder, unti
 /// symbol table: the trace then names them right wherever it is analyzed,
 /// and without reading /proc/kallsyms. Returns how many were written.
 pub fn save_symbols(perf_data: &Path) -> std::io::Result<usize> {
-    let mut src = PerfSource::open(perf_data).map_err(std::io::Error::other)?;
-    while !src.done || src.stash.is_some() {
-        if let Ok(None) | Err(_) = src.next_record() {
-            break;
-        }
-    }
+    // The names come from decoding the samples; the OS graph is not needed.
+    let mut strings = Interner::new();
+    let mut reader =
+        KernelEvents::open(perf_data, true, &mut strings).map_err(std::io::Error::other)?;
+    while let Ok(Step::Event(_) | Step::Skipped) = reader.step(&mut strings) {}
     let mut out = String::new();
     let mut n = 0;
-    let mut funcs: Vec<_> = src.reader.function_names().named().collect();
+    let mut funcs: Vec<_> = reader.function_names().named().collect();
     funcs.sort();
     for (addr, sym) in funcs {
-        let name = src.builder.strings.resolve(sym);
+        let name = strings.resolve(sym);
         if !name.starts_with("0x") {
             out.push_str(&format!("{addr:x} {name}\n"));
             n += 1;
