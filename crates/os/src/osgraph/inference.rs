@@ -84,7 +84,7 @@ impl Builder {
             c.inferred,
             DiagnosticKind::InferredTransition,
             format!(
-                "{} thread(s) were seen running while believed blocked: the events of their wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
+                "{} time(s) a thread was seen running while believed blocked: the events of its wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} of these wakeups were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
                 c.inferred, c.inferred_by_timer
             ),
         );
