@@ -261,6 +261,19 @@ fn fuzz_spans() {
 }
 
 #[test]
+fn fuzz_kineto() {
+    // One rank, two steps of crates/gpu/tests/gen/gen_kineto.py.
+    fuzz("kineto", fixture("kineto.json"), false, CASES);
+    fuzz_then(
+        "kineto then gzip",
+        fixture("kineto.json"),
+        false,
+        CASES / 3,
+        |b| gzip(&b),
+    );
+}
+
+#[test]
 fn fuzz_annotations() {
     fuzz("annotations", fixture("annot.bin"), true, CASES);
 }
