@@ -247,7 +247,7 @@ impl Builder {
                 self.trace.rank = d.rank.map(|n| n.0);
             }
             Part::Member(..) => {}
-            Part::Element(v, at) => match serde_json::from_slice::<RawEvent>(v) {
+            Part::Element(v, at, _) => match serde_json::from_slice::<RawEvent>(v) {
                 Ok(ev) => self.add(ev),
                 Err(e) => {
                     let p = &mut self.trace.problems;
@@ -272,7 +272,7 @@ pub fn read_json(r: impl Read) -> Result<Trace, String> {
         .map_err(|e| format!("not a Kineto trace: at byte {}: {}", e.offset, e.message))?;
     match ending {
         Ending::Missing => return Err("not a Kineto trace: no traceEvents array".into()),
-        Ending::Unterminated { at } => b.trace.problems.cut_at = Some(at),
+        Ending::Unterminated { at, .. } => b.trace.problems.cut_at = Some(at),
         Ending::Closed => {}
     }
     b.trace.events.shrink_to_fit();

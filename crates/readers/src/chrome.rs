@@ -9,22 +9,22 @@
 //! `flow_out`/`flow_in`) become `send`/`recv` links. Times (`ts`, `dur`) are
 //! microseconds and become integer nanoseconds.
 //!
-//! The document is read as a stream, one event at a time (a multi-GB trace
-//! needs memory for its slices, not for its JSON); the records are sorted in
-//! memory at the end. An event that cannot be used (no `ts`, an `X` without
+//! The document is read as a stream, split into events by a byte scanner
+//! (`crate::jsonsplit`) and each event parsed alone from memory (a multi-GB
+//! trace needs memory for its slices, not for its JSON); the records are
+//! sorted in memory at the end. An event that cannot be used (no `ts`, an `X` without
 //! `dur`, a flow without `id`, ...) is reported with its index, line and
 //! field, and skipped. An array without its closing `]` (the trace of a
 //! process that crashed) is read up to its last whole event.
 
-use crate::json::{shown, Imported, LineCounter, Position, Problems};
+use crate::json::{shown, strip_position, Imported, Problems};
+use crate::jsonsplit::{self, Ending, Part, SplitError};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, ReadError, Who};
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use critpath_trace::{Event, Location, ReadError, Who};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
-use std::io::Read;
+
+use std::io::{BufRead, BufReader, Read};
 
 /// What the messages call this format.
 const KIND: &str = "Chrome/Perfetto trace JSON";
@@ -52,14 +52,13 @@ type Flow = (u64, TrackKey, bool, String, usize);
 
 /// Everything gathered while streaming the events.
 struct Collector {
-    pos: Position,
+    /// Bytes of the document read, to the end of the last event.
+    bytes: u64,
     problems: Problems,
     /// `traceEvents` for the object form, empty for a bare array.
     path: &'static str,
     bare_array: bool,
     saw_events: bool,
-    /// Inside an event when the parse stopped (it was cut in the middle).
-    in_event: bool,
     event_line: u64,
     events: usize,
     names: HashMap<(String, String), String>,
@@ -89,14 +88,13 @@ fn us(v: &Value) -> Option<u64> {
 }
 
 impl Collector {
-    fn new(name: &str, pos: Position) -> Self {
+    fn new(name: &str, bare_array: bool) -> Self {
         Collector {
-            pos,
+            bytes: 0,
             problems: Problems::new(name, KIND),
-            path: "",
-            bare_array: false,
-            saw_events: false,
-            in_event: false,
+            path: if bare_array { "" } else { "traceEvents" },
+            bare_array,
+            saw_events: bare_array,
             event_line: 1,
             events: 0,
             names: HashMap::new(),
@@ -268,21 +266,51 @@ impl Collector {
     /// What the parse stopped on, if anything: an array cut between events
     /// is the format's own way to end; a cut or corrupt document with
     /// events read is reported and what was read is kept.
-    fn after_parse(&mut self, res: Result<(), serde_json::Error>) -> Result<(), ReadError> {
-        let Err(e) = res else {
-            return Ok(());
+    /// One piece of the document: an event, parsed alone (other members of
+    /// the top-level object are not used).
+    fn part(&mut self, p: Part) {
+        let Part::Element(bytes, at, line) = p else {
+            return;
         };
-        if e.is_eof() && self.bare_array && !self.in_event {
-            return Ok(());
+        self.saw_events = true;
+        self.event_line = line;
+        self.bytes = at + bytes.len() as u64;
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => self.event(v),
+            Err(e) => {
+                let order = self.events;
+                self.events += 1;
+                let what = strip_position(&e.to_string());
+                self.problem(order, format!("not a JSON value ({what})"));
+            }
         }
-        let line = e.line() as u64;
+    }
+
+    /// How the document ended: a bare array may end without its `]`;
+    /// anything else cut or corrupt is reported, fatal before any event.
+    fn after_split(&mut self, res: Result<Ending, SplitError>) -> Result<(), ReadError> {
+        let (line, eof, what) = match res {
+            Ok(Ending::Closed | Ending::Missing) => return Ok(()),
+            Ok(Ending::Unterminated { partial, line, .. }) => {
+                if self.bare_array && !partial {
+                    return Ok(());
+                }
+                let what = if partial {
+                    "the input ends inside an event"
+                } else {
+                    "the input ends before the array's `]`"
+                };
+                (line, true, what.to_string())
+            }
+            Err(e) => (e.line, false, e.message),
+        };
         if self.events == 0 {
             return Err(self
                 .problems
-                .fatal(Some(line), format!("expected {KIND}: {e}")));
+                .fatal(Some(line), format!("expected {KIND}: {what}")));
         }
         let read = format!("the {} events before it are read", self.events);
-        let err = self.problems.syntax(line, &e, &read);
+        let err = self.problems.broken(line, eof, &what, &read);
         self.problems.list.push(err);
         Ok(())
     }
@@ -372,87 +400,40 @@ impl Collector {
                 );
             }
         }
-        let bytes = self.pos.bytes();
-        Ok(Imported::new(tr.finish(), self.problems.list, bytes))
+        Ok(Imported::new(tr.finish(), self.problems.list, self.bytes))
     }
 }
 
-/// The document: a bare array of events, or an object with `traceEvents`.
-struct Doc<'a>(&'a mut Collector);
-
-impl<'de> DeserializeSeed<'de> for Doc<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Doc<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON array or object of trace events")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        self.0.bare_array = true;
-        self.0.saw_events = true;
-        Events(self.0).visit_seq(seq)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "traceEvents" {
-                self.0.path = "traceEvents";
-                self.0.saw_events = true;
-                map.next_value_seed(Events(&mut *self.0))?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The events array, one event at a time.
-struct Events<'a>(&'a mut Collector);
-
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Events<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a `traceEvents` array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(OneEvent(&mut *self.0))?.is_some() {}
-        Ok(())
-    }
-}
-
-/// One event: parsed alone, then handed to the collector.
-struct OneEvent<'a>(&'a mut Collector);
-
-impl<'de> DeserializeSeed<'de> for OneEvent<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        self.0.in_event = true;
-        self.0.event_line = self.0.pos.line();
-        let v = Value::deserialize(d)?;
-        self.0.in_event = false;
-        self.0.event(v);
-        Ok(())
-    }
-}
-
-/// Reads a Chrome / Perfetto JSON trace into records in time order.
+/// Reads a Chrome / Perfetto JSON trace into records in time order: the
+/// document is split into events (`crate::jsonsplit`), each parsed alone.
 pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
-    let (input, pos) = LineCounter::new(input);
-    let mut c = Collector::new(name, pos);
-    let mut de = serde_json::Deserializer::from_reader(input);
-    let res = Doc(&mut c).deserialize(&mut de).and_then(|()| de.end());
-    c.after_parse(res)?;
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let bare_array = starts_with_array(&mut input)
+        .map_err(|e| ReadError::new(name, Location::File, format!("cannot read: {e}"), true))?;
+    let mut c = Collector::new(name, bare_array);
+    let res = jsonsplit::split(input, "traceEvents", |p| {
+        c.part(p);
+        Ok(())
+    });
+    c.after_split(res)?;
     c.finish()
+}
+
+/// Is the document a bare array (its first byte after white space `[`)?
+/// The white space is consumed.
+fn starts_with_array(r: &mut impl BufRead) -> std::io::Result<bool> {
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        let ws = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        if ws < buf.len() {
+            let first = buf[ws];
+            r.consume(ws);
+            return Ok(first == b'[');
+        }
+        let n = buf.len();
+        r.consume(n);
+    }
 }

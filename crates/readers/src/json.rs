@@ -93,7 +93,13 @@ impl Problems {
     /// corrupt); `read` says how much was read before it.
     pub fn syntax(&mut self, line: u64, err: &serde_json::Error, read: &str) -> ReadError {
         let what = strip_position(&err.to_string());
-        let msg = if err.is_eof() {
+        self.broken(line, err.is_eof(), &what, read)
+    }
+
+    /// [`Problems::syntax`] from a description: the document ends early
+    /// (`eof`) or is corrupt, `what` says how.
+    pub fn broken(&self, line: u64, eof: bool, what: &str, read: &str) -> ReadError {
+        let msg = if eof {
             format!("the {} ends early ({what}); {read}", self.kind)
         } else {
             format!("corrupt {} ({what}); {read}", self.kind)

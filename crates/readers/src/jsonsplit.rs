@@ -23,18 +23,19 @@ pub enum Ending {
     /// With its closing `]` (and, for an object, the object's `}`).
     Closed,
     /// At the end of the input, without its `]`; `at` is the offset where
-    /// the last whole element ended (a partial element after it is not
-    /// read).
-    Unterminated { at: u64 },
+    /// the last whole element ended; `partial` says whether a cut element
+    /// followed it (it is not read), starting on line `line`.
+    Unterminated { at: u64, partial: bool, line: u64 },
     /// The document holds no such array (an object without the key).
     Missing,
 }
 
-/// A document that is not the JSON it should be: where and what was
-/// expected.
+/// A document that is not the JSON it should be: where (byte offset and
+/// 1-based line) and what was expected.
 #[derive(Debug)]
 pub struct SplitError {
     pub offset: u64,
+    pub line: u64,
     pub message: String,
 }
 
@@ -42,16 +43,18 @@ impl SplitError {
     fn at(offset: u64, message: impl Into<String>) -> Self {
         SplitError {
             offset,
+            line: 0,
             message: message.into(),
         }
     }
 }
 
 /// What the caller is given: a member of the top-level object (its key and
-/// value), or an element of the event array (with its byte offset).
+/// value), or an element of the event array (with its byte offset and the
+/// 1-based line it starts on).
 pub enum Part<'a> {
     Member(&'a str, &'a [u8]),
-    Element(&'a [u8], u64),
+    Element(&'a [u8], u64, u64),
 }
 
 struct Scanner<R> {
@@ -62,11 +65,36 @@ struct Scanner<R> {
     /// Offset in the input of `buf[0]`.
     base: u64,
     eof: bool,
+    /// Newlines before `buf[mark]`: lines are counted lazily, forwards.
+    lines: u64,
+    mark: usize,
 }
 
 impl<R: Read> Scanner<R> {
     fn offset(&self) -> u64 {
         self.base + self.pos as u64
+    }
+
+    /// The 1-based line of `buf[at]` (`at` at or after the last asked).
+    fn line_at(&mut self, at: usize) -> u64 {
+        if at > self.mark {
+            let nl = self.buf[self.mark..at]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.lines += nl as u64;
+            self.mark = at;
+        }
+        self.lines + 1
+    }
+
+    /// [`SplitError::at`] the current position, with its line.
+    fn error(&mut self, message: impl Into<String>) -> SplitError {
+        let line = self.line_at(self.pos);
+        SplitError {
+            line,
+            ..SplitError::at(self.offset(), message)
+        }
     }
 
     fn io_err(&self, e: io::Error) -> SplitError {
@@ -77,6 +105,8 @@ impl<R: Read> Scanner<R> {
     /// false at the end of the input.
     fn more(&mut self, keep: usize) -> Result<bool, SplitError> {
         if keep > 0 {
+            self.line_at(keep);
+            self.mark -= keep;
             self.buf.copy_within(keep..self.len, 0);
             self.len -= keep;
             self.pos -= keep;
@@ -127,14 +157,8 @@ impl<R: Read> Scanner<R> {
                 self.pos += 1;
                 Ok(())
             }
-            Some(b) => Err(SplitError::at(
-                self.offset(),
-                format!("expected {what}, found {:?}", b as char),
-            )),
-            None => Err(SplitError::at(
-                self.offset(),
-                format!("expected {what}, found the end of the input"),
-            )),
+            Some(b) => Err(self.error(format!("expected {what}, found {:?}", b as char))),
+            None => Err(self.error(format!("expected {what}, found the end of the input"))),
         }
     }
 
@@ -215,6 +239,8 @@ pub fn split(
         len: 0,
         base: 0,
         eof: false,
+        lines: 0,
+        mark: 0,
     };
     match s.peek()? {
         Some(b'[') => {
@@ -225,14 +251,11 @@ pub fn split(
             s.pos += 1;
             members(&mut s, key, &mut part)
         }
-        Some(b) => Err(SplitError::at(
-            s.offset(),
-            format!(
-                "expected a trace object or an array of events, found {:?}",
-                b as char
-            ),
-        )),
-        None => Err(SplitError::at(0, "the input is empty")),
+        Some(b) => Err(s.error(format!(
+            "expected a trace object or an array of events, found {:?}",
+            b as char
+        ))),
+        None => Err(s.error("the input is empty")),
     }
 }
 
@@ -247,12 +270,13 @@ fn members<R: Read>(
         return Ok(ending);
     }
     loop {
-        let at = s.offset();
         let Some(start) = s.value()? else {
-            return Err(SplitError::at(at, "the input ends inside a member's name"));
+            return Err(s.error("the input ends inside a member's name"));
         };
-        let name: String = serde_json::from_slice(&s.buf[start..s.pos])
-            .map_err(|e| SplitError::at(at, format!("expected a member name: {e}")))?;
+        let name: String = serde_json::from_slice(&s.buf[start..s.pos]).map_err(|e| {
+            s.pos = start;
+            s.error(format!("expected a member name: {e}"))
+        })?;
         s.expect(b':', "':' after a member name")?;
         if name == key {
             s.expect(b'[', &format!("the {key} array"))?;
@@ -261,14 +285,13 @@ fn members<R: Read>(
                 return Ok(ending);
             }
         } else {
-            let at = s.offset();
             let Some(start) = s.value()? else {
-                return Err(SplitError::at(
-                    at,
-                    format!("the input ends inside {name:?}"),
-                ));
+                return Err(s.error(format!("the input ends inside {name:?}")));
             };
-            part(Part::Member(&name, &s.buf[start..s.pos])).map_err(|m| SplitError::at(at, m))?;
+            if let Err(m) = part(Part::Member(&name, &s.buf[start..s.pos])) {
+                s.pos = start;
+                return Err(s.error(m));
+            }
         }
         match s.peek()? {
             Some(b',') => s.pos += 1,
@@ -295,10 +318,22 @@ fn elements<R: Read>(
     }
     loop {
         let at = s.offset();
-        let Some(start) = s.value()? else {
-            return Ok(Ending::Unterminated { at: last_end });
+        let cut = |s: &mut Scanner<R>, at: u64, partial: bool| {
+            let line = s.line_at(s.pos);
+            Ok(Ending::Unterminated { at, partial, line })
         };
-        part(Part::Element(&s.buf[start..s.pos], at)).map_err(|m| SplitError::at(at, m))?;
+        let line = if s.peek()?.is_some() {
+            s.line_at(s.pos)
+        } else {
+            return cut(s, last_end, false);
+        };
+        let Some(start) = s.value()? else {
+            return cut(s, last_end, true);
+        };
+        if let Err(m) = part(Part::Element(&s.buf[start..s.pos], at, line)) {
+            s.pos = start;
+            return Err(s.error(m));
+        }
         last_end = s.offset();
         match s.peek()? {
             Some(b',') => s.pos += 1,
@@ -306,12 +341,12 @@ fn elements<R: Read>(
                 s.pos += 1;
                 return Ok(Ending::Closed);
             }
-            None => return Ok(Ending::Unterminated { at: last_end }),
+            None => return cut(s, last_end, false),
             _ => s.expect(b',', "',' or ']' after an event")?,
         }
         // A trailing comma before the end of a cut array.
         if s.peek()?.is_none() {
-            return Ok(Ending::Unterminated { at: last_end });
+            return cut(s, last_end, false);
         }
     }
 }
@@ -335,11 +370,13 @@ mod tests {
         let end = split(Slow(doc.as_bytes(), chunk), "traceEvents", |p| {
             got.push(match p {
                 Part::Member(k, v) => format!("{k}={}", String::from_utf8_lossy(v)),
-                Part::Element(v, at) => format!("@{at}:{}", String::from_utf8_lossy(v)),
+                Part::Element(v, at, line) => {
+                    format!("@{at}/{line}:{}", String::from_utf8_lossy(v))
+                }
             });
             Ok(())
         })
-        .map_err(|e| format!("{}: {}", e.offset, e.message));
+        .map_err(|e| format!("{} (line {}): {}", e.offset, e.line, e.message));
         (got, end)
     }
 
@@ -353,10 +390,10 @@ mod tests {
                 got,
                 [
                     r#"a={"x": [1, "]}"]}"#,
-                    r#"@42:{"n": "a\"b"}"#,
-                    "@57:12",
-                    r#"@61:"s""#,
-                    "@66:[1,[2]]",
+                    r#"@42/1:{"n": "a\"b"}"#,
+                    "@57/1:12",
+                    r#"@61/1:"s""#,
+                    "@66/1:[1,[2]]",
                     "z=true"
                 ],
                 "chunk {chunk}"
@@ -364,20 +401,34 @@ mod tests {
         }
         let (got, end) = parts(r#"[{"a":1}, 2, 3]"#, 2);
         assert_eq!((got.len(), end), (3, Ok(Ending::Closed)));
+        // Lines: each element's first line, whatever the chunks.
+        for chunk in [1, 5, 1 << 20] {
+            let (got, _) = parts("[\n1,\n\n{\"a\":\n2},\n 3]", chunk);
+            assert_eq!(
+                got,
+                ["@2/2:1", "@6/4:{\"a\":\n2}", "@17/6:3"],
+                "chunk {chunk}"
+            );
+        }
         // Cut: after an element, after a comma, inside an element.
-        for (doc, n, at) in [
-            (r#"[{"a":1}, {"b":2}"#, 2, 17),
-            (r#"[{"a":1}, {"b":2},"#, 2, 17),
-            (r#"[{"a":1}, {"b":"#, 1, 8),
-            (r#"{"traceEvents": [{"a":1}, 7"#, 2, 27),
+        for (doc, n, at, partial) in [
+            (r#"[{"a":1}, {"b":2}"#, 2, 17, false),
+            (r#"[{"a":1}, {"b":2},"#, 2, 17, false),
+            (r#"[{"a":1}, {"b":"#, 1, 8, true),
+            (r#"{"traceEvents": [{"a":1}, 7"#, 2, 27, false),
         ] {
             let (got, end) = parts(doc, 3);
             assert_eq!(got.len(), n, "{doc}: {got:?}");
-            assert_eq!(end, Ok(Ending::Unterminated { at }), "{doc}");
+            let line = 1;
+            assert_eq!(end, Ok(Ending::Unterminated { at, partial, line }), "{doc}");
         }
         assert_eq!(parts(r#"{"x": 1}"#, 4).1, Ok(Ending::Missing));
-        let (_, end) = parts(r#"{"traceEvents": [1 2]}"#, 4);
-        assert!(end.unwrap_err().contains("',' or ']' after an event"));
+        let (_, end) = parts("{\"traceEvents\": [1,\n 1 2]}", 4);
+        let e = end.unwrap_err();
+        assert!(
+            e.contains("(line 2)") && e.contains("',' or ']' after an event"),
+            "{e}"
+        );
         assert!(parts("", 4).1.unwrap_err().contains("empty"));
         assert!(parts("nope", 4).1.unwrap_err().contains("trace object"));
     }
