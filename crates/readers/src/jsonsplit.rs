@@ -16,6 +16,9 @@ use std::io::{self, Read};
 
 /// Bytes read from the input at a time.
 const CHUNK: usize = 1 << 20;
+/// The longest value held at once: a longer one means a corrupt document
+/// (an unclosed string or bracket), not an event.
+const MAX_VALUE: usize = 256 << 20;
 
 /// How the event array ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +176,13 @@ impl<R: Read> Scanner<R> {
         let mut i = start;
         loop {
             if i == self.len {
+                if i - start > MAX_VALUE {
+                    self.pos = start;
+                    return Err(self.error(format!(
+                        "a value longer than {} MiB (an unclosed string or bracket?)",
+                        MAX_VALUE >> 20
+                    )));
+                }
                 let keep = start;
                 let more = self.more(keep)?;
                 i -= keep;
