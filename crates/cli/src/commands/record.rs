@@ -117,12 +117,17 @@ fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
     // perf's own start-up and wrap-up: BPF programs and build-ids are of
     // no use to the analysis and cost about a second per recording.
     args.extend(["--no-bpf-event".into(), "--no-buildid".into()]);
-    args.push("--mmap-pages".into());
-    args.push(
-        req.mmap_pages
-            .unwrap_or_else(|| buffer_pages(req.syscalls || req.net))
-            .to_string(),
-    );
+    // Without root, perf may lock only kernel.perf_event_mlock_kb a CPU:
+    // its own default then, unless asked.
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let pages = req
+        .mmap_pages
+        .or_else(|| root.then(|| buffer_pages(req.syscalls || req.net)));
+    if let Some(p) = pages {
+        args.push("--mmap-pages".into());
+        args.push(p.to_string());
+    }
     for e in events {
         if available(e) {
             args.push("-e".into());
