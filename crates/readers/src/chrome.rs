@@ -289,6 +289,8 @@ impl Collector {
     /// How the document ended: a bare array may end without its `]`;
     /// anything else cut or corrupt is reported, fatal before any event.
     fn after_split(&mut self, res: Result<Ending, SplitError>) -> Result<(), ReadError> {
+        // An array was found, even an empty one.
+        self.saw_events |= matches!(res, Ok(Ending::Closed | Ending::Unterminated { .. }));
         let (line, eof, what) = match res {
             Ok(Ending::Closed | Ending::Missing) => return Ok(()),
             Ok(Ending::Unterminated { partial, line, .. }) => {

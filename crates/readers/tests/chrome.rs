@@ -85,3 +85,15 @@ fn a_cut_object_keeps_the_events_before_the_cut() {
         .unwrap();
     assert!(e.fatal && e.message.contains("Chrome/Perfetto"));
 }
+
+#[test]
+fn an_empty_event_array_is_found_and_said_to_hold_no_slices() {
+    let e = chrome::read(&b"{\"traceEvents\": [ ]}"[..], "empty.json")
+        .err()
+        .unwrap();
+    assert!(e.fatal && e.message.contains("holds no slices"), "{e}");
+    let e = chrome::read(&b"{\"other\": 1}"[..], "none.json")
+        .err()
+        .unwrap();
+    assert!(e.message.contains("`traceEvents` array"), "{e}");
+}
