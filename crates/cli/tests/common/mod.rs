@@ -107,12 +107,34 @@ pub fn cannot_record() -> Option<String> {
 /// every thread wait for a CPU).
 static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The right to record, held for the test's duration.
+pub struct Slot {
+    _guard: std::sync::MutexGuard<'static, ()>,
+    _file: std::fs::File,
+}
+
 /// The right to record, held for the test's duration; `None` (after
-/// saying why) where recording cannot work here.
-pub fn recording_slot() -> Option<std::sync::MutexGuard<'static, ()>> {
+/// saying why) where recording cannot work here. It is taken across
+/// processes too (a lock file in the temporary directory): two test runs
+/// on one machine would otherwise add the same uprobes and load each
+/// other's recordings.
+pub fn recording_slot() -> Option<Slot> {
     if let Some(why) = cannot_record() {
         eprintln!("skipped: {why}");
         return None;
     }
-    Some(RECORDING.lock().unwrap_or_else(|e| e.into_inner()))
+    let guard = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
+    let path = std::env::temp_dir().join("critpath-recording.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some(Slot {
+        _guard: guard,
+        _file: file,
+    })
 }
