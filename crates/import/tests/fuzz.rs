@@ -5,10 +5,15 @@
 //! cut. Any input may be refused, but no input may panic, hang, or ask for
 //! an unbounded allocation. Each format runs a bounded number of cases (a
 //! few seconds); the counts are printed (`--nocapture`).
+//!
+//! The cases come from a fixed seed, so a run is repeatable and CI sees
+//! the same inputs each time. `CRITPATH_FUZZ_SEED=N` (or `random`) picks
+//! other inputs and `CRITPATH_FUZZ_SCALE=K` runs K times as many cases; a
+//! failure prints the seed that found it.
 
 use critpath_trace::RecordSource;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Write;
@@ -65,6 +70,8 @@ enum Mutation {
     Overwrite(f64, Vec<u8>),
     Remove(f64, usize),
     Cut(f64),
+    /// A little-endian u64 written at a byte offset (a header field).
+    Word(usize, u64),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -111,6 +118,11 @@ fn apply(mut b: Vec<u8>, muts: &[Mutation]) -> Vec<u8> {
                 b.drain(i..(i + n).min(b.len()));
             }
             Mutation::Cut(f) => b.truncate(at(*f, b.len())),
+            Mutation::Word(i, w) => {
+                if let Some(y) = b.get_mut(*i..i + 8) {
+                    y.copy_from_slice(&w.to_le_bytes());
+                }
+            }
             _ => {}
         }
     }
@@ -162,6 +174,34 @@ fn read_all(bytes: Vec<u8>, mapped: bool) -> Outcome {
     out
 }
 
+/// The seed of this run: `CRITPATH_FUZZ_SEED` (a number or `random`),
+/// else 0.
+fn seed() -> Option<u64> {
+    match std::env::var("CRITPATH_FUZZ_SEED") {
+        Ok(v) if v == "random" => None,
+        Ok(v) => Some(v.parse().expect("CRITPATH_FUZZ_SEED is a number or `random`")),
+        Err(_) => Some(0),
+    }
+}
+
+/// `cases` times `CRITPATH_FUZZ_SCALE` (1 when unset).
+fn scaled(cases: u32) -> u32 {
+    let k = std::env::var("CRITPATH_FUZZ_SCALE").map_or(1, |v| v.parse().unwrap_or(1));
+    cases.saturating_mul(k)
+}
+
+fn runner(config: Config) -> TestRunner {
+    let Some(seed) = seed() else {
+        eprintln!("fuzz seed: random");
+        return TestRunner::new(config);
+    };
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    eprintln!("fuzz seed: {seed}");
+    TestRunner::new_with_rng(config, rng)
+}
+
 /// Runs `cases` mutated copies of `base`, each on a thread with a deadline.
 fn fuzz(label: &str, base: Vec<u8>, mapped: bool, cases: u32) {
     fuzz_then(label, base, mapped, cases, |b| b)
@@ -170,6 +210,20 @@ fn fuzz(label: &str, base: Vec<u8>, mapped: bool, cases: u32) {
 /// [`fuzz`], each mutated input passed through `then` (compressed) before
 /// it is read.
 fn fuzz_then(label: &str, base: Vec<u8>, mapped: bool, cases: u32, then: fn(Vec<u8>) -> Vec<u8>) {
+    let strategy = prop::collection::vec(mutation(), 1..5).boxed();
+    fuzz_with(label, base, mapped, cases, strategy, then)
+}
+
+/// [`fuzz_then`] with the mutations drawn from `strategy`.
+fn fuzz_with(
+    label: &str,
+    base: Vec<u8>,
+    mapped: bool,
+    cases: u32,
+    strategy: BoxedStrategy<Vec<Mutation>>,
+    then: fn(Vec<u8>) -> Vec<u8>,
+) {
+    let cases = scaled(cases);
     let config = Config {
         cases,
         failure_persistence: None,
@@ -177,8 +231,7 @@ fn fuzz_then(label: &str, base: Vec<u8>, mapped: bool, cases: u32, then: fn(Vec<
         ..Config::default()
     };
     let (opened, records, errors) = (Cell::new(0u64), Cell::new(0u64), Cell::new(0u64));
-    let mut runner = TestRunner::new(config);
-    let strategy = prop::collection::vec(mutation(), 1..5);
+    let mut runner = runner(config);
     let result = runner.run(&strategy, |muts| {
         let input = then(apply(base.clone(), &muts));
         BIGGEST.store(0, Ordering::Relaxed);
@@ -281,4 +334,42 @@ fn fuzz_annotations() {
 #[test]
 fn fuzz_perf_data() {
     fuzz("perf.data", fixture("perf.data"), true, CASES / 2);
+    // The sizes, offsets and counts a reader trusts before it reads: the
+    // header's fields, the feature table and each feature section's start.
+    let base = fixture("perf.data");
+    let words = perf_header_words(&base);
+    let word = (prop::sample::select(words), extreme()).prop_map(|(i, w)| Mutation::Word(i, w));
+    let strategy = prop::collection::vec(word, 1..4).boxed();
+    fuzz_with("perf.data header", base, true, CASES / 2, strategy, |b| b);
+}
+
+/// Values a damaged length or count field may hold.
+fn extreme() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0),
+        Just(1),
+        Just(u64::MAX),
+        Just(u64::from(u32::MAX)),
+        Just(0xffff_ffff_0000_0000),
+        Just(1 << 40),
+        any::<u64>(),
+        0..4096u64,
+    ]
+}
+
+/// The offsets of the 8-byte fields of a perf.data header, its feature
+/// table and the first words of each feature section.
+fn perf_header_words(b: &[u8]) -> Vec<usize> {
+    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let mut words: Vec<usize> = (16..72).step_by(8).collect();
+    let features: u32 = (72..104).map(|i| b[i].count_ones()).sum();
+    let table = u(40) + u(48);
+    for k in 0..features as usize {
+        let entry = table + 16 * k;
+        words.extend([entry, entry + 8]);
+        let section = u(entry);
+        words.extend([section, section + 4, section + 8]);
+    }
+    words.retain(|&i| i + 8 <= b.len());
+    words
 }
