@@ -179,7 +179,10 @@ fn read_all(bytes: Vec<u8>, mapped: bool) -> Outcome {
 fn seed() -> Option<u64> {
     match std::env::var("CRITPATH_FUZZ_SEED") {
         Ok(v) if v == "random" => None,
-        Ok(v) => Some(v.parse().expect("CRITPATH_FUZZ_SEED is a number or `random`")),
+        Ok(v) => Some(
+            v.parse()
+                .expect("CRITPATH_FUZZ_SEED is a number or `random`"),
+        ),
         Err(_) => Some(0),
     }
 }

@@ -386,7 +386,7 @@ fn raw_reader(perf_file: &PerfFile, bytes: &Bytes, lay: &file::Layout) -> Option
     RawRecords::new(
         bytes.as_ref(),
         lay.data_offset as usize,
-        (lay.data_offset + lay.data_size) as usize,
+        lay.data_offset.saturating_add(lay.data_size) as usize,
         &events,
     )
 }

@@ -62,14 +62,28 @@ pub struct Layout {
     pub data_size: u64,
 }
 
-pub fn layout(b: &[u8]) -> Option<Layout> {
-    let u = |at: usize| {
-        b.get(at..at + 8)
-            .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
-    };
-    Some(Layout {
-        data_offset: u(40)?,
-        data_size: u(48)?,
+/// The size of a perf.data file header (`struct perf_file_header`).
+pub const HEADER_SIZE: u64 = 104;
+
+/// The layout of the file `b` from its header: an error says why there is
+/// none (the header cut short, or a data section outside the file).
+pub fn layout(b: &[u8]) -> Result<Layout, String> {
+    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let len = b.len() as u64;
+    if len < HEADER_SIZE {
+        return Err(format!(
+            "the perf.data header is cut short (the file has {len} bytes, a header {HEADER_SIZE})"
+        ));
+    }
+    let (data_offset, data_size) = (u(40), u(48));
+    if !(HEADER_SIZE..=len).contains(&data_offset) {
+        return Err(format!(
+            "the perf.data header is damaged: its data section starts at byte {data_offset}, outside the file ({len} bytes, a header of {HEADER_SIZE})"
+        ));
+    }
+    Ok(Layout {
+        data_offset,
+        data_size,
     })
 }
 
@@ -108,7 +122,7 @@ pub fn scan_names(
     let mut target = None;
     let b = bytes.as_ref();
     let mut at = l.data_offset as usize;
-    let end = (l.data_offset + l.data_size).min(b.len() as u64) as usize;
+    let end = (l.data_offset.saturating_add(l.data_size)).min(b.len() as u64) as usize;
     let mut released = at;
     while at + 8 <= end {
         if at - released >= RELEASE_STEP {
@@ -185,12 +199,7 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     let size = map.len() as u64;
-    let lay = layout(&map).ok_or_else(|| {
-        file_error(
-            name,
-            "the perf.data header is cut short (file under 104 bytes)",
-        )
-    })?;
+    let lay = layout(&map).map_err(|m| file_error(name, m))?;
     let data_end = lay.data_offset.saturating_add(lay.data_size);
     if lay.data_size != 0 && data_end <= size {
         return Ok(Mapped {
@@ -303,6 +312,32 @@ mod tests {
         assert!(e.message.contains("promises 1104 bytes"), "{}", e.message);
         assert_eq!(m.layout.data_size, 16);
         assert!(mapped(b"PERFILE2").is_err());
+    }
+
+    #[test]
+    fn a_header_cut_short_or_pointing_outside_the_file_is_an_error() {
+        let whole = file(16, &[&record(9, 16)]);
+        let e = mapped(&whole[..80]).err().expect("short");
+        assert!(
+            e.message.contains("has 80 bytes, a header 104"),
+            "{}",
+            e.message
+        );
+        for offset in [0u64, 50, 121, u64::MAX - 4] {
+            let mut b = whole.clone();
+            b[40..48].copy_from_slice(&offset.to_le_bytes());
+            let e = mapped(&b).err().expect("outside");
+            assert!(
+                e.message
+                    .contains(&format!("starts at byte {offset}, outside")),
+                "{}",
+                e.message
+            );
+        }
+        // A size that overflows past the offset is a file cut short.
+        let mut b = whole.clone();
+        b[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(mapped(&b).unwrap().layout.data_size, 16);
     }
 
     #[test]
