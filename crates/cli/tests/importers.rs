@@ -167,3 +167,105 @@ fn overlapping_spans_of_one_service_get_lanes() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no spans"));
 }
+
+/// A relay of `items` 10 µs slices over four threads, each item handed to
+/// the next by a flow 3 µs later, written in reverse time order with the
+/// thread names last (the importer must sort everything and name threads
+/// after the fact). The path: every slice and every gap, 13 µs an item
+/// but the last.
+fn relay(items: u64) -> String {
+    let mut ev = Vec::new();
+    for i in 0..items {
+        let (tid, t) = (i % 4 + 1, i * 13);
+        ev.push(format!(
+            r#"{{"ph":"X","name":"work","pid":1,"tid":{tid},"ts":{t},"dur":10}}"#
+        ));
+        if i > 0 {
+            let from = (i - 1) % 4 + 1;
+            ev.push(format!(
+                r#"{{"ph":"s","name":"h","cat":"r","id":{i},"pid":1,"tid":{from},"ts":{}}}"#,
+                t - 3
+            ));
+            ev.push(format!(
+                r#"{{"ph":"f","bp":"e","name":"h","cat":"r","id":{i},"pid":1,"tid":{tid},"ts":{t}}}"#
+            ));
+        }
+    }
+    ev.reverse();
+    for tid in 1..=4 {
+        ev.push(format!(
+            r#"{{"ph":"M","name":"thread_name","pid":1,"tid":{tid},"args":{{"name":"relay"}}}}"#
+        ));
+    }
+    format!("{{\"traceEvents\": [\n{}\n]}}\n", ev.join(",\n"))
+}
+
+#[test]
+fn a_chrome_trace_sorted_on_disk_gives_the_analysis_sorted_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "relay.json", relay(3000));
+    let p = p.to_str().unwrap();
+    let analyze = |items: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"))
+            .args(["analyze", p, "--json"])
+            .env("CRITPATH_SORT_ITEMS", items)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let memory = analyze("100000000");
+    let v: serde_json::Value = serde_json::from_slice(&memory).unwrap();
+    assert_eq!(v["critical_path"]["length_ns"], (3000 * 13 - 3) * 1000);
+    let work: u64 = (1..=4).map(|t| crit(&v, &format!("relay:{t}"), "work")).sum();
+    assert_eq!(work, 3000 * 10_000);
+    // A budget of a few items: hundreds of runs on disk, merged by levels.
+    for items in ["1", "17", "4096"] {
+        assert!(memory == analyze(items), "budget {items} changes the analysis");
+    }
+}
+
+#[test]
+fn chrome_threads_of_one_name_and_tid_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two processes' thread 5, both named "w": two SMs, not one whose
+    // slices would interleave.
+    let body = r#"[
+      {"ph":"M","name":"thread_name","pid":1,"tid":5,"args":{"name":"w"}},
+      {"ph":"M","name":"thread_name","pid":2,"tid":5,"args":{"name":"w"}},
+      {"ph":"X","name":"a","pid":1,"tid":5,"ts":0,"dur":10},
+      {"ph":"X","name":"b","pid":2,"tid":5,"ts":5,"dur":20}
+    ]"#;
+    let p = write(dir.path(), "t.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    let sms: std::collections::BTreeSet<&str> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sm"].as_str().unwrap())
+        .collect();
+    assert_eq!(sms.into_iter().collect::<Vec<_>>(), ["w:5", "w:5#2"]);
+    assert_eq!(crit(&v, "w:5#2", "b"), 20_000);
+}
+
+#[test]
+fn every_unusable_chrome_event_is_counted_past_those_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ev: Vec<String> = (0..2500)
+        .map(|i| format!(r#"{{"ph":"X","name":"bad","pid":1,"tid":1,"ts":{i}}}"#))
+        .collect();
+    ev.push(r#"{"ph":"X","name":"good","pid":1,"tid":1,"ts":0,"dur":5}"#.into());
+    let p = write(dir.path(), "t.json", format!("[{}]", ev.join(",\n")));
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "skipped events exit 2");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(crit(&v, "1:1", "good"), 5_000);
+    let skipped: u64 = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "input-skipped")
+        .map(|d| d["count"].as_u64().unwrap_or(1))
+        .sum();
+    assert_eq!(skipped, 2500, "{}", v["diagnostics"]);
+}

@@ -11,18 +11,23 @@
 //!
 //! The document is read as a stream, split into events by a byte scanner
 //! (`crate::jsonsplit`) and each event parsed alone from memory (a multi-GB
-//! trace needs memory for its slices, not for its JSON); the records are
-//! sorted in memory at the end. An event that cannot be used (no `ts`, an `X` without
+//! trace needs memory for its slices, not for its JSON). Slices are sorted
+//! by track and the records by time with an external sort
+//! ([`crate::extsort`]), so memory stays bounded however long the trace:
+//! what grows is one entry per track, per distinct slice name and per
+//! distinct non-numeric flow id. An event that cannot be used (no `ts`, an `X` without
 //! `dur`, a flow without `id`, ...) is reported with its index, line and
 //! field, and skipped. An array without its closing `]` (the trace of a
 //! process that crashed) is read up to its last whole event.
 
+use crate::extsort::{self, ExtSort, Fields, Sorted, Spill};
 use crate::json::{shown, strip_position, Imported, Problems};
 use crate::jsonsplit::{self, Ending, Part, SplitError};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Location, ReadError, Who};
+use critpath_trace::{Event, LinkId, Location, ReadError, Sym, Who};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::HashMap;
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -40,6 +45,12 @@ enum Phase {
     Track = 2,
 }
 
+impl From<Phase> for u8 {
+    fn from(p: Phase) -> u8 {
+        p as u8
+    }
+}
+
 /// A track before thread names are known: a thread or an async track.
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum TrackKey {
@@ -47,10 +58,55 @@ enum TrackKey {
     Async(String),
 }
 
-/// A flow end point: time, track, send (else receive), link, file order.
-type Flow = (u64, TrackKey, bool, String, usize);
+/// A slice waiting in the external sort: its track's number, then the
+/// order slices nest in ([`Slice::nesting_key`]).
+#[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
+struct Nested {
+    track: u32,
+    start: u64,
+    end: Reverse<u64>,
+    order: u64,
+    name: u32,
+}
 
-/// Everything gathered while streaming the events.
+impl Spill for Nested {
+    const SIZE: usize = 4 + 8 + 8 + 8 + 4;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.track.to_le_bytes());
+        out.extend_from_slice(&self.start.to_le_bytes());
+        out.extend_from_slice(&self.end.0.to_le_bytes());
+        out.extend_from_slice(&self.order.to_le_bytes());
+        out.extend_from_slice(&self.name.to_le_bytes());
+    }
+    fn take(b: &[u8]) -> Self {
+        let mut f = Fields::new(b);
+        Nested {
+            track: f.u32(),
+            start: f.u64(),
+            end: Reverse(f.u64()),
+            order: f.u64(),
+            name: f.u32(),
+        }
+    }
+}
+
+impl Nested {
+    fn slice(&self) -> Slice {
+        Slice {
+            start: self.start,
+            end: self.end.0,
+            name: Sym(self.name),
+            order: self.order,
+        }
+    }
+}
+
+/// Slices kept in memory before the sort spills (32 bytes each).
+const SLICE_BUDGET: usize = 1 << 20;
+
+/// Everything gathered while streaming the events. Slices go to an
+/// external sort by track; flows become records at once, on a placeholder
+/// SM per track that is renamed when the thread names are known.
 struct Collector {
     /// Bytes of the document read, to the end of the last event.
     bytes: u64,
@@ -62,9 +118,17 @@ struct Collector {
     event_line: u64,
     events: usize,
     names: HashMap<(String, String), String>,
-    slices: HashMap<TrackKey, Vec<Slice>>,
-    open: HashMap<TrackKey, Vec<(u64, String, usize)>>,
-    flows: Vec<Flow>,
+    /// Each track's number and placeholder SM.
+    tracks: HashMap<TrackKey, (u32, Sym)>,
+    keys: Vec<TrackKey>,
+    slices: ExtSort<Nested>,
+    /// The first error writing the slice sort's temporary files.
+    spill_error: Option<std::io::Error>,
+    open: HashMap<u32, Vec<(u64, Sym, u64)>>,
+    flows: u64,
+    /// The latest time seen, where slices still open at the end close.
+    last: u64,
+    records: Tracks<Phase>,
 }
 
 fn id_text(v: Option<&Value>) -> Option<String> {
@@ -98,9 +162,71 @@ impl Collector {
             event_line: 1,
             events: 0,
             names: HashMap::new(),
-            slices: HashMap::new(),
+            tracks: HashMap::new(),
+            keys: Vec::new(),
+            slices: ExtSort::new(extsort::budget_from_env(SLICE_BUDGET)),
+            spill_error: None,
             open: HashMap::new(),
-            flows: Vec::new(),
+            flows: 0,
+            last: 0,
+            records: Tracks::new(),
+        }
+    }
+
+    /// A track's number and placeholder SM, made at its first event.
+    fn track(&mut self, k: TrackKey) -> (u32, Sym) {
+        if let Some(&t) = self.tracks.get(&k) {
+            return t;
+        }
+        let n = self.keys.len() as u32;
+        let sm = self.records.strings.intern(&format!("\u{1}track:{n}"));
+        self.keys.push(k.clone());
+        self.tracks.insert(k, (n, sm));
+        (n, sm)
+    }
+
+    fn slice(&mut self, track: u32, start: u64, end: u64, name: Sym, order: u64) {
+        self.last = self.last.max(end);
+        let n = Nested {
+            track,
+            start,
+            end: Reverse(end),
+            order,
+            name: name.0,
+        };
+        if let Err(e) = self.slices.push(n) {
+            self.spill_error.get_or_insert(e);
+        }
+    }
+
+    /// A flow end point: a send is a point in the sender's current state;
+    /// a receive re-enters the receiver's current state. The link is named
+    /// `prefix` + `id`; a numeric id is named only when the record is
+    /// handed out, so flow ids never pile up in memory.
+    fn flow_point(&mut self, t: u64, track: TrackKey, send: bool, prefix: &str, id: &str) {
+        self.last = self.last.max(t);
+        self.flows += 1;
+        let who = Who::Sm(self.track(track).1);
+        let strings = &mut self.records.strings;
+        let (link, numbered) = match id.parse::<u64>() {
+            Ok(n) if n.to_string() == id => (LinkId::Num(n), Some(strings.intern(prefix))),
+            _ => (strings.intern_link(&format!("{prefix}{id}")), None),
+        };
+        let (phase, ev) = if send {
+            (Phase::Send, Event::Send { who, id: link })
+        } else {
+            let state = self.records.idle;
+            let recv = Event::Recv {
+                who,
+                id: link,
+                state,
+                waited: false,
+            };
+            (Phase::Recv, recv)
+        };
+        match numbered {
+            Some(prefix) => self.records.push_numbered_link(t, phase, ev, prefix),
+            None => self.records.push(t, phase, ev),
         }
     }
 
@@ -192,20 +318,18 @@ impl Collector {
         };
         let end = ts.saturating_add(dur);
         let tr = Self::thread(e);
-        let name = str_of(e, "name").unwrap_or("?").to_string();
-        self.slices.entry(tr.clone()).or_default().push(Slice {
-            start: ts,
-            end,
-            name,
-            order,
-        });
+        let name = self
+            .records
+            .strings
+            .intern(str_of(e, "name").unwrap_or("?"));
+        let track = self.track(tr.clone()).0;
+        self.slice(track, ts, end, name, order as u64);
         if let Some(b) = id_text(e.get("bind_id")) {
             if e.get("flow_out") == Some(&Value::Bool(true)) {
-                self.flows
-                    .push((end, tr.clone(), true, format!("bind:{b}"), order));
+                self.flow_point(end, tr.clone(), true, "bind:", &b);
             }
             if e.get("flow_in") == Some(&Value::Bool(true)) {
-                self.flows.push((ts, tr, false, format!("bind:{b}"), order));
+                self.flow_point(ts, tr, false, "bind:", &b);
             }
         }
     }
@@ -224,16 +348,17 @@ impl Collector {
                 .unwrap_or_default();
             TrackKey::Async(format!("{cat}:{id}"))
         };
-        let name = str_of(e, "name").unwrap_or("?").to_string();
+        let track = self.track(tr).0;
         if ph == "B" || ph == "b" {
-            self.open.entry(tr).or_default().push((ts, name, order));
-        } else if let Some((start, n, o)) = self.open.get_mut(&tr).and_then(|s| s.pop()) {
-            self.slices.entry(tr).or_default().push(Slice {
-                start,
-                end: ts.max(start),
-                name: n,
-                order: o,
-            });
+            let name = self
+                .records
+                .strings
+                .intern(str_of(e, "name").unwrap_or("?"));
+            self.last = self.last.max(ts);
+            let order = order as u64;
+            self.open.entry(track).or_default().push((ts, name, order));
+        } else if let Some((start, n, o)) = self.open.get_mut(&track).and_then(|s| s.pop()) {
+            self.slice(track, start, ts.max(start), n, o);
         } else {
             let begin = if ph == "E" { "B" } else { "b" };
             self.problem(
@@ -252,14 +377,13 @@ impl Collector {
             let msg = format!("`{ph}` (flow) event is missing field `id` (a number or a string)");
             return self.problem(order, msg);
         };
-        let link = format!("flow:{}:{id}", str_of(e, "cat").unwrap_or(""));
+        let prefix = format!("flow:{}:", str_of(e, "cat").unwrap_or(""));
         let tr = Self::thread(e);
         if ph != "s" {
-            self.flows
-                .push((ts, tr.clone(), false, link.clone(), order));
+            self.flow_point(ts, tr.clone(), false, &prefix, &id);
         }
         if ph != "f" {
-            self.flows.push((ts, tr, true, link, order));
+            self.flow_point(ts, tr, true, &prefix, &id);
         }
     }
 
@@ -328,81 +452,123 @@ impl Collector {
         }
     }
 
-    /// Slices by track name; slices still open at the end close at the last
-    /// time seen.
-    fn named_slices(&mut self) -> BTreeMap<String, Vec<Slice>> {
-        let last = (self.slices.values().flatten().map(|s| s.end))
-            .chain(self.flows.iter().map(|f| f.0))
-            .max()
-            .unwrap_or(0);
-        let mut out: BTreeMap<String, Vec<Slice>> = BTreeMap::new();
-        for (k, list) in std::mem::take(&mut self.slices) {
-            out.entry(self.track_name(&k)).or_default().extend(list);
-        }
-        for (k, stack) in std::mem::take(&mut self.open) {
-            let name = self.track_name(&k);
+    /// Slices still open at the end close at the last time seen.
+    fn close_open(&mut self) {
+        for (track, stack) in std::mem::take(&mut self.open) {
             for (start, n, o) in stack {
-                out.entry(name.clone()).or_default().push(Slice {
-                    start,
-                    end: last.max(start),
-                    name: n,
-                    order: o,
-                });
+                self.slice(track, start, self.last.max(start), n, o);
             }
         }
-        out
+    }
+
+    /// Each track's final SM and its rank in name order. Tracks whose names
+    /// would be the same (two processes' threads of one tid and name) are
+    /// told apart as `NAME#2`, ...
+    fn final_names(&mut self) -> (HashMap<Sym, Sym>, Vec<u64>) {
+        let mut taken: HashMap<String, usize> = HashMap::new();
+        let mut named: Vec<(String, u32)> = Vec::with_capacity(self.keys.len());
+        for (n, k) in self.keys.iter().enumerate() {
+            let name = self.track_name(k);
+            let seen = taken.entry(name.clone()).or_insert(0);
+            *seen += 1;
+            let name = match *seen {
+                1 => name,
+                i => format!("{name}#{i}"),
+            };
+            named.push((name, n as u32));
+        }
+        named.sort();
+        let mut rename = HashMap::with_capacity(named.len());
+        let mut rank = vec![0; named.len()];
+        for (r, (name, n)) in named.iter().enumerate() {
+            let sm = self.records.strings.intern(name);
+            rename.insert(self.tracks[&self.keys[*n as usize]].1, sm);
+            rank[*n as usize] = r as u64;
+        }
+        (rename, rank)
     }
 
     /// The records in time order, with the problems met.
-    fn finish(mut self) -> Result<Imported, ReadError> {
+    fn finish(mut self, name: &str) -> Result<Imported, ReadError> {
         if !self.saw_events {
             return Err(self.problems.fatal(
                 None,
                 "expected a `traceEvents` array (Chrome/Perfetto trace JSON)",
             ));
         }
-        let slices = self.named_slices();
-        if slices.is_empty() && self.flows.is_empty() {
+        self.close_open();
+        if self.slices.in_memory() == 0 && self.slices.runs() == 0 && self.flows == 0 {
             let mut msg =
                 "this Chrome/Perfetto trace holds no slices (X, B/E or b/e events) to analyze"
                     .to_string();
             if let Some(first) = self.problems.list.first() {
                 msg += &format!(
                     " ({} events skipped; the first: {first})",
-                    self.problems.list.len()
+                    self.problems.count()
                 );
             }
             return Err(self.problems.fatal(None, msg));
         }
-        let mut tr: Tracks<Phase> = Tracks::new();
-        for (name, mut list) in slices {
-            let sm = tr.strings.intern(&name);
-            tr.track(sm, &mut list, Phase::Track, Phase::Track);
+        let (rename, rank) = self.final_names();
+        let fail = |e: std::io::Error| {
+            ReadError::new(
+                name,
+                Location::File,
+                format!("cannot sort the trace's slices in a temporary file: {e}"),
+                true,
+            )
+        };
+        if let Some(e) = self.spill_error.take() {
+            return Err(fail(e));
         }
-        // Flows: a send is a point in the sender's current state; a receive
-        // re-enters the receiver's current state.
-        let mut flows = std::mem::take(&mut self.flows);
-        flows.sort_by(|a, b| a.0.cmp(&b.0).then(a.4.cmp(&b.4)));
-        for (t, key, send, link, _) in flows {
-            let who = Who::Sm(tr.strings.intern(&self.track_name(&key)));
-            let id = tr.strings.intern_link(&link);
-            if send {
-                tr.push(t, Phase::Send, Event::Send { who, id });
-            } else {
-                let state = tr.idle;
-                tr.push(
-                    t,
-                    Phase::Recv,
-                    Event::Recv {
-                        who,
-                        id,
-                        state,
-                        waited: false,
-                    },
-                );
+        let mut sorted = self.slices.finish().map_err(fail)?;
+        let mut err = None;
+        let mut peeked = next_slice(&mut sorted, &mut err);
+        while let Some(track) = peeked.map(|n| n.track) {
+            let (_, sm) = self.tracks[&self.keys[track as usize]];
+            // Ties between tracks at one time in name order, as they were
+            // when every track was held in memory.
+            self.records.set_seq(rank[track as usize] << 40);
+            let slices = TrackSlices {
+                sorted: &mut sorted,
+                peeked: &mut peeked,
+                track,
+                err: &mut err,
+            };
+            self.records
+                .nest(rename[&sm], slices, Phase::Track, Phase::Track);
+            if let Some(e) = err.take() {
+                return Err(fail(e));
             }
         }
-        Ok(Imported::new(tr.finish(), self.problems.list, self.bytes))
+        let source = self.records.finish(name, rename)?;
+        Ok(Imported::new(source, self.problems, self.bytes))
+    }
+}
+
+/// The next slice of the sort; an error reading it back is kept in `err`.
+fn next_slice(sorted: &mut Sorted<Nested>, err: &mut Option<std::io::Error>) -> Option<Nested> {
+    sorted.next_item().unwrap_or_else(|e| {
+        err.get_or_insert(e);
+        None
+    })
+}
+
+/// One track's slices as they come out of the sort, in nesting order: the
+/// track is nested as it is read, in memory for its deepest nesting only.
+struct TrackSlices<'a> {
+    sorted: &'a mut Sorted<Nested>,
+    peeked: &'a mut Option<Nested>,
+    track: u32,
+    err: &'a mut Option<std::io::Error>,
+}
+
+impl Iterator for TrackSlices<'_> {
+    type Item = Slice;
+    fn next(&mut self) -> Option<Slice> {
+        let n = self.peeked.filter(|n| n.track == self.track)?;
+        *self.peeked = next_slice(self.sorted, self.err);
+        Some(n.slice())
     }
 }
 
@@ -418,7 +584,7 @@ pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
         Ok(())
     });
     c.after_split(res)?;
-    c.finish()
+    c.finish(name)
 }
 
 /// Is the document a bare array (its first byte after white space `[`)?

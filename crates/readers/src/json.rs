@@ -4,7 +4,8 @@
 //! line and the field), and the record source they build, which reports
 //! those problems beside the records as the JSONL reader does.
 
-use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, VecSource};
+use crate::tracks::TrackSource;
+use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource};
 use serde_json::Value;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -59,12 +60,19 @@ impl<R: Read> Read for LineCounter<R> {
     }
 }
 
+/// Problems kept one by one; past that only counted, so a trace of
+/// millions of bad events is read in bounded memory.
+pub const PROBLEMS_LISTED: usize = 1000;
+
 /// Problems met while importing: each one a skipped event or field.
+#[derive(Clone)]
 pub struct Problems {
     name: String,
     /// What the file is, for messages ("Chrome/Perfetto trace JSON").
     kind: &'static str,
     pub list: Vec<ReadError>,
+    /// Problems past [`PROBLEMS_LISTED`], counted only.
+    pub more: u64,
 }
 
 impl Problems {
@@ -73,7 +81,13 @@ impl Problems {
             name: name.to_string(),
             kind,
             list: Vec::new(),
+            more: 0,
         }
+    }
+
+    /// Every problem met, listed or not.
+    pub fn count(&self) -> u64 {
+        self.list.len() as u64 + self.more
     }
 
     /// A value that could not be used at `what` (a JSON path such as
@@ -84,6 +98,10 @@ impl Problems {
 
     /// A part of a value that could not be used (the rest is).
     pub fn note(&mut self, line: u64, what: &str, msg: impl AsRef<str>) {
+        if self.list.len() >= PROBLEMS_LISTED {
+            self.more += 1;
+            return;
+        }
         let msg = format!("{what}: {}", msg.as_ref());
         self.list
             .push(ReadError::new(&self.name, Location::Line(line), msg, false));
@@ -137,14 +155,28 @@ pub fn shown(v: &Value) -> String {
 /// problems come first (each a skipped part, never fatal), then the records.
 pub struct Imported {
     problems: VecDeque<ReadError>,
-    records: VecSource,
+    /// Problems counted but not listed, each handed out as `unlisted`.
+    more: u64,
+    unlisted: ReadError,
+    records: TrackSource,
     bytes: u64,
 }
 
 impl Imported {
-    pub fn new(records: VecSource, problems: Vec<ReadError>, bytes: u64) -> Self {
+    pub fn new(records: TrackSource, problems: Problems, bytes: u64) -> Self {
+        let unlisted = ReadError::new(
+            &problems.name,
+            Location::File,
+            format!(
+                "one more unusable part of the {} (past the first {PROBLEMS_LISTED}, not listed); skipped",
+                problems.kind
+            ),
+            false,
+        );
         Imported {
-            problems: problems.into(),
+            problems: problems.list.into(),
+            more: problems.more,
+            unlisted,
             records,
             bytes,
         }
@@ -158,10 +190,14 @@ impl Imported {
 
 impl RecordSource for Imported {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        match self.problems.pop_front() {
-            Some(e) => Err(e),
-            None => self.records.next_record(),
+        if let Some(e) = self.problems.pop_front() {
+            return Err(e);
         }
+        if self.more > 0 {
+            self.more -= 1;
+            return Err(self.unlisted.clone());
+        }
+        self.records.next_record()
     }
     fn strings(&self) -> &Interner {
         self.records.strings()

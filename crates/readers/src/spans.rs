@@ -403,6 +403,12 @@ enum Phase {
     Track = 5,
 }
 
+impl From<Phase> for u8 {
+    fn from(p: Phase) -> u8 {
+        p as u8
+    }
+}
+
 /// A lane: its service and its number within the service.
 type Lane = (String, usize);
 
@@ -517,8 +523,8 @@ fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
         by_lane.entry(l.clone()).or_default().push(Slice {
             start: s.start,
             end: s.end,
-            name: s.name.clone(),
-            order: i,
+            name: tr.strings.intern(&s.name),
+            order: i as u64,
         });
     }
     for (lane, mut list) in by_lane {
@@ -532,7 +538,7 @@ fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
 /// Reads OTLP or Jaeger JSON spans into records in time order, all the
 /// trace ids on one timeline.
 pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
-    Ok(read_requests(input, name)?.merged())
+    read_requests(input, name)?.merged()
 }
 
 /// A span file's spans, grouped by request (trace id). The spans of the
@@ -543,8 +549,10 @@ pub struct Requests {
     spans: Vec<Span>,
     /// Each trace id's spans (indices into `spans`), by trace id.
     by_trace: BTreeMap<String, Vec<usize>>,
-    problems: Vec<ReadError>,
+    problems: Problems,
     bytes: u64,
+    /// The file's name, for messages.
+    name: String,
 }
 
 impl Requests {
@@ -566,7 +574,7 @@ impl Requests {
 
     /// The spans that could not be used (each skipped, never fatal).
     pub fn problems(&self) -> &[ReadError] {
-        &self.problems
+        &self.problems.list
     }
 
     /// The document's size.
@@ -574,35 +582,33 @@ impl Requests {
         self.bytes
     }
 
-    /// All the spans on one timeline, with the file's problems.
-    pub fn merged(self) -> Imported {
-        Imported::new(records(self.spans).finish(), self.problems, self.bytes)
+    /// All the spans on one timeline, with the file's problems. An error
+    /// is one of the records' sort on disk.
+    pub fn merged(self) -> Result<Imported, ReadError> {
+        let source = records(self.spans).finish(&self.name, HashMap::new())?;
+        Ok(Imported::new(source, self.problems, self.bytes))
     }
 
     /// One request's records, with the file's problems first (as
     /// [`read`] gives a file holding only this request); `None` when no
     /// span has this trace id. Links to spans of other requests are
     /// dropped.
-    pub fn request(&self, id: &str) -> Option<Imported> {
+    pub fn request(&self, id: &str) -> Option<Result<Imported, ReadError>> {
         let mine = self.by_trace.get(id)?;
         let spans = mine.iter().map(|&i| self.spans[i].clone()).collect();
-        Some(Imported::new(
-            records(spans).finish(),
-            self.problems.clone(),
-            self.bytes,
-        ))
+        let source = records(spans).finish(&self.name, HashMap::new());
+        Some(source.map(|s| Imported::new(s, self.problems.clone(), self.bytes)))
     }
 
     /// Each request's records, by trace id, built one at a time, without
     /// the file's problems (see [`Requests::problems`]).
-    pub fn each(&self) -> impl Iterator<Item = (&str, Imported)> + '_ {
+    pub fn each(&self) -> impl Iterator<Item = (&str, Result<Imported, ReadError>)> + '_ {
         self.by_trace.iter().map(|(id, mine)| {
             let spans = mine.iter().map(|&i| self.spans[i].clone()).collect();
             let bytes = self.bytes / self.by_trace.len() as u64;
-            (
-                id.as_str(),
-                Imported::new(records(spans).finish(), Vec::new(), bytes),
-            )
+            let source = records(spans).finish(&self.name, HashMap::new());
+            let none = Problems::new(&self.name, KIND);
+            (id.as_str(), source.map(|s| Imported::new(s, none, bytes)))
         })
     }
 }
@@ -619,7 +625,7 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
     let mut de = serde_json::Deserializer::from_reader(input);
     if let Err(e) = Doc(&mut c).deserialize(&mut de).and_then(|()| de.end()) {
         let line = e.line() as u64;
-        if c.spans.is_empty() && c.problems.list.is_empty() {
+        if c.spans.is_empty() && c.problems.count() == 0 {
             return Err(c.problems.fatal(
                 Some(line),
                 format!("expected OpenTelemetry or Jaeger JSON spans: {e}"),
@@ -633,7 +639,7 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         let mut msg =
             "no spans found (expected OTLP `resourceSpans` or Jaeger `data[].spans`)".to_string();
         if let Some(first) = c.problems.list.first() {
-            msg += &format!(" ({} problems; the first: {first})", c.problems.list.len());
+            msg += &format!(" ({} problems; the first: {first})", c.problems.count());
         }
         return Err(c.problems.fatal(None, msg));
     }
@@ -645,6 +651,7 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         bytes: c.pos.bytes(),
         spans: c.spans,
         by_trace,
-        problems: c.problems.list,
+        problems: c.problems,
+        name: name.to_string(),
     })
 }

@@ -1,0 +1,316 @@
+//! An external sort for the importers that must reorder a whole trace
+//! (Chrome / Perfetto JSON writes slices in any order): items pushed in any
+//! order come back in order, with memory bounded by a fixed number of items
+//! whatever the trace's length.
+//!
+//! Items gather in memory up to a budget; a full buffer is sorted and
+//! written to an anonymous temporary file (a *run*, deleted when closed) in
+//! the item's fixed-size encoding ([`Spill`]). At the end the runs and what
+//! is left in memory are merged with a heap, reading each run through a
+//! small buffer. A sort that never reached its budget never touches the
+//! disk. Runs are merged by levels, as a log-structured store does: when
+//! [`FAN`] runs of one level are on disk they become one run of the next
+//! level, so each item is rewritten about log₁₆(items / budget) times and
+//! the files open at once stay few (under `FAN` per level).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+
+/// Runs of one level merged into one of the next.
+pub const FAN: usize = 16;
+
+/// An item with a fixed-size encoding, for the runs on disk.
+pub trait Spill: Ord + Sized {
+    /// Bytes of one encoded item.
+    const SIZE: usize;
+    /// Appends the item's `SIZE` bytes to `out`.
+    fn put(&self, out: &mut Vec<u8>);
+    /// The item encoded in `b` (`SIZE` bytes).
+    fn take(b: &[u8]) -> Self;
+}
+
+/// Items in any order in, sorted out.
+pub struct ExtSort<T: Spill> {
+    buf: Vec<T>,
+    budget: usize,
+    /// Runs on disk with their levels; levels never grow along the list.
+    runs: Vec<(u32, File)>,
+}
+
+/// Items to keep in memory when a sort is given no budget: the environment's
+/// `CRITPATH_SORT_ITEMS`, else `default`.
+pub fn budget_from_env(default: usize) -> usize {
+    std::env::var("CRITPATH_SORT_ITEMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(default)
+}
+
+impl<T: Spill> ExtSort<T> {
+    /// A sort holding at most `budget` items in memory (at least one).
+    pub fn new(budget: usize) -> Self {
+        ExtSort {
+            buf: Vec::new(),
+            budget: budget.max(1),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Items pushed so far and still in memory.
+    pub fn in_memory(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Runs written to disk so far.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub fn push(&mut self, item: T) -> io::Result<()> {
+        self.buf.push(item);
+        if self.buf.len() >= self.budget {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Sorts the buffer into a new run on disk.
+    fn spill(&mut self) -> io::Result<()> {
+        self.buf.sort_unstable();
+        let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
+        let mut bytes = Vec::with_capacity(T::SIZE);
+        for item in self.buf.drain(..) {
+            bytes.clear();
+            item.put(&mut bytes);
+            debug_assert_eq!(bytes.len(), T::SIZE);
+            w.write_all(&bytes)?;
+        }
+        self.runs
+            .push((0, w.into_inner().map_err(|e| e.into_error())?));
+        self.compact()
+    }
+
+    /// While the last [`FAN`] runs share a level, merges them into one run
+    /// of the next.
+    fn compact(&mut self) -> io::Result<()> {
+        while self.runs.len() >= FAN {
+            let tail = self.runs.len() - FAN;
+            let level = self.runs[tail].0;
+            if self.runs[tail..].iter().any(|r| r.0 != level) {
+                return Ok(());
+            }
+            let files = self.runs.drain(tail..).map(|r| r.1).collect();
+            let file = Self::write_merged(files)?;
+            self.runs.push((level + 1, file));
+        }
+        Ok(())
+    }
+
+    /// One run of the runs in `files`, merged.
+    fn write_merged(files: Vec<File>) -> io::Result<File> {
+        let mut merged = Merge::<T>::new(files, Vec::new())?;
+        let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
+        let mut bytes = Vec::with_capacity(T::SIZE);
+        while let Some(item) = merged.next_item()? {
+            bytes.clear();
+            item.put(&mut bytes);
+            w.write_all(&bytes)?;
+        }
+        w.into_inner().map_err(|e| e.into_error())
+    }
+
+    /// Everything pushed, in order.
+    pub fn finish(mut self) -> io::Result<Sorted<T>> {
+        self.buf.sort_unstable();
+        if self.runs.is_empty() {
+            return Ok(Sorted::Memory(self.buf.into_iter()));
+        }
+        let files = self.runs.into_iter().map(|r| r.1).collect();
+        Ok(Sorted::Merge(Merge::new(files, self.buf)?))
+    }
+}
+
+/// The items of an [`ExtSort`], in order.
+pub enum Sorted<T: Spill> {
+    Memory(std::vec::IntoIter<T>),
+    Merge(Merge<T>),
+}
+
+impl<T: Spill> Sorted<T> {
+    /// The next item; `Ok(None)` at the end. An error is one reading a run
+    /// back from its temporary file.
+    pub fn next_item(&mut self) -> io::Result<Option<T>> {
+        match self {
+            Sorted::Memory(it) => Ok(it.next()),
+            Sorted::Merge(m) => m.next_item(),
+        }
+    }
+}
+
+/// A run read back from its file.
+struct Run {
+    r: BufReader<File>,
+    bytes: Vec<u8>,
+}
+
+impl Run {
+    fn new(mut f: File) -> io::Result<Self> {
+        f.seek(SeekFrom::Start(0))?;
+        Ok(Run {
+            r: BufReader::with_capacity(1 << 16, f),
+            bytes: Vec::new(),
+        })
+    }
+
+    fn next<T: Spill>(&mut self) -> io::Result<Option<T>> {
+        self.bytes.resize(T::SIZE, 0);
+        match self.r.read_exact(&mut self.bytes) {
+            Ok(()) => Ok(Some(T::take(&self.bytes))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A heap merge of sorted runs and one sorted buffer in memory (source
+/// number `runs.len()`).
+pub struct Merge<T: Spill> {
+    runs: Vec<Run>,
+    memory: std::vec::IntoIter<T>,
+    heap: BinaryHeap<Reverse<(T, usize)>>,
+}
+
+impl<T: Spill> Merge<T> {
+    fn new(files: Vec<File>, memory: Vec<T>) -> io::Result<Self> {
+        let mut m = Merge {
+            runs: files.into_iter().map(Run::new).collect::<io::Result<_>>()?,
+            memory: memory.into_iter(),
+            heap: BinaryHeap::new(),
+        };
+        for src in 0..=m.runs.len() {
+            m.refill(src)?;
+        }
+        Ok(m)
+    }
+
+    /// Puts source `src`'s next item on the heap.
+    fn refill(&mut self, src: usize) -> io::Result<()> {
+        let next = match self.runs.get_mut(src) {
+            Some(run) => run.next()?,
+            None => self.memory.next(),
+        };
+        if let Some(item) = next {
+            self.heap.push(Reverse((item, src)));
+        }
+        Ok(())
+    }
+
+    pub fn next_item(&mut self) -> io::Result<Option<T>> {
+        let Some(Reverse((item, src))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        self.refill(src)?;
+        Ok(Some(item))
+    }
+}
+
+/// Little-endian fields written and read back in order.
+pub struct Fields<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(b: &'a [u8]) -> Self {
+        Fields { b }
+    }
+    pub fn u8(&mut self) -> u8 {
+        let v = self.b[0];
+        self.b = &self.b[1..];
+        v
+    }
+    pub fn u32(&mut self) -> u32 {
+        let (v, rest) = self.b.split_at(4);
+        self.b = rest;
+        u32::from_le_bytes(v.try_into().unwrap())
+    }
+    pub fn u64(&mut self) -> u64 {
+        let (v, rest) = self.b.split_at(8);
+        self.b = rest;
+        u64::from_le_bytes(v.try_into().unwrap())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(PartialEq, Eq, PartialOrd, Ord, Debug, Clone, Copy)]
+    struct Item(u64, u32);
+
+    impl Spill for Item {
+        const SIZE: usize = 12;
+        fn put(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.0.to_le_bytes());
+            out.extend_from_slice(&self.1.to_le_bytes());
+        }
+        fn take(b: &[u8]) -> Self {
+            let mut f = Fields::new(b);
+            Item(f.u64(), f.u32())
+        }
+    }
+
+    fn drain(mut s: Sorted<Item>) -> Vec<Item> {
+        let mut out = Vec::new();
+        while let Some(i) = s.next_item().unwrap() {
+            out.push(i);
+        }
+        out
+    }
+
+    #[test]
+    fn a_sort_within_its_budget_stays_in_memory() {
+        let mut s = ExtSort::new(10);
+        for i in [3u64, 1, 2] {
+            s.push(Item(i, 0)).unwrap();
+        }
+        assert_eq!(s.runs(), 0);
+        let out = drain(s.finish().unwrap());
+        assert!(matches!(out[..], [Item(1, 0), Item(2, 0), Item(3, 0)]));
+    }
+
+    #[test]
+    fn runs_are_merged_by_levels_so_few_files_stay_open() {
+        let n = (FAN * FAN * 3 + 5) as u64;
+        let mut s = ExtSort::new(1);
+        for i in (0..n).rev() {
+            s.push(Item(i, 7)).unwrap();
+            assert!(s.runs() < 3 * FAN, "{} runs", s.runs());
+        }
+        // 773 runs of one item: 3 of level 2, 5 of level 0.
+        assert_eq!(s.runs(), 8);
+        let out = drain(s.finish().unwrap());
+        let want: Vec<Item> = (0..n).map(|i| Item(i, 7)).collect();
+        assert_eq!(out, want);
+    }
+
+    proptest! {
+        #[test]
+        fn any_budget_gives_the_sorted_items(
+            items in proptest::collection::vec((0u64..50, any::<u32>()), 0..400),
+            budget in 1usize..40,
+        ) {
+            let mut s = ExtSort::new(budget);
+            for &(a, b) in &items {
+                s.push(Item(a, b)).unwrap();
+            }
+            prop_assert!(s.in_memory() < budget);
+            let mut want: Vec<Item> = items.iter().map(|&(a, b)| Item(a, b)).collect();
+            want.sort();
+            prop_assert_eq!(drain(s.finish().unwrap()), want);
+        }
+    }
+}
