@@ -48,7 +48,7 @@ pub fn analyze_file_with_problems(
         Opened::Requests(requests) => {
             let mut out = Vec::with_capacity(requests.len());
             for (id, src) in requests.each() {
-                let (r, _) = one(&mut src?, &file, id, engine_opts.clone())?;
+                let (r, _) = one(&mut src?, &file, &id, engine_opts.clone())?;
                 out.push(r);
             }
             let err = requests.problems().first().cloned().map(Error::Read);

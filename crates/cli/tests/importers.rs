@@ -217,11 +217,16 @@ fn a_chrome_trace_sorted_on_disk_gives_the_analysis_sorted_in_memory() {
     let memory = analyze("100000000");
     let v: serde_json::Value = serde_json::from_slice(&memory).unwrap();
     assert_eq!(v["critical_path"]["length_ns"], (3000 * 13 - 3) * 1000);
-    let work: u64 = (1..=4).map(|t| crit(&v, &format!("relay:{t}"), "work")).sum();
+    let work: u64 = (1..=4)
+        .map(|t| crit(&v, &format!("relay:{t}"), "work"))
+        .sum();
     assert_eq!(work, 3000 * 10_000);
     // A budget of a few items: hundreds of runs on disk, merged by levels.
     for items in ["1", "17", "4096"] {
-        assert!(memory == analyze(items), "budget {items} changes the analysis");
+        assert!(
+            memory == analyze(items),
+            "budget {items} changes the analysis"
+        );
     }
 }
 
@@ -268,4 +273,75 @@ fn every_unusable_chrome_event_is_counted_past_those_listed() {
         .map(|d| d["count"].as_u64().unwrap_or(1))
         .sum();
     assert_eq!(skipped, 2500, "{}", v["diagnostics"]);
+}
+
+/// `critpath ARGS` with the external sorts' budget set to `items`.
+fn with_budget(args: &[&str], items: &str) -> Vec<u8> {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .env("CRITPATH_SORT_ITEMS", items)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+/// OTLP spans of `n` requests in one file, their resource named after its
+/// spans: request r (trace id `t{r}`) is a 100 ms `GET` on `front` waiting
+/// for `load` on `cart` (10..10+r ms); the requests interleave in the file.
+fn otlp_requests(n: u64) -> String {
+    let span = |t: u64, id: &str, parent: &str, name: &str, start: u64, end: u64| {
+        format!(
+            r#"{{"traceId":"t{t}","spanId":"{id}{t}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{start}","endTimeUnixNano":"{end}"}}"#
+        )
+    };
+    let ms = 1_000_000;
+    let (mut front, mut cart) = (Vec::new(), Vec::new());
+    for t in 0..n {
+        front.push(span(t, "f", "", "GET", 0, 100 * ms));
+        let parent = format!("f{t}");
+        cart.push(span(t, "c", &parent, "load", 10 * ms, (10 + t) * ms));
+    }
+    let resource = |svc: &str, spans: &[String], resource_first: bool| {
+        let res = format!(
+            r#""resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}}"#
+        );
+        let scopes = format!(r#""scopeSpans":[{{"spans":[{}]}}]"#, spans.join(","));
+        if resource_first {
+            format!("{{{res},{scopes}}}")
+        } else {
+            format!("{{{scopes},{res}}}")
+        }
+    };
+    format!(
+        r#"{{"resourceSpans":[{},{}]}}"#,
+        resource("front", &front, true),
+        resource("cart", &cart, false)
+    )
+}
+
+#[test]
+fn span_files_grouped_on_disk_give_the_analyses_grouped_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "many.json", otlp_requests(60));
+    let p = p.to_str().unwrap();
+    let whole = with_budget(&["analyze", p, "--json"], "100000000");
+    let v: serde_json::Value = serde_json::from_slice(&whole).unwrap();
+    assert_eq!(v["traces"], 60, "{v}");
+    let one = ["analyze", p, "--json", "--trace", "t42"];
+    let t42 = with_budget(&one, "100000000");
+    let v: serde_json::Value = serde_json::from_slice(&t42).unwrap();
+    // The cart span named by a resource read after its spans.
+    assert_eq!(crit(&v, "cart", "load"), 42_000_000, "{v}");
+    // A budget of a few spans: every request's spans come back from disk.
+    for items in ["1", "7"] {
+        assert!(whole == with_budget(&["analyze", p, "--json"], items));
+        assert!(t42 == with_budget(&one, items), "budget {items}");
+    }
+    let o = run(&["analyze", p, "--trace", "t999"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the file holds 60 trace ids: t0, t1, t10, t11, t12, ..."),
+        "{err}"
+    );
 }

@@ -237,7 +237,7 @@ pub fn open_requests(path: &Path) -> Result<Opened, ReadError> {
     }
     let requests = spans::read_requests(input.stream, &input.name)?;
     Ok(if requests.len() == 1 {
-        let id = requests.ids().next().unwrap_or_default().to_string();
+        let id = requests.first_ids().next().unwrap_or_default().to_string();
         Opened::Trace(Box::new(AnySource::Memory(requests.merged()?, format)), id)
     } else {
         Opened::Requests(requests)
@@ -265,7 +265,7 @@ pub fn open_request(path: &Path, id: &str) -> Result<AnySource, ReadError> {
     match requests.request(id) {
         Some(one) => Ok(AnySource::Memory(one?, format)),
         None => {
-            let ids: Vec<&str> = requests.ids().take(5).collect();
+            let ids: Vec<&str> = requests.first_ids().take(5).collect();
             let more = if requests.len() > ids.len() {
                 ", ..."
             } else {

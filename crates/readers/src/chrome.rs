@@ -70,7 +70,6 @@ struct Nested {
 }
 
 impl Spill for Nested {
-    const SIZE: usize = 4 + 8 + 8 + 8 + 4;
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.track.to_le_bytes());
         out.extend_from_slice(&self.start.to_le_bytes());

@@ -5,7 +5,7 @@
 //!
 //! Items gather in memory up to a budget; a full buffer is sorted and
 //! written to an anonymous temporary file (a *run*, deleted when closed) in
-//! the item's fixed-size encoding ([`Spill`]). At the end the runs and what
+//! the item's own encoding ([`Spill`]), each item after its length. At the end the runs and what
 //! is left in memory are merged with a heap, reading each run through a
 //! small buffer. A sort that never reached its budget never touches the
 //! disk. Runs are merged by levels, as a log-structured store does: when
@@ -21,14 +21,22 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 /// Runs of one level merged into one of the next.
 pub const FAN: usize = 16;
 
-/// An item with a fixed-size encoding, for the runs on disk.
+/// An item with an encoding, for the runs on disk.
 pub trait Spill: Ord + Sized {
-    /// Bytes of one encoded item.
-    const SIZE: usize;
-    /// Appends the item's `SIZE` bytes to `out`.
+    /// Appends the item's bytes to `out`.
     fn put(&self, out: &mut Vec<u8>);
-    /// The item encoded in `b` (`SIZE` bytes).
+    /// The item encoded in `b` (all the bytes `put` wrote).
     fn take(b: &[u8]) -> Self;
+}
+
+/// Writes `item` after its length, as runs hold them ([`Run`] reads them).
+pub fn write_item<T: Spill>(w: &mut impl Write, item: &T, bytes: &mut Vec<u8>) -> io::Result<()> {
+    bytes.clear();
+    bytes.extend_from_slice(&[0; 4]);
+    item.put(bytes);
+    let len = (bytes.len() - 4) as u32;
+    bytes[..4].copy_from_slice(&len.to_le_bytes());
+    w.write_all(bytes)
 }
 
 /// Items in any order in, sorted out.
@@ -81,12 +89,9 @@ impl<T: Spill> ExtSort<T> {
     fn spill(&mut self) -> io::Result<()> {
         self.buf.sort_unstable();
         let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
-        let mut bytes = Vec::with_capacity(T::SIZE);
+        let mut bytes = Vec::new();
         for item in self.buf.drain(..) {
-            bytes.clear();
-            item.put(&mut bytes);
-            debug_assert_eq!(bytes.len(), T::SIZE);
-            w.write_all(&bytes)?;
+            write_item(&mut w, &item, &mut bytes)?;
         }
         self.runs
             .push((0, w.into_inner().map_err(|e| e.into_error())?));
@@ -113,11 +118,9 @@ impl<T: Spill> ExtSort<T> {
     fn write_merged(files: Vec<File>) -> io::Result<File> {
         let mut merged = Merge::<T>::new(files, Vec::new())?;
         let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
-        let mut bytes = Vec::with_capacity(T::SIZE);
+        let mut bytes = Vec::new();
         while let Some(item) = merged.next_item()? {
-            bytes.clear();
-            item.put(&mut bytes);
-            w.write_all(&bytes)?;
+            write_item(&mut w, &item, &mut bytes)?;
         }
         w.into_inner().map_err(|e| e.into_error())
     }
@@ -150,14 +153,15 @@ impl<T: Spill> Sorted<T> {
     }
 }
 
-/// A run read back from its file.
-struct Run {
+/// Items written by [`write_item`], read back from their file.
+pub struct Run {
     r: BufReader<File>,
     bytes: Vec<u8>,
 }
 
 impl Run {
-    fn new(mut f: File) -> io::Result<Self> {
+    /// The items of `f`, from its start.
+    pub fn new(mut f: File) -> io::Result<Self> {
         f.seek(SeekFrom::Start(0))?;
         Ok(Run {
             r: BufReader::with_capacity(1 << 16, f),
@@ -165,13 +169,17 @@ impl Run {
         })
     }
 
-    fn next<T: Spill>(&mut self) -> io::Result<Option<T>> {
-        self.bytes.resize(T::SIZE, 0);
-        match self.r.read_exact(&mut self.bytes) {
-            Ok(()) => Ok(Some(T::take(&self.bytes))),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-            Err(e) => Err(e),
+    /// The next item; `Ok(None)` at the end.
+    pub fn next_item<T: Spill>(&mut self) -> io::Result<Option<T>> {
+        let mut len = [0; 4];
+        match self.r.read_exact(&mut len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
         }
+        self.bytes.resize(u32::from_le_bytes(len) as usize, 0);
+        self.r.read_exact(&mut self.bytes)?;
+        Ok(Some(T::take(&self.bytes)))
     }
 }
 
@@ -199,7 +207,7 @@ impl<T: Spill> Merge<T> {
     /// Puts source `src`'s next item on the heap.
     fn refill(&mut self, src: usize) -> io::Result<()> {
         let next = match self.runs.get_mut(src) {
-            Some(run) => run.next()?,
+            Some(run) => run.next_item()?,
             None => self.memory.next(),
         };
         if let Some(item) = next {
@@ -241,6 +249,19 @@ impl<'a> Fields<'a> {
         self.b = rest;
         u64::from_le_bytes(v.try_into().unwrap())
     }
+    /// A string written by [`put_str`].
+    pub fn str(&mut self) -> String {
+        let n = self.u32() as usize;
+        let (v, rest) = self.b.split_at(n);
+        self.b = rest;
+        String::from_utf8_lossy(v).into_owned()
+    }
+}
+
+/// Appends `s` after its length, for [`Fields::str`].
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
 }
 
 #[cfg(test)]
@@ -252,7 +273,6 @@ mod tests {
     struct Item(u64, u32);
 
     impl Spill for Item {
-        const SIZE: usize = 12;
         fn put(&self, out: &mut Vec<u8>) {
             out.extend_from_slice(&self.0.to_le_bytes());
             out.extend_from_slice(&self.1.to_le_bytes());

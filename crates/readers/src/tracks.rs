@@ -443,8 +443,6 @@ fn event((kind, (wk, w), s, (lk, lv, ls), waited): Parts) -> Option<Event> {
 
 impl Spill for Keyed {
     // t, phase, seq; sys, kind, subject, four symbols, link, waited; prefix.
-    const SIZE: usize = 8 + 1 + 8 + 4 + 1 + 5 + 16 + 13 + 1 + 4;
-
     fn put(&self, out: &mut Vec<u8>) {
         let (kind, (wk, w), syms, (lk, lv, ls), waited) = parts(&self.rec.ev);
         out.extend_from_slice(&self.rec.t.to_le_bytes());
@@ -535,7 +533,6 @@ mod tests {
             };
             let mut bytes = Vec::new();
             k.put(&mut bytes);
-            assert_eq!(bytes.len(), Keyed::SIZE);
             let back = Keyed::take(&bytes);
             assert_eq!(
                 (back.key(), back.rec, back.prefix),

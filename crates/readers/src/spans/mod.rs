@@ -14,14 +14,22 @@
 //! the spans by trace id and builds the records of one request at a time
 //! ([`Requests`]); [`read`] puts them all on one timeline.
 //!
-//! The document is read as a stream, one span at a time. A span that cannot
+//! The document is read as a stream, one span at a time, and the spans are
+//! grouped by trace id with an external sort ([`crate::extsort`]): a file
+//! of many requests needs memory for its largest request, not for the file
+//! (one timeline of the whole file needs all its spans). A span that cannot
 //! be used (no id, no start or end time) is reported with its place in the
 //! document, its line and the field, and skipped; a reference that is not a
 //! span id is reported and dropped.
 
+mod requests;
+
+pub use requests::Requests;
+
+use crate::extsort::{self, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Interner, ReadError, Sym, Who};
+use critpath_trace::{Event, Interner, Location, ReadError, Sym, Who};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -31,10 +39,17 @@ use std::io::Read;
 
 const KIND: &str = "OpenTelemetry/Jaeger JSON spans";
 
-#[derive(Clone)]
+/// Spans kept in memory before the grouping by trace id spills (about
+/// 300 bytes each: some 40 MB).
+const SPAN_BUDGET: usize = 1 << 17;
+
+/// A span; spans sort by request, then document order.
+#[derive(Clone, Debug)]
 struct Span {
     /// The request (trace id); empty when the span names none.
     trace: String,
+    /// The span's place in the document.
+    order: u64,
     id: String,
     parent: Option<String>,
     follows: Vec<String>,
@@ -44,6 +59,23 @@ struct Span {
     name: String,
     start: u64,
     end: u64,
+}
+
+impl PartialEq for Span {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.trace, self.order) == (&o.trace, o.order)
+    }
+}
+impl Eq for Span {}
+impl PartialOrd for Span {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Span {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (&self.trace, self.order).cmp(&(&o.trace, o.order))
+    }
 }
 
 fn text(v: &Value) -> Option<String> {
@@ -89,11 +121,37 @@ impl fmt::Display for At {
 struct Collector {
     pos: Position,
     problems: Problems,
-    spans: Vec<Span>,
+    /// Spans of the resource or Jaeger trace being read whose service is
+    /// not known yet.
+    pending: Vec<Span>,
+    /// The service of the OTLP resource being read, once its `resource`
+    /// was read.
+    service: Option<String>,
+    sorted: ExtSort<Span>,
+    /// Spans kept so far.
+    spans: u64,
+    /// The first error writing the sort's temporary files.
+    spill_error: Option<std::io::Error>,
     line: u64,
 }
 
 impl Collector {
+    /// A span whose service is known, into the grouping by request.
+    fn keep(&mut self, mut span: Span) {
+        span.order = self.spans;
+        self.spans += 1;
+        if let Err(e) = self.sorted.push(span) {
+            self.spill_error.get_or_insert(e);
+        }
+    }
+
+    /// The pending spans, their services now known.
+    fn flush(&mut self) {
+        for span in std::mem::take(&mut self.pending) {
+            self.keep(span);
+        }
+    }
+
     fn problem(&mut self, at: At, msg: impl AsRef<str>) {
         let line = self.line;
         self.problems.add(line, &at.to_string(), msg);
@@ -160,12 +218,13 @@ impl Collector {
         let (Some(id), Some(start), Some(end)) = (id, start, end) else {
             return;
         };
-        self.spans.push(Span {
+        let span = Span {
             trace: sp.get("traceId").and_then(text).unwrap_or_default(),
+            order: 0,
             id,
             parent,
             follows,
-            service: String::new(),
+            service: self.service.clone().unwrap_or_default(),
             name: sp
                 .get("name")
                 .and_then(Value::as_str)
@@ -173,7 +232,11 @@ impl Collector {
                 .to_string(),
             start,
             end: end.max(start),
-        });
+        };
+        match self.service {
+            Some(_) => self.keep(span),
+            None => self.pending.push(span),
+        }
     }
 
     fn jaeger_span(&mut self, v: Value, at: At) {
@@ -205,8 +268,9 @@ impl Collector {
         let (Some(id), Some(start), Some(dur)) = (id, start, dur) else {
             return;
         };
-        self.spans.push(Span {
+        self.pending.push(Span {
             trace: sp.get("traceID").and_then(text).unwrap_or_default(),
+            order: 0,
             id,
             parent,
             follows,
@@ -308,14 +372,13 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let c = self.0;
-        let first = c.spans.len();
-        let mut service = None;
         let mut processes = Value::Null;
         let mut trace = None;
         while let Some(key) = map.next_key::<String>()? {
             let list = match (self.1, key.as_str()) {
                 (Node::Resource(_), "resource") => {
-                    service = service_of(&map.next_value::<Value>()?);
+                    let service = service_of(&map.next_value::<Value>()?);
+                    c.service = Some(service.unwrap_or_else(|| "unknown_service".into()));
                     continue;
                 }
                 (Node::Resource(r), "scopeSpans") => List::Scopes(r, "scopeSpans"),
@@ -339,14 +402,17 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
             };
             map.next_value_seed(Seed(&mut *c, list))?;
         }
-        let new = &mut c.spans[first..];
         match self.1 {
             Node::Resource(_) => {
+                let service = c.service.take();
                 let service = service.unwrap_or_else(|| "unknown_service".into());
-                new.iter_mut().for_each(|s| s.service.clone_from(&service));
+                c.pending
+                    .iter_mut()
+                    .for_each(|s| s.service.clone_from(&service));
+                c.flush();
             }
             Node::Trace(_) => {
-                for s in new {
+                for s in &mut c.pending {
                     let name = processes.get(&s.service).and_then(|p| p.get("serviceName"));
                     s.service = name
                         .and_then(Value::as_str)
@@ -356,6 +422,7 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
                         s.trace.clone_from(t);
                     }
                 }
+                c.flush();
             }
             _ => {}
         }
@@ -541,101 +608,35 @@ pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
     read_requests(input, name)?.merged()
 }
 
-/// A span file's spans, grouped by request (trace id). The spans of the
-/// whole file are held (a span is its ids, names and two times); the
-/// records of one request at a time are built from them.
-pub struct Requests {
-    /// The spans in the order of the document.
-    spans: Vec<Span>,
-    /// Each trace id's spans (indices into `spans`), by trace id.
-    by_trace: BTreeMap<String, Vec<usize>>,
-    problems: Problems,
-    bytes: u64,
-    /// The file's name, for messages.
-    name: String,
-}
-
-impl Requests {
-    /// How many trace ids the file holds (spans without one count as one
-    /// request, of trace id `""`).
-    pub fn len(&self) -> usize {
-        self.by_trace.len()
-    }
-
-    /// Never true: a file without spans is an error.
-    pub fn is_empty(&self) -> bool {
-        self.by_trace.is_empty()
-    }
-
-    /// The trace ids, sorted.
-    pub fn ids(&self) -> impl Iterator<Item = &str> {
-        self.by_trace.keys().map(String::as_str)
-    }
-
-    /// The spans that could not be used (each skipped, never fatal).
-    pub fn problems(&self) -> &[ReadError] {
-        &self.problems.list
-    }
-
-    /// The document's size.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// All the spans on one timeline, with the file's problems. An error
-    /// is one of the records' sort on disk.
-    pub fn merged(self) -> Result<Imported, ReadError> {
-        let source = records(self.spans).finish(&self.name, HashMap::new())?;
-        Ok(Imported::new(source, self.problems, self.bytes))
-    }
-
-    /// One request's records, with the file's problems first (as
-    /// [`read`] gives a file holding only this request); `None` when no
-    /// span has this trace id. Links to spans of other requests are
-    /// dropped.
-    pub fn request(&self, id: &str) -> Option<Result<Imported, ReadError>> {
-        let mine = self.by_trace.get(id)?;
-        let spans = mine.iter().map(|&i| self.spans[i].clone()).collect();
-        let source = records(spans).finish(&self.name, HashMap::new());
-        Some(source.map(|s| Imported::new(s, self.problems.clone(), self.bytes)))
-    }
-
-    /// Each request's records, by trace id, built one at a time, without
-    /// the file's problems (see [`Requests::problems`]).
-    pub fn each(&self) -> impl Iterator<Item = (&str, Result<Imported, ReadError>)> + '_ {
-        self.by_trace.iter().map(|(id, mine)| {
-            let spans = mine.iter().map(|&i| self.spans[i].clone()).collect();
-            let bytes = self.bytes / self.by_trace.len() as u64;
-            let source = records(spans).finish(&self.name, HashMap::new());
-            let none = Problems::new(&self.name, KIND);
-            (id.as_str(), source.map(|s| Imported::new(s, none, bytes)))
-        })
-    }
-}
-
 /// Reads OTLP or Jaeger JSON spans, grouped by request.
 pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadError> {
     let (input, pos) = LineCounter::new(input);
     let mut c = Collector {
         pos,
         problems: Problems::new(name, KIND),
-        spans: Vec::new(),
+        pending: Vec::new(),
+        service: None,
+        sorted: ExtSort::new(extsort::budget_from_env(SPAN_BUDGET)),
+        spans: 0,
+        spill_error: None,
         line: 1,
     };
     let mut de = serde_json::Deserializer::from_reader(input);
     if let Err(e) = Doc(&mut c).deserialize(&mut de).and_then(|()| de.end()) {
         let line = e.line() as u64;
-        if c.spans.is_empty() && c.problems.count() == 0 {
+        // Spans of a resource or trace cut short keep the service known.
+        c.flush();
+        if c.spans == 0 && c.problems.count() == 0 {
             return Err(c.problems.fatal(
                 Some(line),
                 format!("expected OpenTelemetry or Jaeger JSON spans: {e}"),
             ));
         }
-        let read = format!("the {} spans before it are read", c.spans.len());
+        let read = format!("the {} spans before it are read", c.spans);
         let err = c.problems.syntax(line, &e, &read);
         c.problems.list.push(err);
     }
-    if c.spans.is_empty() {
+    if c.spans == 0 {
         let mut msg =
             "no spans found (expected OTLP `resourceSpans` or Jaeger `data[].spans`)".to_string();
         if let Some(first) = c.problems.list.first() {
@@ -643,15 +644,13 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         }
         return Err(c.problems.fatal(None, msg));
     }
-    let mut by_trace: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, s) in c.spans.iter().enumerate() {
-        by_trace.entry(s.trace.clone()).or_default().push(i);
+    let fail = |e: std::io::Error| {
+        let msg = format!("cannot group the spans by request in a temporary file: {e}");
+        ReadError::new(name, Location::File, msg, true)
+    };
+    if let Some(e) = c.spill_error.take() {
+        return Err(fail(e));
     }
-    Ok(Requests {
-        bytes: c.pos.bytes(),
-        spans: c.spans,
-        by_trace,
-        problems: c.problems,
-        name: name.to_string(),
-    })
+    let sorted = c.sorted.finish().map_err(fail)?;
+    Requests::new(sorted, c.problems, c.pos.bytes(), name)
 }

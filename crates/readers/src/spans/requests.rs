@@ -1,0 +1,328 @@
+//! A span file's spans grouped by request (trace id), as the external sort
+//! hands them out: held in memory when they fit the sort's budget, else in
+//! one temporary file read a request at a time.
+
+use super::{records, Span, KIND};
+use crate::extsort::{put_str, write_item, Fields, Run, Sorted, Spill};
+use crate::json::{Imported, Problems};
+use critpath_trace::{Location, ReadError};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter};
+
+/// Trace ids kept to name in messages.
+const IDS_NAMED: usize = 5;
+
+impl Spill for Span {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_str(out, &self.trace);
+        out.extend_from_slice(&self.order.to_le_bytes());
+        put_str(out, &self.id);
+        out.push(u8::from(self.parent.is_some()));
+        put_str(out, self.parent.as_deref().unwrap_or(""));
+        out.extend_from_slice(&(self.follows.len() as u32).to_le_bytes());
+        for f in &self.follows {
+            put_str(out, f);
+        }
+        put_str(out, &self.service);
+        put_str(out, &self.name);
+        out.extend_from_slice(&self.start.to_le_bytes());
+        out.extend_from_slice(&self.end.to_le_bytes());
+    }
+
+    fn take(b: &[u8]) -> Self {
+        let mut f = Fields::new(b);
+        let (trace, order, id) = (f.str(), f.u64(), f.str());
+        let has_parent = f.u8() != 0;
+        let parent = Some(f.str()).filter(|_| has_parent);
+        let follows = (0..f.u32()).map(|_| f.str()).collect();
+        Span {
+            trace,
+            order,
+            id,
+            parent,
+            follows,
+            service: f.str(),
+            name: f.str(),
+            start: f.u64(),
+            end: f.u64(),
+        }
+    }
+}
+
+/// Where the grouped spans are.
+enum Store {
+    Memory(Vec<Span>),
+    File(File),
+}
+
+/// A span file's spans, grouped by request (trace id); the records of one
+/// request at a time are built from them.
+pub struct Requests {
+    store: Store,
+    /// How many trace ids.
+    count: usize,
+    /// The first trace ids, sorted.
+    first_ids: Vec<String>,
+    /// The trace id of the last group counted.
+    last: String,
+    problems: Problems,
+    bytes: u64,
+    /// The file's name, for messages.
+    name: String,
+}
+
+impl Requests {
+    /// The spans of `sorted` (by trace id), kept in memory if the sort kept
+    /// them there, else in one temporary file.
+    pub(super) fn new(
+        sorted: Sorted<Span>,
+        problems: Problems,
+        bytes: u64,
+        name: &str,
+    ) -> Result<Self, ReadError> {
+        let mut me = Requests {
+            store: Store::Memory(Vec::new()),
+            count: 0,
+            first_ids: Vec::new(),
+            last: String::new(),
+            problems,
+            bytes,
+            name: name.to_string(),
+        };
+        let io = |e: io::Error| store_error(name, "write", e);
+        match sorted {
+            Sorted::Memory(spans) => {
+                let spans: Vec<Span> = spans.collect();
+                spans.iter().for_each(|s| me.count_id(&s.trace));
+                me.store = Store::Memory(spans);
+            }
+            Sorted::Merge(mut merge) => {
+                let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
+                let mut bytes = Vec::new();
+                while let Some(s) = merge.next_item().map_err(io)? {
+                    me.count_id(&s.trace);
+                    write_item(&mut w, &s, &mut bytes).map_err(io)?;
+                }
+                me.store = Store::File(w.into_inner().map_err(|e| io(e.into_error()))?);
+            }
+        }
+        Ok(me)
+    }
+
+    /// Counts `trace` when it starts a new group (spans come grouped).
+    fn count_id(&mut self, trace: &str) {
+        if self.count > 0 && self.last == trace {
+            return;
+        }
+        self.count += 1;
+        self.last.clear();
+        self.last.push_str(trace);
+        if self.first_ids.len() < IDS_NAMED {
+            self.first_ids.push(trace.to_string());
+        }
+    }
+
+    /// How many trace ids the file holds (spans without one count as one
+    /// request, of trace id `""`).
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Never true: a file without spans is an error.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The first trace ids (up to five), sorted: for messages, and the id
+    /// of a file of one request.
+    pub fn first_ids(&self) -> impl Iterator<Item = &str> {
+        self.first_ids.iter().map(String::as_str)
+    }
+
+    /// The spans that could not be used (each skipped, never fatal).
+    pub fn problems(&self) -> &[ReadError] {
+        &self.problems.list
+    }
+
+    /// The document's size.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The requests one at a time: trace id and spans.
+    fn groups(&self) -> Result<Groups<'_>, ReadError> {
+        let source = match &self.store {
+            Store::Memory(spans) => GroupSource::Memory(spans),
+            Store::File(f) => {
+                let f = f
+                    .try_clone()
+                    .map_err(|e| store_error(&self.name, "read", e))?;
+                let run = Run::new(f).map_err(|e| store_error(&self.name, "read", e))?;
+                GroupSource::File(Box::new(run), None)
+            }
+        };
+        Ok(Groups {
+            source,
+            name: &self.name,
+        })
+    }
+
+    fn imported(
+        &self,
+        spans: Vec<Span>,
+        problems: Problems,
+        bytes: u64,
+    ) -> Result<Imported, ReadError> {
+        let source = records(spans).finish(&self.name, HashMap::new())?;
+        Ok(Imported::new(source, problems, bytes))
+    }
+
+    /// All the spans on one timeline, with the file's problems: memory for
+    /// every span of the file. An error is one of the sort on disk.
+    pub fn merged(self) -> Result<Imported, ReadError> {
+        let mut all = Vec::new();
+        let mut groups = self.groups()?;
+        while let Some((_, spans)) = groups.next_group()? {
+            all.extend(spans);
+        }
+        all.sort_by_key(|s| s.order);
+        self.imported(all, self.problems.clone(), self.bytes)
+    }
+
+    /// One request's records, with the file's problems first (as
+    /// [`super::read`] gives a file holding only this request); `None` when
+    /// no span has this trace id. Links to spans of other requests are
+    /// dropped.
+    pub fn request(&self, id: &str) -> Option<Result<Imported, ReadError>> {
+        let found = (|| {
+            let mut groups = self.groups()?;
+            while let Some((trace, spans)) = groups.next_group()? {
+                if trace == id {
+                    return Ok(Some(spans));
+                }
+            }
+            Ok(None)
+        })();
+        match found {
+            Ok(Some(spans)) => Some(self.imported(spans, self.problems.clone(), self.bytes)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Each request's records, by trace id, built one at a time, without
+    /// the file's problems (see [`Requests::problems`]).
+    pub fn each(&self) -> impl Iterator<Item = (String, Result<Imported, ReadError>)> + '_ {
+        let mut groups = self.groups();
+        let bytes = self.bytes / self.count.max(1) as u64;
+        std::iter::from_fn(move || {
+            let next = match &mut groups {
+                Ok(g) => g.next_group().transpose()?,
+                Err(e) => Err(e.clone()),
+            };
+            Some(match next {
+                Ok((id, spans)) => {
+                    let none = Problems::new(&self.name, KIND);
+                    let imported = self.imported(spans, none, bytes);
+                    (id, imported)
+                }
+                Err(e) => {
+                    // Said once, then the requests end.
+                    groups = Ok(Groups {
+                        source: GroupSource::Memory(&[]),
+                        name: &self.name,
+                    });
+                    (String::new(), Err(e))
+                }
+            })
+        })
+    }
+}
+
+/// Where [`Groups`] reads spans from.
+enum GroupSource<'a> {
+    Memory(&'a [Span]),
+    /// The file, and the first span of the next group.
+    File(Box<Run>, Option<Span>),
+}
+
+/// The requests of [`Requests`], one at a time.
+struct Groups<'a> {
+    source: GroupSource<'a>,
+    name: &'a str,
+}
+
+impl Groups<'_> {
+    /// The next request's trace id and spans.
+    fn next_group(&mut self) -> Result<Option<(String, Vec<Span>)>, ReadError> {
+        match &mut self.source {
+            GroupSource::Memory(rest) => {
+                let Some(first) = rest.first() else {
+                    return Ok(None);
+                };
+                let n = rest.iter().take_while(|s| s.trace == first.trace).count();
+                let (group, tail) = rest.split_at(n);
+                *rest = tail;
+                Ok(Some((group[0].trace.clone(), group.to_vec())))
+            }
+            GroupSource::File(run, peeked) => {
+                let read = |run: &mut Run| {
+                    run.next_item::<Span>()
+                        .map_err(|e| store_error(self.name, "read", e))
+                };
+                let Some(first) = peeked.take().map_or_else(|| read(run), |s| Ok(Some(s)))? else {
+                    return Ok(None);
+                };
+                let mut group = vec![first];
+                while let Some(s) = read(run)? {
+                    if s.trace != group[0].trace {
+                        *peeked = Some(s);
+                        break;
+                    }
+                    group.push(s);
+                }
+                Ok(Some((group[0].trace.clone(), group)))
+            }
+        }
+    }
+}
+
+fn store_error(name: &str, what: &str, e: io::Error) -> ReadError {
+    ReadError::new(
+        name,
+        Location::File,
+        format!("cannot {what} the spans grouped by request in a temporary file: {e}"),
+        true,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_survives_the_disk() {
+        let s = Span {
+            trace: "t1".into(),
+            order: 9,
+            id: "a".into(),
+            parent: Some(String::new()),
+            follows: vec!["b".into(), "ünï".into()],
+            service: "svc".into(),
+            name: "GET /".into(),
+            start: 1 << 50,
+            end: (1 << 50) + 7,
+        };
+        for parent in [Some(String::new()), None] {
+            let s = Span {
+                parent,
+                ..s.clone()
+            };
+            let mut b = Vec::new();
+            s.put(&mut b);
+            let back = Span::take(&b);
+            assert_eq!(format!("{back:?}"), format!("{s:?}"));
+        }
+    }
+}
