@@ -108,11 +108,16 @@ class SdkTest(unittest.TestCase):
         code = """
             import threading, time
             from critpath import sdk
+            # The threads really wait for what their records say they wait
+            # for, so the trace is the same however late either one runs.
+            ready, sent = threading.Event(), threading.Event()
             def consumer():
                 with sdk.sm("consumer"):
                     sdk.wait("idle", "producer", "ready")
+                    ready.wait()
                     time.sleep(0.03)
                     sdk.state("use")
+                    sent.wait()
                     sdk.wait("for-item")
                     time.sleep(0.01)
                     sdk.recv(1 << 40, "use-item")
@@ -122,8 +127,10 @@ class SdkTest(unittest.TestCase):
                     sdk.state("make")
                     time.sleep(0.02)
                     sdk.state("ready")
+                    ready.set()
                     time.sleep(0.015)
                     sdk.send(1 << 40)
+                    sent.set()
             ts = [threading.Thread(target=consumer), threading.Thread(target=producer)]
             [t.start() for t in ts]; [t.join() for t in ts]
         """
