@@ -65,18 +65,6 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
-/// A record's parts as the op encodes them: kind, subject, up to four
-/// string fields in file order, and a link id.
-type Fields = (
-    u8,
-    Option<Who>,
-    Option<Sym>,
-    Option<Sym>,
-    Option<Sym>,
-    Option<Sym>,
-    Option<LinkId>,
-);
-
 /// Writes a `.cpt` file.
 pub struct CptWriter<W: Write> {
     out: W,
@@ -136,41 +124,10 @@ impl<W: Write> CptWriter<W> {
             self.chunk_started = true;
         }
         // Define every string this record uses before its op.
-        let (kind, who, a, b, c, d, id): Fields = match r.ev {
-            Event::State { who, state } => (0, Some(who), Some(state), None, None, None, None),
-            Event::Wait {
-                who,
-                state,
-                on,
-                on_sys,
-                on_state,
-            } => (1, Some(who), Some(state), on, on_state, on_sys, None),
-            Event::Send { who, id } => (2, Some(who), None, None, None, None, Some(id)),
-            Event::Recv {
-                who,
-                id,
-                state,
-                waited,
-            } => {
-                let kind = if waited { K_RECV_WAITED } else { 3 };
-                (kind, Some(who), Some(state), None, None, None, Some(id))
-            }
-            Event::Held { who, on, on_state } => (
-                K_HELD,
-                Some(who),
-                Some(on),
-                Some(on_state),
-                None,
-                None,
-                None,
-            ),
-            Event::End { who } => (4, Some(who), None, None, None, None, None),
-            Event::Call { who, func } => (5, Some(who), Some(func), None, None, None, None),
-            Event::Ret { who, func } => (6, Some(who), Some(func), None, None, None, None),
-            Event::Push { thread, sm } => (7, None, Some(thread), Some(sm), None, None, None),
-            Event::Pop { thread, sm } => (8, None, Some(thread), Some(sm), None, None, None),
-            Event::Switch { cpu, thread } => (9, None, Some(cpu), Some(thread), None, None, None),
-        };
+        let p = r.ev.parts();
+        let kind = if p.waited { K_RECV_WAITED } else { p.kind };
+        let [a, b, c, d] = p.syms;
+        let (who, id) = (p.who, p.id);
         let sys = if r.sys != Sym::LOCAL {
             Some(self.sym(r.sys, strings))
         } else {

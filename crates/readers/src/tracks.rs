@@ -8,7 +8,7 @@
 
 use crate::extsort::{self, ExtSort, Fields, Sorted, Spill};
 use critpath_trace::{
-    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+    Event, Interner, LinkId, Location, Parts, Pos, ReadError, Record, RecordSource, Sym, Who,
 };
 use std::collections::HashMap;
 use std::io;
@@ -302,175 +302,70 @@ fn unopt(v: u32) -> Option<Sym> {
     (v != u32::MAX).then_some(Sym(v))
 }
 
-/// A record's parts in a fixed layout: kind, subject (0 none, 1 SM,
-/// 2 thread, 3 CPU), four symbols, a link id (kind 0 none, 1 number,
-/// 2 string) and the `waited` flag.
-type Parts = (u8, (u8, u32), [Option<Sym>; 4], (u8, u64, u32), bool);
-
-fn who_parts(w: Who) -> (u8, u32) {
-    match w {
-        Who::Sm(s) => (1, s.0),
-        Who::Thread(s) => (2, s.0),
-        Who::Cpu(s) => (3, s.0),
-    }
-}
-
-fn link_parts(id: LinkId) -> (u8, u64, u32) {
-    match id {
-        LinkId::Num(n) => (1, n, 0),
-        LinkId::Str { sym, key } => (2, key, sym.0),
-    }
-}
-
-fn parts(ev: &Event) -> Parts {
-    const NO: (u8, u64, u32) = (0, 0, 0);
-    match *ev {
-        Event::State { who, state } => (
-            0,
-            who_parts(who),
-            [Some(state), None, None, None],
-            NO,
-            false,
-        ),
-        Event::Wait {
-            who,
-            state,
-            on,
-            on_sys,
-            on_state,
-        } => (
-            1,
-            who_parts(who),
-            [Some(state), on, on_sys, on_state],
-            NO,
-            false,
-        ),
-        Event::Send { who, id } => (2, who_parts(who), [None; 4], link_parts(id), false),
-        Event::Recv {
-            who,
-            id,
-            state,
-            waited,
-        } => (
-            3,
-            who_parts(who),
-            [Some(state), None, None, None],
-            link_parts(id),
-            waited,
-        ),
-        Event::Held { who, on, on_state } => (
-            4,
-            who_parts(who),
-            [Some(on), Some(on_state), None, None],
-            NO,
-            false,
-        ),
-        Event::End { who } => (5, who_parts(who), [None; 4], NO, false),
-        Event::Call { who, func } => (6, who_parts(who), [Some(func), None, None, None], NO, false),
-        Event::Ret { who, func } => (7, who_parts(who), [Some(func), None, None, None], NO, false),
-        Event::Push { thread, sm } => (8, (0, 0), [Some(thread), Some(sm), None, None], NO, false),
-        Event::Pop { thread, sm } => (9, (0, 0), [Some(thread), Some(sm), None, None], NO, false),
-        Event::Switch { cpu, thread } => {
-            (10, (0, 0), [Some(cpu), Some(thread), None, None], NO, false)
-        }
-    }
-}
-
-/// The event of [`parts`]; `None` for a layout no record has.
-fn event((kind, (wk, w), s, (lk, lv, ls), waited): Parts) -> Option<Event> {
-    let who = match wk {
-        1 => Some(Who::Sm(Sym(w))),
-        2 => Some(Who::Thread(Sym(w))),
-        3 => Some(Who::Cpu(Sym(w))),
-        _ => None,
-    };
-    let id = match lk {
-        1 => Some(LinkId::Num(lv)),
-        2 => Some(LinkId::Str {
-            sym: Sym(ls),
-            key: lv,
-        }),
-        _ => None,
-    };
-    Some(match kind {
-        0 => Event::State {
-            who: who?,
-            state: s[0]?,
-        },
-        1 => Event::Wait {
-            who: who?,
-            state: s[0]?,
-            on: s[1],
-            on_sys: s[2],
-            on_state: s[3],
-        },
-        2 => Event::Send { who: who?, id: id? },
-        3 => Event::Recv {
-            who: who?,
-            id: id?,
-            state: s[0]?,
-            waited,
-        },
-        4 => Event::Held {
-            who: who?,
-            on: s[0]?,
-            on_state: s[1]?,
-        },
-        5 => Event::End { who: who? },
-        6 => Event::Call {
-            who: who?,
-            func: s[0]?,
-        },
-        7 => Event::Ret {
-            who: who?,
-            func: s[0]?,
-        },
-        8 => Event::Push {
-            thread: s[0]?,
-            sm: s[1]?,
-        },
-        9 => Event::Pop {
-            thread: s[0]?,
-            sm: s[1]?,
-        },
-        10 => Event::Switch {
-            cpu: s[0]?,
-            thread: s[1]?,
-        },
-        _ => return None,
-    })
-}
-
 impl Spill for Keyed {
     // t, phase, seq; sys, kind, subject, four symbols, link, waited; prefix.
+    // t, phase, seq; sys; the event's parts (kind, subject kind and
+    // symbol, four symbols, link kind, number and symbol, waited); prefix.
     fn put(&self, out: &mut Vec<u8>) {
-        let (kind, (wk, w), syms, (lk, lv, ls), waited) = parts(&self.rec.ev);
+        let p = self.rec.ev.parts();
+        let (wk, w) = match p.who {
+            None => (0, 0),
+            Some(Who::Sm(s)) => (1, s.0),
+            Some(Who::Thread(s)) => (2, s.0),
+            Some(Who::Cpu(s)) => (3, s.0),
+        };
+        let (lk, lv, ls) = match p.id {
+            None => (0, 0, 0),
+            Some(LinkId::Num(n)) => (1, n, 0),
+            Some(LinkId::Str { sym, key }) => (2, key, sym.0),
+        };
         out.extend_from_slice(&self.rec.t.to_le_bytes());
         out.push(self.phase);
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&self.rec.sys.0.to_le_bytes());
-        out.extend_from_slice(&[kind, wk]);
+        out.extend_from_slice(&[p.kind, wk]);
         out.extend_from_slice(&w.to_le_bytes());
-        for s in syms {
+        for s in p.syms {
             out.extend_from_slice(&opt(s).to_le_bytes());
         }
         out.push(lk);
         out.extend_from_slice(&lv.to_le_bytes());
         out.extend_from_slice(&ls.to_le_bytes());
-        out.push(u8::from(waited));
+        out.push(u8::from(p.waited));
         out.extend_from_slice(&self.prefix.to_le_bytes());
     }
 
     fn take(b: &[u8]) -> Self {
         let mut f = Fields::new(b);
         let (t, phase, seq, sys) = (f.u64(), f.u8(), f.u64(), Sym(f.u32()));
-        let (kind, wk, w) = (f.u8(), f.u8(), f.u32());
+        let (kind, wk, w) = (f.u8(), f.u8(), Sym(f.u32()));
         let syms = [f.u32(), f.u32(), f.u32(), f.u32()].map(unopt);
-        let link = (f.u8(), f.u64(), f.u32());
+        let (lk, lv, ls) = (f.u8(), f.u64(), f.u32());
         let waited = f.u8() != 0;
         let prefix = f.u32();
+        let who = match wk {
+            1 => Some(Who::Sm(w)),
+            2 => Some(Who::Thread(w)),
+            3 => Some(Who::Cpu(w)),
+            _ => None,
+        };
+        let id = match lk {
+            1 => Some(LinkId::Num(lv)),
+            2 => Some(LinkId::Str {
+                sym: Sym(ls),
+                key: lv,
+            }),
+            _ => None,
+        };
+        let parts = Parts {
+            kind,
+            who,
+            syms,
+            id,
+            waited,
+        };
         // The sort wrote these bytes itself: every layout is one of a record.
-        let ev = event((kind, (wk, w), syms, link, waited)).expect("a record the sort wrote");
+        let ev = Event::from_parts(parts).expect("a record the sort wrote");
         Keyed {
             phase,
             seq,

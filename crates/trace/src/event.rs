@@ -93,81 +93,18 @@ impl Event {
     /// The same event with every symbol passed through `f` (to move it to
     /// another string table).
     pub fn map_syms(&self, mut f: impl FnMut(Sym) -> Sym) -> Event {
-        let who = |w: Who, f: &mut dyn FnMut(Sym) -> Sym| match w {
+        let mut p = self.parts();
+        p.who = p.who.map(|w| match w {
             Who::Sm(s) => Who::Sm(f(s)),
             Who::Thread(s) => Who::Thread(f(s)),
             Who::Cpu(s) => Who::Cpu(f(s)),
-        };
-        let link = |id: LinkId, f: &mut dyn FnMut(Sym) -> Sym| match id {
+        });
+        p.syms = p.syms.map(|s| s.map(&mut f));
+        p.id = p.id.map(|id| match id {
             LinkId::Num(n) => LinkId::Num(n),
             LinkId::Str { sym, key } => LinkId::Str { sym: f(sym), key },
-        };
-        match *self {
-            Event::State { who: w, state } => Event::State {
-                who: who(w, &mut f),
-                state: f(state),
-            },
-            Event::Wait {
-                who: w,
-                state,
-                on,
-                on_sys,
-                on_state,
-            } => Event::Wait {
-                who: who(w, &mut f),
-                state: f(state),
-                on: on.map(&mut f),
-                on_sys: on_sys.map(&mut f),
-                on_state: on_state.map(&mut f),
-            },
-            Event::Send { who: w, id } => Event::Send {
-                who: who(w, &mut f),
-                id: link(id, &mut f),
-            },
-            Event::Recv {
-                who: w,
-                id,
-                state,
-                waited,
-            } => Event::Recv {
-                who: who(w, &mut f),
-                id: link(id, &mut f),
-                state: f(state),
-                waited,
-            },
-            Event::Held {
-                who: w,
-                on,
-                on_state,
-            } => Event::Held {
-                who: who(w, &mut f),
-                on: f(on),
-                on_state: f(on_state),
-            },
-            Event::End { who: w } => Event::End {
-                who: who(w, &mut f),
-            },
-            Event::Call { who: w, func } => Event::Call {
-                who: who(w, &mut f),
-                func: f(func),
-            },
-            Event::Ret { who: w, func } => Event::Ret {
-                who: who(w, &mut f),
-                func: f(func),
-            },
-            Event::Push { thread, sm } => Event::Push {
-                thread: f(thread),
-                sm: f(sm),
-            },
-            Event::Pop { thread, sm } => Event::Pop {
-                thread: f(thread),
-                sm: f(sm),
-            },
-            Event::Switch { cpu, thread } => Event::Switch {
-                cpu: f(cpu),
-                thread: f(thread),
-            },
-        }
+        });
+        Event::from_parts(p).expect("the parts of an event")
     }
 
     /// All `ev` names, for error messages.

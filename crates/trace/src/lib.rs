@@ -9,10 +9,12 @@
 pub mod diagnostic;
 mod diagnostic_kind;
 pub mod event;
+pub mod parts;
 pub mod source;
 pub mod strings;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use event::{Event, LinkId, Pos, Record, Who};
+pub use parts::Parts;
 pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};
