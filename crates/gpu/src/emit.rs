@@ -9,7 +9,8 @@
 //! every `send` comes before the `recv` that depends on it.
 
 use crate::model::RankModel;
-use critpath_trace::{Event, Interner, LinkId, Record, Sym, Who};
+use critpath_readers::recsort::{RecordSort, SortedRecords};
+use critpath_trace::{Event, Interner, LinkId, ReadError, Sym, Who};
 use std::collections::{HashMap, HashSet};
 
 /// The state of a CPU thread between top-level ops.
@@ -49,19 +50,18 @@ pub struct Role {
 }
 
 /// Records being gathered, with their string table. Each record keeps its
-/// ordering class beside it; [`Emitter::finish`] sorts an index, not the
-/// records, to keep memory low on large traces.
+/// ordering class beside it; [`Emitter::finish`] hands them out in order,
+/// past a budget from an external sort on disk, so a long trace's records
+/// never all sit in memory.
 #[derive(Default)]
 pub struct Emitter {
-    records: Vec<Record>,
-    classes: Vec<u8>,
+    records: RecordSort,
     pub strings: Interner,
 }
 
-/// Records and the order to read them in.
+/// Records in the order to read them in.
 pub struct Ordered {
-    pub records: Vec<Record>,
-    pub order: Vec<u32>,
+    pub records: SortedRecords,
     pub strings: Interner,
 }
 
@@ -70,35 +70,21 @@ impl Emitter {
         Emitter::default()
     }
 
-    /// Room for `n` more records.
-    pub fn reserve(&mut self, n: usize) {
-        self.records.reserve_exact(n);
-        self.classes.reserve_exact(n);
-    }
-
     fn push(&mut self, t: u64, class: u8, ev: Event) {
-        self.records.push(Record {
-            t,
-            sys: Sym::LOCAL,
-            ev,
-        });
-        self.classes.push(class);
+        self.records.push(t, class, ev);
     }
 
     pub fn sym(&mut self, s: &str) -> Sym {
         self.strings.intern(s)
     }
 
-    /// The records, in time order, then class, then the order made.
-    pub fn finish(self) -> Ordered {
-        let (records, classes) = (self.records, self.classes);
-        let mut order: Vec<u32> = (0..records.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| (records[i as usize].t, classes[i as usize], i));
-        Ordered {
-            records,
-            order,
+    /// The records, in time order, then class, then the order made; an
+    /// error is one of the sort on disk, said of the input `name`.
+    pub fn finish(self, name: &str) -> Result<Ordered, ReadError> {
+        Ok(Ordered {
+            records: self.records.finish(name)?,
             strings: self.strings,
-        }
+        })
     }
 }
 

@@ -161,19 +161,6 @@ impl RankModel {
             .map(|x| x.1)
     }
 
-    /// How many records the rank will make, at most (to reserve them).
-    pub fn records_bound(&self) -> usize {
-        let cpu: usize = self.threads.values().map(Vec::len).sum();
-        let gpu: usize = self.streams.values().map(Vec::len).sum();
-        let waits: usize = self
-            .gpu_waits
-            .values()
-            .chain(self.cpu_waits.values())
-            .map(Vec::len)
-            .sum();
-        2 * cpu + 2 * waits + 5 * gpu + self.streams.len()
-    }
-
     pub fn ev(&self, i: usize) -> &Ev {
         &self.trace.events[i]
     }

@@ -8,7 +8,6 @@ use crate::model::{GpuOptions, RankModel};
 use crate::ranks::{self, RankInput, RanksReport};
 use critpath_trace::{
     Diagnostic, DiagnosticKind, Interner, Location, Pos, ReadError, Record, RecordSource, Summary,
-    VecSource,
 };
 use std::collections::HashMap;
 use std::io::Read;
@@ -18,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// knows about them.
 pub struct GpuSource {
     inner: Ordered,
-    at: usize,
+    at: u64,
     facts: GpuFacts,
     report: RanksReport,
     diagnostics: Vec<Diagnostic>,
@@ -33,28 +32,15 @@ impl GpuSource {
     pub fn report(&self) -> &RanksReport {
         &self.report
     }
-    /// The source as a plain in-memory source (its facts dropped).
-    pub fn into_vec_source(self) -> VecSource {
-        let Ordered {
-            records,
-            order,
-            strings,
-        } = self.inner;
-        let in_order = order.iter().map(|&i| records[i as usize]).collect();
-        VecSource::new(in_order, strings)
-    }
 }
 
 impl RecordSource for GpuSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        let Some(&i) = self.inner.order.get(self.at) else {
+        let Some(r) = self.inner.records.next_record()? else {
             return Ok(None);
         };
         self.at += 1;
-        Ok(Some((
-            self.inner.records[i as usize],
-            Pos::Record(self.at as u64),
-        )))
+        Ok(Some((r, Pos::Record(self.at))))
     }
     fn strings(&self) -> &Interner {
         &self.inner.strings
@@ -213,7 +199,6 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         }
     }
     let mut out = Emitter::new();
-    out.reserve(inputs.iter().map(|r| r.model.records_bound()).sum());
     let multi = inputs.len() > 1;
     let plan = if multi {
         ranks::plan(&inputs, &mut out.strings)
@@ -249,10 +234,13 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
     let mut diagnostics: Vec<Diagnostic> =
         inputs.iter_mut().flat_map(|i| i.notes.drain(..)).collect();
     diagnostics.extend(diagnostics_of(&plan.report));
+    // Messages about the sort's temporary files name the inputs.
+    let names: Vec<&str> = inputs.iter().map(|i| i.file.as_str()).collect();
+    let names = names.join(", ");
     // The events are no longer needed once the records are made.
     drop(inputs);
     Ok(GpuSource {
-        inner: out.finish(),
+        inner: out.finish(&names)?,
         at: 0,
         facts,
         report: plan.report,

@@ -182,7 +182,10 @@ mod tests {
             let p = ev.parts();
             kinds.insert(p.kind);
             assert_eq!(Event::from_parts(p), Some(ev));
-            assert_eq!(ev.map_syms(|s| Sym(s.0 + 10)).map_syms(|s| Sym(s.0 - 10)), ev);
+            assert_eq!(
+                ev.map_syms(|s| Sym(s.0 + 10)).map_syms(|s| Sym(s.0 - 10)),
+                ev
+            );
         }
         assert_eq!(kinds.len(), Event::NAMES.len());
         let mut missing = Event::State { who, state: b }.parts();
