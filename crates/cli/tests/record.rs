@@ -156,8 +156,18 @@ fn a_sleep_lies_on_the_path_through_its_timer() {
     let len = v["critical_path"]["length_ns"].as_u64().unwrap();
     assert!((200_000_000..400_000_000).contains(&len), "path {len} ns");
     let top = &v["states"][0];
-    assert_eq!(top["sm"], "timer:hrtimer_wakeup", "{top}");
-    assert!(top["criticality"].as_f64().unwrap() > 0.9);
+    if top["sm"] != "timer:hrtimer_wakeup" || top["criticality"].as_f64().unwrap() <= 0.9 {
+        // Seen once in about 50 runs, not reproduced since: keep the
+        // recording where it can be read after the test.
+        let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sleep-not-on-its-timer.data");
+        let _ = std::fs::copy(&data, &kept);
+        panic!(
+            "the sleep is not charged to its timer ({}): top {top}, next {}; diagnostics {}",
+            kept.display(),
+            v["states"][1],
+            v["diagnostics"]
+        );
+    }
     // The recording kept the timer callbacks' names next to it, and the
     // analysis takes them from there (not from this machine's kallsyms).
     let syms = std::fs::read_to_string(dir.path().join("sleep.data.syms")).unwrap();
