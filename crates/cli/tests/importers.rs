@@ -234,12 +234,15 @@ fn a_chrome_trace_sorted_on_disk_gives_the_analysis_sorted_in_memory() {
 fn chrome_threads_of_one_name_and_tid_stay_apart() {
     let dir = tempfile::tempdir().unwrap();
     // Two processes' thread 5, both named "w": two SMs, not one whose
-    // slices would interleave.
+    // slices would interleave; an async track literally named "w:5#2"
+    // takes the next free name.
     let body = r#"[
       {"ph":"M","name":"thread_name","pid":1,"tid":5,"args":{"name":"w"}},
       {"ph":"M","name":"thread_name","pid":2,"tid":5,"args":{"name":"w"}},
       {"ph":"X","name":"a","pid":1,"tid":5,"ts":0,"dur":10},
-      {"ph":"X","name":"b","pid":2,"tid":5,"ts":5,"dur":20}
+      {"ph":"X","name":"b","pid":2,"tid":5,"ts":5,"dur":20},
+      {"ph":"b","name":"c","cat":"w","id":"5#2","pid":1,"tid":5,"ts":1},
+      {"ph":"e","name":"c","cat":"w","id":"5#2","pid":1,"tid":5,"ts":3}
     ]"#;
     let p = write(dir.path(), "t.json", body);
     let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
@@ -249,7 +252,10 @@ fn chrome_threads_of_one_name_and_tid_stay_apart() {
         .iter()
         .map(|s| s["sm"].as_str().unwrap())
         .collect();
-    assert_eq!(sms.into_iter().collect::<Vec<_>>(), ["w:5", "w:5#2"]);
+    assert_eq!(
+        sms.into_iter().collect::<Vec<_>>(),
+        ["w:5", "w:5#2", "w:5#2#2"]
+    );
     assert_eq!(crit(&v, "w:5#2", "b"), 20_000);
 }
 

@@ -1,7 +1,9 @@
 //! CPU contention on a real recording (examples/os/contention.c): the time
-//! `chain` waits for a CPU is charged to the `hog` threads that held it, and
-//! a what-if that removes the holders predicts a run without them. Skips,
-//! saying why, where perf cannot record (not root, no perf, no compiler).
+//! `chain` waits for a CPU is charged to the `hog` threads that held it, a
+//! what-if that removes the holders predicts a shorter run, and chain's own
+//! run predicted from a recording with hogs agrees with the one predicted
+//! from a recording without. Skips, saying why, where perf cannot record
+//! (not root, no perf, no compiler).
 
 mod common;
 use common::{cc, example, json_of, recording_slot, run};
@@ -65,7 +67,7 @@ fn ns(v: &Value) -> f64 {
 }
 
 #[test]
-fn cpu_holders_take_the_blame_and_removing_them_predicts_the_run_without() {
+fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_runs() {
     let Some(_slot) = recording_slot() else {
         return;
     };

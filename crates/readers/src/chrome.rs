@@ -27,7 +27,7 @@ use crate::tracks::{Slice, Tracks};
 use critpath_trace::{Event, LinkId, Location, ReadError, Sym, Who};
 use serde_json::{Map, Value};
 use std::cmp::Reverse;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -462,18 +462,19 @@ impl Collector {
 
     /// Each track's final SM and its rank in name order. Tracks whose names
     /// would be the same (two processes' threads of one tid and name) are
-    /// told apart as `NAME#2`, ...
-    fn final_names(&mut self) -> (HashMap<Sym, Sym>, Vec<u64>) {
-        let mut taken: HashMap<String, usize> = HashMap::new();
+    /// told apart as `NAME#2`, `NAME#3`, ... (the first such name free).
+    fn final_names(&mut self) -> (HashMap<Sym, Sym>, Vec<u32>) {
+        let mut taken: HashSet<String> = HashSet::with_capacity(self.keys.len());
         let mut named: Vec<(String, u32)> = Vec::with_capacity(self.keys.len());
         for (n, k) in self.keys.iter().enumerate() {
-            let name = self.track_name(k);
-            let seen = taken.entry(name.clone()).or_insert(0);
-            *seen += 1;
-            let name = match *seen {
-                1 => name,
-                i => format!("{name}#{i}"),
-            };
+            let base = self.track_name(k);
+            let mut name = base.clone();
+            let mut i = 1;
+            while taken.contains(&name) {
+                i += 1;
+                name = format!("{base}#{i}");
+            }
+            taken.insert(name.clone());
             named.push((name, n as u32));
         }
         named.sort();
@@ -482,7 +483,7 @@ impl Collector {
         for (r, (name, n)) in named.iter().enumerate() {
             let sm = self.records.strings.intern(name);
             rename.insert(self.tracks[&self.keys[*n as usize]].1, sm);
-            rank[*n as usize] = r as u64;
+            rank[*n as usize] = r as u32;
         }
         (rename, rank)
     }
@@ -496,6 +497,17 @@ impl Collector {
             ));
         }
         self.close_open();
+        let fail = |e: std::io::Error| {
+            ReadError::new(
+                name,
+                Location::File,
+                format!("cannot sort the trace's slices in a temporary file: {e}"),
+                true,
+            )
+        };
+        if let Some(e) = self.spill_error.take() {
+            return Err(fail(e));
+        }
         if self.slices.in_memory() == 0 && self.slices.runs() == 0 && self.flows == 0 {
             let mut msg =
                 "this Chrome/Perfetto trace holds no slices (X, B/E or b/e events) to analyze"
@@ -509,36 +521,25 @@ impl Collector {
             return Err(self.problems.fatal(None, msg));
         }
         let (rename, rank) = self.final_names();
-        let fail = |e: std::io::Error| {
-            ReadError::new(
-                name,
-                Location::File,
-                format!("cannot sort the trace's slices in a temporary file: {e}"),
-                true,
-            )
-        };
-        if let Some(e) = self.spill_error.take() {
-            return Err(fail(e));
-        }
         let mut sorted = self.slices.finish().map_err(fail)?;
         let mut err = None;
         let mut peeked = next_slice(&mut sorted, &mut err);
         while let Some(track) = peeked.map(|n| n.track) {
+            // On the placeholder SM, renamed with the flows' records.
             let (_, sm) = self.tracks[&self.keys[track as usize]];
             // Ties between tracks at one time in name order, as they were
             // when every track was held in memory.
-            self.records.set_seq(rank[track as usize] << 40);
+            self.records.set_group(rank[track as usize]);
             let slices = TrackSlices {
                 sorted: &mut sorted,
                 peeked: &mut peeked,
                 track,
                 err: &mut err,
             };
-            self.records
-                .nest(rename[&sm], slices, Phase::Track, Phase::Track);
-            if let Some(e) = err.take() {
-                return Err(fail(e));
-            }
+            self.records.nest(sm, slices, Phase::Track, Phase::Track);
+        }
+        if let Some(e) = err.take() {
+            return Err(fail(e));
         }
         let source = self.records.finish(name, rename)?;
         Ok(Imported::new(source, self.problems, self.bytes))

@@ -45,6 +45,9 @@ pub struct ExtSort<T: Spill> {
     budget: usize,
     /// Runs on disk with their levels; levels never grow along the list.
     runs: Vec<(u32, File)>,
+    /// A spill failed: what is pushed since is dropped (the caller reports
+    /// the first error), so memory stays bounded.
+    failed: bool,
 }
 
 /// Items to keep in memory when a sort is given no budget: the environment's
@@ -64,6 +67,7 @@ impl<T: Spill> ExtSort<T> {
             buf: Vec::new(),
             budget: budget.max(1),
             runs: Vec::new(),
+            failed: false,
         }
     }
 
@@ -77,10 +81,19 @@ impl<T: Spill> ExtSort<T> {
         self.runs.len()
     }
 
+    /// Adds `item`. After an error writing a run, items are dropped and
+    /// every push fails.
     pub fn push(&mut self, item: T) -> io::Result<()> {
+        if self.failed {
+            return Err(io::Error::other("an earlier run could not be written"));
+        }
         self.buf.push(item);
         if self.buf.len() >= self.budget {
-            self.spill()?;
+            if let Err(e) = self.spill() {
+                self.failed = true;
+                self.buf = Vec::new();
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -171,12 +184,15 @@ impl Run {
 
     /// The next item; `Ok(None)` at the end.
     pub fn next_item<T: Spill>(&mut self) -> io::Result<Option<T>> {
+        // The end of the run is only before an item: a length cut short is
+        // an error.
         let mut len = [0; 4];
-        match self.r.read_exact(&mut len) {
+        match self.r.read_exact(&mut len[..1]) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
             Err(e) => return Err(e),
         }
+        self.r.read_exact(&mut len[1..])?;
         self.bytes.resize(u32::from_le_bytes(len) as usize, 0);
         self.r.read_exact(&mut self.bytes)?;
         Ok(Some(T::take(&self.bytes)))

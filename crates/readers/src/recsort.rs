@@ -17,6 +17,8 @@ pub const RECORD_BUDGET: usize = 1 << 19;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Keyed {
     phase: u8,
+    /// Records of a lower group come first at one time and phase.
+    group: u32,
     seq: u64,
     pub(crate) rec: Record,
     /// For a link named later ([`Tracks::push_numbered_link`]): the symbol
@@ -26,8 +28,8 @@ pub(crate) struct Keyed {
 }
 
 impl Keyed {
-    fn key(&self) -> (u64, u8, u64) {
-        (self.rec.t, self.phase, self.seq)
+    fn key(&self) -> (u64, u8, u32, u64) {
+        (self.rec.t, self.phase, self.group, self.seq)
     }
 }
 
@@ -51,6 +53,7 @@ impl Ord for Keyed {
 /// Records being ordered.
 pub struct RecordSort {
     recs: ExtSort<Keyed>,
+    group: u32,
     seq: u64,
     /// The first error writing the sort's temporary files.
     spill_error: Option<io::Error>,
@@ -73,14 +76,17 @@ impl RecordSort {
     pub fn with_budget(budget: usize) -> Self {
         RecordSort {
             recs: ExtSort::new(budget),
+            group: 0,
             seq: 0,
             spill_error: None,
         }
     }
 
-    /// The order the next record is made in (later ones count up from it).
-    pub fn set_seq(&mut self, seq: u64) {
-        self.seq = seq;
+    /// The group of the records made from now on: at one time and class,
+    /// a lower group's records come first, then each group's in the order
+    /// made.
+    pub fn set_group(&mut self, group: u32) {
+        self.group = group;
     }
 
     /// A record at `t` of ordering class `class`.
@@ -98,6 +104,7 @@ impl RecordSort {
         };
         let k = Keyed {
             phase: class,
+            group: self.group,
             seq: self.seq,
             rec,
             prefix,
@@ -163,8 +170,7 @@ fn unopt(v: u32) -> Option<Sym> {
 }
 
 impl Spill for Keyed {
-    // t, phase, seq; sys, kind, subject, four symbols, link, waited; prefix.
-    // t, phase, seq; sys; the event's parts (kind, subject kind and
+    // t, phase, group, seq; sys; the event's parts (kind, subject kind and
     // symbol, four symbols, link kind, number and symbol, waited); prefix.
     fn put(&self, out: &mut Vec<u8>) {
         let p = self.rec.ev.parts();
@@ -181,6 +187,7 @@ impl Spill for Keyed {
         };
         out.extend_from_slice(&self.rec.t.to_le_bytes());
         out.push(self.phase);
+        out.extend_from_slice(&self.group.to_le_bytes());
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&self.rec.sys.0.to_le_bytes());
         out.extend_from_slice(&[p.kind, wk]);
@@ -197,7 +204,8 @@ impl Spill for Keyed {
 
     fn take(b: &[u8]) -> Self {
         let mut f = Fields::new(b);
-        let (t, phase, seq, sys) = (f.u64(), f.u8(), f.u64(), Sym(f.u32()));
+        let (t, phase, group) = (f.u64(), f.u8(), f.u32());
+        let (seq, sys) = (f.u64(), Sym(f.u32()));
         let (kind, wk, w) = (f.u8(), f.u8(), Sym(f.u32()));
         let syms = [f.u32(), f.u32(), f.u32(), f.u32()].map(unopt);
         let (lk, lv, ls) = (f.u8(), f.u64(), f.u32());
@@ -228,6 +236,7 @@ impl Spill for Keyed {
         let ev = Event::from_parts(parts).expect("a record the sort wrote");
         Keyed {
             phase,
+            group,
             seq,
             rec: Record { t, sys, ev },
             prefix,
@@ -278,6 +287,7 @@ mod tests {
         for (i, ev) in every_kind().into_iter().enumerate() {
             let k = Keyed {
                 phase: 3,
+                group: 7,
                 seq: i as u64,
                 rec: Record {
                     t: 1 << 40,

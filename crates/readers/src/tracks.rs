@@ -62,11 +62,11 @@ impl<P: Into<u8> + Copy> Tracks<P> {
         }
     }
 
-    /// The order the next record is made in (later ones count up from it):
-    /// an importer that builds tracks one after the other gives each its
-    /// own range, so ties at one time follow the tracks' order.
-    pub fn set_seq(&mut self, seq: u64) {
-        self.recs.set_seq(seq);
+    /// The group of the records made from now on: an importer that builds
+    /// tracks one after the other gives each its rank, so ties at one time
+    /// follow the tracks' order.
+    pub fn set_group(&mut self, group: u32) {
+        self.recs.set_group(group);
     }
 
     pub fn push(&mut self, t: u64, phase: P, ev: Event) {

@@ -121,12 +121,16 @@ impl fmt::Display for At {
 struct Collector {
     pos: Position,
     problems: Problems,
-    /// Spans of the resource or Jaeger trace being read whose service is
-    /// not known yet.
+    /// Spans of the Jaeger trace being read (one request), whose services
+    /// are known when its `processes` are.
     pending: Vec<Span>,
     /// The service of the OTLP resource being read, once its `resource`
     /// was read.
     service: Option<String>,
+    /// The services of OTLP resources whose spans came before their
+    /// `resource`: by the placeholder those spans carry
+    /// ([`resource_placeholder`]).
+    late_services: HashMap<String, String>,
     sorted: ExtSort<Span>,
     /// Spans kept so far.
     spans: u64,
@@ -224,7 +228,11 @@ impl Collector {
             id,
             parent,
             follows,
-            service: self.service.clone().unwrap_or_default(),
+            service: match (&self.service, at) {
+                (Some(s), _) => s.clone(),
+                (None, At::Otlp(r, ..)) => resource_placeholder(r),
+                (None, At::Jaeger(..)) => String::new(),
+            },
             name: sp
                 .get("name")
                 .and_then(Value::as_str)
@@ -233,10 +241,7 @@ impl Collector {
             start,
             end: end.max(start),
         };
-        match self.service {
-            Some(_) => self.keep(span),
-            None => self.pending.push(span),
-        }
+        self.keep(span);
     }
 
     fn jaeger_span(&mut self, v: Value, at: At) {
@@ -356,6 +361,12 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, Node> {
     }
 }
 
+/// The service a span of OTLP resource `r` carries until the resource's
+/// `resource` is read (it may come after the spans).
+fn resource_placeholder(r: usize) -> String {
+    format!("\u{1}resource:{r}")
+}
+
 /// The service named by an OTLP resource's `service.name` attribute.
 fn service_of(resource: &Value) -> Option<String> {
     let attrs = resource.get("attributes")?.as_array()?;
@@ -403,13 +414,10 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
             map.next_value_seed(Seed(&mut *c, list))?;
         }
         match self.1 {
-            Node::Resource(_) => {
+            Node::Resource(r) => {
                 let service = c.service.take();
                 let service = service.unwrap_or_else(|| "unknown_service".into());
-                c.pending
-                    .iter_mut()
-                    .for_each(|s| s.service.clone_from(&service));
-                c.flush();
+                c.late_services.insert(resource_placeholder(r), service);
             }
             Node::Trace(_) => {
                 for s in &mut c.pending {
@@ -616,6 +624,7 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         problems: Problems::new(name, KIND),
         pending: Vec::new(),
         service: None,
+        late_services: HashMap::new(),
         sorted: ExtSort::new(extsort::budget_from_env(SPAN_BUDGET)),
         spans: 0,
         spill_error: None,
@@ -652,5 +661,5 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         return Err(fail(e));
     }
     let sorted = c.sorted.finish().map_err(fail)?;
-    Requests::new(sorted, c.problems, c.pos.bytes(), name)
+    Requests::new(sorted, c.late_services, c.problems, c.pos.bytes(), name)
 }

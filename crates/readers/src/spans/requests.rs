@@ -66,6 +66,9 @@ pub struct Requests {
     first_ids: Vec<String>,
     /// The trace id of the last group counted.
     last: String,
+    /// The services of spans that carry a placeholder (an OTLP resource
+    /// named after its spans).
+    late_services: HashMap<String, String>,
     problems: Problems,
     bytes: u64,
     /// The file's name, for messages.
@@ -77,6 +80,7 @@ impl Requests {
     /// them there, else in one temporary file.
     pub(super) fn new(
         sorted: Sorted<Span>,
+        late_services: HashMap<String, String>,
         problems: Problems,
         bytes: u64,
         name: &str,
@@ -86,6 +90,7 @@ impl Requests {
             count: 0,
             first_ids: Vec::new(),
             last: String::new(),
+            late_services,
             problems,
             bytes,
             name: name.to_string(),
@@ -165,6 +170,7 @@ impl Requests {
         Ok(Groups {
             source,
             name: &self.name,
+            late_services: &self.late_services,
         })
     }
 
@@ -180,11 +186,18 @@ impl Requests {
 
     /// All the spans on one timeline, with the file's problems: memory for
     /// every span of the file. An error is one of the sort on disk.
-    pub fn merged(self) -> Result<Imported, ReadError> {
+    pub fn merged(mut self) -> Result<Imported, ReadError> {
         let mut all = Vec::new();
-        let mut groups = self.groups()?;
-        while let Some((_, spans)) = groups.next_group()? {
-            all.extend(spans);
+        if let Store::Memory(spans) = &mut self.store {
+            // Taken, not copied: the store is not read again.
+            all = std::mem::take(spans);
+            all.iter_mut()
+                .for_each(|s| settle_service(s, &self.late_services));
+        } else {
+            let mut groups = self.groups()?;
+            while let Some((_, spans)) = groups.next_group()? {
+                all.extend(spans);
+            }
         }
         all.sort_by_key(|s| s.order);
         self.imported(all, self.problems.clone(), self.bytes)
@@ -232,6 +245,7 @@ impl Requests {
                     groups = Ok(Groups {
                         source: GroupSource::Memory(&[]),
                         name: &self.name,
+                        late_services: &self.late_services,
                     });
                     (String::new(), Err(e))
                 }
@@ -251,11 +265,23 @@ enum GroupSource<'a> {
 struct Groups<'a> {
     source: GroupSource<'a>,
     name: &'a str,
+    late_services: &'a HashMap<String, String>,
 }
 
 impl Groups<'_> {
-    /// The next request's trace id and spans.
+    /// The next request's trace id and spans, each with its service.
     fn next_group(&mut self) -> Result<Option<(String, Vec<Span>)>, ReadError> {
+        let Some((id, mut spans)) = self.next_stored()? else {
+            return Ok(None);
+        };
+        spans
+            .iter_mut()
+            .for_each(|s| settle_service(s, self.late_services));
+        Ok(Some((id, spans)))
+    }
+
+    /// The next request's trace id and spans as stored.
+    fn next_stored(&mut self) -> Result<Option<(String, Vec<Span>)>, ReadError> {
         match &mut self.source {
             GroupSource::Memory(rest) => {
                 let Some(first) = rest.first() else {
@@ -285,6 +311,17 @@ impl Groups<'_> {
                 Ok(Some((group[0].trace.clone(), group)))
             }
         }
+    }
+}
+
+/// A span's service, when it carries a resource's placeholder: the
+/// resource's, or `unknown_service` for a resource cut short before its
+/// `resource`.
+fn settle_service(s: &mut Span, late_services: &HashMap<String, String>) {
+    if let Some(service) = late_services.get(&s.service) {
+        s.service.clone_from(service);
+    } else if s.service.starts_with('\u{1}') {
+        s.service = "unknown_service".into();
     }
 }
 
