@@ -572,5 +572,7 @@ fn a_syscall_recording_loses_nothing_and_names_the_recorder() {
         .and_then(|r| r.split('%').next())
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("{msg}"));
-    assert!(pct > 0.0 && pct < 100.0, "{msg}");
+    // perf may not run at all while a short command does (it sleeps until
+    // its buffers fill: 0.00 ms was seen in a 132 ms recording).
+    assert!((0.0..100.0).contains(&pct), "{msg}");
 }
