@@ -20,7 +20,7 @@
 //! field, and skipped. An array without its closing `]` (the trace of a
 //! process that crashed) is read up to its last whole event.
 
-use crate::extsort::{self, ExtSort, Fields, Sorted, Spill};
+use crate::extsort::{self, disk_error, ExtSort, Fields, Sorted, Spill};
 use crate::json::{shown, strip_position, Imported, Problems};
 use crate::jsonsplit::{self, Ending, Part, SplitError};
 use crate::tracks::{Slice, Tracks};
@@ -121,8 +121,6 @@ struct Collector {
     tracks: HashMap<TrackKey, (u32, Sym)>,
     keys: Vec<TrackKey>,
     slices: ExtSort<Nested>,
-    /// The first error writing the slice sort's temporary files.
-    spill_error: Option<std::io::Error>,
     open: HashMap<u32, Vec<(u64, Sym, u64)>>,
     flows: u64,
     /// The latest time seen, where slices still open at the end close.
@@ -164,7 +162,6 @@ impl Collector {
             tracks: HashMap::new(),
             keys: Vec::new(),
             slices: ExtSort::new(extsort::budget_from_env(SLICE_BUDGET)),
-            spill_error: None,
             open: HashMap::new(),
             flows: 0,
             last: 0,
@@ -193,9 +190,7 @@ impl Collector {
             order,
             name: name.0,
         };
-        if let Err(e) = self.slices.push(n) {
-            self.spill_error.get_or_insert(e);
-        }
+        self.slices.push(n);
     }
 
     /// A flow end point: a send is a point in the sender's current state;
@@ -497,18 +492,8 @@ impl Collector {
             ));
         }
         self.close_open();
-        let fail = |e: std::io::Error| {
-            ReadError::new(
-                name,
-                Location::File,
-                format!("cannot sort the trace's slices in a temporary file: {e}"),
-                true,
-            )
-        };
-        if let Some(e) = self.spill_error.take() {
-            return Err(fail(e));
-        }
-        if self.slices.in_memory() == 0 && self.slices.runs() == 0 && self.flows == 0 {
+        let fail = |e| disk_error(name, "sort the trace's slices in", e);
+        if self.slices.is_empty() && self.flows == 0 {
             let mut msg =
                 "this Chrome/Perfetto trace holds no slices (X, B/E or b/e events) to analyze"
                     .to_string();

@@ -13,6 +13,7 @@
 //! level, so each item is rewritten about log₁₆(items / budget) times and
 //! the files open at once stay few (under `FAN` per level).
 
+use critpath_trace::{Location, ReadError};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -45,9 +46,11 @@ pub struct ExtSort<T: Spill> {
     budget: usize,
     /// Runs on disk with their levels; levels never grow along the list.
     runs: Vec<(u32, File)>,
-    /// A spill failed: what is pushed since is dropped (the caller reports
-    /// the first error), so memory stays bounded.
-    failed: bool,
+    /// Items pushed, kept or not.
+    pushed: u64,
+    /// The first error writing a run: what is pushed after it is dropped,
+    /// so memory stays bounded, and [`ExtSort::finish`] returns it.
+    error: Option<io::Error>,
 }
 
 /// Items to keep in memory when a sort is given no budget: the environment's
@@ -67,8 +70,18 @@ impl<T: Spill> ExtSort<T> {
             buf: Vec::new(),
             budget: budget.max(1),
             runs: Vec::new(),
-            failed: false,
+            pushed: 0,
+            error: None,
         }
+    }
+
+    /// Items pushed so far (after an error too).
+    pub fn len(&self) -> u64 {
+        self.pushed
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pushed == 0
     }
 
     /// Items pushed so far and still in memory.
@@ -81,21 +94,20 @@ impl<T: Spill> ExtSort<T> {
         self.runs.len()
     }
 
-    /// Adds `item`. After an error writing a run, items are dropped and
-    /// every push fails.
-    pub fn push(&mut self, item: T) -> io::Result<()> {
-        if self.failed {
-            return Err(io::Error::other("an earlier run could not be written"));
+    /// Adds `item`. After an error writing a run, items are dropped; the
+    /// error comes out of [`ExtSort::finish`].
+    pub fn push(&mut self, item: T) {
+        self.pushed += 1;
+        if self.error.is_some() {
+            return;
         }
         self.buf.push(item);
         if self.buf.len() >= self.budget {
             if let Err(e) = self.spill() {
-                self.failed = true;
+                self.error = Some(e);
                 self.buf = Vec::new();
-                return Err(e);
             }
         }
-        Ok(())
     }
 
     /// Sorts the buffer into a new run on disk.
@@ -140,6 +152,9 @@ impl<T: Spill> ExtSort<T> {
 
     /// Everything pushed, in order.
     pub fn finish(mut self) -> io::Result<Sorted<T>> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
         self.buf.sort_unstable();
         if self.runs.is_empty() {
             return Ok(Sorted::Memory(self.buf.into_iter()));
@@ -241,6 +256,13 @@ impl<T: Spill> Merge<T> {
     }
 }
 
+/// The error of a sort's temporary file while reading the input `name`:
+/// `doing` says what ("sort the trace's records in").
+pub fn disk_error(name: &str, doing: &str, e: io::Error) -> ReadError {
+    let msg = format!("cannot {doing} a temporary file: {e}");
+    ReadError::new(name, Location::File, msg, true)
+}
+
 /// Little-endian fields written and read back in order.
 pub struct Fields<'a> {
     b: &'a [u8],
@@ -311,7 +333,7 @@ mod tests {
     fn a_sort_within_its_budget_stays_in_memory() {
         let mut s = ExtSort::new(10);
         for i in [3u64, 1, 2] {
-            s.push(Item(i, 0)).unwrap();
+            s.push(Item(i, 0));
         }
         assert_eq!(s.runs(), 0);
         let out = drain(s.finish().unwrap());
@@ -323,7 +345,7 @@ mod tests {
         let n = (FAN * FAN * 3 + 5) as u64;
         let mut s = ExtSort::new(1);
         for i in (0..n).rev() {
-            s.push(Item(i, 7)).unwrap();
+            s.push(Item(i, 7));
             assert!(s.runs() < 3 * FAN, "{} runs", s.runs());
         }
         // 773 runs of one item: 3 of level 2, 5 of level 0.
@@ -341,7 +363,7 @@ mod tests {
         ) {
             let mut s = ExtSort::new(budget);
             for &(a, b) in &items {
-                s.push(Item(a, b)).unwrap();
+                s.push(Item(a, b));
             }
             prop_assert!(s.in_memory() < budget);
             let mut want: Vec<Item> = items.iter().map(|&(a, b)| Item(a, b)).collect();

@@ -4,9 +4,8 @@
 //! of any length is ordered in bounded memory. The importers' tracks
 //! ([`crate::tracks`]) and the GPU traces' records are ordered here.
 
-use crate::extsort::{self, ExtSort, Fields, Sorted, Spill};
-use critpath_trace::{Event, LinkId, Location, Parts, ReadError, Record, Sym, Who};
-use std::io;
+use crate::extsort::{self, disk_error, ExtSort, Fields, Sorted, Spill};
+use critpath_trace::{Event, LinkId, Parts, ReadError, Record, Sym, Who};
 
 /// Records kept in memory before the sort spills (about 60 bytes each in
 /// memory and on disk: some 30 MB).
@@ -55,8 +54,6 @@ pub struct RecordSort {
     recs: ExtSort<Keyed>,
     group: u32,
     seq: u64,
-    /// The first error writing the sort's temporary files.
-    spill_error: Option<io::Error>,
 }
 
 impl Default for RecordSort {
@@ -78,7 +75,6 @@ impl RecordSort {
             recs: ExtSort::new(budget),
             group: 0,
             seq: 0,
-            spill_error: None,
         }
     }
 
@@ -110,27 +106,15 @@ impl RecordSort {
             prefix,
         };
         self.seq += 1;
-        if let Err(e) = self.recs.push(k) {
-            self.spill_error.get_or_insert(e);
-        }
+        self.recs.push(k);
     }
 
     /// The records in order; an error is one writing the sort's temporary
     /// files, said of the input `name`.
     pub fn finish(self, name: &str) -> Result<SortedRecords, ReadError> {
-        let fail = |e: io::Error| {
-            ReadError::new(
-                name,
-                Location::File,
-                format!("cannot sort the trace's records in a temporary file: {e}"),
-                true,
-            )
-        };
-        if let Some(e) = self.spill_error {
-            return Err(fail(e));
-        }
+        let sorted = self.recs.finish();
         Ok(SortedRecords {
-            sorted: self.recs.finish().map_err(fail)?,
+            sorted: sorted.map_err(|e| disk_error(name, "sort the trace's records in", e))?,
             name: name.to_string(),
         })
     }
@@ -144,14 +128,8 @@ pub struct SortedRecords {
 
 impl SortedRecords {
     pub(crate) fn next_keyed(&mut self) -> Result<Option<Keyed>, ReadError> {
-        self.sorted.next_item().map_err(|e| {
-            ReadError::new(
-                &self.name,
-                Location::File,
-                format!("cannot read back the trace's records from a temporary file: {e}"),
-                true,
-            )
-        })
+        let doing = "read back the trace's records from";
+        (self.sorted.next_item()).map_err(|e| disk_error(&self.name, doing, e))
     }
 
     /// The next record; `Ok(None)` at the end.

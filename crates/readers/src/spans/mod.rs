@@ -26,10 +26,10 @@ mod requests;
 
 pub use requests::Requests;
 
-use crate::extsort::{self, ExtSort};
+use crate::extsort::{self, disk_error, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Interner, Location, ReadError, Sym, Who};
+use critpath_trace::{Event, Interner, ReadError, Sym, Who};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -134,8 +134,6 @@ struct Collector {
     sorted: ExtSort<Span>,
     /// Spans kept so far.
     spans: u64,
-    /// The first error writing the sort's temporary files.
-    spill_error: Option<std::io::Error>,
     line: u64,
 }
 
@@ -144,9 +142,7 @@ impl Collector {
     fn keep(&mut self, mut span: Span) {
         span.order = self.spans;
         self.spans += 1;
-        if let Err(e) = self.sorted.push(span) {
-            self.spill_error.get_or_insert(e);
-        }
+        self.sorted.push(span);
     }
 
     /// The pending spans, their services now known.
@@ -627,7 +623,6 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         late_services: HashMap::new(),
         sorted: ExtSort::new(extsort::budget_from_env(SPAN_BUDGET)),
         spans: 0,
-        spill_error: None,
         line: 1,
     };
     let mut de = serde_json::Deserializer::from_reader(input);
@@ -653,13 +648,7 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         }
         return Err(c.problems.fatal(None, msg));
     }
-    let fail = |e: std::io::Error| {
-        let msg = format!("cannot group the spans by request in a temporary file: {e}");
-        ReadError::new(name, Location::File, msg, true)
-    };
-    if let Some(e) = c.spill_error.take() {
-        return Err(fail(e));
-    }
-    let sorted = c.sorted.finish().map_err(fail)?;
+    let sorted = c.sorted.finish();
+    let sorted = sorted.map_err(|e| disk_error(name, "group the spans by request in", e))?;
     Requests::new(sorted, c.late_services, c.problems, c.pos.bytes(), name)
 }

@@ -3,12 +3,16 @@
 //! one temporary file read a request at a time.
 
 use super::{records, Span, KIND};
-use crate::extsort::{put_str, write_item, Fields, Run, Sorted, Spill};
+use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
 use crate::json::{Imported, Problems};
-use critpath_trace::{Location, ReadError};
+use critpath_trace::ReadError;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
+
+/// What the messages of the spans' temporary file say is being done.
+const STORE_WRITE: &str = "write the spans grouped by request in";
+const STORE_READ: &str = "read the spans grouped by request from";
 
 /// Trace ids kept to name in messages.
 const IDS_NAMED: usize = 5;
@@ -95,7 +99,7 @@ impl Requests {
             bytes,
             name: name.to_string(),
         };
-        let io = |e: io::Error| store_error(name, "write", e);
+        let io = |e: io::Error| disk_error(name, STORE_WRITE, e);
         match sorted {
             Sorted::Memory(spans) => {
                 let spans: Vec<Span> = spans.collect();
@@ -162,8 +166,8 @@ impl Requests {
             Store::File(f) => {
                 let f = f
                     .try_clone()
-                    .map_err(|e| store_error(&self.name, "read", e))?;
-                let run = Run::new(f).map_err(|e| store_error(&self.name, "read", e))?;
+                    .map_err(|e| disk_error(&self.name, STORE_READ, e))?;
+                let run = Run::new(f).map_err(|e| disk_error(&self.name, STORE_READ, e))?;
                 GroupSource::File(Box::new(run), None)
             }
         };
@@ -295,7 +299,7 @@ impl Groups<'_> {
             GroupSource::File(run, peeked) => {
                 let read = |run: &mut Run| {
                     run.next_item::<Span>()
-                        .map_err(|e| store_error(self.name, "read", e))
+                        .map_err(|e| disk_error(self.name, STORE_READ, e))
                 };
                 let Some(first) = peeked.take().map_or_else(|| read(run), |s| Ok(Some(s)))? else {
                     return Ok(None);
@@ -323,15 +327,6 @@ fn settle_service(s: &mut Span, late_services: &HashMap<String, String>) {
     } else if s.service.starts_with('\u{1}') {
         s.service = "unknown_service".into();
     }
-}
-
-fn store_error(name: &str, what: &str, e: io::Error) -> ReadError {
-    ReadError::new(
-        name,
-        Location::File,
-        format!("cannot {what} the spans grouped by request in a temporary file: {e}"),
-        true,
-    )
 }
 
 #[cfg(test)]
