@@ -1,12 +1,13 @@
 //! PyTorch profiler (Kineto) traces on the command line: one rank or
 //! several, limited to one instance of an annotation (`--annotation`,
-//! `--instance`) as HTA does, analyzed with the path kept so that the
-//! path can be broken down by what bounds it (docs/gpu.md).
+//! `--instance`) as HTA does; the path is broken down by what bounds it
+//! while the engine walks it, so it is not kept unless asked for
+//! (docs/gpu.md).
 
 use crate::error::{CliError, Result};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_engine::{Analysis, Observer, Options, Visit};
-use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
+use critpath_gpu::{BreakdownObserver, GpuBreakdown, GpuOptions, RanksReport, Tally};
 use critpath_trace::{Interner, ReadError};
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ pub struct GpuRun {
 }
 
 /// Analyzes Kineto traces; `keep_path` keeps the path's segments in the
-/// result (they are always computed, for the breakdown).
+/// result.
 pub fn analyze(
     traces: &[PathBuf],
     window: &GpuOptions,
@@ -47,16 +48,19 @@ pub fn analyze_observed(
     let mut src = critpath_import::open_gpu(traces, window)?;
     let facts = src.facts().clone();
     let ranks = (traces.len() > 1).then(|| src.report().clone());
-    let opts = Options {
-        keep_path: true,
-        ..opts
-    };
+    let opts = Options { keep_path, ..opts };
     let pb = progress_bar(&traces[0]);
-    let result =
-        critpath_engine::analyze_observed(&mut src, opts, observer, |_, bytes| advance(&pb, bytes));
+    let mut tally = BreakdownObserver {
+        tally: Tally::new(&facts, 0, u64::MAX),
+        inner: observer,
+    };
+    let result = critpath_engine::analyze_observed(&mut src, opts, &mut tally, |_, bytes| {
+        advance(&pb, bytes)
+    });
     clear(pb);
+    let breakdown = tally.tally.finish();
     let name = traces[0].display().to_string();
-    let (mut analysis, err) = result.map_err(|e| CliError::analysis_of(&name, e))?;
+    let (analysis, err) = result.map_err(|e| CliError::analysis_of(&name, e))?;
     if analysis.stats.records == 0 {
         return Err(CliError::input(format!(
             "{name}: the trace holds no GPU or CPU op{}",
@@ -65,10 +69,6 @@ pub fn analyze_observed(
                 None => String::new(),
             }
         )));
-    }
-    let breakdown = critpath_gpu::bound_by(&analysis, &facts);
-    if !keep_path {
-        analysis.path = None;
     }
     Ok(GpuRun {
         analysis,

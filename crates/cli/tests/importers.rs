@@ -351,3 +351,62 @@ fn span_files_grouped_on_disk_give_the_analyses_grouped_in_memory() {
         "{err}"
     );
 }
+
+/// Generated Kineto ranks (crates/gpu/tests/gen/gen_kineto.py) in `dir`;
+/// false (with a note) without python3.
+fn kineto_ranks(dir: &std::path::Path, args: &[&str]) -> bool {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpu/tests/gen/gen_kineto.py");
+    let ok = std::process::Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("note: python3 could not run the generator; test skipped");
+    }
+    ok
+}
+
+#[test]
+fn kineto_ranks_sorted_on_disk_give_the_analysis_sorted_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--ranks",
+        "3",
+        "--steps",
+        "4",
+        "--layers",
+        "5",
+        "--slow-rank",
+        "1",
+    ];
+    if !kineto_ranks(dir.path(), &args) {
+        return;
+    }
+    let files: Vec<String> = (0..3)
+        .map(|r| {
+            dir.path()
+                .join(format!("rank{r}.pt.trace.json"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut cmd = vec!["analyze", "--json", "--path"];
+    cmd.extend(files.iter().map(|s| s.as_str()));
+    let memory = with_budget(&cmd, "1000000");
+    for items in ["1", "5", "64"] {
+        assert!(with_budget(&cmd, items) == memory, "budget {items}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&memory).unwrap();
+    assert_eq!(
+        v["states"][0]["sm"], "rank1/gpu0:stream7",
+        "{}",
+        v["states"][0]
+    );
+    // One rank's window, also through the disk.
+    let mut step = cmd.clone();
+    step.extend(["--annotation", "ProfilerStep", "--instance", "2"]);
+    assert!(with_budget(&step, "3") == with_budget(&step, "1000000"));
+}

@@ -4,6 +4,7 @@
 //! Timelines, module costs and profiles are observers: they build their own
 //! tables as the trace goes by and never hold the trace.
 
+use crate::results::PathSegment;
 use critpath_trace::{Interner, Sym};
 
 /// What happened, for views that draw timelines: a state visit that ended,
@@ -38,6 +39,14 @@ pub trait Observer {
     /// A batch of records has been fed (the pump calls this; a good time to
     /// flush what was gathered).
     fn after_batch(&mut self, _strings: &Interner) {}
+    /// Does it take the critical path's edges ([`Observer::path_edge`])?
+    /// Then the path needs not be kept (`Options::keep_path`) to be seen.
+    fn wants_path(&self) -> bool {
+        false
+    }
+    /// One edge of the critical path, as the walk back from the path's end
+    /// finds it: from the last edge to the first.
+    fn path_edge(&mut self, _edge: &PathSegment) {}
 }
 
 /// Any closure over visits is an observer.

@@ -7,7 +7,8 @@
 
 use crate::emit::{BETWEEN_OPS, IDLE};
 use critpath_engine::results::PathSegment;
-use critpath_engine::Analysis;
+use critpath_engine::{Analysis, Observer, Visit};
+use critpath_trace::Interner;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -94,29 +95,95 @@ impl GpuBreakdown {
     }
 }
 
+/// The breakdown built from the path's segments handed over from the last
+/// to the first, as the engine's walk finds them: a segment's category
+/// depends on the one before it, so each waits for its predecessor.
+pub struct Tally<'a> {
+    facts: &'a GpuFacts,
+    window: (u64, u64),
+    b: GpuBreakdown,
+    /// The latest segment given, not yet added.
+    later: Option<PathSegment>,
+}
+
+impl<'a> Tally<'a> {
+    /// Segments outside `[from, to)` are cut to it.
+    pub fn new(facts: &'a GpuFacts, from: u64, to: u64) -> Self {
+        Tally {
+            facts,
+            window: (from, to),
+            b: GpuBreakdown::default(),
+            later: None,
+        }
+    }
+
+    /// The segment before the one given last.
+    pub fn earlier(&mut self, s: PathSegment) {
+        let facts = self.facts;
+        if let Some(later) = self.later.take() {
+            let after_sync = s.inter
+                && s.sm == later.sm
+                && s.state == later.state
+                && facts.streams.contains(&s.from_sm)
+                && !later.inter;
+            self.add(later, after_sync);
+        }
+        self.later = Some(s);
+    }
+
+    fn add(&mut self, mut s: PathSegment, after_sync: bool) {
+        s.start_ns = s.start_ns.max(self.window.0);
+        s.end_ns = s.end_ns.min(self.window.1);
+        if s.end_ns > s.start_ns {
+            self.b.add(self.facts, &s, after_sync);
+        }
+    }
+
+    /// The breakdown, once the path's first segment was given.
+    pub fn finish(mut self) -> GpuBreakdown {
+        if let Some(first) = self.later.take() {
+            self.add(first, false);
+        }
+        self.b.name_bound();
+        self.b
+    }
+}
+
 /// Breaks the path's segments down (the analysis must keep its path:
 /// `Options::keep_path`); segments outside `[from, to)` are cut to it.
 pub fn bound_by_window(path: &[PathSegment], facts: &GpuFacts, from: u64, to: u64) -> GpuBreakdown {
-    let mut b = GpuBreakdown::default();
-    let mut prev: Option<&PathSegment> = None;
-    for s in path {
-        let after_sync = prev.is_some_and(|p| {
-            p.inter && p.sm == s.sm && p.state == s.state && facts.streams.contains(&p.from_sm)
-        }) && !s.inter;
-        prev = Some(s);
-        let mut s = s.clone();
-        s.start_ns = s.start_ns.max(from);
-        s.end_ns = s.end_ns.min(to);
-        if s.end_ns > s.start_ns {
-            b.add(facts, &s, after_sync);
-        }
+    let mut t = Tally::new(facts, from, to);
+    for s in path.iter().rev() {
+        t.earlier(s.clone());
     }
-    b.name_bound();
-    b
+    t.finish()
 }
 
 /// The breakdown of an analysis's whole critical path (empty when the
 /// analysis kept no path).
 pub fn bound_by(a: &Analysis, facts: &GpuFacts) -> GpuBreakdown {
     bound_by_window(a.path.as_deref().unwrap_or(&[]), facts, 0, u64::MAX)
+}
+
+/// An observer that tallies the breakdown while the engine walks the path
+/// back, and hands everything else to `inner`: the path is never kept.
+pub struct BreakdownObserver<'a, 'o> {
+    pub tally: Tally<'a>,
+    pub inner: &'o mut dyn Observer,
+}
+
+impl Observer for BreakdownObserver<'_, '_> {
+    fn visit(&mut self, v: &Visit, strings: &Interner) {
+        self.inner.visit(v, strings);
+    }
+    fn after_batch(&mut self, strings: &Interner) {
+        self.inner.after_batch(strings);
+    }
+    fn wants_path(&self) -> bool {
+        true
+    }
+    fn path_edge(&mut self, edge: &PathSegment) {
+        self.tally.earlier(edge.clone());
+        self.inner.path_edge(edge);
+    }
 }

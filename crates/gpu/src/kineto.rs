@@ -1,8 +1,8 @@
 //! Decoding a Kineto (PyTorch profiler) trace: the top-level object is read
 //! key by key and the `traceEvents` array element by element, each event
-//! decoded straight into a compact [`Ev`] (names interned), so the document
-//! is never held as a JSON tree. Gzip-compressed files are read through a
-//! decoder.
+//! decoded straight into a compact [`Ev`] (names interned) and handed to the
+//! caller, so neither the document nor its events are ever held whole.
+//! Gzip-compressed files are read through a decoder.
 
 use critpath_readers::jsonsplit::{self, Ending, Part};
 use serde::de::{Deserializer, Visitor};
@@ -28,17 +28,12 @@ pub enum Kind {
     Sync,
 }
 
-/// A collective's identity, from a NCCL kernel's arguments.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Collective {
-    pub name: String,
-    pub group: String,
-    /// The ranks of the process group, in order.
-    pub ranks: Vec<i64>,
-}
+/// No name: an [`Ev`]'s collective fields when it is not a collective.
+pub const NO_NAME: u32 = u32::MAX;
 
-/// One complete (`ph: X`) event, with the arguments critpath uses.
-#[derive(Clone, Debug)]
+/// One complete (`ph: X`) event, with the arguments critpath uses. Names
+/// are indexes into the trace's [`Names`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ev {
     pub kind: Kind,
     /// Index into [`Trace::names`].
@@ -53,20 +48,58 @@ pub struct Ev {
     pub device: i64,
     pub wait_stream: i64,
     pub wait_record_corr: i64,
-    pub collective: Option<Box<Collective>>,
+    /// A NCCL kernel's `Collective name`, `Process Group Name` and
+    /// `Process Group Ranks` ([`NO_NAME`] when it has none).
+    pub coll_name: u32,
+    pub coll_group: u32,
+    pub coll_ranks: u32,
+    /// The event's place in the file (0 for the first kept event).
+    pub index: u64,
 }
 
 impl Ev {
     pub fn end(&self) -> u64 {
         self.ts + self.dur
     }
+
+    /// Is it a collective's kernel?
+    pub fn is_collective(&self) -> bool {
+        self.coll_name != NO_NAME && self.coll_group != NO_NAME
+    }
 }
 
-/// A decoded trace: its events (in file order), their names and its rank.
+/// A trace's names, each stored once.
+#[derive(Debug, Default)]
+pub struct Names {
+    list: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(s.to_string());
+        self.ids.insert(s.to_string(), i);
+        i
+    }
+
+    pub fn get(&self, i: u32) -> &str {
+        self.list.get(i as usize).map_or("", |s| s.as_str())
+    }
+
+    /// The index of `s`, if some event has that name.
+    pub fn find(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+}
+
+/// What decoding a trace gives besides its events.
 #[derive(Debug, Default)]
 pub struct Trace {
-    pub events: Vec<Ev>,
-    pub names: Vec<String>,
+    pub names: Names,
     /// `distributedInfo.rank`, when present.
     pub rank: Option<i64>,
     /// What could not be read: events skipped, and a cut event array.
@@ -89,7 +122,7 @@ const PROBLEMS_SHOWN: usize = 5;
 
 impl Trace {
     pub fn name(&self, e: &Ev) -> &str {
-        &self.names[e.name as usize]
+        self.names.get(e.name)
     }
 }
 
@@ -172,31 +205,22 @@ fn ns(us: f64) -> u64 {
     whole as u64 * 1000 + ((us - whole) * 1000.0).round() as u64
 }
 
-fn parse_ranks(s: &str) -> Vec<i64> {
+/// The ranks of a `Process Group Ranks` argument (`[0, 1, 2]`).
+pub fn parse_ranks(s: &str) -> Vec<i64> {
     s.trim_matches(|c| c == '[' || c == ']')
         .split(',')
         .filter_map(|x| x.trim().parse().ok())
         .collect()
 }
 
-/// Builds [`Trace`]s event by event.
-#[derive(Default)]
-struct Builder {
+/// Decodes events one by one, handing each to `sink`.
+struct Builder<F> {
     trace: Trace,
-    ids: HashMap<String, u32>,
+    sink: F,
+    index: u64,
 }
 
-impl Builder {
-    fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.trace.names.len() as u32;
-        self.trace.names.push(s.to_string());
-        self.ids.insert(s.to_string(), i);
-        i
-    }
-
+impl<F: FnMut(Ev, &Trace)> Builder<F> {
     fn add(&mut self, raw: RawEvent) {
         if raw.ph.as_deref() != Some("X") {
             return;
@@ -206,16 +230,17 @@ impl Builder {
         };
         let args = raw.args.unwrap_or_default();
         let num = |n: Option<Num>| n.map_or(-1, |n| n.0);
-        let collective = match (args.collective, args.group) {
-            (Some(name), Some(group)) => Some(Box::new(Collective {
-                name,
-                group,
-                ranks: parse_ranks(args.group_ranks.as_deref().unwrap_or("")),
-            })),
-            _ => None,
+        let names = &mut self.trace.names;
+        let (coll_name, coll_group, coll_ranks) = match (args.collective, args.group) {
+            (Some(name), Some(group)) => (
+                names.intern(&name),
+                names.intern(&group),
+                names.intern(args.group_ranks.as_deref().unwrap_or("")),
+            ),
+            _ => (NO_NAME, NO_NAME, NO_NAME),
         };
-        let name = self.intern(raw.name.as_deref().unwrap_or_default());
-        self.trace.events.push(Ev {
+        let name = names.intern(raw.name.as_deref().unwrap_or_default());
+        let ev = Ev {
             kind,
             name,
             ts: ns(raw.ts.unwrap_or(0.0)),
@@ -227,8 +252,13 @@ impl Builder {
             device: num(args.device),
             wait_stream: num(args.wait_on_stream),
             wait_record_corr: num(args.wait_on_cuda_event_record_corr_id),
-            collective,
-        });
+            coll_name,
+            coll_group,
+            coll_ranks,
+            index: self.index,
+        };
+        self.index += 1;
+        (self.sink)(ev, &self.trace);
     }
 }
 
@@ -237,7 +267,7 @@ struct DistInfo {
     rank: Option<Num>,
 }
 
-impl Builder {
+impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// One piece of the document: `distributedInfo`, or an event.
     fn part(&mut self, p: Part) -> Result<(), String> {
         match p {
@@ -263,11 +293,15 @@ impl Builder {
 }
 
 /// Decodes a trace from a reader of (uncompressed) JSON, one event at a
-/// time (`critpath_readers::jsonsplit`): an event that cannot be read is
-/// skipped and counted, an event array without its `]` is read up to its
-/// last whole event.
-pub fn read_json(r: impl Read) -> Result<Trace, String> {
-    let mut b = Builder::default();
+/// time (`critpath_readers::jsonsplit`), each handed to `sink` with the
+/// names so far: an event that cannot be read is skipped and counted, an
+/// event array without its `]` is read up to its last whole event.
+pub fn read_json(r: impl Read, sink: impl FnMut(Ev, &Trace)) -> Result<Trace, String> {
+    let mut b = Builder {
+        trace: Trace::default(),
+        sink,
+        index: 0,
+    };
     let ending = jsonsplit::split(r, "traceEvents", |p| b.part(p))
         .map_err(|e| format!("not a Kineto trace: at byte {}: {}", e.offset, e.message))?;
     match ending {
@@ -275,7 +309,6 @@ pub fn read_json(r: impl Read) -> Result<Trace, String> {
         Ending::Unterminated { at, .. } => b.trace.problems.cut_at = Some(at),
         Ending::Closed => {}
     }
-    b.trace.events.shrink_to_fit();
     Ok(b.trace)
 }
 
@@ -301,11 +334,6 @@ pub fn json_of_file(path: &Path) -> Result<Box<dyn Read + Send>, String> {
     } else {
         Box::new(r)
     })
-}
-
-/// Reads a trace file, plain JSON or gzip-compressed.
-pub fn read_file(path: &Path) -> Result<Trace, String> {
-    read_json(json_of_file(path)?)
 }
 
 /// The first bytes of a file, decompressed when it is gzip.

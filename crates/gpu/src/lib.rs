@@ -3,24 +3,29 @@
 //! docs/gpu.md).
 //!
 //! - [`kineto`] decodes a trace (plain or gzip JSON) event by event;
-//! - [`model`] keeps one rank's window of CPU ops and GPU ops;
-//! - [`sync`] resolves what each synchronization waited for;
-//! - [`emit`] turns a rank into records: threads, streams, launches;
+//! - [`join`] sorts a rank's events on disk past a budget, joins launches,
+//!   kernels and synchronizations by correlation, and keeps the window;
+//! - [`streams`] gives GPU ops their effective times in stream order;
 //! - [`ranks`] joins several ranks: collectives, clocks, stragglers;
+//! - [`pass`] makes a rank's records in one time-ordered pass, holding only
+//!   what is in flight ([`emit`] says what the records mean);
+//! - [`items`] are what the sorts hold;
 //! - [`source`] offers it all as a `RecordSource`;
 //! - [`breakdown`] says what bounds an analysed path (HTA's `bound_by`).
 
 pub mod breakdown;
 pub mod emit;
+pub mod items;
+pub mod join;
 pub mod kineto;
-pub mod model;
+pub mod pass;
 pub mod ranks;
 pub mod source;
-pub mod sync;
+pub mod streams;
 
-pub use breakdown::{bound_by, bound_by_window, GpuBreakdown, GpuFacts};
+pub use breakdown::{bound_by, bound_by_window, BreakdownObserver, GpuBreakdown, GpuFacts, Tally};
+pub use join::GpuOptions;
 pub use kineto::looks_like;
-pub use model::GpuOptions;
 pub use ranks::{RankOffset, RanksReport, StepStraggler};
 pub use source::{
     is_kineto_file, open, open_inputs, open_ranks, open_ranks_with, open_with, GpuSource,

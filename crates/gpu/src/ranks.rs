@@ -7,22 +7,22 @@
 //! is the straggler; the others wait for it.
 
 use crate::emit::Role;
-use crate::model::RankModel;
+use crate::streams::CollOp;
 use critpath_trace::Interner;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
-/// One rank's model, its file and its effective GPU op times.
-pub struct RankInput {
-    pub model: RankModel,
+/// What joining ranks needs of one rank: its collectives and its steps.
+pub struct RankInput<'a> {
     pub rank: i64,
-    pub file: String,
-    pub times: HashMap<usize, (u64, u64)>,
-    /// What the reader could not use in this file.
-    pub notes: Vec<critpath_trace::Diagnostic>,
+    pub file: &'a str,
+    pub collectives: &'a [CollOp],
+    /// `ProfilerStep` annotations: (start, end, name), in time order.
+    pub steps: &'a [(u64, u64, String)],
 }
 
-/// One collective instance: (input index, op) of every member.
+/// One collective instance: (input index, index in its collectives) of
+/// every member.
 struct Instance {
     members: Vec<(usize, usize)>,
 }
@@ -105,13 +105,12 @@ impl RanksReport {
 /// The collective kernels of a rank per process group, in start order.
 fn by_group(inp: &RankInput) -> BTreeMap<String, Vec<usize>> {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for op in inp.model.all_gpu_ops() {
-        if let Some(c) = &inp.model.ev(op).collective {
-            groups.entry(c.group.clone()).or_default().push(op);
-        }
+    for (k, c) in inp.collectives.iter().enumerate() {
+        groups.entry(c.group.clone()).or_default().push(k);
     }
-    for ops in groups.values_mut() {
-        ops.sort_by_key(|o| (inp.times[o].0, *o));
+    let c = inp.collectives;
+    for ks in groups.values_mut() {
+        ks.sort_by_key(|&k| (c[k].start, c[k].op));
     }
     groups
 }
@@ -133,13 +132,7 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
                 continue;
             }
             done.push(name.clone());
-            let ranks = &inputs[i]
-                .model
-                .ev(ops[0])
-                .collective
-                .as_ref()
-                .expect("collective")
-                .ranks;
+            let ranks = &inputs[i].collectives[ops[0]].ranks;
             let members: Option<Vec<usize>> =
                 ranks.iter().map(|r| index_of.get(r).copied()).collect();
             let Some(members) = members.filter(|m| m.len() > 1) else {
@@ -173,7 +166,7 @@ fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
     let n = inputs.len();
     let mut off: Vec<Option<(i128, u64)>> = vec![None; n];
     off[0] = Some((0, 0));
-    let end = |m: usize, op: usize| i128::from(inputs[m].times[&op].1);
+    let end = |m: usize, k: usize| i128::from(inputs[m].collectives[k].end);
     loop {
         let mut progress = false;
         for b in 0..n {
@@ -208,17 +201,7 @@ struct StepWindows(Vec<(u64, u64, String)>);
 
 impl StepWindows {
     fn of(inp: &RankInput) -> Self {
-        let m = &inp.model;
-        let mut w: Vec<(u64, u64, String)> = m
-            .trace
-            .events
-            .iter()
-            .filter(|e| e.kind == crate::kineto::Kind::Annotation)
-            .filter(|e| m.trace.name(e).starts_with("ProfilerStep"))
-            .map(|e| (e.ts, e.end(), m.trace.name(e).to_string()))
-            .collect();
-        w.sort_by_key(|x| (x.0, x.1));
-        StepWindows(w)
+        StepWindows(inp.steps.to_vec())
     }
 
     /// The step time `t` falls in, keyed by its start so that steps sort
@@ -241,7 +224,8 @@ type StepTally = BTreeMap<(u64, String), (BTreeMap<i64, (u64, u64)>, u64)>;
 /// Collective roles per input, the clock shift of each input, and the report.
 pub struct Plan {
     pub shifts: Vec<i128>,
-    pub roles: Vec<HashMap<usize, Role>>,
+    /// Per input, the role of each collective kernel (by event index).
+    pub roles: Vec<HashMap<u64, Role>>,
     pub report: RanksReport,
 }
 
@@ -250,35 +234,30 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
     let (inst, unmatched) = instances(inputs);
     let offs = offsets(inputs, &inst);
     let shifts: Vec<i128> = offs.iter().map(|o| -o.0).collect();
-    let mut roles: Vec<HashMap<usize, Role>> = vec![HashMap::new(); inputs.len()];
+    let mut roles: Vec<HashMap<u64, Role>> = vec![HashMap::new(); inputs.len()];
     let mut steps = StepTally::new();
     let windows: Vec<StepWindows> = inputs.iter().map(StepWindows::of).collect();
     for (id, i) in inst.iter().enumerate() {
-        let arrive = |&(m, op): &(usize, usize)| i128::from(inputs[m].times[&op].0) + shifts[m];
+        let coll = |&(m, k): &(usize, usize)| &inputs[m].collectives[k];
+        let arrive = |x: &(usize, usize)| i128::from(coll(x).start) + shifts[x.0];
         let last = *i.members.iter().max_by_key(|x| arrive(x)).expect("members");
         let release = arrive(&last).max(0) as u64;
-        let coll = inputs[last.0]
-            .model
-            .ev(last.1)
-            .collective
-            .as_ref()
-            .expect("collective");
-        let name = strings.intern(&coll.name);
+        let name = strings.intern(&coll(&last).name);
         let waiting: Vec<usize> = i
             .members
             .iter()
             .filter(|&&x| x != last)
             .map(|x| x.0)
             .collect();
-        for &(m, op) in &i.members {
-            let straggler = (m, op) == last;
+        for &(m, k) in &i.members {
+            let straggler = (m, k) == last;
             let waiting = if straggler {
                 waiting.clone()
             } else {
                 Vec::new()
             };
             roles[m].insert(
-                op,
+                inputs[m].collectives[k].op,
                 Role {
                     id: id as u64,
                     straggler,
@@ -293,13 +272,10 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .iter()
             .map(|x| (release as i128 - arrive(x)).max(0) as u64)
             .sum();
-        let (m0, op0) = i.members[0];
-        let launch = inputs[m0]
-            .model
-            .launch_of
-            .get(&op0)
-            .map_or(inputs[m0].times[&op0].0, |&l| inputs[m0].model.ev(l).ts);
-        let step = steps.entry(windows[m0].at(launch)).or_default();
+        let m0 = i.members[0].0;
+        let step = steps
+            .entry(windows[m0].at(coll(&i.members[0]).launched))
+            .or_default();
         let cell = step.0.entry(inputs[last.0].rank).or_default();
         cell.0 += waited;
         cell.1 += 1;
@@ -311,7 +287,7 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .zip(&offs)
             .map(|(r, o)| RankOffset {
                 rank: r.rank,
-                file: r.file.clone(),
+                file: r.file.to_string(),
                 offset_ns: o.0 as i64,
                 collectives: o.1,
             })

@@ -2,10 +2,12 @@
 //! job with their clocks aligned and their collectives joined.
 
 use crate::breakdown::GpuFacts;
-use crate::emit::{gpu_times, Emitter, Ordered, RankEmit};
+use crate::emit::{Emitter, Ordered};
+use crate::join::{self, GpuOptions, Prepared, EVENT_BUDGET};
 use crate::kineto;
-use crate::model::{GpuOptions, RankModel};
+use crate::pass::{self, RankCtx};
 use crate::ranks::{self, RankInput, RanksReport};
+use critpath_readers::extsort::budget_from_env;
 use critpath_trace::{
     Diagnostic, DiagnosticKind, Interner, Location, Pos, ReadError, Record, RecordSource, Summary,
 };
@@ -60,23 +62,6 @@ pub struct KinetoInput {
     pub json: Box<dyn Read + Send>,
 }
 
-fn load(input: KinetoInput, opts: &GpuOptions) -> Result<RankInput, ReadError> {
-    let name = input.name;
-    let err = |m: String| ReadError::new(&name, Location::File, m, true);
-    let mut trace = kineto::read_json(input.json).map_err(err)?;
-    let notes = notes_of(&name, std::mem::take(&mut trace.problems));
-    let rank = trace.rank.unwrap_or(0);
-    let model = RankModel::build(trace, opts).map_err(err)?;
-    let times = gpu_times(&model);
-    Ok(RankInput {
-        model,
-        rank,
-        file: name,
-        times,
-        notes,
-    })
-}
-
 /// The diagnostics of what a file's reader skipped or found cut.
 fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
     let mut d = Vec::new();
@@ -106,21 +91,15 @@ fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
     d
 }
 
-fn facts_of(inputs: &[RankInput], prefixes: &[String]) -> GpuFacts {
+fn facts_of(preps: &[Prepared], prefixes: &[String]) -> GpuFacts {
     let mut facts = GpuFacts::default();
-    for (inp, p) in inputs.iter().zip(prefixes) {
-        for &(dev, s) in inp.model.streams.keys() {
+    for (prep, p) in preps.iter().zip(prefixes) {
+        for &(dev, s) in &prep.streams.keys {
             facts.streams.insert(format!("{p}gpu{dev}:stream{s}"));
         }
-        for op in inp.model.all_gpu_ops() {
-            let name = inp.model.name(op);
-            if name.to_ascii_lowercase().contains("nccl") {
-                facts.comm_states.insert(name.to_string());
-            }
-            if let Some(c) = &inp.model.ev(op).collective {
-                facts.comm_states.insert(format!("{} wait", c.name));
-            }
-        }
+        facts
+            .comm_states
+            .extend(prep.streams.comm_states.iter().cloned());
     }
     facts
 }
@@ -183,24 +162,47 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
     open_inputs(inputs, opts)
 }
 
+/// Items each rank's sorts keep in memory: `CRITPATH_SORT_ITEMS`, else
+/// [`EVENT_BUDGET`] shared by the ranks (their sorts wait together for the
+/// ranks to be joined).
+fn budget(ranks: usize) -> usize {
+    budget_from_env((EVENT_BUDGET / ranks.max(1)).max(1 << 12))
+}
+
+/// Each input's rank: its `distributedInfo.rank`, or its place in the
+/// list when the files do not name distinct ranks.
+fn ranks_of(preps: &[Prepared]) -> Vec<i64> {
+    let named: Vec<i64> = preps.iter().map(|p| p.trace_rank.unwrap_or(0)).collect();
+    let mut distinct = named.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() < preps.len() {
+        return (0..preps.len() as i64).collect();
+    }
+    named
+}
+
 /// Analyses several ranks' traces, given as readers, as one.
 pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSource, ReadError> {
-    let mut inputs: Vec<RankInput> = inputs
+    let budget = budget(inputs.len());
+    let mut preps: Vec<Prepared> = inputs
         .into_iter()
-        .map(|i| load(i, opts))
+        .map(|i| join::prepare(&i.name, i.json, opts, budget))
         .collect::<Result<_, _>>()?;
-    // Files without distinct ranks (no distributedInfo) are ranked in order.
-    let mut ranks: Vec<i64> = inputs.iter().map(|r| r.rank).collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    if ranks.len() < inputs.len() {
-        for (i, inp) in inputs.iter_mut().enumerate() {
-            inp.rank = i as i64;
-        }
-    }
+    let ranks = ranks_of(&preps);
     let mut out = Emitter::new();
-    let multi = inputs.len() > 1;
+    let multi = preps.len() > 1;
     let plan = if multi {
+        let inputs: Vec<RankInput> = preps
+            .iter()
+            .zip(&ranks)
+            .map(|(p, &rank)| RankInput {
+                rank,
+                file: &p.file,
+                collectives: &p.streams.collectives,
+                steps: &p.steps,
+            })
+            .collect();
         ranks::plan(&inputs, &mut out.strings)
     } else {
         ranks::Plan {
@@ -209,38 +211,37 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
             report: RanksReport::default(),
         }
     };
-    let prefixes: Vec<String> = inputs
+    let prefixes: Vec<String> = ranks
         .iter()
         .map(|r| {
             if multi {
-                format!("rank{}/", r.rank)
+                format!("rank{r}/")
             } else {
                 String::new()
             }
         })
         .collect();
-    for (index, inp) in inputs.iter().enumerate() {
-        let e = RankEmit {
-            m: &inp.model,
+    let facts = facts_of(&preps, &prefixes);
+    let mut diagnostics: Vec<Diagnostic> = preps
+        .iter_mut()
+        .flat_map(|p| notes_of(&p.file, std::mem::take(&mut p.problems)))
+        .collect();
+    diagnostics.extend(diagnostics_of(&plan.report));
+    // Messages about the sort's temporary files name the inputs.
+    let names: Vec<String> = preps.iter().map(|p| p.file.clone()).collect();
+    let mut base = 0;
+    for (index, prep) in preps.into_iter().enumerate() {
+        let ctx = RankCtx {
             prefix: prefixes[index].clone(),
             shift: plan.shifts[index],
             index,
-            times: &inp.times,
             roles: &plan.roles[index],
+            base,
         };
-        e.emit(&mut out);
+        base = pass::run(prep, &mut out, ctx)?;
     }
-    let facts = facts_of(&inputs, &prefixes);
-    let mut diagnostics: Vec<Diagnostic> =
-        inputs.iter_mut().flat_map(|i| i.notes.drain(..)).collect();
-    diagnostics.extend(diagnostics_of(&plan.report));
-    // Messages about the sort's temporary files name the inputs.
-    let names: Vec<&str> = inputs.iter().map(|i| i.file.as_str()).collect();
-    let names = names.join(", ");
-    // The events are no longer needed once the records are made.
-    drop(inputs);
     Ok(GpuSource {
-        inner: out.finish(&names)?,
+        inner: out.finish(&names.join(", "))?,
         at: 0,
         facts,
         report: plan.report,

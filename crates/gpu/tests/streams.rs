@@ -174,3 +174,45 @@ fn an_annotation_window_keeps_what_was_launched_in_it() {
     );
     assert!(!states.contains(&"cudaStreamSynchronize"));
 }
+
+/// Writes a trace of these events to a temporary file.
+fn trace_file(events: Vec<Value>) -> tempfile::NamedTempFile {
+    let doc = json!({"schemaVersion": 1, "deviceProperties": [], "traceEvents": events});
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(&serde_json::to_vec(&doc).unwrap()).unwrap();
+    f
+}
+
+#[test]
+fn launches_queued_behind_a_busy_stream_leave_no_send_unreceived() {
+    // One long kernel, then 200 short ones launched while it runs: each
+    // waits for the stream, not for its launch.
+    let mut events = vec![
+        cpu("cuda_runtime", "cudaLaunchKernel", 0.0, 5.0, 1),
+        kernel("long", 7, 10.0, 10_000.0, 1),
+    ];
+    for k in 0..200 {
+        let corr = 2 + k;
+        let t = 20.0 + 10.0 * k as f64;
+        events.push(cpu("cuda_runtime", "cudaLaunchKernel", t, 5.0, corr));
+        events.push(kernel("short", 7, 10_010.0 + 3.0 * k as f64, 3.0, corr));
+    }
+    let f = trace_file(events);
+    let mut src = open(f.path()).unwrap();
+    let (mut sent, mut received) = (Vec::new(), Vec::new());
+    while let Some((r, _)) = critpath_trace::RecordSource::next_record(&mut src).unwrap() {
+        match r.ev {
+            critpath_trace::Event::Send { id, .. } => sent.push(id),
+            critpath_trace::Event::Recv { id, .. } => received.push(id),
+            _ => {}
+        }
+    }
+    // Only the first kernel's launch binds; the others' make no send that
+    // would wait, unreceived, in the engine.
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent, received);
+    let (a, b) = run(open(f.path()).unwrap());
+    assert_eq!(a.critical_path.length_ns, 10_610_000);
+    assert_eq!(b.gpu_kernel_launch_overhead_ns, 10_000);
+    assert_eq!(b.gpu_compute_bound_ns, 10_600_000);
+}

@@ -7,7 +7,7 @@
 use crate::{guarded, Result};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Observer, Options, Speedup, Visit};
-use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
+use critpath_gpu::{BreakdownObserver, GpuBreakdown, GpuOptions, RanksReport, Tally};
 use critpath_import::multi::{Alignment, MergedSource};
 use critpath_trace::{Interner, ReadError};
 use critpath_views::json::{self, AnalyzeDoc};
@@ -169,16 +169,16 @@ impl Request {
         opts: Options,
         obs: &mut dyn Observer,
     ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
-        let keep_path = opts.keep_path;
         let mut src = critpath_import::open_gpu(&self.paths, window).map_err(read)?;
         let facts = src.facts().clone();
         let ranks = (self.paths.len() > 1).then(|| src.report().clone());
-        let opts = Options {
-            keep_path: true,
-            ..opts
+        let mut tally = BreakdownObserver {
+            tally: Tally::new(&facts, 0, u64::MAX),
+            inner: obs,
         };
-        let (mut a, err) = critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
-            .map_err(|e| self.failed(e))?;
+        let result = critpath_engine::analyze_observed(&mut src, opts, &mut tally, |_, _| {});
+        let breakdown = tally.tally.finish();
+        let (a, err) = result.map_err(|e| self.failed(e))?;
         if a.stats.records == 0 {
             let inside = match &window.annotation {
                 Some(n) => format!(" inside annotation {n:?} instance {}", window.instance),
@@ -188,10 +188,6 @@ impl Request {
                 "{}: the trace holds no GPU or CPU op{inside}",
                 self.paths[0].display()
             ));
-        }
-        let breakdown = critpath_gpu::bound_by(&a, &facts);
-        if !keep_path {
-            a.path = None;
         }
         Ok((a, Some(GpuExtra { breakdown, ranks }), err))
     }

@@ -82,14 +82,19 @@ impl Engine<'_> {
             if let Some(win) = w.windows.as_mut() {
                 win.add(ce.key, (t.saturating_sub(e.weight), t));
             }
+            let seg = Segment {
+                from: ce.from,
+                to: ce.to,
+                key: ce.key,
+                inter: ce.inter,
+                span: (t - e.weight.min(t), t),
+            };
+            if self.observer.as_ref().is_some_and(|o| o.wants_path()) {
+                let row = self.segment_row(&seg, strings);
+                self.observer.as_mut().expect("checked").path_edge(&row);
+            }
             if self.opts.keep_path {
-                w.segments.push(Segment {
-                    from: ce.from,
-                    to: ce.to,
-                    key: ce.key,
-                    inter: ce.inter,
-                    span: (t - e.weight.min(t), t),
-                });
+                w.segments.push(seg);
             }
             t = t.saturating_sub(e.weight);
             id = e.pred;
@@ -104,27 +109,30 @@ impl Engine<'_> {
     ) -> Vec<PathSegment> {
         segments.reverse();
         segments
-            .into_iter()
-            .map(|seg| {
-                // The SM whose state the time is charged to: the edge's own
-                // SM, or the holder for a `held` piece.
-                let sm = match seg.key {
-                    NONE32 => self.g.cnodes[seg.to as usize].sm,
-                    key => self.m.keys[key as usize].sm,
-                };
-                let s = &self.m.sms[sm as usize];
-                let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
-                PathSegment {
-                    sys: strings.resolve(s.sys).to_string(),
-                    sm: strings.resolve(s.name).to_string(),
-                    state: self.state_name(seg.key, strings),
-                    from_sm: strings.resolve(from_sm.name).to_string(),
-                    inter: seg.inter,
-                    start_ns: seg.span.0,
-                    end_ns: seg.span.1,
-                }
-            })
+            .iter()
+            .map(|seg| self.segment_row(seg, strings))
             .collect()
+    }
+
+    /// One segment as a result row.
+    fn segment_row(&self, seg: &Segment, strings: &Interner) -> PathSegment {
+        // The SM whose state the time is charged to: the edge's own SM, or
+        // the holder for a `held` piece.
+        let sm = match seg.key {
+            NONE32 => self.g.cnodes[seg.to as usize].sm,
+            key => self.m.keys[key as usize].sm,
+        };
+        let s = &self.m.sms[sm as usize];
+        let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
+        PathSegment {
+            sys: strings.resolve(s.sys).to_string(),
+            sm: strings.resolve(s.name).to_string(),
+            state: self.state_name(seg.key, strings),
+            from_sm: strings.resolve(from_sm.name).to_string(),
+            inter: seg.inter,
+            start_ns: seg.span.0,
+            end_ns: seg.span.1,
+        }
     }
 }
 

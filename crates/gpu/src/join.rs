@@ -1,0 +1,369 @@
+//! One rank's trace made ready for the time-ordered pass, in bounded
+//! memory. Kineto writes CPU and GPU events in separate runs, and what
+//! joins them is a correlation id, so the events go through external sorts
+//! (`critpath_readers::extsort`), never all in memory:
+//!
+//! 1. reading: each event is sorted by correlation ([`ByCorr`]); the
+//!    annotations that may be the window, and the `ProfilerStep`s, are kept;
+//! 2. the join: per correlation, the runtime call (the last one in the
+//!    file, as HTA keys them), its `cuda_sync` event and the GPU ops it
+//!    launched meet. A CPU call learns how it waits and what it launched;
+//!    a GPU op its launch. `cudaEventRecord` calls and the synchronizations
+//!    that name them meet in a second, small sort ([`RecordRef`]);
+//! 3. GPU ops go by stream to `streams` for their effective times;
+//! 4. everything lands in one sort by time ([`Pass`]) that `pass` reads.
+//!
+//! Only the window's CPU ops, and GPU ops launched in it, are kept (HTA's
+//! choice); without a window, all of them.
+
+use crate::items::{ByCorr, CallInfo, Pass, RecordRef, StreamKey, StreamOp, WaitKind};
+use crate::kineto::{self, Ev, Kind, Names, Trace};
+use crate::streams::{self, RankStreams};
+use critpath_readers::extsort::{disk_error, ExtSort, Spill};
+use critpath_trace::{Location, ReadError};
+use std::collections::BTreeSet;
+use std::io::Read;
+
+/// Which part of a trace to analyse.
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Limit the analysis to one instance of the user annotation whose
+    /// name starts with this (`ProfilerStep` for one training step), as
+    /// HTA's `annotation` argument does; `None` or empty: the whole trace.
+    pub annotation: Option<String>,
+    /// Which instance (0-based, in time order).
+    pub instance: usize,
+}
+
+/// Items each of the pipeline's sorts keeps in memory (`CRITPATH_SORT_ITEMS`
+/// overrides it): about 15 MB of events per sort.
+pub const EVENT_BUDGET: usize = 1 << 17;
+
+/// One rank, joined and sorted by time, with what was learnt on the way.
+pub struct Prepared {
+    pub file: String,
+    pub names: Names,
+    pub trace_rank: Option<i64>,
+    pub problems: kineto::Problems,
+    /// The `ProfilerStep` annotations: (start, end, name), in time order.
+    pub steps: Vec<(u64, u64, String)>,
+    /// CPU threads (pid, tid) with ops in the window.
+    pub threads: BTreeSet<(i64, i64)>,
+    pub streams: RankStreams,
+    /// Everything the pass reads, by time.
+    pub pass: ExtSort<Pass>,
+}
+
+fn in_window(w: Option<(u64, u64)>, t: u64) -> bool {
+    w.is_none_or(|(a, b)| a <= t && t <= b)
+}
+
+/// What reading keeps besides the sorted events.
+struct Read1 {
+    by_corr: ExtSort<ByCorr>,
+    /// Annotations whose name starts with the asked prefix: (start, end).
+    windows: Vec<(u64, u64)>,
+    steps: Vec<(u64, u64, String)>,
+}
+
+/// Where an event goes in the join: its correlation and class.
+fn join_key(e: &Ev) -> Option<(i64, u8)> {
+    match e.kind {
+        Kind::Sync if e.corr >= 0 => Some((e.corr, ByCorr::SYNC)),
+        Kind::Runtime if e.corr >= 0 => Some((e.corr, ByCorr::CALL)),
+        Kind::GpuOp if e.stream >= 0 && e.corr >= 0 => Some((e.corr, ByCorr::GPU)),
+        Kind::GpuOp if e.stream >= 0 => Some((-1, ByCorr::GPU)),
+        Kind::CpuOp | Kind::Runtime if e.dur > 0 => Some((-1, ByCorr::CALL)),
+        _ => None,
+    }
+}
+
+fn read(
+    json: Box<dyn Read + Send>,
+    opts: &GpuOptions,
+    budget: usize,
+) -> Result<(Read1, Trace), String> {
+    let prefix = opts.annotation.as_deref().filter(|a| !a.is_empty());
+    let mut r = Read1 {
+        by_corr: ExtSort::new(budget),
+        windows: Vec::new(),
+        steps: Vec::new(),
+    };
+    let trace = kineto::read_json(json, |ev, t| {
+        if ev.kind == Kind::Annotation {
+            let name = t.name(&ev);
+            if prefix.is_some_and(|p| name.starts_with(p)) {
+                r.windows.push((ev.ts, ev.end()));
+            }
+            if name.starts_with("ProfilerStep") {
+                r.steps.push((ev.ts, ev.end(), name.to_string()));
+            }
+        }
+        if let Some((corr, class)) = join_key(&ev) {
+            r.by_corr.push(ByCorr { corr, class, ev });
+        }
+    })?;
+    // Stable: annotations at one time keep their file order.
+    r.windows.sort_by_key(|w| w.0);
+    r.steps.sort_by_key(|x| (x.0, x.1));
+    Ok((r, trace))
+}
+
+/// The window of the asked instance; an error says how many there are.
+fn window_of(r: &Read1, opts: &GpuOptions) -> Result<Option<(u64, u64)>, String> {
+    let Some(prefix) = opts.annotation.as_deref().filter(|a| !a.is_empty()) else {
+        return Ok(None);
+    };
+    match r.windows.get(opts.instance) {
+        Some(&w) => Ok(Some(w)),
+        None => Err(format!(
+            "the trace has {} user annotation(s) starting with \"{prefix}\"; instance {} asked for",
+            r.windows.len(),
+            opts.instance
+        )),
+    }
+}
+
+/// The stream a `cuda_sync` event names (its device is `device` or `pid`).
+fn stream_of(s: &Ev, stream: i64) -> StreamKey {
+    (s.device.max(s.pid), stream)
+}
+
+/// How a call waits, from its name and its `cuda_sync` event (see `pass`).
+fn wait_kind(names: &Names, call: &Ev, sync: Option<&Ev>) -> WaitKind {
+    let name = names.get(call.name);
+    if name == "cudaStreamWaitEvent" {
+        return sync.map_or(WaitKind::None, |s| WaitKind::StreamWait {
+            record: s.wait_record_corr,
+            dest: stream_of(s, s.stream),
+            recorded: stream_of(s, s.wait_stream),
+        });
+    }
+    match (name, sync, sync.map(|s| names.get(s.name))) {
+        ("cudaMemcpy", _, _) => WaitKind::Memcpy,
+        (_, Some(s), Some("Event Sync")) => WaitKind::EventSync {
+            record: s.wait_record_corr,
+            stream: stream_of(s, s.wait_stream),
+        },
+        (_, Some(s), Some("Stream Sync")) => WaitKind::StreamSync(stream_of(s, s.stream)),
+        (_, Some(s), Some("Context Sync")) => WaitKind::ContextSync(stream_of(s, 0).0),
+        ("cudaDeviceSynchronize", None, _) => WaitKind::DeviceAll,
+        ("cudaStreamSynchronize", None, _) => WaitKind::StreamLast,
+        _ => WaitKind::None,
+    }
+}
+
+/// The join's outputs.
+struct Joined {
+    pass: ExtSort<Pass>,
+    ops: ExtSort<StreamOp>,
+    records: ExtSort<RecordRef>,
+    threads: BTreeSet<(i64, i64)>,
+}
+
+/// One correlation's events as the join meets them.
+#[derive(Default)]
+struct Group {
+    corr: i64,
+    sync: Option<Ev>,
+    /// The latest runtime call: the launcher when the group ends.
+    call: Option<Ev>,
+    /// The latest `cudaEventRecord` call.
+    record: Option<Ev>,
+    launched: Vec<(u64, StreamKey)>,
+}
+
+struct Join<'a> {
+    names: &'a Names,
+    window: Option<(u64, u64)>,
+    out: Joined,
+    g: Group,
+}
+
+impl Join<'_> {
+    /// A CPU call in the window goes to the pass, with how it waits; a
+    /// wait on an event record asks for the record.
+    fn call(&mut self, ev: Ev, launched: Vec<(u64, StreamKey)>) {
+        if ev.dur == 0 || !in_window(self.window, ev.ts) {
+            return;
+        }
+        let wait = if ev.kind == Kind::Runtime {
+            wait_kind(self.names, &ev, self.g.sync.as_ref())
+        } else {
+            WaitKind::None
+        };
+        let looked = match wait {
+            WaitKind::EventSync { record, stream } => Some((record, stream)),
+            WaitKind::StreamWait {
+                record, recorded, ..
+            } => Some((record, recorded)),
+            _ => None,
+        };
+        if let Some((corr, stream)) = looked.filter(|l| l.0 >= 0) {
+            self.out.records.push(RecordRef {
+                corr,
+                class: RecordRef::LOOKUP,
+                index: ev.index,
+                ts: 0,
+                stream,
+            });
+        }
+        self.out.threads.insert((ev.pid, ev.tid));
+        let info = CallInfo { wait, launched };
+        self.out.pass.push(Pass::Call { ev, info });
+    }
+
+    /// A GPU op: kept when launched in the window (any, without one).
+    fn gpu(&mut self, ev: Ev, joined: bool) {
+        let launcher = if joined { self.g.call } else { None };
+        let launch = launcher
+            .filter(|c| c.dur > 0)
+            .map(|c| (c.ts, (c.pid, c.tid)));
+        let keep = match (self.window, launch) {
+            (None, _) => true,
+            (Some(_), Some(l)) => in_window(self.window, l.0),
+            (Some(_), None) => false,
+        };
+        if !keep {
+            return;
+        }
+        if launch.is_some() {
+            self.g.launched.push((ev.index, (ev.device, ev.stream)));
+        }
+        self.out.ops.push(StreamOp { ev, launch });
+    }
+
+    /// The end of a correlation: its launcher and its record go out.
+    fn close(&mut self) {
+        let g = std::mem::take(&mut self.g);
+        if let Some(record) = g.record {
+            self.out.records.push(RecordRef {
+                corr: g.corr,
+                class: RecordRef::RECORD,
+                index: record.index,
+                ts: record.ts,
+                stream: (0, 0),
+            });
+        }
+        self.g.sync = g.sync;
+        if let Some(call) = g.call {
+            self.call(call, g.launched);
+        }
+        self.g.sync = None;
+    }
+
+    fn item(&mut self, j: ByCorr) {
+        if j.corr < 0 {
+            match j.class {
+                ByCorr::GPU => self.gpu(j.ev, false),
+                _ => self.call(j.ev, Vec::new()),
+            }
+            return;
+        }
+        if j.corr != self.g.corr {
+            self.close();
+            self.g.corr = j.corr;
+        }
+        match j.class {
+            ByCorr::SYNC => self.g.sync = Some(j.ev),
+            ByCorr::CALL => {
+                // An earlier call of the same correlation launched nothing.
+                if let Some(prev) = self.g.call.replace(j.ev) {
+                    self.call(prev, Vec::new());
+                }
+                if self.names.get(j.ev.name) == "cudaEventRecord" {
+                    self.g.record = Some(j.ev);
+                }
+            }
+            _ => self.gpu(j.ev, true),
+        }
+    }
+}
+
+/// Drains a finished sort into `f`.
+fn drain<T: Spill>(s: ExtSort<T>, mut f: impl FnMut(T)) -> std::io::Result<()> {
+    let mut sorted = s.finish()?;
+    while let Some(x) = sorted.next_item()? {
+        f(x);
+    }
+    Ok(())
+}
+
+/// One record's correlation, time (once met) and the streams its lookups
+/// name, with how many name each.
+type Looked = (i64, Option<u64>, Vec<(StreamKey, u32)>);
+
+/// A record that lookups name goes to the pass at its time.
+fn flush_record(c: Option<Looked>, pass: &mut ExtSort<Pass>) {
+    if let Some((corr, Some(ts), streams)) = c.filter(|c| !c.2.is_empty()) {
+        pass.push(Pass::Record { ts, corr, streams });
+    }
+}
+
+/// Records looked up, as pass items at the records' times.
+fn records(refs: ExtSort<RecordRef>, pass: &mut ExtSort<Pass>) -> std::io::Result<()> {
+    let mut cur: Option<Looked> = None;
+    drain(refs, |r| {
+        if cur.as_ref().is_none_or(|c| c.0 != r.corr) {
+            flush_record(cur.take(), pass);
+            cur = Some((r.corr, None, Vec::new()));
+        }
+        let c = cur.as_mut().expect("set");
+        if r.class == RecordRef::RECORD {
+            c.1 = Some(r.ts);
+        } else if let Some(s) = c.2.iter_mut().find(|s| s.0 == r.stream) {
+            s.1 += 1;
+        } else {
+            c.2.push((r.stream, 1));
+        }
+    })?;
+    flush_record(cur, pass);
+    Ok(())
+}
+
+/// Reads one rank's trace and prepares its pass; `budget` items per sort.
+pub fn prepare(
+    file: &str,
+    json: Box<dyn Read + Send>,
+    opts: &GpuOptions,
+    budget: usize,
+) -> Result<Prepared, ReadError> {
+    let err = |m: String| ReadError::new(file, Location::File, m, true);
+    let disk = |e| disk_error(file, "sort the trace's events in", e);
+    let (r, trace) = read(json, opts, budget).map_err(err)?;
+    let window = window_of(&r, opts).map_err(err)?;
+    let mut j = Join {
+        names: &trace.names,
+        window,
+        out: Joined {
+            pass: ExtSort::new(budget),
+            ops: ExtSort::new(budget),
+            records: ExtSort::new(budget),
+            threads: BTreeSet::new(),
+        },
+        g: Group {
+            corr: -1,
+            ..Group::default()
+        },
+    };
+    drain(r.by_corr, |x| j.item(x)).map_err(disk)?;
+    j.close();
+    let Joined {
+        mut pass,
+        ops,
+        records: refs,
+        threads,
+    } = j.out;
+    records(refs, &mut pass).map_err(disk)?;
+    let streams = streams::order(ops, &trace.names, &mut pass).map_err(disk)?;
+    Ok(Prepared {
+        file: file.to_string(),
+        names: trace.names,
+        trace_rank: trace.rank,
+        problems: trace.problems,
+        steps: r.steps,
+        threads,
+        streams,
+        pass,
+    })
+}
