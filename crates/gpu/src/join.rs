@@ -322,11 +322,15 @@ fn records(refs: ExtSort<RecordRef>, pass: &mut ExtSort<Pass>) -> std::io::Resul
 }
 
 /// Reads one rank's trace and prepares its pass; `budget` items per sort.
+/// One of several ranks (`of_several`) notes its collectives, and its pass
+/// waits in one file on disk, so that the ranks waiting for each other
+/// hold neither memory nor many open files.
 pub fn prepare(
     file: &str,
     json: Box<dyn Read + Send>,
     opts: &GpuOptions,
     budget: usize,
+    of_several: bool,
 ) -> Result<Prepared, ReadError> {
     let err = |m: String| ReadError::new(file, Location::File, m, true);
     let disk = |e| disk_error(file, "sort the trace's events in", e);
@@ -355,7 +359,10 @@ pub fn prepare(
         threads,
     } = j.out;
     records(refs, &mut pass).map_err(disk)?;
-    let streams = streams::order(ops, &trace.names, &mut pass).map_err(disk)?;
+    let streams = streams::order(ops, &trace.names, &mut pass, of_several).map_err(disk)?;
+    if of_several {
+        pass.settle().map_err(disk)?;
+    }
     Ok(Prepared {
         file: file.to_string(),
         names: trace.names,

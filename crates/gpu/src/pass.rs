@@ -53,7 +53,9 @@ struct ThreadLive {
 }
 
 /// A stream's launches, as far back as "launched last before t" reaches:
-/// the ops of the latest launch time, and the op launched before them.
+/// the ops (event index, launching thread) of the latest launch time, and
+/// the op launched before them. Ops launched at one time are in file order
+/// (event index), the order their stream runs them in.
 #[derive(Default)]
 struct LaunchLog {
     at: u64,
@@ -64,7 +66,7 @@ struct LaunchLog {
 impl LaunchLog {
     fn add(&mut self, t: u64, op: u64, tid: Option<i64>) {
         if self.ops.is_empty() || t > self.at {
-            if let Some(&(last, _)) = self.ops.last() {
+            if let Some(last) = self.last_now() {
                 self.before = Some(last);
             }
             self.ops.clear();
@@ -73,12 +75,23 @@ impl LaunchLog {
         self.ops.push((op, tid));
     }
 
+    /// The last of the ops launched at the latest time.
+    fn last_now(&self) -> Option<u64> {
+        self.ops.iter().map(|o| o.0).max()
+    }
+
     /// The op launched last strictly before `t`.
     fn last_before(&self, t: u64) -> Option<u64> {
-        match self.ops.last() {
-            Some(&(op, _)) if self.at < t => Some(op),
+        match self.last_now() {
+            Some(op) if self.at < t => Some(op),
             _ => self.before,
         }
+    }
+
+    /// The first op thread `tid` launched at `t`, if `t` is the latest time.
+    fn first_by_at(&self, tid: i64, t: u64) -> Option<u64> {
+        let now = (self.at == t).then_some(&self.ops).into_iter().flatten();
+        now.filter(|o| o.1 == Some(tid)).map(|o| o.0).min()
     }
 }
 
@@ -349,8 +362,7 @@ impl RankPass<'_> {
             self.take_watch(x);
             return;
         };
-        let now = (s.log.at == t).then_some(&s.log.ops).into_iter().flatten();
-        if let Some(&(op, _)) = now.clone().find(|o| o.1 == Some(tid)) {
+        if let Some(op) = s.log.first_by_at(tid, t) {
             self.dests.entry(op).or_default().push(x);
             return;
         }
@@ -616,7 +628,10 @@ impl RankPass<'_> {
         // (HTA's launch delay); otherwise the op waited for the stream,
         // and the launch sends nothing.
         let binds = launch.filter(|&(l, _)| l >= ready);
-        if let Some((l, by)) = binds {
+        // A collective's kernel that waits for the last rank receives
+        // that rank's start instead.
+        let waits_rank = self.ctx.roles.get(&op).is_some_and(|r| !r.straggler);
+        if let Some((l, by)) = binds.filter(|_| !waits_rank) {
             self.launch_send(l, by, op);
         }
         let state = self.sym(ev.name);

@@ -139,7 +139,13 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
                 unmatched += ops.len() as u64;
                 continue;
             };
-            let lists: Vec<&Vec<usize>> = members.iter().map(|&m| &groups[m][name]).collect();
+            // A member without the group (cut, or outside its window) has
+            // none of its instances.
+            let none = Vec::new();
+            let lists: Vec<&Vec<usize>> = members
+                .iter()
+                .map(|&m| groups[m].get(name).unwrap_or(&none))
+                .collect();
             let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
             unmatched += lists.iter().map(|l| (l.len() - n) as u64).sum::<u64>();
             for k in 0..n {

@@ -185,9 +185,10 @@ fn ranks_of(preps: &[Prepared]) -> Vec<i64> {
 /// Analyses several ranks' traces, given as readers, as one.
 pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSource, ReadError> {
     let budget = budget(inputs.len());
+    let several = inputs.len() > 1;
     let mut preps: Vec<Prepared> = inputs
         .into_iter()
-        .map(|i| join::prepare(&i.name, i.json, opts, budget))
+        .map(|i| join::prepare(&i.name, i.json, opts, budget, several))
         .collect::<Result<_, _>>()?;
     let ranks = ranks_of(&preps);
     let mut out = Emitter::new();

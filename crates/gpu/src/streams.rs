@@ -33,11 +33,13 @@ pub struct RankStreams {
 }
 
 /// Reads the kept GPU ops in stream order, gives each its effective times
-/// and puts it in the pass.
+/// and puts it in the pass; notes the collectives when `collectives` (to
+/// join ranks: a few hundred bytes each).
 pub fn order(
     ops: ExtSort<StreamOp>,
     names: &Names,
     pass: &mut ExtSort<Pass>,
+    collectives: bool,
 ) -> std::io::Result<RankStreams> {
     let mut out = RankStreams::default();
     let mut sorted = ops.finish()?;
@@ -54,6 +56,12 @@ pub fn order(
             out.comm_states.insert(name.to_string());
         }
         if ev.is_collective() {
+            let wait = format!("{} wait", names.get(ev.coll_name));
+            if !out.comm_states.contains(&wait) {
+                out.comm_states.insert(wait);
+            }
+        }
+        if collectives && ev.is_collective() {
             let c = CollOp {
                 op: ev.index,
                 name: names.get(ev.coll_name).to_string(),
@@ -63,7 +71,6 @@ pub fn order(
                 end,
                 launched: launch.map_or(start, |l| l.0),
             };
-            out.comm_states.insert(format!("{} wait", c.name));
             out.collectives.push(c);
         }
         pass.push(Pass::Op {

@@ -122,3 +122,48 @@ fn speeding_up_the_straggler_hands_the_path_to_the_next_slowest_rank() {
     assert!(lead.state.starts_with("sm80_xmma_gemm"), "{lead:?}");
     assert_ne!(lead.sm, "rank2/gpu0:stream7", "{lead:?}");
 }
+
+#[test]
+fn every_send_of_several_ranks_is_received() {
+    let dir = tempfile::tempdir().unwrap();
+    if !generate(
+        dir.path(),
+        &["--ranks", "3", "--steps", "4", "--slow-rank", "1"],
+    ) {
+        return;
+    }
+    let mut src = open_ranks(&rank_files(dir.path(), 3)).unwrap();
+    let (mut sent, mut received) = (Vec::new(), Vec::new());
+    while let Some((r, _)) = critpath_trace::RecordSource::next_record(&mut src).unwrap() {
+        match r.ev {
+            critpath_trace::Event::Send { id, .. } => sent.push(format!("{id:?}")),
+            critpath_trace::Event::Recv { id, .. } => received.push(format!("{id:?}")),
+            _ => {}
+        }
+    }
+    sent.sort();
+    received.sort();
+    // Launches, waits on GPU ops and collectives alike: nothing is left
+    // pending in the engine (a collective's kernel that waits for the last
+    // rank receives that rank's start, not its launch).
+    assert_eq!(sent, received);
+    // At least the last rank's start to each of the two others, per step.
+    assert!(sent.len() >= 2 * 4, "{}", sent.len());
+}
+
+#[test]
+fn a_rank_without_the_group_leaves_its_collectives_unmatched() {
+    let dir = tempfile::tempdir().unwrap();
+    if !generate(dir.path(), &["--ranks", "2", "--steps", "3"]) {
+        return;
+    }
+    let files = rank_files(dir.path(), 2);
+    // Rank 1's NCCL kernels lose their collective fields.
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    std::fs::write(&files[1], text.replace("Process Group Name", "group")).unwrap();
+    let src = open_ranks(&files).unwrap();
+    let report = src.report().clone();
+    assert_eq!((report.matched, report.unmatched), (0, 3));
+    let (a, _) = run(src);
+    assert!(a.critical_path.found);
+}

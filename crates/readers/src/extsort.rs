@@ -133,21 +133,38 @@ impl<T: Spill> ExtSort<T> {
                 return Ok(());
             }
             let files = self.runs.drain(tail..).map(|r| r.1).collect();
-            let file = Self::write_merged(files)?;
+            let file = Self::write_merged(files, Vec::new())?;
             self.runs.push((level + 1, file));
         }
         Ok(())
     }
 
-    /// One run of the runs in `files`, merged.
-    fn write_merged(files: Vec<File>) -> io::Result<File> {
-        let mut merged = Merge::<T>::new(files, Vec::new())?;
+    /// One run of the runs in `files` and the sorted items `memory`, merged.
+    fn write_merged(files: Vec<File>, memory: Vec<T>) -> io::Result<File> {
+        let mut merged = Merge::<T>::new(files, memory)?;
         let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
         let mut bytes = Vec::new();
         while let Some(item) = merged.next_item()? {
             write_item(&mut w, &item, &mut bytes)?;
         }
         w.into_inner().map_err(|e| e.into_error())
+    }
+
+    /// Puts everything pushed so far in one run on disk, so that a sort
+    /// waiting to be read holds no items in memory and one open file.
+    pub fn settle(&mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.runs.is_empty() && self.buf.is_empty() {
+            return Ok(());
+        }
+        self.buf.sort_unstable();
+        let files = self.runs.drain(..).map(|r| r.1).collect();
+        let file = Self::write_merged(files, std::mem::take(&mut self.buf))?;
+        // Of a level of its own: later runs never merge into it.
+        self.runs.push((u32::MAX, file));
+        Ok(())
     }
 
     /// Everything pushed, in order.
@@ -353,6 +370,22 @@ mod tests {
         let out = drain(s.finish().unwrap());
         let want: Vec<Item> = (0..n).map(|i| Item(i, 7)).collect();
         assert_eq!(out, want);
+    }
+
+    #[test]
+    fn a_settled_sort_holds_one_file_and_nothing_in_memory() {
+        let mut s = ExtSort::new(3);
+        for i in [9u64, 2, 7, 4, 1, 8, 3] {
+            s.push(Item(i, 0));
+        }
+        assert_eq!((s.runs(), s.in_memory()), (2, 1));
+        s.settle().unwrap();
+        assert_eq!((s.runs(), s.in_memory()), (1, 0));
+        for i in [5u64, 6, 0, 10] {
+            s.push(Item(i, 1));
+        }
+        let out: Vec<u64> = drain(s.finish().unwrap()).iter().map(|x| x.0).collect();
+        assert_eq!(out, (0..=10).collect::<Vec<_>>());
     }
 
     proptest! {
