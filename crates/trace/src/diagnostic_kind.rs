@@ -37,6 +37,8 @@ pub enum DiagnosticKind {
     TracepointFormats,
     /// The OS graph placed a transition whose events were lost.
     InferredTransition,
+    /// A thread was seen running without its switch-in.
+    LostSwitchIn,
     /// Threads that existed before recording started.
     PreexistingThread,
     /// Wakeups from no known context.
@@ -61,7 +63,7 @@ use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 23] = [
+    pub const ALL: [DiagnosticKind; 24] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -76,6 +78,7 @@ impl DiagnosticKind {
         LostEvents,
         TracepointFormats,
         InferredTransition,
+        LostSwitchIn,
         PreexistingThread,
         UnknownWaker,
         UnbalancedInterrupt,
@@ -104,6 +107,7 @@ impl DiagnosticKind {
             LostEvents => "lost-events",
             TracepointFormats => "tracepoint-formats",
             InferredTransition => "inferred-transition",
+            LostSwitchIn => "lost-switch-in",
             PreexistingThread => "preexisting-thread",
             UnknownWaker => "unknown-waker",
             UnbalancedInterrupt => "unbalanced-interrupt",
@@ -140,6 +144,7 @@ impl DiagnosticKind {
             LostEvents => "perf could not keep up and lost events: record with larger buffers or fewer events.",
             TracepointFormats => "The recording lacks its tracepoint layouts: the running kernel's were used, which is right only on the machine that recorded.",
             InferredTransition => "Some kernel events were lost, so transitions were placed where the surrounding events put them: their times are approximate.",
+            LostSwitchIn => "A thread's switch onto a CPU was lost: part of its running time before its next event may be charged to whoever held that CPU.",
             PreexistingThread => "Threads started before the recording: their first state begins at their first event.",
             UnknownWaker => "Some wakeups came from no known context: those dependences are missing from the graph.",
             UnbalancedInterrupt => "Some interrupt runs had no recorded exit: they were ended at the next sign that they were over.",

@@ -1,13 +1,33 @@
 //! Inference of lost transitions: a thread seen running while believed
 //! blocked was woken by events that were lost; the wakeup is placed at the
 //! expiry of the timer it armed before sleeping when that fits, else at
-//! its first sign of life. Also the builder's counts as diagnostics.
+//! its first sign of life. A thread seen running while believed runnable
+//! was switched in by an event that was lost (from an idle CPU's context,
+//! or from a task the recording cannot see): it runs from that sign of
+//! life, and the time since its CPU's last visible event, which may have
+//! been its own running, stays charged to the CPU's holder; each thread's
+//! count and time at stake are reported. Also the builder's counts as
+//! diagnostics.
 
 use super::{Builder, Comm, Derived, St};
 use critpath_trace::Diagnostic;
 use critpath_trace::DiagnosticKind;
 
 impl Builder {
+    /// `tid` acts on `cpu` at `t` (not its switch-in): it is running. When
+    /// it was believed runnable, its switch-in was lost: it may have run
+    /// since the CPU's event before this one.
+    pub(super) fn seen_on(&mut self, cpu: u32, tid: u32, t: u64, comm: Option<&Comm>) {
+        if let Some(th) = self.threads.get(&tid).filter(|th| th.st == St::Runnable) {
+            let c = &self.cpus[cpu as usize];
+            let at_stake = t.saturating_sub(th.since.max(c.before_event));
+            let lost = self.counts.lost_switch_ins.entry(th.sm).or_default();
+            lost.0 += 1;
+            lost.1 += at_stake;
+        }
+        self.alive(tid, t, comm);
+    }
+
     /// `tid` is seen on a CPU at `t`: it is running. A thread believed
     /// blocked gets an inferred wakeup (at the expiry of the timer it armed
     /// before sleeping when that is known, else now).
@@ -124,6 +144,18 @@ impl Builder {
                 c.late
             ),
         );
+        for (&sm, &(n, ns)) in &c.lost_switch_ins {
+            let name = self.strings.resolve(sm);
+            let mut d = Diagnostic::new(
+                DiagnosticKind::LostSwitchIn,
+                format!(
+                    "{name}: seen running {n} time(s) while believed runnable: its switch-in was lost (from an idle CPU's context, or from a task the recording cannot see); it runs from each sign of life, and up to {ns} ns before them in all (since its CPU's last visible event) may have been its own running time, charged to the CPU's holder"
+                ),
+            )
+            .count(n);
+            d.sm = Some(name.to_string());
+            out.push(d);
+        }
         out
     }
 }

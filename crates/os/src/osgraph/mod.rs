@@ -143,6 +143,10 @@ struct Cpu {
     hold: Option<holders::Hold>,
     /// Its waiters' waits are charged up to this time.
     charged_at: u64,
+    /// The time of its latest event, and of the one before (while an
+    /// event is fed: the latest before it).
+    last_event: u64,
+    before_event: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -163,6 +167,9 @@ pub struct Counts {
     pub unbalanced: u64,
     pub late: u64,
     pub annot_problems: u64,
+    /// Per thread SM: how many times it was seen running without its
+    /// switch-in, and the time at stake (see `inference`).
+    pub lost_switch_ins: std::collections::BTreeMap<Sym, (u64, u64)>,
 }
 
 /// Turns kernel events into records.
@@ -327,11 +334,13 @@ impl Builder {
         if self.cpus.len() <= cpu as usize {
             self.cpus.resize_with(cpu as usize + 1, Cpu::default);
         }
+        let c = &mut self.cpus[cpu as usize];
+        c.before_event = std::mem::replace(&mut c.last_event, t);
         self.start_target(t);
         // The sample's task is on the CPU: a sign of life. In a switch it is
         // `prev`, handled there.
         if !matches!(k.ev, KEvent::Switch { .. }) && self.in_thread(cpu) {
-            self.alive(k.tid, t, None);
+            self.seen_on(cpu, k.tid, t, None);
         }
         match k.ev {
             KEvent::Switch {
@@ -520,6 +529,36 @@ mod tests {
                     if name(s) == "app:6" && name(state) == "running")
         });
         assert!(runs_at_40, "{recs:?}");
+    }
+
+    /// A preempted thread is next seen leaving a CPU it was never seen
+    /// entering (its switch-in came from a context whose events were lost):
+    /// it is reported, with the time since that CPU's last visible event.
+    #[test]
+    fn a_lost_switch_in_is_reported_with_the_time_at_stake() {
+        let strings = Interner::new();
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        b.feed(&switch(20, 0, 5, 0, 7)); // app:5 preempted (R) by app:7
+        b.feed(&switch(30, 0, 7, 1, 9)); // app:7 sleeps; app:9 runs, unseen after
+        b.feed(&switch(45, 0, 5, 0, 7)); // app:5 leaves CPU 0: it ran
+        b.finish();
+        let app5 = b.strings.get("app:5").expect("thread SM");
+        assert_eq!(b.counts.lost_switch_ins.get(&app5), Some(&(1, 15)));
+        let d = b.diagnostics();
+        let lost: Vec<_> = d
+            .iter()
+            .filter(|d| d.sm.as_deref() == Some("app:5"))
+            .collect();
+        assert_eq!(lost.len(), 1, "{d:?}");
+        assert!(
+            lost[0].message.contains("up to 15 ns"),
+            "{}",
+            lost[0].message
+        );
+        // A thread switched in as seen loses nothing.
+        let app7 = b.strings.get("app:7").expect("thread SM");
+        assert!(!b.counts.lost_switch_ins.contains_key(&app7));
     }
 
     /// A thread sleeps on a timer whose expiry was lost (an idle CPU): it

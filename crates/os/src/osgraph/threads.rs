@@ -69,7 +69,7 @@ impl Builder {
         if self.ignored(tid) {
             return None;
         }
-        self.alive(tid, t, None);
+        self.seen_on(cpu, tid, t, None);
         // A syscall segment ends at a point where the thread acts.
         Some(self.threads[&tid].sm)
     }
@@ -121,11 +121,17 @@ impl Builder {
         self.wait_for_cpu(target, wakee);
     }
 
-    pub(super) fn switch_out(&mut self, t: u64, prev: u32, comm: &Comm, prev_state: u64) {
+    pub(super) fn switch_out(
+        &mut self,
+        (t, cpu): (u64, u32),
+        prev: u32,
+        comm: &Comm,
+        prev_state: u64,
+    ) {
         if self.ignored(prev) {
             return;
         }
-        self.alive(prev, t, Some(comm));
+        self.seen_on(cpu, prev, t, Some(comm));
         self.close_segment(prev, None);
         let th = self.threads.get_mut(&prev).expect("alive");
         let sm = th.sm;
@@ -192,7 +198,7 @@ impl Builder {
         // its waiters' time up to the switch is charged to that segment.
         self.close_segment(prev.0, None);
         self.charge_at_switch(t, cpu, next.0);
-        self.switch_out(t, prev.0, prev.1, prev.2);
+        self.switch_out((t, cpu), prev.0, prev.1, prev.2);
         self.cpus[cpu as usize].cur = next.0;
         self.alive(next.0, t, Some(next.1));
         self.hold_cpu(cpu, next.0);
