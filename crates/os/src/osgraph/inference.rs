@@ -18,7 +18,8 @@ impl Builder {
     /// it was believed runnable, its switch-in was lost: it may have run
     /// since the CPU's event before this one.
     pub(super) fn seen_on(&mut self, cpu: u32, tid: u32, t: u64, comm: Option<&Comm>) {
-        if let Some(th) = self.threads.get(&tid).filter(|th| th.st == St::Runnable) {
+        let runnable = self.threads.get(&tid).filter(|th| th.st == St::Runnable);
+        if let Some(th) = runnable.filter(|_| !self.ignored(tid)) {
             let c = &self.cpus[cpu as usize];
             let at_stake = t.saturating_sub(th.since.max(c.before_event));
             let lost = self.counts.lost_switch_ins.entry(th.sm).or_default();
