@@ -343,12 +343,21 @@ pub enum Pass {
 }
 
 impl Pass {
+    /// When it happens: a record's call, a CPU op's or GPU op's start.
+    pub fn t(&self) -> u64 {
+        match self {
+            Pass::Record { ts, .. } => *ts,
+            Pass::Call { ev, .. } | Pass::Op { ev, .. } => ev.ts,
+        }
+    }
+
     /// Time, then records, calls (longer first) and ops, then file order.
     fn key(&self) -> (u64, u8, u64, u64) {
+        let t = self.t();
         match self {
-            Pass::Record { ts, corr, .. } => (*ts, 0, 0, *corr as u64),
-            Pass::Call { ev, .. } => (ev.ts, 1, u64::MAX - ev.dur, ev.index),
-            Pass::Op { ev, .. } => (ev.ts, 2, 0, ev.index),
+            Pass::Record { corr, .. } => (t, 0, 0, *corr as u64),
+            Pass::Call { ev, .. } => (t, 1, u64::MAX - ev.dur, ev.index),
+            Pass::Op { ev, .. } => (t, 2, 0, ev.index),
         }
     }
 }

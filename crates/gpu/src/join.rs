@@ -181,14 +181,15 @@ struct Join<'a> {
 }
 
 impl Join<'_> {
-    /// A CPU call in the window goes to the pass, with how it waits; a
-    /// wait on an event record asks for the record.
-    fn call(&mut self, ev: Ev, launched: Vec<(u64, StreamKey)>) {
+    /// A CPU call in the window goes to the pass, with how it waits (from
+    /// `sync`, its correlation's `cuda_sync` event); a wait on an event
+    /// record asks for the record.
+    fn call(&mut self, ev: Ev, sync: Option<&Ev>, launched: Vec<(u64, StreamKey)>) {
         if ev.dur == 0 || !in_window(self.window, ev.ts) {
             return;
         }
         let wait = if ev.kind == Kind::Runtime {
-            wait_kind(self.names, &ev, self.g.sync.as_ref())
+            wait_kind(self.names, &ev, sync)
         } else {
             WaitKind::None
         };
@@ -213,9 +214,9 @@ impl Join<'_> {
         self.out.pass.push(Pass::Call { ev, info });
     }
 
-    /// A GPU op: kept when launched in the window (any, without one).
-    fn gpu(&mut self, ev: Ev, joined: bool) {
-        let launcher = if joined { self.g.call } else { None };
+    /// A GPU op, with the runtime call of its correlation if any: kept
+    /// when launched in the window (any, without one).
+    fn gpu(&mut self, ev: Ev, launcher: Option<Ev>) {
         let launch = launcher
             .filter(|c| c.dur > 0)
             .map(|c| (c.ts, (c.pid, c.tid)));
@@ -245,18 +246,16 @@ impl Join<'_> {
                 stream: (0, 0),
             });
         }
-        self.g.sync = g.sync;
         if let Some(call) = g.call {
-            self.call(call, g.launched);
+            self.call(call, g.sync.as_ref(), g.launched);
         }
-        self.g.sync = None;
     }
 
     fn item(&mut self, j: ByCorr) {
         if j.corr < 0 {
             match j.class {
-                ByCorr::GPU => self.gpu(j.ev, false),
-                _ => self.call(j.ev, Vec::new()),
+                ByCorr::GPU => self.gpu(j.ev, None),
+                _ => self.call(j.ev, None, Vec::new()),
             }
             return;
         }
@@ -269,13 +268,14 @@ impl Join<'_> {
             ByCorr::CALL => {
                 // An earlier call of the same correlation launched nothing.
                 if let Some(prev) = self.g.call.replace(j.ev) {
-                    self.call(prev, Vec::new());
+                    let sync = self.g.sync;
+                    self.call(prev, sync.as_ref(), Vec::new());
                 }
                 if self.names.get(j.ev.name) == "cudaEventRecord" {
                     self.g.record = Some(j.ev);
                 }
             }
-            _ => self.gpu(j.ev, true),
+            _ => self.gpu(j.ev, self.g.call),
         }
     }
 }

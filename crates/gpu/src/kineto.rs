@@ -89,11 +89,6 @@ impl Names {
     pub fn get(&self, i: u32) -> &str {
         self.list.get(i as usize).map_or("", |s| s.as_str())
     }
-
-    /// The index of `s`, if some event has that name.
-    pub fn find(&self, s: &str) -> Option<u32> {
-        self.ids.get(s).copied()
-    }
 }
 
 /// What decoding a trace gives besides its events.

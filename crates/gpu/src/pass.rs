@@ -247,24 +247,16 @@ impl RankPass<'_> {
     }
 
     fn item(&mut self, item: Pass) {
+        self.settle_before(item.t());
         match item {
-            Pass::Record { ts, corr, streams } => {
-                self.settle_before(ts);
-                self.record(corr, ts, streams);
-            }
-            Pass::Call { ev, info } => {
-                self.settle_before(ev.ts);
-                self.call(ev, info);
-            }
+            Pass::Record { ts, corr, streams } => self.record(corr, ts, streams),
+            Pass::Call { ev, info } => self.call(ev, info),
             Pass::Op {
                 ev,
                 start,
                 end,
                 launch,
-            } => {
-                self.settle_before(ev.ts);
-                self.op(ev, start, end, launch);
-            }
+            } => self.op(ev, start, end, launch),
         }
     }
 

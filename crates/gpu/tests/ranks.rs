@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::run;
+use common::{links, run};
 use critpath_engine::{analyze, Options, Speedup};
 use critpath_gpu::open_ranks;
 use std::path::{Path, PathBuf};
@@ -132,17 +132,7 @@ fn every_send_of_several_ranks_is_received() {
     ) {
         return;
     }
-    let mut src = open_ranks(&rank_files(dir.path(), 3)).unwrap();
-    let (mut sent, mut received) = (Vec::new(), Vec::new());
-    while let Some((r, _)) = critpath_trace::RecordSource::next_record(&mut src).unwrap() {
-        match r.ev {
-            critpath_trace::Event::Send { id, .. } => sent.push(format!("{id:?}")),
-            critpath_trace::Event::Recv { id, .. } => received.push(format!("{id:?}")),
-            _ => {}
-        }
-    }
-    sent.sort();
-    received.sort();
+    let (sent, received) = links(open_ranks(&rank_files(dir.path(), 3)).unwrap());
     // Launches, waits on GPU ops and collectives alike: nothing is left
     // pending in the engine (a collective's kernel that waits for the last
     // rank receives that rank's start, not its launch).

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::run;
+use common::{links, run};
 use critpath_gpu::{open, GpuBreakdown};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -198,15 +198,7 @@ fn launches_queued_behind_a_busy_stream_leave_no_send_unreceived() {
         events.push(kernel("short", 7, 10_010.0 + 3.0 * k as f64, 3.0, corr));
     }
     let f = trace_file(events);
-    let mut src = open(f.path()).unwrap();
-    let (mut sent, mut received) = (Vec::new(), Vec::new());
-    while let Some((r, _)) = critpath_trace::RecordSource::next_record(&mut src).unwrap() {
-        match r.ev {
-            critpath_trace::Event::Send { id, .. } => sent.push(id),
-            critpath_trace::Event::Recv { id, .. } => received.push(id),
-            _ => {}
-        }
-    }
+    let (sent, received) = links(open(f.path()).unwrap());
     // Only the first kernel's launch binds; the others' make no send that
     // would wait, unreceived, in the engine.
     assert_eq!(sent.len(), 1, "{sent:?}");

@@ -52,6 +52,7 @@ impl Engine<'_> {
         w.path.length_ns = n.l.max(0) as u64;
         w.path.end = endpoint(strings, (s.sys, s.name), n.t);
         let (mut id, mut t) = (n.id, n.t);
+        let hand_over = self.observer.as_ref().is_some_and(|o| o.wants_path());
         loop {
             let e = self.logs.nodes.get(id)?;
             if e.pred == NO_PRED {
@@ -89,7 +90,7 @@ impl Engine<'_> {
                 inter: ce.inter,
                 span: (t - e.weight.min(t), t),
             };
-            if self.observer.as_ref().is_some_and(|o| o.wants_path()) {
+            if hand_over {
                 let row = self.segment_row(&seg, strings);
                 self.observer.as_mut().expect("checked").path_edge(&row);
             }

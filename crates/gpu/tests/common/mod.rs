@@ -1,11 +1,26 @@
-//! Helpers shared by the tests: analysing a source with its path kept, and
-//! where the shared real traces are.
+//! Helpers shared by the tests: analysing a source with its path kept, the
+//! link ids it sends and receives, and where the shared real traces are.
 
 #![allow(dead_code)]
 
 use critpath_engine::{analyze, Analysis, Options};
 use critpath_gpu::{bound_by, GpuBreakdown, GpuSource};
 use std::path::PathBuf;
+
+/// The link ids of a source's sends and of its recvs, each list sorted.
+pub fn links(mut src: GpuSource) -> (Vec<String>, Vec<String>) {
+    let (mut sent, mut received) = (Vec::new(), Vec::new());
+    while let Some((r, _)) = critpath_trace::RecordSource::next_record(&mut src).unwrap() {
+        match r.ev {
+            critpath_trace::Event::Send { id, .. } => sent.push(format!("{id:?}")),
+            critpath_trace::Event::Recv { id, .. } => received.push(format!("{id:?}")),
+            _ => {}
+        }
+    }
+    sent.sort();
+    received.sort();
+    (sent, received)
+}
 
 /// Analyses a GPU source, keeping the path; returns the analysis and its
 /// breakdown.
