@@ -196,7 +196,7 @@ pub fn pump(
     progress: impl FnMut(u64, u64),
 ) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)> {
     use critpath_engine::analyze_parallel;
-    if std::env::var("CRITPATH_THREADS").is_ok_and(|v| v.trim() == "1") {
+    if !critpath_trace::threads_allowed() {
         return critpath_engine::analyze(src, opts, progress);
     }
     match src {

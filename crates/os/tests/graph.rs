@@ -22,12 +22,22 @@ const ALL: [&str; 7] = [
 const MS: u64 = 1_000_000;
 
 #[test]
-fn the_in_place_reader_and_the_general_reader_give_the_same_records() {
+fn every_reader_gives_the_same_records_on_a_thread_of_its_own_or_not() {
     for name in ALL {
-        let a = read_with(name, true);
-        let b = read_with(name, false);
+        let a = read_with(name, true, true);
         assert!(!a.recs.is_empty(), "{name}");
-        assert_eq!(a.recs, b.recs, "{name}");
+        for (in_place, thread) in [(true, false), (false, true), (false, false)] {
+            let b = read_with(name, in_place, thread);
+            assert_eq!(
+                a.recs, b.recs,
+                "{name}: in place {in_place}, thread {thread}"
+            );
+            assert_eq!(
+                format!("{:?}", a.summary.diagnostics),
+                format!("{:?}", b.summary.diagnostics),
+                "{name}: in place {in_place}, thread {thread}"
+            );
+        }
     }
 }
 

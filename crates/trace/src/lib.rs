@@ -16,5 +16,7 @@ pub mod strings;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use parts::Parts;
-pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
+pub use source::{
+    threads_allowed, AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource,
+};
 pub use strings::{Interner, Sym};

@@ -76,10 +76,15 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
     }
 }
 
-pub fn read_with(name: &str, in_place: bool) -> Read {
+/// A fixture's records, read in place or by the general reader, and
+/// decoded on a thread of its own or not.
+pub fn read_with(name: &str, in_place: bool, thread: bool) -> Read {
     // The graphs these tests check charge waits for a CPU to its holders.
     critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open_with(&fixture(name), in_place).expect("fixture opens");
+    if !thread {
+        src.decode_inline();
+    }
     let mut batch: Vec<(Record, Pos)> = Vec::new();
     let mut recs = Vec::new();
     loop {
@@ -99,7 +104,7 @@ pub fn read_with(name: &str, in_place: bool) -> Read {
 }
 
 pub fn read(name: &str) -> Read {
-    read_with(name, true)
+    read_with(name, true, true)
 }
 
 /// The engine's analysis of a fixture (over the recorded command), with

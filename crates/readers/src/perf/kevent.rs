@@ -103,6 +103,55 @@ pub enum KEvent {
     },
 }
 
+impl KEvent {
+    /// The event with each of its symbols passed through `f` (to move it
+    /// from the decoder's string table to another one).
+    #[inline]
+    pub fn map_syms(self, f: impl Fn(Sym) -> Sym) -> KEvent {
+        use KEvent::*;
+        match self {
+            IrqEntry { name } => IrqEntry { name: f(name) },
+            TimerStart {
+                timer,
+                func,
+                expires,
+            } => TimerStart {
+                timer,
+                func: f(func),
+                expires,
+            },
+            TimerEntry { timer, func } => TimerEntry {
+                timer,
+                func: f(func),
+            },
+            Net { skb, point, len } => Net {
+                skb,
+                point: f(point),
+                len,
+            },
+            Skb { skb, point, len } => Skb {
+                skb,
+                point: f(point),
+                len,
+            },
+            Func { func, ret } => Func { func: f(func), ret },
+            // Listed, so that a new event with a symbol is not forgotten.
+            e @ (Switch { .. }
+            | Wake { .. }
+            | Fork { .. }
+            | Exec
+            | IrqExit
+            | SoftirqRaise { .. }
+            | SoftirqEntry { .. }
+            | SoftirqExit { .. }
+            | TimerExit
+            | Sock { .. }
+            | SysEnter { .. }
+            | SysExit) => e,
+        }
+    }
+}
+
 /// One kernel event: when, on which CPU, in which task's context.
 #[derive(Clone, Copy, Debug)]
 pub struct KRecord {

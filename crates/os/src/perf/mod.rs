@@ -1,21 +1,24 @@
 //! perf.data as records: the kernel events `critpath-readers` decodes from
-//! the file ([`KernelEvents`]) are fed, merged in time order with the SDKs'
-//! annotations recorded beside it, to the OS graph builder
-//! ([`crate::osgraph`]), whose records this source yields; each event also
-//! goes to a [`KernelObserver`] when one is set.
+//! the file ([`KernelEvents`], on a thread of its own: [`decoding`]) are
+//! fed, merged in time order with the SDKs' annotations recorded beside it,
+//! to the OS graph builder ([`crate::osgraph`]), whose records this source
+//! yields; each event also goes to a [`KernelObserver`] when one is set.
 //!
 //! A damaged file (perf killed, disk full, copied short) still yields what
 //! can be read: the reader repairs the header in memory to cover the
 //! complete records, and the analysis says the file was cut.
+
+mod decoding;
 
 use crate::names::OsSm;
 use crate::observer::KernelObserver;
 use crate::osgraph::Builder;
 use crate::recorder::Recorder;
 use critpath_readers::annot::AnnotReader;
-use critpath_readers::perf::{KRecord, KernelEvents, Step};
+use critpath_readers::perf::{KernelEvents, Step};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::{Diagnostic, Interner, Pos, ReadError, Record, RecordSource, Scope, Summary};
+use decoding::Decoding;
 use std::path::Path;
 
 pub use critpath_readers::perf::file::is_perf_data;
@@ -24,14 +27,18 @@ pub use critpath_readers::perf::{CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRAC
 
 /// Reads a perf.data file as records of the OS execution graph.
 pub struct PerfSource {
-    reader: KernelEvents,
+    decoding: Decoding,
     builder: Builder,
     index: u64,
+    /// Every event has been fed (the builder is finished).
     done: bool,
+    /// How far reading has come, in bytes of the file.
+    progress: u64,
+    /// Events perf reported lost.
+    lost: u64,
     problems: Vec<Diagnostic>,
     error: Option<ReadError>,
     scope: Scope,
-    stash: Option<Record>,
     /// The SDKs' annotations recorded with it (`OUT.annot`), merged in
     /// time order.
     annot: Option<AnnotReader>,
@@ -77,6 +84,8 @@ impl PerfSource {
         let names = std::mem::take(&mut rec.names);
         let recorder = Recorder::new(path);
         let builder = Builder::new(strings, &rec.host, names, rec.target);
+        let problems = std::mem::take(&mut reader.problems);
+        let error = reader.error.take();
         let annot_path = critpath_readers::annot::sibling(path);
         let annot = if annot_path.exists() {
             Some(AnnotReader::open(&annot_path)?)
@@ -84,18 +93,25 @@ impl PerfSource {
             None
         };
         Ok(PerfSource {
-            problems: std::mem::take(&mut reader.problems),
-            error: reader.error.take(),
-            reader,
+            problems,
+            error,
+            decoding: Decoding::new(reader, &builder.strings),
             builder,
             index: 0,
             done: false,
+            progress: 0,
+            lost: 0,
             scope,
-            stash: None,
             annot,
             observer: None,
             recorder,
         })
+    }
+
+    /// Decodes on the caller's thread, as with `CRITPATH_THREADS=1`
+    /// (call it before reading; the records are the same).
+    pub fn decode_inline(&mut self) {
+        self.decoding.inline();
     }
 
     /// Hands every kernel event decoded, in time order, to `observer` as
@@ -115,74 +131,41 @@ impl PerfSource {
         &self.builder
     }
 
-    /// Reads perf records until the builder has output or the file ends.
-    fn pump(&mut self) -> Result<(), ReadError> {
-        while !self.done {
-            if let Some(r) = self.builder.pop_ready() {
-                self.stash = Some(r);
-                return Ok(());
+    /// Feeds the next batch of decoded events; an error of the file ends
+    /// reading after the events before it.
+    fn feed_batch(&mut self) -> Result<(), ReadError> {
+        let Some(b) = self.decoding.next(&mut self.builder.strings) else {
+            self.finish_input();
+            return Ok(());
+        };
+        for k in &b.events {
+            if let Some(o) = self.observer.as_mut() {
+                o.event(k, &self.builder.strings);
             }
-            // The in-place reader feeds 64 samples between looks.
-            let n = if self.reader.in_place() { 64 } else { 1 };
-            for _ in 0..n {
-                if self.done {
-                    break;
-                }
-                self.step()?;
-            }
+            feed_annotations(&mut self.annot, &mut self.builder, Some(k.t));
+            self.recorder.event(k);
+            self.builder.feed(k);
         }
-        Ok(())
-    }
-
-    /// Reads one perf record and feeds what it holds.
-    fn step(&mut self) -> Result<(), ReadError> {
-        match self.reader.step(&mut self.builder.strings) {
-            Ok(Step::Event(k)) => self.feed(&k),
-            Ok(Step::Skipped) => {}
-            Ok(Step::End) => self.finish_input(),
-            Err(e) => {
-                self.finish_input();
-                return Err(e);
-            }
+        (self.progress, self.lost) = (b.progress, b.lost);
+        let (done, error) = (b.done, b.error.take());
+        if done {
+            self.finish_input();
         }
-        Ok(())
-    }
-
-    /// One decoded kernel event: to the observer, if any, and (after the
-    /// annotations up to its time) to the graph builder.
-    fn feed(&mut self, k: &KRecord) {
-        if let Some(o) = self.observer.as_mut() {
-            o.event(k, &self.builder.strings);
-        }
-        feed_annotations(&mut self.annot, &mut self.builder, Some(k.t));
-        self.recorder.event(k);
-        self.builder.feed(k);
+        error.map_or(Ok(()), Err)
     }
 
     fn finish_input(&mut self) {
+        if self.done {
+            return;
+        }
         self.done = true;
         feed_annotations(&mut self.annot, &mut self.builder, None);
         self.builder.finish();
     }
 
-    /// The next record, counted.
-    fn numbered(&mut self, r: Record) -> (Record, Pos) {
-        self.index += 1;
-        (r, Pos::Record(self.index))
-    }
-
-    /// The batch of the in-place reader: records are released as samples
-    /// are fed, 256 samples at a time.
-    fn batch_in_place(
-        &mut self,
-        out: &mut Vec<(Record, Pos)>,
-        max: usize,
-    ) -> Result<(), ReadError> {
-        if let Some(r) = self.stash.take() {
-            let r = self.numbered(r);
-            out.push(r);
-        }
-        while out.len() < max {
+    /// The next record, counted; `None` at the end.
+    fn next_numbered(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        loop {
             let next = if self.done {
                 self.builder.pop_all()
             } else {
@@ -190,25 +173,17 @@ impl PerfSource {
             };
             match next {
                 Some(r) => {
-                    let r = self.numbered(r);
-                    out.push(r);
+                    self.index += 1;
+                    return Ok(Some((r, Pos::Record(self.index))));
                 }
-                None if self.done => break,
-                None => {
-                    for _ in 0..256 {
-                        if self.done {
-                            break;
-                        }
-                        self.step()?;
-                    }
-                }
+                None if self.done => return Ok(None),
+                None => self.feed_batch()?,
             }
         }
-        Ok(())
     }
 
     fn lost_events(&self) -> Option<Diagnostic> {
-        let lost = self.reader.lost();
+        let lost = self.lost;
         (lost > 0).then(|| {
             Diagnostic::new(DiagnosticKind::LostEvents,
                 format!(
@@ -262,24 +237,12 @@ const _: fn() = || {
 
 impl RecordSource for PerfSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        loop {
-            if let Some(r) = self.stash.take() {
-                return Ok(Some(self.numbered(r)));
-            }
-            if self.done {
-                return Ok(self.builder.pop_all().map(|r| self.numbered(r)));
-            }
-            self.pump()?;
-        }
+        self.next_numbered()
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         out.clear();
-        if self.reader.in_place() {
-            return self.batch_in_place(out, max);
-        }
-        // The general path, record by record.
         while out.len() < max {
-            match self.next_record()? {
+            match self.next_numbered()? {
                 Some(r) => out.push(r),
                 None => break,
             }
@@ -291,7 +254,7 @@ impl RecordSource for PerfSource {
     }
     fn bytes_read(&self) -> u64 {
         // Progress by trace time: the file's time range is in its header.
-        self.reader.progress()
+        self.progress
     }
     fn summary(&mut self) -> Summary {
         let mut diagnostics = std::mem::take(&mut self.problems);
