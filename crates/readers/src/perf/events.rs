@@ -7,6 +7,7 @@
 use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS};
 use super::file::{self, Bytes};
 use super::kevent::KRecord;
+use super::names;
 use super::records::RawRecords;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
@@ -183,7 +184,8 @@ impl KernelEvents {
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
         let bytes = mapped.bytes;
-        let (names, target) = file::scan_names(&bytes, &mapped.layout, cmd.as_deref(), sample_type);
+        let (names, target) =
+            names::scan_names(&bytes, &mapped.layout, cmd.as_deref(), sample_type);
         let raw = in_place
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();

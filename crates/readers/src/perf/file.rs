@@ -1,10 +1,8 @@
 //! A perf.data file's bytes and header: mapped in place, or, when perf was
 //! killed or the file was cut, a copy whose header is repaired to cover the
-//! complete records. Also a quick scan of the thread names it records and
-//! of the command `perf record -- CMD` ran.
+//! complete records. Also the command `perf record -- CMD` ran.
 
 use critpath_trace::{Location, ReadError};
-use rustc_hash::FxHashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -98,67 +96,6 @@ fn complete_records_end(b: &[u8], start: u64) -> u64 {
         at += size;
     }
     at as u64
-}
-
-/// The last name of every thread (PERF_RECORD_COMM, in file order) and the
-/// thread that exec'd `cmd` first: a quick scan that decodes nothing else,
-/// releasing the pages it has read ([`Bytes::release`]).
-pub fn scan_names(
-    bytes: &Bytes,
-    l: &Layout,
-    cmd: Option<&str>,
-    sample_type: u64,
-) -> (FxHashMap<u32, String>, Option<(u32, u64)>) {
-    // The time in a record's sample_id trailer (PERF_SAMPLE_TID, TIME, ID,
-    // STREAM_ID, CPU, IDENTIFIER, in that order, 8 bytes each).
-    let bits = [1u64 << 1, 1 << 2, 1 << 6, 1 << 9, 1 << 7, 1 << 16];
-    let trailer = bits.iter().filter(|&&b| sample_type & b != 0).count() * 8;
-    let time_at = if sample_type & (1 << 2) != 0 {
-        Some(if sample_type & (1 << 1) != 0 { 8 } else { 0 })
-    } else {
-        None
-    };
-    let mut names = FxHashMap::default();
-    let mut target = None;
-    let b = bytes.as_ref();
-    let mut at = l.data_offset as usize;
-    let end = (l.data_offset.saturating_add(l.data_size)).min(b.len() as u64) as usize;
-    let mut released = at;
-    while at + 8 <= end {
-        if at - released >= RELEASE_STEP {
-            bytes.release(released, at);
-            released = at;
-        }
-        let h = &b[at..at + 8];
-        let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
-        let misc = u16::from_le_bytes([h[4], h[5]]);
-        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
-        if size < 8 || at + size > end {
-            break;
-        }
-        if ty == 3 && size >= 16 {
-            let body = &b[at + 8..at + size];
-            let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
-            let s = &body[8..];
-            let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-            let comm = String::from_utf8_lossy(&s[..n]).into_owned();
-            // PERF_RECORD_MISC_COMM_EXEC
-            if misc & 0x2000 != 0 && target.is_none() && cmd == Some(comm.as_str()) {
-                let t = time_at
-                    .and_then(|o| {
-                        let at = body.len().checked_sub(trailer)? + o;
-                        body.get(at..at + 8)
-                    })
-                    .map(|x| u64::from_le_bytes(x.try_into().unwrap()))
-                    .unwrap_or(0);
-                target = Some((tid, t));
-            }
-            names.insert(tid, comm);
-        }
-        at += size;
-    }
-    bytes.release(released, end);
-    (names, target)
 }
 
 /// The command a `perf record ... -- CMD` recorded, as its comm (the first
@@ -355,7 +292,7 @@ mod tests {
         let bytes = file(64, &[&a, &b]);
         let lay = layout(&bytes).unwrap();
         let bytes = Bytes::Owned(Arc::new(bytes));
-        let (names, target) = scan_names(&bytes, &lay, Some("sleep3"), 0);
+        let (names, target) = crate::perf::names::scan_names(&bytes, &lay, Some("sleep3"), 0);
         assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
         assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
         assert_eq!(target, Some((6, 0)));

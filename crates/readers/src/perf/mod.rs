@@ -1,4 +1,5 @@
-//! perf.data decoding: the file and its repair ([`file`]), its record
+//! perf.data decoding: the file and its repair ([`file`]), the thread names
+//! it records ([`names`]), its record
 //! stream ([`records`]), the tracepoint layouts stored in it
 //! ([`tracefmt`]), tracepoint samples decoded into kernel events
 //! ([`decode`], [`kevent`]), kernel function names ([`symbols`]), and all
@@ -8,6 +9,7 @@ pub mod decode;
 pub mod events;
 pub mod file;
 pub mod kevent;
+pub mod names;
 pub mod records;
 pub mod symbols;
 pub mod tracefmt;

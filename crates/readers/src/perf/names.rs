@@ -1,0 +1,309 @@
+//! The names pre-pass over a perf.data file: the last name of every thread
+//! (PERF_RECORD_COMM, in file order) and the thread that exec'd the
+//! recorded command first. It decodes nothing else and releases the pages
+//! it has read ([`Bytes::release`]).
+//!
+//! Each record's header gives the next one's place, so a walk is a chain of
+//! dependent loads bound by memory latency. A large file is therefore walked
+//! in two halves at once: the second from a record boundary guessed past
+//! the middle, its result kept only when the first half's walk lands on that
+//! boundary exactly. The result is always the one of a single walk.
+
+use super::file::{Bytes, Layout, RELEASE_STEP};
+use critpath_trace::threads_allowed;
+use rustc_hash::FxHashMap;
+
+/// Thread names by tid.
+pub type Names = FxHashMap<u32, String>;
+
+/// Below this many bytes of records, one walk.
+const SPLIT_BYTES: u64 = 64 << 20;
+/// Headers that must look right in a row for a guessed boundary.
+const GUESS_CHAIN: usize = 32;
+/// How far past the middle a boundary is looked for.
+const GUESS_SPAN: usize = 1 << 20;
+
+/// Where the time sits in a record's `sample_id` trailer.
+#[derive(Clone, Copy)]
+struct Trailer {
+    /// The trailer's length (PERF_SAMPLE_TID, TIME, ID, STREAM_ID, CPU,
+    /// IDENTIFIER, in that order, 8 bytes each).
+    len: usize,
+    /// The time's offset in it, when the trailer has a time.
+    time_at: Option<usize>,
+}
+
+impl Trailer {
+    fn new(sample_type: u64) -> Trailer {
+        let bits = [1u64 << 1, 1 << 2, 1 << 6, 1 << 9, 1 << 7, 1 << 16];
+        let len = bits.iter().filter(|&&b| sample_type & b != 0).count() * 8;
+        let time_at = (sample_type & (1 << 2) != 0).then_some(if sample_type & (1 << 1) != 0 {
+            8
+        } else {
+            0
+        });
+        Trailer { len, time_at }
+    }
+
+    /// The time of a record whose body (after its header) is `body`.
+    fn time(&self, body: &[u8]) -> u64 {
+        self.time_at
+            .and_then(|o| {
+                let at = body.len().checked_sub(self.len)? + o;
+                body.get(at..at + 8)
+            })
+            .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap()))
+    }
+}
+
+/// What a walk over part of the records found, and where it stopped.
+#[derive(Default)]
+struct Walk {
+    names: Names,
+    target: Option<(u32, u64)>,
+    /// Where the walk stopped: the first record at or past its stop, or a
+    /// bad header.
+    at: usize,
+    /// It stopped at a header that is not a record (the data ends there).
+    broken: bool,
+}
+
+/// What a walk is looking for, and in what.
+struct Scan<'a> {
+    bytes: &'a Bytes,
+    cmd: Option<&'a str>,
+    trailer: Trailer,
+    /// The end of the records.
+    end: usize,
+}
+
+impl Scan<'_> {
+    /// Walks the records from `w.at` until one starts at or past `stop`.
+    fn walk(&self, w: &mut Walk, stop: usize) {
+        let b = self.bytes.as_ref();
+        let mut released = w.at;
+        while w.at < stop && w.at + 8 <= self.end {
+            let at = w.at;
+            if at - released >= RELEASE_STEP {
+                self.bytes.release(released, at);
+                released = at;
+            }
+            let h = &b[at..at + 8];
+            let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
+            let misc = u16::from_le_bytes([h[4], h[5]]);
+            let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+            if size < 8 || at + size > self.end {
+                w.broken = true;
+                break;
+            }
+            if ty == 3 && size >= 16 {
+                self.comm(w, &b[at + 8..at + size], misc);
+            }
+            w.at += size;
+        }
+        self.bytes.release(released, w.at);
+    }
+
+    /// A PERF_RECORD_COMM's body: the thread's name, and the target when
+    /// it is the command's exec (PERF_RECORD_MISC_COMM_EXEC).
+    fn comm(&self, w: &mut Walk, body: &[u8], misc: u16) {
+        let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
+        let s = &body[8..];
+        let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+        let comm = String::from_utf8_lossy(&s[..n]).into_owned();
+        if misc & 0x2000 != 0 && w.target.is_none() && self.cmd == Some(comm.as_str()) {
+            w.target = Some((tid, self.trailer.time(body)));
+        }
+        w.names.insert(tid, comm);
+    }
+
+    /// A place past `from` (and before `from + GUESS_SPAN`) where
+    /// `GUESS_CHAIN` headers in a row look like records. Records are
+    /// multiples of 8 bytes, so boundaries are `start` plus a multiple of 8.
+    fn guess_boundary(&self, start: usize, from: usize) -> Option<usize> {
+        let b = self.bytes.as_ref();
+        let first = start + (from - start).div_ceil(8) * 8;
+        let last = (first + GUESS_SPAN).min(self.end);
+        (first..last).step_by(8).find(|&at| {
+            let mut p = at;
+            (0..GUESS_CHAIN).all(|_| {
+                let Some(h) = b.get(p..p + 8).filter(|_| p + 8 <= self.end) else {
+                    return false;
+                };
+                let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
+                let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+                let ok = (1..128).contains(&ty) && size >= 8 && size.is_multiple_of(8);
+                p += size;
+                ok && p <= self.end
+            })
+        })
+    }
+}
+
+/// The last name of every thread and the thread that exec'd `cmd` first
+/// (with the time of that exec), from the records of `bytes` that `l`
+/// places. `sample_type` says where records keep their time.
+pub fn scan_names(
+    bytes: &Bytes,
+    l: &Layout,
+    cmd: Option<&str>,
+    sample_type: u64,
+) -> (Names, Option<(u32, u64)>) {
+    let split = if threads_allowed() {
+        SPLIT_BYTES
+    } else {
+        u64::MAX
+    };
+    scan_split(bytes, l, (cmd, sample_type), split)
+}
+
+/// [`scan_names`], in two halves when there are `split` bytes of records
+/// or more.
+fn scan_split(
+    bytes: &Bytes,
+    l: &Layout,
+    (cmd, sample_type): (Option<&str>, u64),
+    split: u64,
+) -> (Names, Option<(u32, u64)>) {
+    let start = l.data_offset as usize;
+    let end = (l.data_offset.saturating_add(l.data_size)).min(bytes.as_ref().len() as u64) as usize;
+    let scan = Scan {
+        bytes,
+        cmd,
+        trailer: Trailer::new(sample_type),
+        end,
+    };
+    let mut first = Walk {
+        at: start,
+        ..Walk::default()
+    };
+    let mid = (end.saturating_sub(start) as u64 >= split)
+        .then(|| scan.guess_boundary(start, start + (end - start) / 2))
+        .flatten();
+    let Some(mid) = mid else {
+        scan.walk(&mut first, end);
+        return (first.names, first.target);
+    };
+    let second = std::thread::scope(|s| {
+        let second = s.spawn(|| {
+            let mut w = Walk {
+                at: mid,
+                ..Walk::default()
+            };
+            scan.walk(&mut w, end);
+            w
+        });
+        scan.walk(&mut first, mid);
+        second.join().expect("the names scan does not panic")
+    });
+    let joined = first.at == mid && !first.broken;
+    #[cfg(test)]
+    tests::JOINS.with(|j| j.borrow_mut().push(joined));
+    if joined {
+        // The guess was a boundary: the second half continues the first.
+        first.names.extend(second.names);
+        first.target = first.target.or(second.target);
+    } else if !first.broken {
+        // The first walk stepped over the guess: it goes on alone.
+        scan.walk(&mut first, end);
+    }
+    (first.names, first.target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    thread_local! {
+        /// Whether each split scan joined its halves.
+        pub(super) static JOINS: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A record of type `ty` whose body is `body` and a trailer of tid
+    /// and time (sample_type TID | TIME).
+    fn record(out: &mut Vec<u8>, ty: u32, misc: u16, body: &[u8], t: u64) {
+        let size = 8 + body.len() + 16;
+        out.extend(ty.to_le_bytes());
+        out.extend(misc.to_le_bytes());
+        out.extend((size as u16).to_le_bytes());
+        out.extend(body);
+        out.extend([0u8; 8]);
+        out.extend(t.to_le_bytes());
+    }
+
+    fn comm(out: &mut Vec<u8>, tid: u32, name: &str, exec: bool, t: u64) {
+        let mut body = Vec::new();
+        body.extend(tid.to_le_bytes());
+        body.extend(tid.to_le_bytes());
+        let mut n = name.as_bytes().to_vec();
+        n.resize(16, 0);
+        body.extend(n);
+        record(out, 3, if exec { 0x2000 } else { 0 }, &body, t);
+    }
+
+    /// Records of seeded random kinds: names, renames, execs, samples of
+    /// any length, and samples whose bytes look like a chain of headers.
+    fn file(seed: u64, records: usize) -> (Bytes, Layout) {
+        let mut rng = seed | 1;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut out = vec![0u8; 104];
+        for i in 0..records as u64 {
+            match next() % 10 {
+                0 => comm(
+                    &mut out,
+                    (next() % 50) as u32,
+                    &format!("t{}", next() % 7),
+                    false,
+                    i,
+                ),
+                1 => comm(&mut out, (next() % 50) as u32, "cmd", next() % 3 == 0, i),
+                2 => {
+                    // A payload that looks like 40 plausible headers.
+                    let fake: Vec<u8> = (0..40).flat_map(|_| [9, 0, 0, 0, 0, 0, 8, 0]).collect();
+                    record(&mut out, 9, 0, &fake, i);
+                }
+                _ => record(&mut out, 9, 0, &vec![7u8; 8 * (next() % 20) as usize], i),
+            }
+        }
+        let l = Layout {
+            data_offset: 104,
+            data_size: out.len() as u64 - 104,
+        };
+        (Bytes::Owned(Arc::new(out)), l)
+    }
+
+    #[test]
+    fn two_halves_find_what_one_walk_finds() {
+        for seed in 1..40 {
+            let (bytes, l) = file(seed, 3_000);
+            let what = (Some("cmd"), (1 << 1) | (1 << 2));
+            let one = scan_split(&bytes, &l, what, u64::MAX);
+            assert!(!one.0.is_empty(), "seed {seed}");
+            for split in [1, 1000, l.data_size / 2] {
+                let two = scan_split(&bytes, &l, what, split);
+                assert_eq!(one, two, "seed {seed}, split at {split} bytes");
+            }
+        }
+        // Both ways were taken: halves joined, and guesses stepped over.
+        let joins = JOINS.with(|j| j.take());
+        assert!(joins.contains(&true) && joins.contains(&false), "{joins:?}");
+    }
+
+    #[test]
+    fn a_cut_record_ends_both_walks_alike() {
+        let (bytes, mut l) = file(7, 3_000);
+        l.data_size -= 5;
+        let what = (Some("cmd"), (1 << 1) | (1 << 2));
+        assert_eq!(
+            scan_split(&bytes, &l, what, u64::MAX),
+            scan_split(&bytes, &l, what, 1)
+        );
+    }
+}
