@@ -21,7 +21,8 @@ pub const NO_PRED: u64 = u64::MAX;
 pub const BLOCK: u64 = 4096;
 const TRAILER: usize = 16;
 const SPILL_BYTES: usize = 8 << 20;
-/// Room for the largest block (30 bytes an entry) beyond the spill mark.
+/// Room for the largest block (30 bytes an entry) beyond the spill mark, its
+/// trailer, and the room an entry is encoded in.
 const BUF_BYTES: usize = SPILL_BYTES + BLOCK as usize * 30 + 64;
 
 /// One node's entry. For a node with a predecessor, `weight` is the weight of
@@ -34,36 +35,97 @@ pub struct Entry {
     pub tag: u32,
 }
 
-/// Writes `v` as a varint at `tmp[at..]`; returns the end.
+/// Room [`NodeLog::push`] makes before encoding an entry: three varints of
+/// at most 10 bytes each.
+const ENTRY_ROOM: usize = 32;
+
+/// Writes `v` as a varint at `tmp[at..]`; returns the end. An entry's three
+/// varints end by byte 30, so `at & (ENTRY_ROOM - 1)` is `at` itself; the
+/// mask only spares the bounds check.
 #[inline(always)]
-fn put_into(tmp: &mut [u8], mut at: usize, mut v: u64) -> usize {
+fn put_into(tmp: &mut [u8; ENTRY_ROOM], mut at: usize, mut v: u64) -> usize {
     while v >= 0x80 {
-        tmp[at] = (v as u8) | 0x80;
+        tmp[at & (ENTRY_ROOM - 1)] = (v as u8) | 0x80;
         v >>= 7;
         at += 1;
     }
-    tmp[at] = v as u8;
+    tmp[at & (ENTRY_ROOM - 1)] = v as u8;
     at + 1
 }
 
-fn get(buf: &[u8], pos: &mut usize) -> io::Result<u64> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    while let Some(&b) = buf.get(*pos) {
-        *pos += 1;
+/// Reads the varint at `w[*at..]`, moving `at` past it; `None` beyond 10
+/// bytes (more than 64 bits). Three varints end by byte 30 of the window, so
+/// the mask, as in [`put_into`], only spares the bounds check.
+#[inline(always)]
+fn take(w: &[u8; ENTRY_ROOM], at: &mut usize) -> Option<u64> {
+    let b = w[*at & (ENTRY_ROOM - 1)];
+    *at += 1;
+    if b < 0x80 {
+        return Some(u64::from(b));
+    }
+    let mut v = u64::from(b & 0x7f);
+    let mut shift = 7;
+    loop {
+        let b = w[*at & (ENTRY_ROOM - 1)];
+        *at += 1;
         v |= u64::from(b & 0x7f) << shift;
         if b < 0x80 {
-            return Ok(v);
+            return Some(v);
         }
         shift += 7;
         if shift > 63 {
-            break;
+            return None;
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidData,
-        "node log: bad varint",
-    ))
+}
+
+/// Decodes one entry's varints at `bytes[*pos..]`, moving `pos` past them:
+/// `(back, weight, tag)`, or `None` for a bad or cut varint.
+#[inline(always)]
+fn decode_entry(bytes: &[u8], pos: &mut usize) -> Option<(u64, u64, u64)> {
+    let mut w = [0u8; ENTRY_ROOM];
+    let window: &[u8; ENTRY_ROOM] = match bytes.get(*pos..*pos + ENTRY_ROOM) {
+        Some(full) => full.try_into().expect("ENTRY_ROOM bytes"),
+        None => {
+            // The block's last entries: a zero-padded copy; a varint that
+            // runs into the padding is cut.
+            let rest = &bytes[*pos..];
+            w[..rest.len()].copy_from_slice(rest);
+            &w
+        }
+    };
+    let mut at = 0;
+    let back = take(window, &mut at)?;
+    let weight = take(window, &mut at)?;
+    let tag = take(window, &mut at)?;
+    if *pos + at > bytes.len() {
+        return None;
+    }
+    *pos += at;
+    Some((back, weight, tag))
+}
+
+/// Decodes the first `count` entries of a block whose first node is
+/// `first` into `out`.
+fn decode_block(bytes: &[u8], first: u64, count: u64, out: &mut Vec<Entry>) -> io::Result<()> {
+    out.clear();
+    out.reserve(count as usize);
+    let mut pos = 0;
+    for k in 0..count {
+        let Some((back, weight, tag)) = decode_entry(bytes, &mut pos) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "node log: bad varint",
+            ));
+        };
+        let pred = if back == 0 { NO_PRED } else { first + k - back };
+        out.push(Entry {
+            pred,
+            weight,
+            tag: tag as u32,
+        });
+    }
+    Ok(())
 }
 
 pub struct NodeLog {
@@ -78,11 +140,13 @@ pub struct NodeLog {
     file: Option<File>,
     file_len: u64,
     sealed_len: u64,
-    /// Reader state: the decoded block, its first node, and the store offset
-    /// where it starts.
+    /// Reader state: the decoded block (the part up to the latest node
+    /// asked for), its first node, and the store offset where it starts.
     cur: Vec<Entry>,
     cur_first: u64,
     cur_at: u64,
+    /// A spilled block's bytes, read back (reused from block to block).
+    block: Vec<u8>,
 }
 
 impl Default for NodeLog {
@@ -105,29 +169,43 @@ impl NodeLog {
             cur: Vec::new(),
             cur_first: 0,
             cur_at: 0,
+            block: Vec::new(),
         }
     }
 
     /// Appends the entry of the next node.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, e: Entry) -> io::Result<()> {
         let back = if e.pred == NO_PRED {
             0
         } else {
             self.next - e.pred
         };
-        if self.buf.len() < self.used + 30 {
+        if self.buf.len() < self.used + ENTRY_ROOM {
             self.grow();
         }
-        let mut n = put_into(&mut self.buf, self.used, back);
-        n = put_into(&mut self.buf, n, e.weight);
-        self.used = put_into(&mut self.buf, n, u64::from(e.tag));
+        let at = self.used;
+        let tmp: &mut [u8; ENTRY_ROOM] = (&mut self.buf[at..at + ENTRY_ROOM])
+            .try_into()
+            .expect("ENTRY_ROOM bytes");
+        let mut n = put_into(tmp, 0, back);
+        n = put_into(tmp, n, e.weight);
+        self.used = at + put_into(tmp, n, u64::from(e.tag));
         self.next += 1;
         if self.next - self.block_first == BLOCK {
-            self.close_block();
-            if self.used >= SPILL_BYTES {
-                self.spill()?;
-            }
+            return self.end_block();
+        }
+        Ok(())
+    }
+
+    /// After a block's last entry: closes it, and spills once enough is
+    /// buffered.
+    #[cold]
+    #[inline(never)]
+    fn end_block(&mut self) -> io::Result<()> {
+        self.close_block();
+        if self.used >= SPILL_BYTES {
+            self.spill()?;
         }
         Ok(())
     }
@@ -204,7 +282,18 @@ impl NodeLog {
     /// The entry of node `i` (after [`NodeLog::seal`]). Reading walks blocks
     /// backwards, so asking for ever earlier nodes, as the critical-path
     /// walk does, reads each block at most once.
+    #[inline]
     pub fn get(&mut self, i: u64) -> io::Result<Entry> {
+        // A node before the block wraps to an index far beyond it.
+        match self.cur.get(i.wrapping_sub(self.cur_first) as usize) {
+            Some(&e) => Ok(e),
+            None => self.load(i),
+        }
+    }
+
+    /// [`NodeLog::get`] of a node outside the decoded block: decodes the
+    /// block that holds it.
+    fn load(&mut self, i: u64) -> io::Result<Entry> {
         if i >= self.next {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -225,17 +314,17 @@ impl NodeLog {
             let count = u32::from_le_bytes(t[12..16].try_into().unwrap()) as u64;
             let start = self.cur_at - TRAILER as u64 - len;
             if i >= first {
-                let mut bytes = vec![0u8; len as usize];
-                self.read_at(start, &mut bytes)?;
-                self.cur.clear();
-                let mut pos = 0;
-                for k in 0..count {
-                    let back = get(&bytes, &mut pos)?;
-                    let weight = get(&bytes, &mut pos)?;
-                    let tag = get(&bytes, &mut pos)? as u32;
-                    let pred = if back == 0 { NO_PRED } else { first + k - back };
-                    self.cur.push(Entry { pred, weight, tag });
-                }
+                // Nodes after `i` are never asked for on the way back.
+                let wanted = (i - first + 1).min(count);
+                let bytes = match &self.file {
+                    Some(f) => {
+                        self.block.resize(len as usize, 0);
+                        f.read_exact_at(&mut self.block, start)?;
+                        &self.block[..]
+                    }
+                    None => &self.buf[start as usize..(start + len) as usize],
+                };
+                decode_block(bytes, first, wanted, &mut self.cur)?;
             } else {
                 self.cur.clear();
             }
