@@ -13,6 +13,9 @@ pub(super) struct CNode {
     /// One-entry memo of `Engine::step`: the last `to` taken from here and
     /// where it led (cnode, intra cedge).
     pub memo: (u32, u32, u32),
+    /// One-entry memo of `CGraphBuilder::inter_edge`: the last `(to, held)`
+    /// of an inter-SM edge from here and its cedge.
+    pub inter_memo: (u32, bool, u32),
     pub sm: u32,
     pub from: u32,
     pub to: u32,
@@ -74,6 +77,7 @@ impl CGraphBuilder {
         let origin = self.cnodes.len() as u32;
         self.cnodes.push(CNode {
             memo: (NONE32, 0, 0),
+            inter_memo: (NONE32, false, 0),
             sm,
             from: M_ORIGIN,
             to: M_ORIGIN,
@@ -92,7 +96,20 @@ impl CGraphBuilder {
 
     /// The inter-SM edge from cnode `from` to cnode `to`, charged to `key`.
     /// `held` when a waited `recv` makes it.
+    #[inline(always)]
     pub fn inter_edge(&mut self, from: u32, to: u32, key: u32, held: bool) -> u32 {
+        let memo = self.cnodes[from as usize].inter_memo;
+        if memo.0 == to && memo.1 == held {
+            return memo.2;
+        }
+        let e = self.inter_edge_slow(from, to, key, held);
+        self.cnodes[from as usize].inter_memo = (to, held, e);
+        e
+    }
+
+    /// [`CGraphBuilder::inter_edge`] past its memo: from the index, or new.
+    #[inline(never)]
+    fn inter_edge_slow(&mut self, from: u32, to: u32, key: u32, held: bool) -> u32 {
         if let Some(&e) = self.inter_index.get(&(from, to, held)) {
             return e;
         }
@@ -123,6 +140,7 @@ impl Engine<'_> {
         let c = self.g.cnodes.len() as u32;
         self.g.cnodes.push(CNode {
             memo: (NONE32, 0, 0),
+            inter_memo: (NONE32, false, 0),
             sm,
             from,
             to,
@@ -135,7 +153,7 @@ impl Engine<'_> {
     /// The cgraph node reached from `from_cnode` by going to `to` (a state
     /// or marker), and the intra-SM cgraph edge between them (NONE32 from the
     /// origin). `cur_key` is the state the edge spends time in.
-    #[inline]
+    #[inline(always)]
     pub(super) fn step(
         &mut self,
         sm: u32,
@@ -176,6 +194,8 @@ impl Engine<'_> {
         (cn, e)
     }
 
+    #[cold]
+    #[inline(never)]
     fn step_slow(
         &mut self,
         sm: u32,

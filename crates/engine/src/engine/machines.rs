@@ -33,6 +33,9 @@ pub(super) struct Sm {
     pub nodes: u64,
     /// Is this the start SM whose first node is a path start?
     pub is_from: bool,
+    /// One-entry memo of `Engine::find_key`: a state of this SM and its key
+    /// (NONE32, NONE32 before any).
+    pub key_memo: (u32, u32),
 }
 
 impl Sm {
@@ -77,19 +80,47 @@ pub(super) struct Machines {
     pub cpus: FxHashMap<(Sym, Sym), Sym>,
 }
 
+impl Machines {
+    /// The fast path to SM `name` of system `sys`: found when it is the
+    /// first system's SM of that name.
+    #[inline(always)]
+    fn by_name(&self, sys: Sym, name: Sym) -> Option<u32> {
+        match self.sm_by_name.get(name.index()) {
+            Some(&(s, i)) if s == sys && i != NONE32 => Some(i),
+            _ => None,
+        }
+    }
+}
+
 impl Engine<'_> {
     /// The index of SM `name` of system `sys`, created on first sight.
     #[inline]
     pub(super) fn sm_of(&mut self, sys: Sym, name: Sym, strings: &Interner) -> u32 {
-        if let Some(&(s, i)) = self.m.sm_by_name.get(name.index()) {
-            if s == sys && i != NONE32 {
-                return i;
-            }
+        match self.find_sm(sys, name) {
+            Some(i) => i,
+            None => self.new_sm(sys, name, strings),
         }
-        if let Some(&i) = self.m.sm_index.get(&(sys, name)) {
-            return i;
+    }
+
+    /// The index of SM `name` of system `sys`, if seen.
+    #[inline]
+    pub(super) fn find_sm(&self, sys: Sym, name: Sym) -> Option<u32> {
+        self.m
+            .by_name(sys, name)
+            .or_else(|| self.m.sm_index.get(&(sys, name)).copied())
+    }
+
+    /// The key of SM `sm`'s state `state`, if seen. A key, once made, never
+    /// changes, so the SM remembers the last one found.
+    #[inline]
+    pub(super) fn find_key(&mut self, sm: u32, state: Sym) -> Option<u32> {
+        let memo = self.m.sms[sm as usize].key_memo;
+        if memo.0 == state.0 {
+            return Some(memo.1);
         }
-        self.new_sm(sys, name, strings)
+        let k = self.m.key_index.get(&(sm, state)).copied()?;
+        self.m.sms[sm as usize].key_memo = (state.0, k);
+        Some(k)
     }
 
     #[cold]
@@ -117,6 +148,7 @@ impl Engine<'_> {
             last_t: 0,
             nodes: 0,
             is_from,
+            key_memo: (NONE32, NONE32),
         });
         let m = &mut self.m;
         m.sm_index.insert((sys, name), idx);
@@ -154,8 +186,27 @@ impl Engine<'_> {
     }
 
     /// Resolves who a record is about to an SM index, or reports why not.
-    #[inline]
+    #[inline(always)]
     pub(super) fn resolve(
+        &mut self,
+        sys: Sym,
+        who: Who,
+        t: u64,
+        pos: Pos,
+        strings: &Interner,
+    ) -> Option<u32> {
+        if let Who::Sm(name) = who {
+            if let Some(i) = self.m.by_name(sys, name) {
+                return Some(i);
+            }
+        }
+        self.resolve_slow(sys, who, t, pos, strings)
+    }
+
+    /// [`Engine::resolve`] past the fast path: an SM of another system or
+    /// not seen yet, a thread or a CPU.
+    #[inline(never)]
+    fn resolve_slow(
         &mut self,
         sys: Sym,
         who: Who,

@@ -334,15 +334,14 @@ impl Engine<'_> {
 
     /// SM `(sys, on)`'s latest transition into `state` (any state when
     /// NONE32).
-    fn latest_transition(&self, sys: Sym, on: Sym, state: u32) -> Option<NodeRef> {
-        let target = self.m.sm_index.get(&(sys, on)).copied()?;
+    #[inline]
+    fn latest_transition(&mut self, sys: Sym, on: Sym, state: u32) -> Option<NodeRef> {
+        let target = self.find_sm(sys, on)?;
         if state == NONE32 {
             self.m.sms[target as usize].last_trans
         } else {
-            self.m
-                .key_index
-                .get(&(target, Sym(state)))
-                .and_then(|&k| self.m.keys[k as usize].last_trans)
+            let k = self.find_key(target, Sym(state))?;
+            self.m.keys[k as usize].last_trans
         }
     }
 
