@@ -33,16 +33,13 @@ struct Best {
 
 impl Engine<'_> {
     /// Processes one record.
+    #[inline]
     pub fn feed(&mut self, rec: &Record, pos: Pos, strings: &Interner) {
         self.records += 1;
         let (t, sys) = (rec.t, rec.sys);
-        let at = (t, pos);
-        match rec.ev {
-            Event::State { who, state } => {
-                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.transition(sm, state.0, WaitOn::No, None, at, strings);
-                }
-            }
+        // Transitions, most records, share one path to `transition`.
+        let (who, to, wait, recv) = match rec.ev {
+            Event::State { who, state } => (who, state.0, WaitOn::No, None),
             Event::Wait {
                 who,
                 state,
@@ -50,34 +47,36 @@ impl Engine<'_> {
                 on_sys,
                 on_state,
             } => {
-                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    let wait = match on {
-                        None => WaitOn::Open,
-                        Some(on) => WaitOn::On {
-                            sys: on_sys.unwrap_or(sys),
-                            sm: on,
-                            state: on_state.map(|s| s.0).unwrap_or(NONE32),
-                        },
-                    };
-                    self.transition(sm, state.0, wait, None, at, strings);
-                }
+                let wait = match on {
+                    None => WaitOn::Open,
+                    Some(on) => WaitOn::On {
+                        sys: on_sys.unwrap_or(sys),
+                        sm: on,
+                        state: on_state.map(|s| s.0).unwrap_or(NONE32),
+                    },
+                };
+                (who, state.0, wait, None)
             }
             Event::Recv {
                 who,
                 id,
                 state,
                 waited,
-            } => {
-                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    let recv = Some((id, waited));
-                    self.transition(sm, state.0, WaitOn::No, recv, at, strings);
-                }
-            }
-            Event::End { who } => {
-                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.transition(sm, M_END, WaitOn::No, None, at, strings);
-                }
-            }
+            } => (who, state.0, WaitOn::No, Some((id, waited))),
+            Event::End { who } => (who, M_END, WaitOn::No, None),
+            _ => return self.feed_other(rec, pos, strings),
+        };
+        if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+            self.transition(sm, to, wait, recv, (t, pos), strings);
+        }
+    }
+
+    /// [`Engine::feed`] of a record that is no plain transition.
+    #[inline(never)]
+    fn feed_other(&mut self, rec: &Record, pos: Pos, strings: &Interner) {
+        let (t, sys) = (rec.t, rec.sys);
+        let at = (t, pos);
+        match rec.ev {
             Event::Held { who, on, on_state } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
                     self.held(sm, t, (sys, on, on_state), strings);
@@ -104,6 +103,9 @@ impl Engine<'_> {
             Event::Pop { thread, sm } => self.pop(sys, thread, sm, t, pos, strings),
             Event::Switch { cpu, thread } => {
                 self.m.cpus.insert((sys, cpu), thread);
+            }
+            Event::State { .. } | Event::Wait { .. } | Event::Recv { .. } | Event::End { .. } => {
+                unreachable!("feed takes transitions")
             }
         }
     }
