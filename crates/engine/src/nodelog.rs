@@ -105,27 +105,42 @@ fn decode_entry(bytes: &[u8], pos: &mut usize) -> Option<(u64, u64, u64)> {
     Some((back, weight, tag))
 }
 
-/// Decodes the first `count` entries of a block whose first node is
-/// `first` into `out`.
-fn decode_block(bytes: &[u8], first: u64, count: u64, out: &mut Vec<Entry>) -> io::Result<()> {
-    out.clear();
-    out.reserve(count as usize);
-    let mut pos = 0;
-    for k in 0..count {
-        let Some((back, weight, tag)) = decode_entry(bytes, &mut pos) else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "node log: bad varint",
-            ));
-        };
-        let pred = if back == 0 { NO_PRED } else { first + k - back };
-        out.push(Entry {
-            pred,
-            weight,
-            tag: tag as u32,
-        });
+/// Bit 7 of every byte of a word: a varint's last byte has it clear.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Where, going back from `end`, the `n`-th varint before it starts (`end`
+/// being a varint's start or the end of the bytes): one byte past the
+/// `n + 1`-th last byte of a varint before `end`, or 0 when there are only
+/// `n`. Whole words whose last bytes do not reach the count are skipped at
+/// once. `None` when there are fewer than `n` varints before `end`.
+fn skip_back(bytes: &[u8], mut end: usize, n: u64) -> Option<usize> {
+    let mut need = n + 1;
+    while end >= 8 {
+        let w = u64::from_le_bytes(bytes[end - 8..end].try_into().expect("8 bytes"));
+        let mut lasts = !w & HIGH_BITS;
+        let c = u64::from(lasts.count_ones());
+        if c < need {
+            need -= c;
+            end -= 8;
+            continue;
+        }
+        // The `need`-th highest marked byte of this word.
+        for _ in 1..need {
+            lasts &= !(1u64 << (63 - lasts.leading_zeros()));
+        }
+        let byte = (63 - lasts.leading_zeros()) as usize / 8;
+        return Some(end - 8 + byte + 1);
     }
-    Ok(())
+    while end > 0 {
+        end -= 1;
+        if bytes[end] < 0x80 {
+            need -= 1;
+            if need == 0 {
+                return Some(end + 1);
+            }
+        }
+    }
+    (need == 1).then_some(0)
 }
 
 pub struct NodeLog {
@@ -140,13 +155,16 @@ pub struct NodeLog {
     file: Option<File>,
     file_len: u64,
     sealed_len: u64,
-    /// Reader state: the decoded block (the part up to the latest node
-    /// asked for), its first node, and the store offset where it starts.
-    cur: Vec<Entry>,
-    cur_first: u64,
-    cur_at: u64,
-    /// A spilled block's bytes, read back (reused from block to block).
+    /// Reader state: the current block's bytes (the buffer is reused from
+    /// block to block), its first node and node count, the store offset
+    /// where it starts, and a cursor: entry `cur_k` of the block starts at
+    /// byte `cur_byte` (`cur_count` and the block's length at first).
     block: Vec<u8>,
+    cur_first: u64,
+    cur_count: u64,
+    cur_at: u64,
+    cur_k: u64,
+    cur_byte: usize,
 }
 
 impl Default for NodeLog {
@@ -166,10 +184,12 @@ impl NodeLog {
             file: None,
             file_len: 0,
             sealed_len: 0,
-            cur: Vec::new(),
-            cur_first: 0,
-            cur_at: 0,
             block: Vec::new(),
+            cur_first: 0,
+            cur_count: 0,
+            cur_at: 0,
+            cur_k: 0,
+            cur_byte: 0,
         }
     }
 
@@ -254,9 +274,7 @@ impl NodeLog {
             self.spill()?;
         }
         self.sealed_len = self.file_len + self.used as u64;
-        self.cur_at = self.sealed_len;
-        self.cur_first = self.next;
-        self.cur.clear();
+        self.rewind();
         Ok(())
     }
 
@@ -281,18 +299,56 @@ impl NodeLog {
 
     /// The entry of node `i` (after [`NodeLog::seal`]). Reading walks blocks
     /// backwards, so asking for ever earlier nodes, as the critical-path
-    /// walk does, reads each block at most once.
+    /// walk does, reads each block at most once; within a block, the cursor
+    /// skips back over the entries between two nodes asked for without
+    /// decoding them.
     #[inline]
     pub fn get(&mut self, i: u64) -> io::Result<Entry> {
         // A node before the block wraps to an index far beyond it.
-        match self.cur.get(i.wrapping_sub(self.cur_first) as usize) {
-            Some(&e) => Ok(e),
-            None => self.load(i),
+        let k = i.wrapping_sub(self.cur_first);
+        if k < self.cur_count {
+            self.entry_at(k)
+        } else {
+            self.load(i)
         }
     }
 
-    /// [`NodeLog::get`] of a node outside the decoded block: decodes the
-    /// block that holds it.
+    /// Before reading from the end: no block loaded.
+    fn rewind(&mut self) {
+        self.cur_at = self.sealed_len;
+        self.cur_first = self.next;
+        self.cur_count = 0;
+        self.cur_k = 0;
+        self.cur_byte = 0;
+    }
+
+    /// Entry `k` of the current block: moves the cursor to it (back from
+    /// the cursor, or from the block's end for a later entry) and decodes it.
+    fn entry_at(&mut self, k: u64) -> io::Result<Entry> {
+        if k >= self.cur_k {
+            self.cur_k = self.cur_count;
+            self.cur_byte = self.block.len();
+        }
+        let bad = || io::Error::new(io::ErrorKind::InvalidData, "node log: bad varint");
+        let at = skip_back(&self.block, self.cur_byte, 3 * (self.cur_k - k)).ok_or_else(bad)?;
+        self.cur_k = k;
+        self.cur_byte = at;
+        let mut pos = at;
+        let (back, weight, tag) = decode_entry(&self.block, &mut pos).ok_or_else(bad)?;
+        let pred = if back == 0 {
+            NO_PRED
+        } else {
+            self.cur_first + k - back
+        };
+        Ok(Entry {
+            pred,
+            weight,
+            tag: tag as u32,
+        })
+    }
+
+    /// [`NodeLog::get`] of a node outside the current block: loads the block
+    /// that holds it.
     fn load(&mut self, i: u64) -> io::Result<Entry> {
         if i >= self.next {
             return Err(io::Error::new(
@@ -300,11 +356,9 @@ impl NodeLog {
                 format!("node log: no node {i}"),
             ));
         }
-        if i >= self.cur_first + self.cur.len() as u64 {
+        if i >= self.cur_first {
             // Asked for a later node than the current block: start over.
-            self.cur_at = self.sealed_len;
-            self.cur_first = self.next;
-            self.cur.clear();
+            self.rewind();
         }
         while i < self.cur_first {
             let mut t = [0u8; TRAILER];
@@ -313,25 +367,21 @@ impl NodeLog {
             let first = u64::from_le_bytes(t[4..12].try_into().unwrap());
             let count = u32::from_le_bytes(t[12..16].try_into().unwrap()) as u64;
             let start = self.cur_at - TRAILER as u64 - len;
-            if i >= first {
-                // Nodes after `i` are never asked for on the way back.
-                let wanted = (i - first + 1).min(count);
-                let bytes = match &self.file {
-                    Some(f) => {
-                        self.block.resize(len as usize, 0);
-                        f.read_exact_at(&mut self.block, start)?;
-                        &self.block[..]
-                    }
-                    None => &self.buf[start as usize..(start + len) as usize],
-                };
-                decode_block(bytes, first, wanted, &mut self.cur)?;
-            } else {
-                self.cur.clear();
-            }
             self.cur_first = first;
             self.cur_at = start;
+            self.cur_count = 0;
+            if i >= first {
+                self.block.resize(len as usize, 0);
+                let mut block = std::mem::take(&mut self.block);
+                let read = self.read_at(start, &mut block);
+                self.block = block;
+                read?;
+                self.cur_count = count;
+                self.cur_k = count;
+                self.cur_byte = len as usize;
+            }
         }
-        Ok(self.cur[(i - self.cur_first) as usize])
+        self.entry_at(i - self.cur_first)
     }
 
     /// Bytes written to disk so far.
@@ -385,6 +435,24 @@ mod tests {
         // Going forward again restarts from the end.
         assert_eq!(log.get(n - 2).unwrap(), entry(n - 2));
         assert!(log.get(n).is_err());
+    }
+
+    #[test]
+    fn any_order_within_and_across_blocks() {
+        let mut log = NodeLog::new();
+        for i in 0..20_000 {
+            log.push(entry(i)).unwrap();
+        }
+        log.seal().unwrap();
+        // Sparse steps back, the same node twice, and steps forward.
+        for i in [
+            19_999, 19_000, 19_000, 19_001, 12_289, 12_288, 12_287, 5, 8_000, 0,
+        ] {
+            assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
+        }
+        for i in (0..20_000).rev().step_by(37) {
+            assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
+        }
     }
 
     #[test]
