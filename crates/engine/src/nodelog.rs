@@ -44,6 +44,16 @@ const ENTRY_ROOM: usize = 32;
 /// mask only spares the bounds check.
 #[inline(always)]
 fn put_into(tmp: &mut [u8; ENTRY_ROOM], mut at: usize, mut v: u64) -> usize {
+    // Most values take one or two bytes: written without a loop.
+    if v < 0x80 {
+        tmp[at & (ENTRY_ROOM - 1)] = v as u8;
+        return at + 1;
+    }
+    if v < 0x4000 {
+        tmp[at & (ENTRY_ROOM - 1)] = (v as u8) | 0x80;
+        tmp[(at + 1) & (ENTRY_ROOM - 1)] = (v >> 7) as u8;
+        return at + 2;
+    }
     while v >= 0x80 {
         tmp[at & (ENTRY_ROOM - 1)] = (v as u8) | 0x80;
         v >>= 7;

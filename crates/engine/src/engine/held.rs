@@ -42,6 +42,7 @@ impl Engine<'_> {
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the
     /// piece since `tp` on cgraph `(cnode, edge)` charged to state `key`:
     /// counts the piece, logs the node and gives its handle.
+    #[inline(always)]
     pub(super) fn point_node(
         &mut self,
         (node, t): (u64, u64),
