@@ -64,6 +64,12 @@ impl Engine<'_> {
                 waited,
             } => (who, state.0, WaitOn::No, Some((id, waited))),
             Event::End { who } => (who, M_END, WaitOn::No, None),
+            Event::Send { who, id } => {
+                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
+                    self.send(sm, t, id, strings);
+                }
+                return;
+            }
             _ => return self.feed_other(rec, pos, strings),
         };
         if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
@@ -82,16 +88,11 @@ impl Engine<'_> {
                     self.held(sm, t, (sys, on, on_state), strings);
                 }
             }
-            Event::Send { who, id } => {
-                if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.send(sm, t, id, strings);
-                }
-            }
             Event::Call { who, func } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
                     let caller = self.m.sms[sm as usize].cur;
                     self.m.sms[sm as usize].calls.push((func, caller));
-                    self.transition(sm, func.0, WaitOn::No, None, at, strings);
+                    self.transition_out(sm, func.0, WaitOn::No, None, at, strings);
                 }
             }
             Event::Ret { who, func } => {
@@ -104,9 +105,11 @@ impl Engine<'_> {
             Event::Switch { cpu, thread } => {
                 self.m.cpus.insert((sys, cpu), thread);
             }
-            Event::State { .. } | Event::Wait { .. } | Event::Recv { .. } | Event::End { .. } => {
-                unreachable!("feed takes transitions")
-            }
+            Event::State { .. }
+            | Event::Wait { .. }
+            | Event::Recv { .. }
+            | Event::End { .. }
+            | Event::Send { .. } => unreachable!("feed takes transitions and sends"),
         }
     }
 
@@ -128,7 +131,7 @@ impl Engine<'_> {
             self.ret_mismatch(sm, func, RetMismatch::BeforeAnyState, at, strings);
             return;
         }
-        self.transition(sm, caller, WaitOn::No, None, at, strings);
+        self.transition_out(sm, caller, WaitOn::No, None, at, strings);
     }
 
     /// `L` of SM `sm`'s first node: 0, or unreached when paths must start
@@ -178,6 +181,7 @@ impl Engine<'_> {
     }
 
     /// A `send` of `id`: a node on the sender's SM, pending until received.
+    #[inline(never)]
     fn send(&mut self, sm: u32, t: u64, id: LinkId, strings: &Interner) {
         let node = self.new_node();
         let b = self.before(sm);
@@ -219,8 +223,25 @@ impl Engine<'_> {
         }
     }
 
+    /// [`Engine::transition`] for the records `feed` does not inline it
+    /// for (calls and returns).
+    #[inline(never)]
+    fn transition_out(
+        &mut self,
+        sm: u32,
+        to: u32,
+        wait: WaitOn,
+        recv: Option<(LinkId, bool)>,
+        at: (u64, Pos),
+        strings: &Interner,
+    ) {
+        self.transition(sm, to, wait, recv, at, strings);
+    }
+
     /// The SM leaves its current state (if any) at `t` and enters `to` (a
-    /// state symbol, or `M_END`).
+    /// state symbol, or `M_END`). Inlined into `feed`, the path of most
+    /// records.
+    #[inline(always)]
     fn transition(
         &mut self,
         sm: u32,
