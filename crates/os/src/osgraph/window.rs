@@ -4,6 +4,7 @@
 
 use super::{Builder, Syscall, INTERNAL_LINK, MAX_HELD, WINDOW_NS};
 use critpath_trace::{Event, LinkId, Record, Sym, Who};
+use std::collections::vec_deque::Drain;
 
 impl Builder {
     pub(super) fn emit(&mut self, t: u64, sm: Sym, ev: impl FnOnce(Who) -> Event) {
@@ -138,5 +139,27 @@ impl Builder {
         let r = self.out.pop_front()?;
         self.released = self.released.max(r.t);
         Some(r)
+    }
+
+    /// At most `max` of the oldest records: those [`Self::pop_ready`]
+    /// would give one by one, or, with `all` (after [`Self::finish`]),
+    /// those [`Self::pop_all`] would.
+    pub fn drain_ready(&mut self, max: usize, all: bool) -> Drain<'_, Record> {
+        let k = if all {
+            self.out.len()
+        } else if self.out.is_empty() {
+            0
+        } else {
+            // Held back: records at or past the horizon, as long as no
+            // more than MAX_HELD are held.
+            let h = self.horizon();
+            let early = self.out.partition_point(|r| r.t < h);
+            early.max(self.out.len().saturating_sub(MAX_HELD))
+        };
+        let k = k.min(max);
+        if k > 0 {
+            self.released = self.released.max(self.out[k - 1].t);
+        }
+        self.out.drain(..k)
     }
 }

@@ -163,22 +163,20 @@ impl PerfSource {
         self.builder.finish();
     }
 
-    /// The next record, counted; `None` at the end.
-    fn next_numbered(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+    /// Appends up to `max` records to `out`, numbered; fewer only at the
+    /// end.
+    fn fill(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         loop {
-            let next = if self.done {
-                self.builder.pop_all()
-            } else {
-                self.builder.pop_ready()
-            };
-            match next {
-                Some(r) => {
-                    self.index += 1;
-                    return Ok(Some((r, Pos::Record(self.index))));
-                }
-                None if self.done => return Ok(None),
-                None => self.feed_batch()?,
+            let room = max - out.len();
+            let index = &mut self.index;
+            out.extend(self.builder.drain_ready(room, self.done).map(|r| {
+                *index += 1;
+                (r, Pos::Record(*index))
+            }));
+            if out.len() == max || self.done {
+                return Ok(());
             }
+            self.feed_batch()?;
         }
     }
 
@@ -237,17 +235,13 @@ const _: fn() = || {
 
 impl RecordSource for PerfSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        self.next_numbered()
+        let mut one = Vec::with_capacity(1);
+        self.fill(&mut one, 1)?;
+        Ok(one.pop())
     }
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         out.clear();
-        while out.len() < max {
-            match self.next_numbered()? {
-                Some(r) => out.push(r),
-                None => break,
-            }
-        }
-        Ok(())
+        self.fill(out, max)
     }
     fn strings(&self) -> &Interner {
         &self.builder.strings
