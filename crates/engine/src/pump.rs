@@ -24,9 +24,11 @@ const BATCH: usize = 256;
 /// Records per hand-off between threads: larger, so that the channel costs
 /// little (without an observer, batch sizes change nothing in the result).
 const PAR_BATCH: usize = 4096;
-/// Batches the reader's thread may be ahead of the engine's (the engine's
-/// lag stays far below the ids a reader keeps the text of).
-const AHEAD: usize = 8;
+/// Batches the reader's thread may be ahead of the engine's: enough that
+/// neither often waits for the other, also when a third thread (a perf.data
+/// source's decoder) shares two cores with them. Each batch carries the
+/// text of its transient ids, so the engine's lag does not matter to them.
+const AHEAD: usize = 16;
 /// Skipped records reported one by one; the rest are counted.
 const SKIPPED_DETAIL: u64 = 10;
 

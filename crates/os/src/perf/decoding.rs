@@ -16,8 +16,9 @@ use std::thread::JoinHandle;
 
 /// Events decoded at a time.
 const BATCH: usize = 4096;
-/// Batches the decoder may be ahead of the OS graph.
-const AHEAD: usize = 4;
+/// Batches the decoder may be ahead of the OS graph: with three threads on
+/// two cores, deep enough that two of them are rarely waiting at once.
+const AHEAD: usize = 32;
 
 /// One batch of decoded events and how reading stands after it.
 #[derive(Default)]
