@@ -110,8 +110,7 @@ fn read_ahead<S: RecordSource + ?Sized>(
         let res = source.next_batch(&mut b.records, PAR_BATCH);
         let strings = source.strings();
         b.strings.clear();
-        b.strings
-            .extend((sent..strings.len()).map(|i| strings.resolve(Sym(i as u32)).into()));
+        b.strings.extend(strings.since(sent).map(Box::from));
         sent = strings.len();
         b.ids.clear();
         b.id_ends.clear();

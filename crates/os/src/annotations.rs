@@ -44,15 +44,12 @@ impl critpath_trace::RecordSource for AnnotSource {
         &mut self,
     ) -> Result<Option<(critpath_trace::Record, critpath_trace::Pos)>, ReadError> {
         loop {
-            if let Some(r) = self.builder.pop_ready() {
+            if let Some(r) = self.builder.drain_ready(1, self.done).next() {
                 self.index += 1;
                 return Ok(Some((r, critpath_trace::Pos::Record(self.index))));
             }
             if self.done {
-                return Ok(self.builder.pop_all().map(|r| {
-                    self.index += 1;
-                    (r, critpath_trace::Pos::Record(self.index))
-                }));
+                return Ok(None);
             }
             match self.reader.next_annotation() {
                 Some(a) => self.builder.feed_annot(&a),

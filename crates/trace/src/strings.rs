@@ -188,6 +188,14 @@ impl Interner {
         self.strings.is_empty()
     }
 
+    /// The permanent strings from symbol number `from` on, in order: what
+    /// a copy of the table made when it held `from` strings lacks.
+    pub fn since(&self, from: usize) -> impl Iterator<Item = &str> {
+        self.strings[from.min(self.strings.len())..]
+            .iter()
+            .map(|s| &**s)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (Sym, &str)> {
         self.strings
             .iter()

@@ -163,7 +163,7 @@ impl Engine<'_> {
 
     /// The key of SM `sm`'s state `state`, created on first sight.
     pub(super) fn key_of(&mut self, sm: u32, state: Sym, strings: &Interner) -> u32 {
-        if let Some(&k) = self.m.key_index.get(&(sm, state)) {
+        if let Some(k) = self.find_key(sm, state) {
             return k;
         }
         let k = self.m.keys.len() as u32;

@@ -188,7 +188,7 @@ pub struct Builder {
     out: VecDeque<Record>,
     released: u64,
     now: u64,
-    /// What `pop_ready` may release up to, until the next event fed.
+    /// What `drain_ready` may release up to, until the next event fed.
     horizon: Option<u64>,
     /// The main thread of the recorded command and when it exec'd it: its
     /// events before belong to the recorder and are dropped.
@@ -472,10 +472,7 @@ mod tests {
         b.feed(&at(22, 0, 5, KEvent::IrqExit));
         b.feed(&switch(40, 0, 5, 0, 6)); // app:5 is preempted by app:6
         b.finish();
-        let mut recs = Vec::new();
-        while let Some(r) = b.pop_all() {
-            recs.push(r);
-        }
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
         let name = |s: Sym| b.strings.resolve(s).to_string();
         let sm_of = |r: &Record| match r.ev {
             Event::Send {
@@ -586,10 +583,7 @@ mod tests {
         // expiry.
         b.feed(&switch(120, 1, 0, 0, 5));
         b.finish();
-        let mut recs = Vec::new();
-        while let Some(r) = b.pop_all() {
-            recs.push(r);
-        }
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
         assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
         let app = b.strings.get("app:5").expect("thread SM");
         let woke = recs.iter().find(|r| {

@@ -94,21 +94,9 @@ impl Builder {
         INTERNAL_LINK | self.next_link
     }
 
-    /// Records whose place can no longer change, oldest first.
-    pub fn pop_ready(&mut self) -> Option<Record> {
-        let front = self.out.front()?.t;
-        let full = self.out.len() > MAX_HELD;
-        if !full && front >= self.horizon() {
-            return None;
-        }
-        let r = self.out.pop_front()?;
-        self.released = self.released.max(r.t);
-        Some(r)
-    }
-
     /// Where the reorder window begins; pending syscall segments (only when
     /// syscalls were recorded) hold back everything after their start.
-    /// Kept until the next event is fed: popping changes none of it.
+    /// Kept until the next event is fed: draining changes none of it.
     fn horizon(&mut self) -> u64 {
         if let Some(h) = self.horizon {
             return h;
@@ -125,8 +113,8 @@ impl Builder {
         horizon
     }
 
-    /// Ends the stream: every pending segment is closed and everything
-    /// held back is released by `pop_all`.
+    /// Ends the stream: every pending segment is closed, and
+    /// [`Self::drain_ready`] with `all` then releases everything held back.
     pub fn finish(&mut self) {
         self.horizon = None;
         let tids: Vec<u32> = self.threads.keys().copied().collect();
@@ -135,15 +123,10 @@ impl Builder {
         }
     }
 
-    pub fn pop_all(&mut self) -> Option<Record> {
-        let r = self.out.pop_front()?;
-        self.released = self.released.max(r.t);
-        Some(r)
-    }
-
-    /// At most `max` of the oldest records: those [`Self::pop_ready`]
-    /// would give one by one, or, with `all` (after [`Self::finish`]),
-    /// those [`Self::pop_all`] would.
+    /// At most `max` of the oldest records whose place can no longer
+    /// change (before the reorder window's horizon, or beyond the
+    /// `MAX_HELD` most recent), in time order; with `all` (after
+    /// [`Self::finish`]), of every record held.
     pub fn drain_ready(&mut self, max: usize, all: bool) -> Drain<'_, Record> {
         let k = if all {
             self.out.len()

@@ -62,9 +62,7 @@ impl Decoder {
                 }
             }
         }
-        let new = self.sent..self.strings.len();
-        b.names
-            .extend(new.map(|i| self.strings.resolve(Sym(i as u32)).into()));
+        b.names.extend(self.strings.since(self.sent).map(Box::from));
         self.sent = self.strings.len();
         b.progress = self.reader.progress();
         b.lost = self.reader.lost();
