@@ -253,6 +253,7 @@ impl Tracker {
                         self.names.insert(tid, comm);
                     }
                 }
+                self.task_context(k.cpu);
             }
             KEvent::Sock {
                 sk,
@@ -296,13 +297,15 @@ impl Tracker {
                     self.copied(k, skb);
                 }
             }
-            KEvent::SysEnter { .. } if self.in_thread(k) => {
+            KEvent::SysEnter { .. } if k.tid != 0 => {
+                self.task_context(k.cpu);
                 self.saw_syscalls = true;
                 let th = self.threads.entry(k.tid).or_default();
                 th.sys = Some(t);
                 th.mark = t;
             }
-            KEvent::SysExit if self.in_thread(k) => {
+            KEvent::SysExit if k.tid != 0 => {
+                self.task_context(k.cpu);
                 let th = self.threads.entry(k.tid).or_default();
                 th.sys = None;
                 th.last_exit = Some(t);
@@ -354,6 +357,17 @@ impl Tracker {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A context switch or a system call on `cpu`: no interrupt context
+    /// runs there, so any still open lost its exit.
+    fn task_context(&mut self, cpu: u32) {
+        let c = self.cpu(cpu);
+        if !c.ctx.is_empty() {
+            c.ctx.clear();
+            c.rx_run = None;
+            c.rx_last = None;
         }
     }
 
@@ -672,24 +686,23 @@ mod tests {
     /// A UDP datagram over loopback: the sender's syscall queues and
     /// transmits it, the NET_RX softirq runs on the sender's CPU, the
     /// receiver copies it in its recvfrom.
-    #[test]
-    fn a_loopback_datagram_crosses_every_layer_in_order() {
-        let mut s = Interner::new();
+    /// A datagram over loopback (see the next test), its events interned
+    /// in `s`.
+    fn loopback(s: &mut Interner) -> Vec<KRecord> {
         let p = |s: &mut Interner, n: &str| s.intern(n);
         let (queue, xmit, rx, recv, copy) = (
-            p(&mut s, "net_dev_queue"),
-            p(&mut s, "net_dev_xmit"),
-            p(&mut s, "netif_rx"),
-            p(&mut s, "netif_receive_skb"),
-            p(&mut s, "skb_copy_datagram_iovec"),
+            p(s, "net_dev_queue"),
+            p(s, "net_dev_xmit"),
+            p(s, "netif_rx"),
+            p(s, "netif_receive_skb"),
+            p(s, "skb_copy_datagram_iovec"),
         );
         let net = |skb, point| KEvent::Net {
             skb,
             point,
             len: 92,
         };
-        let mut tr = Tracker::new(10);
-        let evs = vec![
+        vec![
             k(100, 1, 20, KEvent::SysEnter { nr: 45 }), // receiver blocks in recvfrom
             k(1000, 0, 10, KEvent::SysExit),            // sender's previous call
             k(1500, 0, 10, KEvent::SysEnter { nr: 44 }),
@@ -702,11 +715,21 @@ mod tests {
             k(3000, 0, 10, KEvent::SysExit),
             k(4000, 1, 20, net(7, copy)),
             k(4300, 1, 20, KEvent::SysExit),
-        ];
-        for e in &evs {
-            tr.event(e, &s);
+        ]
+    }
+
+    fn track(evs: &[KRecord], s: &Interner) -> Packets {
+        let mut tr = Tracker::new(10);
+        for e in evs {
+            tr.event(e, s);
         }
-        let r = tr.finish();
+        tr.finish()
+    }
+
+    #[test]
+    fn a_loopback_datagram_crosses_every_layer_in_order() {
+        let mut s = Interner::new();
+        let r = track(&loopback(&mut s), &s);
         assert_eq!(
             (r.packets, r.delivered, r.unfinished, r.sends),
             (1, 1, 0, 1)
@@ -727,6 +750,40 @@ mod tests {
         let total: f64 = r.layers.iter().map(|l| l.share).sum();
         assert!((total - 1.0).abs() < 1e-9);
         assert_eq!(r.timeline[0].len, 92);
+    }
+
+    /// A softirq whose exit was lost (or whose entry came twice) does not
+    /// hide the CPU's later packets: a system call or a context switch
+    /// says no interrupt context runs there any more.
+    #[test]
+    fn an_interrupt_context_without_its_exit_ends_at_the_next_system_call() {
+        let mut s = Interner::new();
+        let clean = track(&loopback(&mut s), &s);
+        for lost in [
+            KEvent::SoftirqEntry { vec: 9 },
+            KEvent::IrqEntry { name: Sym(0) },
+        ] {
+            let mut evs = loopback(&mut s);
+            evs.insert(0, k(50, 0, 10, lost));
+            let r = track(&evs, &s);
+            assert_eq!((r.packets, r.delivered, r.sends), (1, 1, 1));
+            assert_eq!(r.timeline[0].layers, clean.timeline[0].layers);
+        }
+        // A switch ends it too: the sender's call began on another CPU.
+        let mut evs = loopback(&mut s);
+        evs.insert(0, k(50, 0, 10, KEvent::SoftirqEntry { vec: 9 }));
+        evs.retain(|e| !(e.t == 1000 && e.cpu == 0));
+        let comm = [0u8; 16];
+        let switch = KEvent::Switch {
+            prev: 0,
+            prev_comm: comm,
+            prev_state: 0,
+            next: 10,
+            next_comm: comm,
+        };
+        evs.insert(1, k(900, 0, 0, switch));
+        let r = track(&evs, &s);
+        assert_eq!((r.packets, r.delivered, r.sends), (1, 1, 1), "{r:?}");
     }
 
     /// A packet from a NIC: the hard IRQ, the softirq, the stack, freed

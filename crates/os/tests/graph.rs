@@ -8,6 +8,7 @@ mod common;
 use common::*;
 use critpath_os::names::Blocked;
 use critpath_os::{OsSm, OsState};
+use critpath_trace::DiagnosticKind;
 
 const ALL: [&str; 7] = [
     "sleep3",
@@ -37,6 +38,38 @@ fn every_reader_gives_the_same_records_on_a_thread_of_its_own_or_not() {
                 format!("{:?}", b.summary.diagnostics),
                 "{name}: in place {in_place}, thread {thread}"
             );
+        }
+    }
+}
+
+/// A sample written twice (as some recordings hold one) is
+/// read once, by either reader, and the summary says how many were
+/// dropped.
+#[test]
+fn samples_a_recording_holds_twice_are_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ALL {
+        let clean = read(name);
+        let (path, copies) = with_repeated_samples(name, dir.path(), 7);
+        assert!(copies > 10, "{name}: {copies}");
+        for (in_place, thread) in [(true, true), (false, false)] {
+            // The kernel events: as many as without the copies. Copies of
+            // samples critpath decodes nothing from are not counted.
+            let (events, repeated) = kernel_events(&path, in_place);
+            assert_eq!(events, kernel_events(&fixture(name), in_place).0, "{name}");
+            assert!(repeated > 10 && repeated <= copies, "{name}: {repeated}");
+            // The graph: the same, and the summary says so.
+            let r = read_path_with(&path, in_place, thread);
+            assert_eq!(clean.recs, r.recs, "{name}: in place {in_place}");
+            let dropped: Vec<_> = r
+                .summary
+                .diagnostics
+                .iter()
+                .filter(|d| d.kind == DiagnosticKind::InputSkipped)
+                .collect();
+            assert_eq!(dropped.len(), 1, "{name}: {dropped:?}");
+            assert_eq!(dropped[0].count, Some(repeated), "{name}");
+            assert!(dropped[0].message.contains("twice"), "{name}");
         }
     }
 }

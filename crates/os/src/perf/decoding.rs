@@ -9,7 +9,7 @@
 //! introduced; [`Decoding::next`] adds them to the graph's table and gives
 //! the events with their symbols moved to it.
 
-use critpath_readers::perf::{KRecord, KernelEvents, Step};
+use critpath_readers::perf::{KRecord, KernelEvents};
 use critpath_trace::{threads_allowed, Interner, ReadError, Sym};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -34,6 +34,8 @@ pub(super) struct Batch {
     pub progress: u64,
     /// Events perf reported lost so far.
     pub lost: u64,
+    /// Samples dropped so far as copies of one read before.
+    pub repeated: u64,
 }
 
 /// The reader and its own string table.
@@ -51,21 +53,21 @@ impl Decoder {
         b.names.clear();
         b.done = false;
         b.error = None;
-        while b.events.len() < BATCH && !b.done {
-            match self.reader.step(&mut self.strings) {
-                Ok(Step::Event(k)) => b.events.push(k),
-                Ok(Step::Skipped) => {}
-                Ok(Step::End) => b.done = true,
-                Err(e) => {
-                    b.done = true;
-                    b.error = Some(e);
-                }
+        match self
+            .reader
+            .read_into(&mut self.strings, &mut b.events, BATCH)
+        {
+            Ok(more) => b.done = !more,
+            Err(e) => {
+                b.done = true;
+                b.error = Some(e);
             }
         }
         b.names.extend(self.strings.since(self.sent).map(Box::from));
         self.sent = self.strings.len();
         b.progress = self.reader.progress();
         b.lost = self.reader.lost();
+        b.repeated = self.reader.repeated();
     }
 
     /// Decodes the whole file into batches sent over `tx`, reusing the

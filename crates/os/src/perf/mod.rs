@@ -36,6 +36,8 @@ pub struct PerfSource {
     progress: u64,
     /// Events perf reported lost.
     lost: u64,
+    /// Samples dropped as copies of one read before.
+    repeated: u64,
     problems: Vec<Diagnostic>,
     error: Option<ReadError>,
     scope: Scope,
@@ -101,6 +103,7 @@ impl PerfSource {
             done: false,
             progress: 0,
             lost: 0,
+            repeated: 0,
             scope,
             annot,
             observer: None,
@@ -146,7 +149,7 @@ impl PerfSource {
             self.recorder.event(k);
             self.builder.feed(k);
         }
-        (self.progress, self.lost) = (b.progress, b.lost);
+        (self.progress, self.lost, self.repeated) = (b.progress, b.lost, b.repeated);
         let (done, error) = (b.done, b.error.take());
         if done {
             self.finish_input();
@@ -189,6 +192,19 @@ impl PerfSource {
                 ),
             )
             .count(lost)
+        })
+    }
+
+    fn repeated_samples(&self) -> Option<Diagnostic> {
+        let n = self.repeated;
+        (n > 0).then(|| {
+            Diagnostic::new(
+                DiagnosticKind::InputSkipped,
+                format!(
+                    "{n} kernel event(s) were in the file twice (the same event, CPU, thread, time and data, as some kernels' buffers hand a sample over again); the copies were dropped"
+                ),
+            )
+            .count(n)
         })
     }
 }
@@ -253,6 +269,7 @@ impl RecordSource for PerfSource {
     fn summary(&mut self) -> Summary {
         let mut diagnostics = std::mem::take(&mut self.problems);
         diagnostics.extend(self.lost_events());
+        diagnostics.extend(self.repeated_samples());
         diagnostics.extend(self.recorder.diagnostic());
         let mut error = self.error.take();
         let mut annotation_costs = Vec::new();

@@ -8,13 +8,72 @@ use critpath_engine::{Analysis, Options};
 use critpath_os::{OsSm, OsState, PerfSource};
 use critpath_trace::{Event, Interner, LinkId, Pos, Record, RecordSource, Summary, Who};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The path of fixture `NAME.data`.
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(format!("{name}.data"))
+}
+
+/// A copy of fixture `NAME.data` (and its names of kernel functions) in
+/// `dir`, with every `every`th sample record written twice in a row, as
+/// some kernels' ring buffers deliver a sample again; and the number of
+/// copies made.
+pub fn with_repeated_samples(name: &str, dir: &Path, every: usize) -> (PathBuf, u64) {
+    let b = std::fs::read(fixture(name)).unwrap();
+    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (start, size) = (u(40) as usize, u(48) as usize);
+    let mut data = Vec::new();
+    let (mut at, mut samples, mut copies) = (start, 0, 0);
+    while at < start + size {
+        let len = u16::from_le_bytes([b[at + 6], b[at + 7]]) as usize;
+        let rec = &b[at..at + len];
+        data.extend_from_slice(rec);
+        if u32::from_le_bytes(rec[0..4].try_into().unwrap()) == 9 {
+            samples += 1;
+            if samples % every == 0 {
+                data.extend_from_slice(rec);
+                copies += 1;
+            }
+        }
+        at += len;
+    }
+    let grown = (data.len() - size) as u64;
+    // The feature sections follow the data: the table of where each lies
+    // (one entry per feature bit of the header) moves by what was added.
+    let features: u32 = b[72..104].iter().map(|x| x.count_ones()).sum();
+    let mut out = b[..start].to_vec();
+    out[48..56].copy_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&data);
+    let table = start + size;
+    let mut rest = b[table..].to_vec();
+    for i in 0..features as usize {
+        let off = u64::from_le_bytes(rest[i * 16..i * 16 + 8].try_into().unwrap());
+        rest[i * 16..i * 16 + 8].copy_from_slice(&(off + grown).to_le_bytes());
+    }
+    out.extend_from_slice(&rest);
+    let path = dir.join(format!("{name}.data"));
+    std::fs::write(&path, out).unwrap();
+    let syms = critpath_os::perf::symbols_path(&fixture(name));
+    std::fs::copy(syms, critpath_os::perf::symbols_path(&path)).unwrap();
+    (path, copies)
+}
+
+/// The kernel events of the perf.data at `path` and how many samples the
+/// reader dropped as copies.
+pub fn kernel_events(path: &Path, in_place: bool) -> (u64, u64) {
+    use critpath_readers::perf::KernelEvents;
+    let mut strings = Interner::new();
+    let mut r = KernelEvents::open(path, in_place, &mut strings).expect("opens");
+    let (mut n, mut batch) = (0, Vec::new());
+    // Small batches, so that copies fall on either side of their ends.
+    while r.read_into(&mut strings, &mut batch, 5).expect("reads") {
+        n += batch.len() as u64;
+        batch.clear();
+    }
+    (n + batch.len() as u64, r.repeated())
 }
 
 /// One record with its names resolved.
@@ -79,9 +138,14 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
 /// A fixture's records, read in place or by the general reader, and
 /// decoded on a thread of its own or not.
 pub fn read_with(name: &str, in_place: bool, thread: bool) -> Read {
+    read_path_with(&fixture(name), in_place, thread)
+}
+
+/// [`read_with`] of the file at `path`.
+pub fn read_path_with(path: &Path, in_place: bool, thread: bool) -> Read {
     // The graphs these tests check charge waits for a CPU to its holders.
     critpath_os::osgraph::set_cpu_holders(true);
-    let mut src = PerfSource::open_with(&fixture(name), in_place).expect("fixture opens");
+    let mut src = PerfSource::open_with(path, in_place).expect("fixture opens");
     if !thread {
         src.decode_inline();
     }

@@ -9,6 +9,7 @@ use super::file::{self, Bytes};
 use super::kevent::KRecord;
 use super::names;
 use super::records::RawRecords;
+use super::repeats::Repeats;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
 use critpath_trace::DiagnosticKind;
@@ -68,6 +69,8 @@ pub struct KernelEvents {
     dec: Decoders,
     samples: u64,
     lost: u64,
+    /// Samples the file holds twice, dropped.
+    repeats: Repeats,
     done: bool,
     /// First and latest sample time read.
     timed: (u64, u64),
@@ -228,6 +231,7 @@ impl KernelEvents {
             dec,
             samples: 0,
             lost: 0,
+            repeats: Repeats::default(),
             done: false,
             timed: (0, 0),
             recording,
@@ -236,8 +240,46 @@ impl KernelEvents {
         })
     }
 
-    /// Reads one record (the in-place reader: one sample). An error ends
-    /// reading.
+    /// Appends up to `max` kernel events to `out`, without the copies of
+    /// samples the file holds twice ([`Repeats`]); false once the
+    /// file has no more. An error ends reading after the events before it.
+    pub fn read_into(
+        &mut self,
+        strings: &mut Interner,
+        out: &mut Vec<KRecord>,
+        max: usize,
+    ) -> Result<bool, ReadError> {
+        let start = out.len();
+        let mut more = Ok(true);
+        while out.len() - start < max {
+            match self.step(strings) {
+                Ok(Step::Event(k)) => {
+                    // Checked in place: a record is large to move about.
+                    out.push(k);
+                    let (k, before) = out[start..].split_last().expect("pushed");
+                    if self.repeats.repeated(k, before) {
+                        out.pop();
+                    }
+                }
+                Ok(Step::Skipped) => {}
+                Ok(Step::End) => {
+                    more = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    more = Err(e);
+                    break;
+                }
+            }
+        }
+        self.repeats.carry(&out[start..]);
+        more
+    }
+
+    /// Reads one record (the in-place reader: one sample), copies of
+    /// samples the file holds twice included (see [`Self::read_into`]). An error
+    /// ends reading.
+    #[inline]
     pub fn step(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {
         if self.done {
             return Ok(Step::End);
@@ -347,6 +389,11 @@ impl KernelEvents {
     /// Events perf reported lost (with the in-place reader: once at the end).
     pub fn lost(&self) -> u64 {
         self.lost
+    }
+
+    /// Samples dropped as copies of one read before (see [`Repeats`]).
+    pub fn repeated(&self) -> u64 {
+        self.repeats.dropped
     }
 
     /// How far reading has come, as bytes of the file: the share of the

@@ -11,7 +11,7 @@ pub type Comm = [u8; 16];
 
 /// A kernel event the builder understands. Thread ids are kernel tids
 /// (0 = the idle task, which is not an SM).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum KEvent {
     /// `sched_switch`: `prev` leaves the CPU in `prev_state`, `next` runs.
     Switch {
@@ -153,7 +153,7 @@ impl KEvent {
 }
 
 /// One kernel event: when, on which CPU, in which task's context.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KRecord {
     pub t: u64,
     pub cpu: u32,

@@ -1,6 +1,7 @@
 //! perf.data decoding: the file and its repair ([`file`]), the thread names
 //! it records ([`names`]), its record
-//! stream ([`records`]), the tracepoint layouts stored in it
+//! stream ([`records`]) without the samples it holds twice
+//! ([`repeats`]), the tracepoint layouts stored in it
 //! ([`tracefmt`]), tracepoint samples decoded into kernel events
 //! ([`decode`], [`kevent`]), kernel function names ([`symbols`]), and all
 //! of it together: the kernel events of a file in time order ([`events`]).
@@ -11,6 +12,7 @@ pub mod file;
 pub mod kevent;
 pub mod names;
 pub mod records;
+pub mod repeats;
 pub mod symbols;
 pub mod tracefmt;
 
