@@ -375,17 +375,28 @@ fn annotations_merge_with_the_kernel_recording_on_their_threads() {
     // 0.2 ms for the others) is on the path, most of it, and leads the
     // stages' work, however loaded the machine (which adds waits for a
     // CPU, `runnable`, but no work).
-    let work = |sm: &str, key: &str| -> u64 {
+    let time_in = |sm: &str, key: &str, of: &dyn Fn(&str) -> bool| -> u64 {
         v["states"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|s| s["sm"] == sm && s["state"] == "work")
+            .filter(|s| s["sm"] == sm && of(s["state"].as_str().unwrap()))
             .map(|s| s[key].as_u64().unwrap())
             .sum()
     };
+    let work = |sm: &str, key: &str| time_in(sm, key, &|st| st == "work");
     let (crit2, total2) = (work("stage2", "critical_ns"), work("stage2", "total_ns"));
-    assert!(total2 >= 60_000_000, "stage2 worked {total2} ns");
+    // The thread's CPU clock, which measured the 60 ms, also runs while
+    // interrupts take its CPU: that time is `interrupted:*` here. 5% is
+    // left for where the annotations' and the kernel's clocks meet and
+    // for transitions inferred on a loaded machine.
+    let on_cpu = time_in("stage2", "total_ns", &|st| {
+        st == "work" || st.starts_with("interrupted:")
+    });
+    assert!(
+        on_cpu >= 57_000_000,
+        "stage2 worked {total2} ns, {on_cpu} on a CPU"
+    );
     assert!(crit2 as f64 > 0.5 * total2 as f64, "{}", v["states"]);
     for s in ["stage1", "stage3"] {
         assert!(work(s, "critical_ns") < crit2 / 2, "{s}: {}", v["states"]);

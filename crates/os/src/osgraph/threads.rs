@@ -9,27 +9,19 @@ use critpath_trace::Sym;
 
 impl Builder {
     pub(super) fn thread(&mut self, tid: u32, comm: Option<&Comm>) -> &mut Thread {
-        if !self.threads.contains_key(&tid) {
-            let name = match self.names.get(&tid) {
-                Some(n) => n.clone(),
-                None => {
-                    let n = comm
-                        .map(|c| {
-                            let e = c.iter().position(|&b| b == 0).unwrap_or(c.len());
-                            String::from_utf8_lossy(&c[..e]).into_owned()
-                        })
-                        .unwrap_or_else(|| "?".into());
-                    self.names.insert(tid, n.clone());
-                    n
-                }
-            };
-            let sm = self
-                .strings
-                .intern(&OsSm::Thread { comm: &name, tid }.to_string());
-            self.threads
-                .insert(tid, Thread::new(sm, self.s.running, St::Unknown, 0, false));
-        }
-        self.threads.get_mut(&tid).expect("inserted")
+        // One lookup for a known thread (the common case).
+        let (names, strings, running) = (&mut self.names, &mut self.strings, self.s.running);
+        self.threads.entry(tid).or_insert_with(|| {
+            let name = names.entry(tid).or_insert_with(|| {
+                comm.map(|c| {
+                    let e = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                    String::from_utf8_lossy(&c[..e]).into_owned()
+                })
+                .unwrap_or_else(|| "?".into())
+            });
+            let sm = strings.intern(&OsSm::Thread { comm: name, tid }.to_string());
+            Thread::new(sm, running, St::Unknown, 0, false)
+        })
     }
 
     /// Is this thread's event to be ignored (the recorder's child before
