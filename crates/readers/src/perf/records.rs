@@ -100,8 +100,10 @@ pub struct RawRecords {
     foreign: rustc_hash::FxHashSet<u64>,
     at: usize,
     end: usize,
-    /// Read but not yet released: (time, record offset).
+    /// Read but not yet released: (time, record offset), in that order
+    /// unless `unsorted`.
     pending: Vec<(u64, usize)>,
+    unsorted: bool,
     /// Released, in order; `next` is the cursor.
     ready: Vec<(u64, usize)>,
     next: usize,
@@ -160,6 +162,7 @@ impl RawRecords {
             at: data_offset,
             end: data_end.min(b.len()),
             pending: Vec::new(),
+            unsorted: false,
             ready: Vec::new(),
             next: 0,
             max_t: 0,
@@ -204,7 +207,7 @@ impl RawRecords {
                     };
                     let t = u64::from_le_bytes(t.try_into().unwrap());
                     self.max_t = self.max_t.max(t);
-                    self.pending.push((t, rec));
+                    self.hold(t, rec);
                 }
                 LOST | LOST_SAMPLES => {
                     // LOST: id, count; LOST_SAMPLES: count.
@@ -226,11 +229,37 @@ impl RawRecords {
         }
     }
 
+    /// Adds a sample to `pending`, in place if that is near its end (a
+    /// round is a few sorted runs, one per CPU buffer, of a few samples
+    /// each, after what is left of the one before).
+    #[inline]
+    fn hold(&mut self, t: u64, rec: usize) {
+        let p = &mut self.pending;
+        if self.unsorted || p.last().is_none_or(|&(last, _)| last <= t) {
+            p.push((t, rec));
+            return;
+        }
+        let back = p
+            .iter()
+            .rev()
+            .take(NEAR)
+            .take_while(|&&(x, _)| x > t)
+            .count();
+        if back == NEAR {
+            // Far back: sorted all at once when released.
+            self.unsorted = true;
+            p.push((t, rec));
+        } else {
+            p.insert(p.len() - back, (t, rec));
+        }
+    }
+
     /// Moves the pending samples at or before `limit` to `ready`, sorted.
     fn release(&mut self, limit: u64) {
-        // A round is a few sorted runs (one per CPU buffer, after what is
-        // left of the one before): the stable sort merges runs.
-        self.pending.sort();
+        if self.unsorted {
+            self.pending.sort();
+            self.unsorted = false;
+        }
         let k = self.pending.partition_point(|&(t, _)| t <= limit);
         self.ready.clear();
         self.ready.extend(self.pending.drain(..k));
@@ -314,6 +343,10 @@ impl RawRecords {
         })
     }
 }
+
+/// How far back from the end of `pending` a sample is inserted in place;
+/// one that goes further back makes the whole sorted at release.
+const NEAR: usize = 64;
 
 /// How many samples ahead of the one read the next ones' bytes are
 /// fetched: in time order the samples jump about the file, so each would
@@ -405,6 +438,38 @@ mod tests {
         assert_eq!(got, [10, 20, 30, 40, 50, 55, 60, 65, 70]);
         assert_eq!(r.lost, 7);
         assert_eq!(r.samples, 9);
+    }
+
+    /// Runs longer than the reach of an insertion in place: the round
+    /// is sorted whole; samples of one time keep the file's order.
+    #[test]
+    fn a_round_of_long_runs_comes_out_in_time_order() {
+        for n in [3u64, NEAR as u64 - 1, NEAR as u64, 300] {
+            let mut b = Vec::new();
+            for cpu in 0..2u32 {
+                for i in 0..n {
+                    // CPU 0 at even times, CPU 1 at odd ones and at each
+                    // tenth even one too.
+                    let t = 2 * i + cpu as u64;
+                    sample(&mut b, 1, 100 + cpu, t, cpu, &[], &[1]);
+                    if cpu == 1 && i % 10 == 0 {
+                        sample(&mut b, 1, 100 + cpu, 2 * i, cpu, &[], &[1]);
+                    }
+                }
+            }
+            round(&mut b);
+            let events = [(ST, vec![1])];
+            let mut r = RawRecords::new(&b, 0, b.len(), &events).expect("in place");
+            let mut got = Vec::new();
+            while let Some(s) = r.next_sample(&b) {
+                got.push((s.t, s.cpu));
+            }
+            let mut want = got.clone();
+            // By time, then CPU 0's first (its run is earlier in the file).
+            want.sort();
+            assert_eq!(got, want, "runs of {n}");
+            assert_eq!(got.len() as u64, 2 * n + n.div_ceil(10), "runs of {n}");
+        }
     }
 
     #[test]
