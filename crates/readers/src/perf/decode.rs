@@ -113,10 +113,58 @@ pub const NET_TRACEPOINTS: &[&str] = &[
 /// The system-call tracepoints.
 pub const SYSCALL_TRACEPOINTS: &[&str] = &["raw_syscalls:sys_enter", "raw_syscalls:sys_exit"];
 
+/// Decoders by tracepoint id: an index by id (a sample's first field),
+/// not a hash, as every sample looks its decoder up.
+#[derive(Default)]
+struct ById {
+    /// Per id, the place of its decoder in `list` (`NONE`: none).
+    slot: Vec<u16>,
+    list: Vec<Decoder>,
+}
+
+const NONE: u16 = u16::MAX;
+
+impl ById {
+    fn insert(&mut self, id: u16, d: Decoder) {
+        let i = id as usize;
+        if self.slot.len() <= i {
+            self.slot.resize(i + 1, NONE);
+        }
+        match self.slot[i] {
+            NONE => {
+                self.slot[i] = self.list.len() as u16;
+                self.list.push(d);
+            }
+            at => self.list[at as usize] = d,
+        }
+    }
+
+    /// Forgets the decoder of `id` (its place in `list` stays, unused).
+    fn remove(&mut self, id: u16) {
+        if let Some(s) = self.slot.get_mut(id as usize) {
+            *s = NONE;
+        }
+    }
+
+    /// The decoders in use.
+    fn iter(&self) -> impl Iterator<Item = &Decoder> {
+        let used = self.slot.iter().filter(|&&at| at != NONE);
+        used.map(|&at| &self.list[at as usize])
+    }
+
+    #[inline]
+    fn get(&self, id: u16) -> Option<&Decoder> {
+        match *self.slot.get(id as usize)? {
+            NONE => None,
+            at => self.list.get(at as usize),
+        }
+    }
+}
+
 /// The decoders of a file's tracepoints, by tracepoint id, and the name
 /// caches they share.
 pub struct Decoders {
-    decoders: FxHashMap<u16, Decoder>,
+    decoders: ById,
     names: FunctionNames,
     irq_names: FxHashMap<Vec<u8>, Sym>,
 }
@@ -127,10 +175,12 @@ impl Decoders {
         formats: impl IntoIterator<Item = &'a EventFormat>,
         strings: &mut Interner,
     ) -> Decoders {
-        let decoders = formats
-            .into_iter()
-            .filter_map(|f| Some((f.id as u16, decoder(f, strings)?)))
-            .collect();
+        let mut decoders = ById::default();
+        for f in formats {
+            if let Some(d) = decoder(f, strings) {
+                decoders.insert(f.id as u16, d);
+            }
+        }
         Decoders {
             decoders,
             names: FunctionNames::new(Default::default(), false),
@@ -147,14 +197,14 @@ impl Decoders {
     /// Does any decoder read timer events (whose callbacks need names)?
     pub fn has_timers(&self) -> bool {
         self.decoders
-            .values()
+            .iter()
             .any(|d| matches!(d, Decoder::TimerStart { .. } | Decoder::TimerEntry { .. }))
     }
 
     /// Stops decoding tracepoint `id` (`sched_wakeup` when the file also
     /// has the truer `sched_waking`).
     pub fn drop_id(&mut self, id: u64) {
-        self.decoders.remove(&(id as u16));
+        self.decoders.remove(id as u16);
     }
 
     /// The kernel function names decoded so far.
@@ -165,7 +215,7 @@ impl Decoders {
     /// Decodes one sample into a kernel event.
     pub fn decode(&mut self, strings: &mut Interner, raw: &[u8]) -> Option<KEvent> {
         let id = u16::from_le_bytes([*raw.first()?, *raw.get(1)?]);
-        let d = self.decoders.get(&id)?;
+        let d = self.decoders.get(id)?;
         let comm = |f: &Field| -> Comm {
             let mut c = [0u8; 16];
             let s = f.str(raw);

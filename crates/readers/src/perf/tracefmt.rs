@@ -24,10 +24,17 @@ impl Field {
         let Some(b) = raw.get(self.offset..self.offset + self.size) else {
             return 0;
         };
-        let mut v = 0u64;
-        for (i, &x) in b.iter().take(8).enumerate() {
-            v |= u64::from(x) << (8 * i);
-        }
+        let mut v = match *b {
+            [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+            [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+            [a, b] => u64::from(u16::from_le_bytes([a, b])),
+            [a] => u64::from(a),
+            _ => b
+                .iter()
+                .take(8)
+                .enumerate()
+                .fold(0, |v, (i, &x)| v | u64::from(x) << (8 * i)),
+        };
         if self.signed && self.size < 8 && self.size > 0 && b[self.size - 1] & 0x80 != 0 {
             v |= u64::MAX << (8 * self.size);
         }
@@ -253,6 +260,33 @@ mod tests {
         assert_eq!(f.field("name").unwrap().str(&raw), b"eth");
         // Out-of-range reads give nothing, never a panic.
         assert_eq!(f.field("name").unwrap().str(&raw[..20]), b"");
+    }
+
+    /// Every width, signed or not, reads as the bytes say (two's
+    /// complement for the signed ones), and fields past the end read 0.
+    #[test]
+    fn integers_of_every_width_read_little_endian() {
+        let raw: Vec<u8> = (0..16u8).map(|i| 0x81 + i * 7).collect();
+        for size in 1..=10 {
+            for signed in [false, true] {
+                let f = Field {
+                    name: "x".into(),
+                    offset: 3,
+                    size,
+                    signed,
+                    data_loc: false,
+                };
+                let n = size.min(8);
+                let mut want = [0u8; 8];
+                want[..n].copy_from_slice(&raw[3..3 + n]);
+                let mut want = u64::from_le_bytes(want);
+                if signed && size < 8 && raw[3 + size - 1] & 0x80 != 0 {
+                    want |= u64::MAX << (8 * size);
+                }
+                assert_eq!(f.u64(&raw), want, "{size} bytes, signed {signed}");
+                assert_eq!(f.u64(&raw[..3 + size - 1]), 0, "{size} bytes cut");
+            }
+        }
     }
 
     #[test]
