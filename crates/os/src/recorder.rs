@@ -9,7 +9,7 @@
 
 use critpath_readers::perf::{Comm, KEvent, KRecord};
 use critpath_trace::{Diagnostic, DiagnosticKind};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::path::{Path, PathBuf};
 
 /// The file beside a recording that holds the recorder's pid.
@@ -29,10 +29,10 @@ pub struct Recorder {
     /// `perf` are the recorder.
     pid: Option<u32>,
     threads: FxHashSet<u32>,
-    /// Per CPU, since when a recorder thread runs there.
-    since: FxHashMap<u32, u64>,
+    /// Per CPU: has it switched, and since when a recorder thread runs
+    /// there.
+    cpus: Vec<(bool, Option<u64>)>,
     ran_ns: u64,
-    cpus: FxHashSet<u32>,
     span: Option<(u64, u64)>,
 }
 
@@ -72,16 +72,20 @@ impl Recorder {
     }
 
     fn switch(&mut self, k: &KRecord, prev: (u32, &Comm), next: (u32, &Comm)) {
-        self.cpus.insert(k.cpu);
+        let cpu = k.cpu as usize;
+        if self.cpus.len() <= cpu {
+            self.cpus.resize(cpu + 1, (false, None));
+        }
+        self.cpus[cpu].0 = true;
         // The sample's task is the one leaving: its pid is known.
         if prev.0 != 0 && self.ours(k.pid, prev.0, prev.1) {
             self.threads.insert(prev.0);
         }
-        if let Some(from) = self.since.remove(&k.cpu) {
+        if let Some(from) = self.cpus[cpu].1.take() {
             self.ran_ns += k.t.saturating_sub(from);
         }
         if next.0 != 0 && self.ours(0, next.0, next.1) {
-            self.since.insert(k.cpu, k.t);
+            self.cpus[cpu].1 = Some(k.t);
         }
     }
 
@@ -92,7 +96,8 @@ impl Recorder {
             return None;
         }
         let (a, b) = self.span?;
-        let cpu_ns = (b - a) as f64 * self.cpus.len().max(1) as f64;
+        let cpus = self.cpus.iter().filter(|c| c.0).count();
+        let cpu_ns = (b - a) as f64 * cpus.max(1) as f64;
         let share = if cpu_ns > 0.0 {
             100.0 * self.ran_ns as f64 / cpu_ns
         } else {
@@ -107,7 +112,7 @@ impl Recorder {
             format!(
                 "the recorder ({who}) ran {:.2} ms, {share:.1}% of the CPU time of the recording ({} CPU(s) × {:.2} ms); where a thread on the path waited for a CPU it held, the runnable state's blame names it",
                 self.ran_ns as f64 / 1e6,
-                self.cpus.len(),
+                cpus,
                 (b - a) as f64 / 1e6
             ),
         ))

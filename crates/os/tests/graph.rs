@@ -74,6 +74,32 @@ fn samples_a_recording_holds_twice_are_read_once() {
     }
 }
 
+/// A sample naming a CPU no kernel has (a corrupt record) is skipped by
+/// either reader, not taken to size the per-CPU tables by.
+#[test]
+fn a_sample_on_an_impossible_cpu_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "pingpong";
+    // Its samples: IDENTIFIER, IP, TID, TIME, then the CPU at byte 40.
+    let path = rewrite_samples(name, dir.path(), |i, rec, out| {
+        let mut rec = rec.to_vec();
+        if i == 5 {
+            rec[40..44].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+        }
+        out.extend_from_slice(&rec);
+    });
+    let clean = kernel_events(&fixture(name), true).0;
+    for in_place in [true, false] {
+        assert_eq!(
+            kernel_events(&path, in_place).0,
+            clean - 1,
+            "in place {in_place}"
+        );
+        let r = read_path_with(&path, in_place, false);
+        assert!(!r.recs.is_empty());
+    }
+}
+
 #[test]
 fn records_are_in_time_order_and_no_time_is_negative() {
     for name in ALL {

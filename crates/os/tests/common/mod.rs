@@ -19,28 +19,44 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// A copy of fixture `NAME.data` (and its names of kernel functions) in
 /// `dir`, with every `every`th sample record written twice in a row, as
-/// some kernels' ring buffers deliver a sample again; and the number of
-/// copies made.
+/// some recordings hold a sample again; and the number of copies made.
 pub fn with_repeated_samples(name: &str, dir: &Path, every: usize) -> (PathBuf, u64) {
+    let mut copies = 0;
+    let path = rewrite_samples(name, dir, |i, rec, out| {
+        out.extend_from_slice(rec);
+        if (i + 1) % every == 0 {
+            out.extend_from_slice(rec);
+            copies += 1;
+        }
+    });
+    (path, copies)
+}
+
+/// A copy of fixture `NAME.data` (and its names of kernel functions) in
+/// `dir` whose sample records are what `write(index, record, data)` puts
+/// in the data section for each in its place.
+pub fn rewrite_samples(
+    name: &str,
+    dir: &Path,
+    mut write: impl FnMut(usize, &[u8], &mut Vec<u8>),
+) -> PathBuf {
     let b = std::fs::read(fixture(name)).unwrap();
     let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let (start, size) = (u(40) as usize, u(48) as usize);
     let mut data = Vec::new();
-    let (mut at, mut samples, mut copies) = (start, 0, 0);
+    let (mut at, mut samples) = (start, 0);
     while at < start + size {
         let len = u16::from_le_bytes([b[at + 6], b[at + 7]]) as usize;
         let rec = &b[at..at + len];
-        data.extend_from_slice(rec);
         if u32::from_le_bytes(rec[0..4].try_into().unwrap()) == 9 {
+            write(samples, rec, &mut data);
             samples += 1;
-            if samples % every == 0 {
-                data.extend_from_slice(rec);
-                copies += 1;
-            }
+        } else {
+            data.extend_from_slice(rec);
         }
         at += len;
     }
-    let grown = (data.len() - size) as u64;
+    let grown = data.len() as i64 - size as i64;
     // The feature sections follow the data: the table of where each lies
     // (one entry per feature bit of the header) moves by what was added.
     let features: u32 = b[72..104].iter().map(|x| x.count_ones()).sum();
@@ -51,14 +67,15 @@ pub fn with_repeated_samples(name: &str, dir: &Path, every: usize) -> (PathBuf, 
     let mut rest = b[table..].to_vec();
     for i in 0..features as usize {
         let off = u64::from_le_bytes(rest[i * 16..i * 16 + 8].try_into().unwrap());
-        rest[i * 16..i * 16 + 8].copy_from_slice(&(off + grown).to_le_bytes());
+        let moved = (off as i64 + grown) as u64;
+        rest[i * 16..i * 16 + 8].copy_from_slice(&moved.to_le_bytes());
     }
     out.extend_from_slice(&rest);
     let path = dir.join(format!("{name}.data"));
     std::fs::write(&path, out).unwrap();
     let syms = critpath_os::perf::symbols_path(&fixture(name));
     std::fs::copy(syms, critpath_os::perf::symbols_path(&path)).unwrap();
-    (path, copies)
+    path
 }
 
 /// The kernel events of the perf.data at `path` and how many samples the

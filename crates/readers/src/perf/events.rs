@@ -8,7 +8,7 @@ use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPO
 use super::file::{self, Bytes};
 use super::kevent::KRecord;
 use super::names;
-use super::records::RawRecords;
+use super::records::{RawRecords, MAX_CPUS};
 use super::repeats::Repeats;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
@@ -362,6 +362,10 @@ impl KernelEvents {
         let (Some(t), Some(raw)) = (s.timestamp, s.raw) else {
             return Ok(Step::Skipped);
         };
+        let cpu = s.cpu.unwrap_or(0);
+        if cpu >= MAX_CPUS {
+            return Ok(Step::Skipped);
+        }
         self.samples += 1;
         saw(&mut self.timed, t);
         let Some(ev) = self.dec.decode(strings, &raw.as_slice()) else {
@@ -369,7 +373,7 @@ impl KernelEvents {
         };
         Ok(Step::Event(KRecord {
             t,
-            cpu: s.cpu.unwrap_or(0),
+            cpu,
             pid: s.pid.unwrap_or(0).max(0) as u32,
             tid: s.tid.unwrap_or(0).max(0) as u32,
             ev,

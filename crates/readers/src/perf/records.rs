@@ -9,8 +9,10 @@
 //! walk in place (mixed sample layouts, PERF_SAMPLE_READ, compressed data)
 //! are left to `linux-perf-data`'s general iterator.
 
-/// More CPUs than any Linux kernel supports (its NR_CPUS is at most 8192).
-const MAX_CPUS: u32 = 1 << 16;
+/// More CPUs than any Linux kernel supports (its NR_CPUS is at most 8192):
+/// a sample naming one beyond (a corrupt record) would size per-CPU tables
+/// by it, and is skipped.
+pub(crate) const MAX_CPUS: u32 = 1 << 16;
 
 /// PERF_SAMPLE_* bits used here.
 const IP: u64 = 1 << 0;
