@@ -128,6 +128,33 @@ impl Builder {
     /// `MAX_HELD` most recent), in time order; with `all` (after
     /// [`Self::finish`]), of every record held.
     pub fn drain_ready(&mut self, max: usize, all: bool) -> Drain<'_, Record> {
+        let k = self.ready(max, all);
+        self.out.drain(..k)
+    }
+
+    /// [`Self::drain_ready`] appended to `out`, each record as `f` makes
+    /// it: copied from the window's slices in one pass.
+    pub fn drain_ready_into<T>(
+        &mut self,
+        max: usize,
+        all: bool,
+        out: &mut Vec<T>,
+        f: impl FnMut(Record) -> T,
+    ) {
+        let k = self.ready(max, all);
+        let (a, b) = self.out.as_slices();
+        let (a, b) = if k <= a.len() {
+            (&a[..k], &b[..0])
+        } else {
+            (a, &b[..k - a.len()])
+        };
+        out.extend(a.iter().chain(b).copied().map(f));
+        self.out.drain(..k);
+    }
+
+    /// How many of the oldest records may leave (see
+    /// [`Self::drain_ready`]); the time released moves to the last.
+    fn ready(&mut self, max: usize, all: bool) -> usize {
         let k = if all {
             self.out.len()
         } else if self.out.is_empty() {
@@ -143,6 +170,6 @@ impl Builder {
         if k > 0 {
             self.released = self.released.max(self.out[k - 1].t);
         }
-        self.out.drain(..k)
+        k
     }
 }

@@ -153,7 +153,7 @@ impl Decoding {
                 None => s,
             };
             for k in &mut b.events {
-                k.ev = k.ev.map_syms(map);
+                k.ev.map_syms(map);
             }
         }
         if b.done {

@@ -172,10 +172,10 @@ impl PerfSource {
         loop {
             let room = max - out.len();
             let index = &mut self.index;
-            out.extend(self.builder.drain_ready(room, self.done).map(|r| {
+            self.builder.drain_ready_into(room, self.done, out, |r| {
                 *index += 1;
                 (r, Pos::Record(*index))
-            }));
+            });
             if out.len() == max || self.done {
                 return Ok(());
             }

@@ -104,39 +104,20 @@ pub enum KEvent {
 }
 
 impl KEvent {
-    /// The event with each of its symbols passed through `f` (to move it
-    /// from the decoder's string table to another one).
+    /// Passes each of the event's symbols through `f`, in place (to move
+    /// it from the decoder's string table to another one).
     #[inline]
-    pub fn map_syms(self, f: impl Fn(Sym) -> Sym) -> KEvent {
+    pub fn map_syms(&mut self, f: impl Fn(Sym) -> Sym) {
         use KEvent::*;
         match self {
-            IrqEntry { name } => IrqEntry { name: f(name) },
-            TimerStart {
-                timer,
-                func,
-                expires,
-            } => TimerStart {
-                timer,
-                func: f(func),
-                expires,
-            },
-            TimerEntry { timer, func } => TimerEntry {
-                timer,
-                func: f(func),
-            },
-            Net { skb, point, len } => Net {
-                skb,
-                point: f(point),
-                len,
-            },
-            Skb { skb, point, len } => Skb {
-                skb,
-                point: f(point),
-                len,
-            },
-            Func { func, ret } => Func { func: f(func), ret },
+            IrqEntry { name: s }
+            | TimerStart { func: s, .. }
+            | TimerEntry { func: s, .. }
+            | Net { point: s, .. }
+            | Skb { point: s, .. }
+            | Func { func: s, .. } => *s = f(*s),
             // Listed, so that a new event with a symbol is not forgotten.
-            e @ (Switch { .. }
+            Switch { .. }
             | Wake { .. }
             | Fork { .. }
             | Exec
@@ -147,7 +128,7 @@ impl KEvent {
             | TimerExit
             | Sock { .. }
             | SysEnter { .. }
-            | SysExit) => e,
+            | SysExit => {}
         }
     }
 }
