@@ -26,9 +26,12 @@ use critpath_trace::{Diagnostic, Interner, Record, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
-/// How long (ns of trace time) records are held back so that inferred
-/// transitions can be placed at their true time.
+/// How long (ns of trace time) records are held back at most so that
+/// inferred transitions can be placed at their true time.
 const WINDOW_NS: u64 = 200_000_000;
+/// How long they are held back at least: the events of different CPUs
+/// may come a little out of order.
+const SLACK_NS: u64 = 2_000_000;
 /// At most this many records are held back, whatever the window says.
 const MAX_HELD: usize = 1 << 20;
 /// The top bit of link ids the builder makes up (ids annotations use are
@@ -591,5 +594,52 @@ mod tests {
                 if s == app && b.strings.resolve(state) == "runnable")
         });
         assert_eq!(woke.map(|r| r.t), Some(120), "{recs:?}");
+    }
+    /// The window holds records back only as far as an inferred wakeup may
+    /// go: to the expiry of the timer a blocked thread armed (within
+    /// `WINDOW_NS`), else the last `SLACK_NS`.
+    #[test]
+    fn the_window_reaches_back_only_to_a_blocked_threads_timer() {
+        const MS: u64 = 1_000_000;
+        let mut strings = Interner::new();
+        let func = strings.intern("hrtimer_wakeup");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        let released = |b: &mut Builder| b.drain_ready(usize::MAX, false).map(|r| r.t).max();
+        b.feed(&switch(0, 0, 0, 0, 5));
+        let arm = KEvent::TimerStart {
+            timer: 0xabc,
+            func,
+            expires: Some((50 * MS, 50 * MS)),
+        };
+        b.feed(&at(MS, 0, 5, arm));
+        b.feed(&switch(2 * MS, 0, 5, 1, 0)); // app:5 sleeps on it
+                                             // Two threads take turns on CPU 1 meanwhile.
+        let mut turns = |b: &mut Builder, from: u64, to: u64| {
+            for ms in from..to {
+                let (prev, next) = if ms % 2 == 0 { (7, 6) } else { (6, 7) };
+                b.feed(&switch(ms * MS, 1, prev, 0, next));
+            }
+        };
+        turns(&mut b, 3, 100);
+        let out = released(&mut b).expect("records before the expiry");
+        assert!(out < 50 * MS, "released up to {out}");
+        // The expiry's event was lost: app:5 is next seen running.
+        b.feed(&switch(100 * MS, 0, 0, 0, 5));
+        turns(&mut b, 101, 150);
+        // (Records strictly before the horizon leave: one a ms here.)
+        let out = released(&mut b).expect("records up to the slack");
+        assert!(out >= 148 * MS - SLACK_NS && out < 150 * MS, "{out}");
+        assert_eq!((b.counts.inferred_by_timer, b.counts.late), (1, 0));
+        // A timer further back than the window holds back no more than it.
+        let arm = KEvent::TimerStart {
+            timer: 0xdef,
+            func,
+            expires: Some((160 * MS, 160 * MS)),
+        };
+        b.feed(&at(151 * MS, 0, 5, arm));
+        b.feed(&switch(152 * MS, 0, 5, 1, 0));
+        turns(&mut b, 153, 500);
+        let out = released(&mut b).expect("the window's records");
+        assert!(out >= 498 * MS - WINDOW_NS && out < 300 * MS, "{out}");
     }
 }

@@ -2,7 +2,7 @@
 //! for a while (trace time) so that transitions inferred later can be
 //! placed at their true time, and released in time order.
 
-use super::{Builder, Syscall, INTERNAL_LINK, MAX_HELD, WINDOW_NS};
+use super::{Builder, St, Syscall, INTERNAL_LINK, MAX_HELD, SLACK_NS, WINDOW_NS};
 use critpath_trace::{Event, LinkId, Record, Sym, Who};
 use std::collections::vec_deque::Drain;
 
@@ -94,21 +94,35 @@ impl Builder {
         INTERNAL_LINK | self.next_link
     }
 
-    /// Where the reorder window begins; pending syscall segments (only when
-    /// syscalls were recorded) hold back everything after their start.
-    /// Kept until the next event is fed: draining changes none of it.
+    /// Where the reorder window begins. Only an inferred timer wakeup is
+    /// placed back in time, to no earlier than the expiry of the timer a
+    /// blocked thread armed; so the window reaches back to the earliest
+    /// such expiry within `WINDOW_NS`, else only `SLACK_NS`. Pending
+    /// syscall segments (only when syscalls were recorded) hold back
+    /// everything after their start. Kept until the next event is fed:
+    /// draining changes none of it.
     fn horizon(&mut self) -> u64 {
         if let Some(h) = self.horizon {
             return h;
         }
-        let mut horizon = self.now.saturating_sub(WINDOW_NS);
-        if self.syscalls {
-            for th in self.threads.values() {
-                if let Some(Syscall { seg: Some(s), .. }) = th.sys {
-                    horizon = horizon.min(s);
+        let mut wakeups = self.now.saturating_sub(SLACK_NS);
+        let mut segments = u64::MAX;
+        for th in self.threads.values() {
+            if let Some(Syscall { seg: Some(s), .. }) = th.sys {
+                segments = segments.min(s);
+            }
+            if th.st == St::Blocked {
+                let arm = th.armed.and_then(|p| self.arms.get(&p));
+                if let Some((_, hard)) = arm.and_then(|a| a.expires) {
+                    if hard >= th.since {
+                        wakeups = wakeups.min(hard);
+                    }
                 }
             }
         }
+        let horizon = wakeups
+            .max(self.now.saturating_sub(WINDOW_NS))
+            .min(segments);
         self.horizon = Some(horizon);
         horizon
     }
