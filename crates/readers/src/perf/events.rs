@@ -241,8 +241,8 @@ impl KernelEvents {
     }
 
     /// Appends up to `max` kernel events to `out`, without the copies of
-    /// samples the file holds twice ([`Repeats`]); false once the
-    /// file has no more. An error ends reading after the events before it.
+    /// samples the file holds twice ([`Repeats`]); false once the file has
+    /// no more. An error ends reading after the events before it.
     pub fn read_into(
         &mut self,
         strings: &mut Interner,
@@ -277,8 +277,8 @@ impl KernelEvents {
     }
 
     /// Reads one record (the in-place reader: one sample), copies of
-    /// samples the file holds twice included (see [`Self::read_into`]). An error
-    /// ends reading.
+    /// samples the file holds twice included (see [`Self::read_into`]).
+    /// An error ends reading.
     #[inline]
     pub fn step(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {
         if self.done {
