@@ -614,7 +614,7 @@ mod tests {
         b.feed(&at(MS, 0, 5, arm));
         b.feed(&switch(2 * MS, 0, 5, 1, 0)); // app:5 sleeps on it
                                              // Two threads take turns on CPU 1 meanwhile.
-        let mut turns = |b: &mut Builder, from: u64, to: u64| {
+        let turns = |b: &mut Builder, from: u64, to: u64| {
             for ms in from..to {
                 let (prev, next) = if ms % 2 == 0 { (7, 6) } else { (6, 7) };
                 b.feed(&switch(ms * MS, 1, prev, 0, next));
