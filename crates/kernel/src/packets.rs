@@ -260,43 +260,13 @@ impl Tracker {
                 ready: true,
                 proto,
                 ..
-            } => {
-                // Queued to the socket: the receive-side stack is done.
-                let c = self.cpu(k.cpu);
-                let Some(skb) = c.rx_last.take() else { return };
-                let Some(l) = self.lives.get_mut(&skb) else {
-                    return;
-                };
-                if l.at[M_STACK_END] == 0 {
-                    l.at[M_STACK_END] = t;
-                }
-                if proto == IPPROTO_UDP {
-                    let q = self.socks.entry(sk).or_default();
-                    if q.len() >= MAX_QUEUED {
-                        q.pop_front();
-                    }
-                    q.push_back((skb, t));
-                }
-            }
+            } => self.queued(k, sk, proto),
             KEvent::Sock {
                 sk,
                 ready: false,
                 proto: IPPROTO_UDP,
                 ret,
-            } if ret >= 0 && self.in_thread(k) => {
-                // A UDP receive takes the oldest datagram of its socket.
-                let Some((skb, queued)) = self.socks.get_mut(&sk).and_then(|q| q.pop_front())
-                else {
-                    return;
-                };
-                if self
-                    .lives
-                    .get(&skb)
-                    .is_some_and(|l| l.at[M_STACK_END] == queued)
-                {
-                    self.copied(k, skb);
-                }
-            }
+            } if ret >= 0 && self.in_thread(k) => self.udp_received(k, sk),
             KEvent::SysEnter { .. } if k.tid != 0 => {
                 self.task_context(k.cpu);
                 self.saw_syscalls = true;
@@ -357,6 +327,41 @@ impl Tracker {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Data queued to socket `sk` (`sk_data_ready`): the receive-side
+    /// stack of the packet the CPU received last is done.
+    fn queued(&mut self, k: &KRecord, sk: u64, proto: u16) {
+        let t = k.t;
+        let c = self.cpu(k.cpu);
+        let Some(skb) = c.rx_last.take() else { return };
+        let Some(l) = self.lives.get_mut(&skb) else {
+            return;
+        };
+        if l.at[M_STACK_END] == 0 {
+            l.at[M_STACK_END] = t;
+        }
+        if proto == IPPROTO_UDP {
+            let q = self.socks.entry(sk).or_default();
+            if q.len() >= MAX_QUEUED {
+                q.pop_front();
+            }
+            q.push_back((skb, t));
+        }
+    }
+
+    /// A UDP receive on `sk` takes the oldest datagram of its socket.
+    fn udp_received(&mut self, k: &KRecord, sk: u64) {
+        let Some((skb, queued)) = self.socks.get_mut(&sk).and_then(|q| q.pop_front()) else {
+            return;
+        };
+        if self
+            .lives
+            .get(&skb)
+            .is_some_and(|l| l.at[M_STACK_END] == queued)
+        {
+            self.copied(k, skb);
         }
     }
 
