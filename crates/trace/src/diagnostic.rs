@@ -30,6 +30,9 @@ pub struct Diagnostic {
     /// For a summary of diagnostics not shown one by one: how many.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// Time at stake: trace time the findings may have misplaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns: Option<u64>,
 }
 
 impl Diagnostic {
@@ -44,6 +47,7 @@ impl Diagnostic {
             line: None,
             record: None,
             count: None,
+            ns: None,
         }
     }
     pub fn on(mut self, strings: &Interner, sys: Sym, sm: Sym) -> Self {

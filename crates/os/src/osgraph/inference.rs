@@ -9,72 +9,106 @@
 //! count and time at stake are reported. Also the builder's counts as
 //! diagnostics.
 
-use super::{Builder, Comm, Derived, St};
+use super::{Builder, Comm, Derived, LostSwitchIns, St};
 use critpath_trace::Diagnostic;
 use critpath_trace::DiagnosticKind;
 
 impl Builder {
     /// `tid` acts on `cpu` at `t` (not its switch-in): it is running. When
-    /// it was believed runnable, its switch-in was lost: it may have run
-    /// since the CPU's event before this one.
+    /// it was believed runnable, its switch-in was lost. On a CPU that
+    /// idled since its last visible switch, the switch-in came from the
+    /// idle task after the CPU's event before this one: a thread whose
+    /// wakeup was for this CPU ran from then (or from its wakeup, if
+    /// later). Elsewhere it may have run since that event, time that
+    /// stays charged to the CPU's holder.
     pub(super) fn seen_on(&mut self, cpu: u32, tid: u32, t: u64, comm: Option<&Comm>) {
-        let runnable = self.threads.get(&tid).filter(|th| th.st == St::Runnable);
-        if let Some(th) = runnable.filter(|_| !self.ignored(tid)) {
-            let c = &self.cpus[cpu as usize];
-            let at_stake = t.saturating_sub(th.since.max(c.before_event));
-            let lost = self.counts.lost_switch_ins.entry(th.sm).or_default();
-            lost.0 += 1;
-            lost.1 += at_stake;
+        if self.ignored(tid) {
+            return;
         }
-        self.alive(tid, t, comm);
+        let c = &mut self.cpus[cpu as usize];
+        let idle_since = std::mem::take(&mut c.idle).then_some(c.before_event);
+        let mut ran_from = idle_since;
+        if let Some(th) = self.threads.get(&tid).filter(|th| th.st == St::Runnable) {
+            let from = th.since.max(c.before_event);
+            let lost = self.counts.lost_switch_ins.entry(th.sm).or_default();
+            lost.seen += 1;
+            if idle_since.is_some() && th.ready == Some(cpu) {
+                lost.on_idle_cpu += 1;
+                ran_from = Some(from);
+            } else {
+                lost.at_stake_ns += t.saturating_sub(from);
+                ran_from = None;
+            }
+        }
+        self.alive_on(tid, t, ran_from, comm);
     }
 
     /// `tid` is seen on a CPU at `t`: it is running. A thread believed
     /// blocked gets an inferred wakeup (at the expiry of the timer it armed
     /// before sleeping when that is known, else now).
     pub(super) fn alive(&mut self, tid: u32, t: u64, comm: Option<&Comm>) {
+        self.alive_on(tid, t, None, comm);
+    }
+
+    /// [`Builder::alive`], where a lost switch-in is known to have come
+    /// after `ran_from` on a CPU that idled until then: a runnable thread
+    /// ran from then, and one woken by its timer from the later of then
+    /// and the expiry.
+    fn alive_on(&mut self, tid: u32, t: u64, ran_from: Option<u64>, comm: Option<&Comm>) {
         if self.ignored(tid) {
             return;
         }
         let th = self.thread(tid, comm);
         match th.st {
             St::Running | St::Interrupted => {}
-            St::Runnable => self.enter_running(tid, t),
+            St::Runnable => self.enter_running(tid, ran_from.unwrap_or(t).min(t)),
             St::Unknown => {
                 self.note_first(tid);
                 self.enter_running(tid, t);
             }
             St::Blocked => {
-                let (since, armed, sm) = (th.since, th.armed.take(), th.sm);
-                self.counts.inferred += 1;
-                let arm = armed.and_then(|p| self.arms.get(&p).copied().map(|a| (p, a)));
-                if let Some((ptr, a)) = arm {
-                    let window = a.expires.filter(|&(soft, hard)| hard >= since && soft <= t);
-                    if let Some(exp) = window.map(|(_, hard)| hard.min(t)) {
-                        // The timer expired on a CPU whose events were lost:
-                        // its expiry and the wakeup it did happened at `exp`
-                        // (by its latest expiry, and before the thread ran).
-                        self.arms.remove(&ptr);
-                        self.counts.inferred_by_timer += 1;
-                        let base = self.derived(Derived::Timer, a.func);
-                        let (tsm, lane) = self.take_lane(base);
-                        if a.sent {
-                            let armed = self.s.armed;
-                            self.recv(exp, tsm, a.link, armed);
-                        }
-                        let running = self.s.running;
-                        self.state(exp, tsm, running);
-                        let wake = self.link();
-                        self.send(exp, tsm, wake);
-                        self.end(exp, tsm);
-                        self.free_lane(base, lane);
-                        let runnable = self.s.runnable;
-                        self.recv(exp, sm, wake, runnable);
+                let woke = self.timer_wakeup(tid, t);
+                let from = match (woke, ran_from) {
+                    (Some(exp), Some(idle)) => {
+                        self.counts.ran_when_woken += 1;
+                        exp.max(idle).min(t)
                     }
-                }
-                self.enter_running(tid, t);
+                    _ => t,
+                };
+                self.enter_running(tid, from);
             }
         }
+    }
+
+    /// Blocked thread `tid` is seen running at `t`: its wakeup was lost. When the
+    /// timer it armed before sleeping expired between then and now, on a
+    /// CPU whose events were lost, the expiry and the wakeup it did are
+    /// placed at its latest expiry (before the thread ran), which is
+    /// returned. Else the thread is woken without a dependence.
+    fn timer_wakeup(&mut self, tid: u32, t: u64) -> Option<u64> {
+        let th = self.threads.get_mut(&tid).expect("known");
+        let (since, armed, sm) = (th.since, th.armed.take(), th.sm);
+        self.counts.inferred += 1;
+        let (ptr, a) = armed.and_then(|p| self.arms.get(&p).copied().map(|a| (p, a)))?;
+        let window = a.expires.filter(|&(soft, hard)| hard >= since && soft <= t);
+        let exp = window.map(|(_, hard)| hard.min(t))?;
+        self.arms.remove(&ptr);
+        self.counts.inferred_by_timer += 1;
+        let base = self.derived(Derived::Timer, a.func);
+        let (tsm, lane) = self.take_lane(base);
+        if a.sent {
+            let armed = self.s.armed;
+            self.recv(exp, tsm, a.link, armed);
+        }
+        let running = self.s.running;
+        self.state(exp, tsm, running);
+        let wake = self.link();
+        self.send(exp, tsm, wake);
+        self.end(exp, tsm);
+        self.free_lane(base, lane);
+        let runnable = self.s.runnable;
+        self.recv(exp, sm, wake, runnable);
+        Some(exp)
     }
 
     /// The builder's findings as diagnostics.
@@ -105,8 +139,8 @@ impl Builder {
             c.inferred,
             DiagnosticKind::InferredTransition,
             format!(
-                "{} time(s) a thread was seen running while believed blocked: the events of its wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} of these wakeups were placed at the expiry of the timer the thread had armed, the rest at the thread's first sign of life",
-                c.inferred, c.inferred_by_timer
+                "{} time(s) a thread was seen running while believed blocked: the events of its wakeup were lost (some kernels deliver nothing from an idle CPU's context); {} of these wakeups were placed at the expiry of the timer the thread had armed ({} on a CPU that was idle, where the thread ran from then), the rest at the thread's first sign of life",
+                c.inferred, c.inferred_by_timer, c.ran_when_woken
             ),
         );
         counted(
@@ -145,18 +179,33 @@ impl Builder {
                 c.late
             ),
         );
-        for (&sm, &(n, ns)) in &c.lost_switch_ins {
+        for (&sm, lost) in &c.lost_switch_ins {
             let name = self.strings.resolve(sm);
-            let mut d = Diagnostic::new(
-                DiagnosticKind::LostSwitchIn,
-                format!(
-                    "{name}: seen running {n} time(s) while believed runnable: its switch-in was lost (from an idle CPU's context, or from a task the recording cannot see); it runs from each sign of life, and up to {ns} ns before them in all (since its CPU's last visible event) may have been its own running time, charged to the CPU's holder"
-                ),
-            )
-            .count(n);
+            let mut d = Diagnostic::new(DiagnosticKind::LostSwitchIn, lost_switch_ins(name, lost))
+                .count(lost.seen);
             d.sm = Some(name.to_string());
+            d.ns = Some(lost.at_stake_ns);
             out.push(d);
         }
         out
     }
+}
+
+/// The message of thread `name`'s lost switch-ins.
+fn lost_switch_ins(name: &str, lost: &LostSwitchIns) -> String {
+    let LostSwitchIns {
+        seen,
+        on_idle_cpu,
+        at_stake_ns,
+    } = *lost;
+    let mut m = format!(
+        "{name}: seen running {seen} time(s) while believed runnable: its switch-in was lost (from an idle CPU's context, or from a task the recording cannot see)"
+    );
+    if on_idle_cpu > 0 {
+        m += &format!("; {on_idle_cpu} of these on the idle CPU its wakeup was for, where it ran from the CPU's last visible event");
+    }
+    if seen > on_idle_cpu {
+        m += &format!("; it runs from each other sign of life, and up to {at_stake_ns} ns before them in all (since its CPU's last visible event) may have been its own running time, charged to the CPU's holder");
+    }
+    m
 }

@@ -94,10 +94,12 @@ impl Builder {
         INTERNAL_LINK | self.next_link
     }
 
-    /// Where the reorder window begins. Only an inferred timer wakeup is
-    /// placed back in time, to no earlier than the expiry of the timer a
-    /// blocked thread armed; so the window reaches back to the earliest
-    /// such expiry within `WINDOW_NS`, else only `SLACK_NS`. Pending
+    /// Where the reorder window begins. Only inferred transitions are
+    /// placed back in time: a timer wakeup to no earlier than the expiry
+    /// of the timer a blocked thread armed, and the lost switch-in of a
+    /// thread woken for an idle CPU to no earlier than its wakeup or that
+    /// CPU's last event; so the window reaches back to the earliest of
+    /// these within `WINDOW_NS`, else only `SLACK_NS`. Pending
     /// syscall segments (only when syscalls were recorded) hold back
     /// everything after their start. Kept until the next event is fed:
     /// draining changes none of it.
@@ -111,13 +113,25 @@ impl Builder {
             if let Some(Syscall { seg: Some(s), .. }) = th.sys {
                 segments = segments.min(s);
             }
-            if th.st == St::Blocked {
-                let arm = th.armed.and_then(|p| self.arms.get(&p));
-                if let Some((_, hard)) = arm.and_then(|a| a.expires) {
-                    if hard >= th.since {
-                        wakeups = wakeups.min(hard);
+            match th.st {
+                St::Blocked => {
+                    let arm = th.armed.and_then(|p| self.arms.get(&p));
+                    if let Some((_, hard)) = arm.and_then(|a| a.expires) {
+                        if hard >= th.since {
+                            wakeups = wakeups.min(hard);
+                        }
                     }
                 }
+                St::Runnable => {
+                    let idle = th
+                        .ready
+                        .and_then(|c| self.cpus.get(c as usize))
+                        .filter(|c| c.idle);
+                    if let Some(c) = idle {
+                        wakeups = wakeups.min(th.since.max(c.last_event));
+                    }
+                }
+                _ => {}
             }
         }
         let horizon = wakeups

@@ -1,0 +1,315 @@
+//! Unit tests of the builder: small hand-written event sequences and
+//! the records, counts and diagnostics they must give.
+
+use super::*;
+use critpath_trace::{Event, Who};
+
+fn comm(s: &str) -> Comm {
+    let mut c = [0u8; 16];
+    c[..s.len()].copy_from_slice(s.as_bytes());
+    c
+}
+
+fn switch(t: u64, cpu: u32, prev: u32, prev_state: u64, next: u32) -> KRecord {
+    KRecord {
+        t,
+        cpu,
+        pid: prev,
+        tid: prev,
+        ev: KEvent::Switch {
+            prev,
+            prev_comm: comm(if prev == 0 { "swapper" } else { "app" }),
+            prev_state,
+            next,
+            next_comm: comm(if next == 0 { "swapper" } else { "app" }),
+        },
+    }
+}
+
+fn at(t: u64, cpu: u32, tid: u32, ev: KEvent) -> KRecord {
+    KRecord {
+        t,
+        cpu,
+        pid: tid,
+        tid,
+        ev,
+    }
+}
+
+/// A wakeup done by an interrupt on a CPU a thread holds: the woken
+/// thread's wait for that CPU is charged to the thread that held it
+/// (a `held` point when it leaves the CPU), never to the interrupt SM,
+/// and no link joins the interrupt to the thread it interrupted.
+#[test]
+fn a_wakeup_inside_an_interrupt_charges_the_wait_to_the_interrupted_holder() {
+    let mut strings = Interner::new();
+    let eth = strings.intern("eth0");
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    b.holders = true;
+    b.feed(&switch(10, 0, 0, 0, 5)); // app:5 holds CPU 0
+    b.feed(&switch(11, 1, 0, 0, 6)); // app:6 runs on CPU 1 ...
+    b.feed(&switch(12, 1, 6, 1, 0)); // ... and sleeps
+    b.feed(&at(20, 0, 5, KEvent::IrqEntry { name: eth }));
+    let wake = KEvent::Wake {
+        tid: 6,
+        comm: comm("app"),
+        target: Some(0),
+    };
+    b.feed(&at(21, 0, 5, wake));
+    b.feed(&at(22, 0, 5, KEvent::IrqExit));
+    b.feed(&switch(40, 0, 5, 0, 6)); // app:5 is preempted by app:6
+    b.finish();
+    let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+    let name = |s: Sym| b.strings.resolve(s).to_string();
+    let sm_of = |r: &Record| match r.ev {
+        Event::Send {
+            who: Who::Sm(s), ..
+        }
+        | Event::Recv {
+            who: Who::Sm(s), ..
+        }
+        | Event::Held {
+            who: Who::Sm(s), ..
+        } => Some(name(s)),
+        _ => None,
+    };
+    // The irq SM neither receives from nor sends to app:5.
+    let irq_links: Vec<_> = recs
+        .iter()
+        .filter(|r| !matches!(r.ev, Event::Held { .. }))
+        .filter_map(sm_of)
+        .filter(|s| s.starts_with("irq:"))
+        .collect();
+    assert!(irq_links.iter().all(|s| s == "irq:eth0"), "{recs:?}");
+    let recvs_of_app5 = recs
+        .iter()
+        .any(|r| matches!(r.ev, Event::Recv { who: Who::Sm(s), .. } if name(s) == "app:5"));
+    assert!(!recvs_of_app5, "{recs:?}");
+    // app:6's wait, from its wakeup at 21, is charged to app:5 state by
+    // state (interrupted until 22, then running), then it runs.
+    let held: Vec<(String, String, String, u64)> = recs
+        .iter()
+        .filter_map(|r| match r.ev {
+            Event::Held {
+                who: Who::Sm(w),
+                on,
+                on_state,
+            } => Some((name(w), name(on), name(on_state), r.t)),
+            _ => None,
+        })
+        .collect();
+    let got: Vec<(&str, &str, &str, u64)> = held
+        .iter()
+        .map(|h| (h.0.as_str(), h.1.as_str(), h.2.as_str(), h.3))
+        .collect();
+    let want = [
+        ("app:6", "app:5", "interrupted:irq:eth0", 22),
+        ("app:6", "app:5", "running", 40),
+    ];
+    assert_eq!(got, want);
+    let runs_at_40 = recs.iter().any(|r| {
+        r.t == 40
+            && matches!(r.ev, Event::State { who: Who::Sm(s), state }
+                if name(s) == "app:6" && name(state) == "running")
+    });
+    assert!(runs_at_40, "{recs:?}");
+}
+
+/// A preempted thread is next seen leaving a CPU it was never seen
+/// entering (its switch-in came from a context whose events were lost):
+/// it is reported, with the time since that CPU's last visible event.
+#[test]
+fn a_lost_switch_in_is_reported_with_the_time_at_stake() {
+    let strings = Interner::new();
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    b.feed(&switch(10, 0, 0, 0, 5));
+    b.feed(&switch(20, 0, 5, 0, 7)); // app:5 preempted (R) by app:7
+    b.feed(&switch(30, 0, 7, 1, 9)); // app:7 sleeps; app:9 runs, unseen after
+    b.feed(&switch(45, 0, 5, 0, 7)); // app:5 leaves CPU 0: it ran
+    b.finish();
+    let app5 = b.strings.get("app:5").expect("thread SM");
+    let lost = LostSwitchIns {
+        seen: 1,
+        on_idle_cpu: 0,
+        at_stake_ns: 15,
+    };
+    assert_eq!(b.counts.lost_switch_ins.get(&app5), Some(&lost));
+    let d = b.diagnostics();
+    let lost: Vec<_> = d
+        .iter()
+        .filter(|d| d.sm.as_deref() == Some("app:5"))
+        .collect();
+    assert_eq!(lost.len(), 1, "{d:?}");
+    assert!(
+        lost[0].message.contains("up to 15 ns"),
+        "{}",
+        lost[0].message
+    );
+    // A thread switched in as seen loses nothing.
+    let app7 = b.strings.get("app:7").expect("thread SM");
+    assert!(!b.counts.lost_switch_ins.contains_key(&app7));
+}
+
+/// A thread sleeps on a timer whose expiry was lost (an idle CPU): it
+/// is woken at the expiry, which its slack may put before the latest
+/// expiry the timer was armed with.
+#[test]
+fn a_lost_timer_expiry_is_inferred_within_the_timers_slack() {
+    let mut strings = Interner::new();
+    let func = strings.intern("hrtimer_wakeup");
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    b.feed(&switch(10, 0, 0, 0, 5));
+    b.feed(&KRecord {
+        t: 20,
+        cpu: 0,
+        pid: 5,
+        tid: 5,
+        ev: KEvent::TimerStart {
+            timer: 0xabc,
+            func,
+            expires: Some((100, 150)),
+        },
+    });
+    b.feed(&switch(30, 0, 5, 1, 0));
+    // Seen running at 120: inside the slack window, before the latest
+    // expiry.
+    b.feed(&switch(120, 1, 0, 0, 5));
+    b.finish();
+    let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+    assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
+    let app = b.strings.get("app:5").expect("thread SM");
+    let woke = recs.iter().find(|r| {
+        matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
+            if s == app && b.strings.resolve(state) == "runnable")
+    });
+    assert_eq!(woke.map(|r| r.t), Some(120), "{recs:?}");
+}
+/// The window holds records back only as far as an inferred wakeup may
+/// go: to the expiry of the timer a blocked thread armed (within
+/// `WINDOW_NS`), else the last `SLACK_NS`.
+#[test]
+fn the_window_reaches_back_only_to_a_blocked_threads_timer() {
+    const MS: u64 = 1_000_000;
+    let mut strings = Interner::new();
+    let func = strings.intern("hrtimer_wakeup");
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    let released = |b: &mut Builder| b.drain_ready(usize::MAX, false).map(|r| r.t).max();
+    b.feed(&switch(0, 0, 0, 0, 5));
+    let arm = KEvent::TimerStart {
+        timer: 0xabc,
+        func,
+        expires: Some((50 * MS, 50 * MS)),
+    };
+    b.feed(&at(MS, 0, 5, arm));
+    b.feed(&switch(2 * MS, 0, 5, 1, 0)); // app:5 sleeps on it
+                                         // Two threads take turns on CPU 1 meanwhile.
+    let turns = |b: &mut Builder, from: u64, to: u64| {
+        for ms in from..to {
+            let (prev, next) = if ms % 2 == 0 { (7, 6) } else { (6, 7) };
+            b.feed(&switch(ms * MS, 1, prev, 0, next));
+        }
+    };
+    turns(&mut b, 3, 100);
+    let out = released(&mut b).expect("records before the expiry");
+    assert!(out < 50 * MS, "released up to {out}");
+    // The expiry's event was lost: app:5 is next seen running.
+    b.feed(&switch(100 * MS, 0, 0, 0, 5));
+    turns(&mut b, 101, 150);
+    // (Records strictly before the horizon leave: one a ms here.)
+    let out = released(&mut b).expect("records up to the slack");
+    assert!((148 * MS - SLACK_NS..150 * MS).contains(&out), "{out}");
+    assert_eq!((b.counts.inferred_by_timer, b.counts.late), (1, 0));
+    // A timer further back than the window holds back no more than it.
+    let arm = KEvent::TimerStart {
+        timer: 0xdef,
+        func,
+        expires: Some((160 * MS, 160 * MS)),
+    };
+    b.feed(&at(151 * MS, 0, 5, arm));
+    b.feed(&switch(152 * MS, 0, 5, 1, 0));
+    turns(&mut b, 153, 500);
+    let out = released(&mut b).expect("the window's records");
+    assert!((498 * MS - WINDOW_NS..300 * MS).contains(&out), "{out}");
+}
+
+/// A thread sleeps on its timer; the CPU idles; the expiry, the wakeup
+/// and the switch-in from idle were lost, and the thread is next seen at
+/// 400. It ran from the expiry (150) on the CPU that idled, and from its
+/// sign of life on a CPU whose past is unknown.
+#[test]
+fn a_thread_woken_by_its_timer_on_an_idle_cpu_ran_from_the_expiry() {
+    for (seen_cpu, runs_at, on_idle) in [(0, 150, 1), (1, 400, 0)] {
+        let mut strings = Interner::new();
+        let func = strings.intern("hrtimer_wakeup");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        let arm = KEvent::TimerStart {
+            timer: 0xabc,
+            func,
+            expires: Some((100, 150)),
+        };
+        b.feed(&at(20, 0, 5, arm));
+        b.feed(&switch(30, 0, 5, 1, 0)); // app:5 sleeps; CPU 0 idles
+        b.feed(&at(400, seen_cpu, 5, KEvent::Exec));
+        b.finish();
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+        assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
+        assert_eq!(b.counts.ran_when_woken, on_idle, "{:?}", b.counts);
+        let running = recs
+            .iter()
+            .filter(|r| r.t > 30)
+            .find(|r| {
+                matches!(r.ev, Event::State { who: Who::Sm(s), state }
+                    if b.strings.resolve(s) == "app:5" && b.strings.resolve(state) == "running")
+            })
+            .map(|r| r.t);
+        assert_eq!(running, Some(runs_at), "CPU {seen_cpu}: {recs:?}");
+    }
+}
+
+/// A thread woken for an idle CPU is next seen there, its switch-in from
+/// idle lost: it ran from the CPU's last visible event (or its wakeup, if
+/// later), and nothing is at stake. Woken for another CPU, it runs from
+/// its sign of life and the time since its CPU's last event is at stake.
+#[test]
+fn a_thread_woken_for_an_idle_cpu_ran_from_its_last_visible_event() {
+    for (target, runs_at, lost) in [
+        (0, 25, (1, 1, 0)), // CPU 0's last event: the sleep at 25
+        (1, 50, (1, 0, 25)),
+    ] {
+        let strings = Interner::new();
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        b.feed(&switch(11, 1, 0, 0, 7));
+        let wake = KEvent::Wake {
+            tid: 5,
+            comm: comm("app"),
+            target: Some(target),
+        };
+        b.feed(&switch(20, 0, 5, 1, 0)); // app:5 sleeps; CPU 0 idles
+        b.feed(&at(22, 1, 7, wake)); // app:7 wakes it
+        b.feed(&at(25, 0, 0, KEvent::Exec)); // the idle task's own event
+        b.feed(&at(50, 0, 5, KEvent::Exec)); // app:5 is seen
+        b.finish();
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+        let app5 = b.strings.get("app:5").expect("thread SM");
+        let want = LostSwitchIns {
+            seen: lost.0,
+            on_idle_cpu: lost.1,
+            at_stake_ns: lost.2,
+        };
+        assert_eq!(b.counts.lost_switch_ins.get(&app5), Some(&want));
+        let running = recs
+            .iter()
+            .filter(|r| r.t > 20)
+            .find(|r| {
+                matches!(r.ev, Event::State { who: Who::Sm(s), state }
+                    if s == app5 && b.strings.resolve(state) == "running")
+            })
+            .map(|r| r.t);
+        assert_eq!(running, Some(runs_at), "target {target}: {recs:?}");
+        let d = b.diagnostics();
+        let d = d.iter().find(|d| d.sm.as_deref() == Some("app:5"));
+        assert_eq!(d.and_then(|d| d.ns), Some(lost.2), "{d:?}");
+    }
+}
