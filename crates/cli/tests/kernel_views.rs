@@ -228,9 +228,21 @@ fn packets_follow_each_buffer_through_the_layers() {
         .filter(|p| p["len"] == 1066)
         .collect();
     assert!(data.len() >= 250, "{}", data.len());
+    // Each datagram goes from one sweep thread to the other. Where the
+    // recording lost a datagram's first events, its sender is unknown: no
+    // more than 2% (seen once in about 40 runs on a loaded machine).
+    let unsent: Vec<&&Value> = data.iter().filter(|p| p["sender"].is_null()).collect();
+    assert!(
+        unsent.len() * 50 <= data.len(),
+        "{} of {} without a sender: {unsent:?}; notes {}",
+        unsent.len(),
+        data.len(),
+        v["notes"]
+    );
     for p in &data {
-        assert!(p["sender"].as_str().unwrap().starts_with("sweep:"), "{p}");
-        assert!(p["receiver"].as_str().unwrap().starts_with("sweep:"), "{p}");
+        let sweep = |who: &Value| who.as_str().is_some_and(|s| s.starts_with("sweep:"));
+        assert!(p["sender"].is_null() || sweep(&p["sender"]), "{p}");
+        assert!(sweep(&p["receiver"]), "{p}");
         assert_ne!(p["sender"], p["receiver"]);
         let total: u64 = p["layers"]
             .as_array()
@@ -262,6 +274,20 @@ fn packets_follow_each_buffer_through_the_layers() {
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.contains("timeline of the first"), "{t}");
     assert!(t.contains("per send"), "{t}");
+
+    // A recording cut short: the packets before the cut, exit code 2, and
+    // the notes say what the reader had to do without (the tracepoint
+    // layouts, stored at the file's end).
+    let bytes = std::fs::read(&udp).unwrap();
+    let cut = dir.path().join("cut.data");
+    std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    let o = run(&["packets", cut.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cut short"));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["packets"].as_u64().unwrap() > 0, "{v}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("tracepoint layouts"), "{notes}");
 }
 
 #[test]

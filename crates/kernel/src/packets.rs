@@ -30,6 +30,8 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 const IPPROTO_UDP: u16 = 17;
+/// The softirq vector of network receive.
+const NET_RX: u8 = 3;
 /// Datagrams kept per socket that nobody reads.
 const MAX_QUEUED: usize = 1 << 16;
 
@@ -98,8 +100,9 @@ struct ThreadNet {
 
 #[derive(Default)]
 struct CpuNet {
-    /// Interrupt contexts running: (is the NET_RX softirq, entry).
-    ctx: Vec<(bool, u64)>,
+    /// Interrupt contexts running: (the softirq's vector, or `None` for a
+    /// hard interrupt; entry).
+    ctx: Vec<(Option<u8>, u64)>,
     /// The last hard interrupt handled on this CPU: (entry, exit).
     last_irq: Option<(u64, u64)>,
     /// The entry of the NET_RX run in progress and the packet it received
@@ -286,28 +289,28 @@ impl Tracker {
                     }
                 }
             }
-            KEvent::IrqEntry { .. } => self.cpu(k.cpu).ctx.push((false, t)),
+            KEvent::IrqEntry { .. } => self.cpu(k.cpu).ctx.push((None, t)),
             KEvent::IrqExit => {
                 let c = self.cpu(k.cpu);
-                if let Some(pos) = c.ctx.iter().rposition(|x| !x.0) {
+                if let Some(pos) = c.ctx.iter().rposition(|x| x.0.is_none()) {
                     let (_, entry) = c.ctx.remove(pos);
                     c.last_irq = Some((entry, t));
                 }
             }
             KEvent::SoftirqEntry { vec } => {
                 let c = self.cpu(k.cpu);
-                c.ctx.push((vec == 3, t));
-                if vec == 3 {
+                c.ctx.push((Some(vec), t));
+                if vec == NET_RX {
                     c.rx_run = Some(t);
                     c.rx_last = None;
                 }
             }
             KEvent::SoftirqExit { vec } => {
                 let c = self.cpu(k.cpu);
-                if let Some(pos) = c.ctx.iter().rposition(|x| x.0 == (vec == 3)) {
+                if let Some(pos) = c.ctx.iter().rposition(|x| x.0 == Some(vec)) {
                     c.ctx.remove(pos);
                 }
-                if vec == 3 {
+                if vec == NET_RX {
                     c.rx_run = None;
                     let last = c.rx_last.take();
                     self.end_stack(last, t);

@@ -7,7 +7,7 @@ use crate::inputs::{finish_with, stream_visits};
 use crate::output::{emit, refuse_inputs_opt};
 use critpath_import::AnySource;
 use critpath_kernel::packets::{Packets, Tracker};
-use critpath_trace::ReadError;
+use critpath_trace::{DiagnosticKind, ReadError};
 use critpath_views::json;
 use std::path::{Path, PathBuf};
 
@@ -54,10 +54,21 @@ fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>)> {
             )))
         }
     }
-    let (_, err) = stream_visits(&mut src, trace, |_, _| {})?;
+    let (a, err) = stream_visits(&mut src, trace, |_, _| {})?;
     let tracker = match &mut src {
         AnySource::Perf(p) => p.take_observer::<Tracker>(),
         _ => None,
     };
-    Ok((tracker.unwrap_or_else(|| Tracker::new(0)).finish(), err))
+    let mut p = tracker.unwrap_or_else(|| Tracker::new(0)).finish();
+    // What the reader lost or skipped bears on the packets' lives too: a
+    // packet whose first events were lost has no sender, say.
+    let input = a.diagnostics.iter().filter(|d| {
+        use DiagnosticKind::*;
+        matches!(
+            d.kind,
+            LostEvents | InputSkipped | InputCut | TracepointFormats
+        )
+    });
+    p.notes.extend(input.map(|d| d.message.clone()));
+    Ok((p, err))
 }
