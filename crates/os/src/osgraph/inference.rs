@@ -80,11 +80,11 @@ impl Builder {
         }
     }
 
-    /// Blocked thread `tid` is seen running at `t`: its wakeup was lost. When the
-    /// timer it armed before sleeping expired between then and now, on a
-    /// CPU whose events were lost, the expiry and the wakeup it did are
-    /// placed at its latest expiry (before the thread ran), which is
-    /// returned. Else the thread is woken without a dependence.
+    /// Blocked thread `tid` is seen running at `t`: its wakeup was lost.
+    /// When the timer it armed before sleeping expired between then and
+    /// now, on a CPU whose events were lost, the expiry and the wakeup it
+    /// did are placed at its latest expiry (before the thread ran), which
+    /// is returned. Else the thread is woken without a dependence.
     fn timer_wakeup(&mut self, tid: u32, t: u64) -> Option<u64> {
         let th = self.threads.get_mut(&tid).expect("known");
         let (since, armed, sm) = (th.since, th.armed.take(), th.sm);
