@@ -26,7 +26,8 @@ impl Builder {
             return;
         }
         let c = &mut self.cpus[cpu as usize];
-        let idle_since = std::mem::take(&mut c.idle).then_some(c.before_event);
+        let idle_since = c.idle().then_some(c.before_event);
+        c.cur = Some(tid);
         let mut ran_from = idle_since;
         if let Some(th) = self.threads.get(&tid).filter(|th| th.st == St::Runnable) {
             let from = th.since.max(c.before_event);

@@ -134,10 +134,10 @@ struct Ctx {
 
 #[derive(Default, Debug)]
 struct Cpu {
-    cur: u32,
-    /// Its last visible switch went to the idle task, and no thread was
-    /// seen on it since (a switch-in from idle may be lost).
-    idle: bool,
+    /// The thread on it as its events say (0: the idle task): the `next`
+    /// of its last switch, or a thread seen there since (whose switch-in
+    /// was lost); `None` before its first switch.
+    cur: Option<u32>,
     ctx: Vec<Ctx>,
     /// A raised, not yet run softirq: its link (and whether anyone sent it).
     raised: [Option<(u64, bool)>; 10],
@@ -153,6 +153,13 @@ struct Cpu {
     /// event is fed: the latest before it).
     last_event: u64,
     before_event: u64,
+}
+
+impl Cpu {
+    /// Its events say it runs the idle task.
+    fn idle(&self) -> bool {
+        self.cur == Some(0)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -191,9 +191,7 @@ impl Builder {
         self.close_segment(prev.0, None);
         self.charge_at_switch(t, cpu, next.0);
         self.switch_out((t, cpu), prev.0, prev.1, prev.2);
-        let c = &mut self.cpus[cpu as usize];
-        c.cur = next.0;
-        c.idle = next.0 == 0;
+        self.cpus[cpu as usize].cur = Some(next.0);
         self.alive(next.0, t, Some(next.1));
         self.hold_cpu(cpu, next.0);
         // A preempted thread waits for this CPU, now held by `next`.

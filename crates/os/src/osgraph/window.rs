@@ -126,7 +126,7 @@ impl Builder {
                     let idle = th
                         .ready
                         .and_then(|c| self.cpus.get(c as usize))
-                        .filter(|c| c.idle);
+                        .filter(|c| c.idle());
                     if let Some(c) = idle {
                         wakeups = wakeups.min(th.since.max(c.last_event));
                     }
