@@ -23,15 +23,26 @@ fn record(dir: &Path, name: &str, cmd: &[&str]) -> (String, Value) {
     (out, v)
 }
 
-/// The state rows of threads named `comm:TID`.
-fn rows<'a>(v: &'a Value, comm: &str, state: &str) -> Vec<&'a Value> {
+/// The state rows of threads named `comm:TID` whose state `is`.
+fn rows_where<'a>(v: &'a Value, comm: &str, is: impl Fn(&str) -> bool) -> Vec<&'a Value> {
     let prefix = format!("{comm}:");
     v["states"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["sm"].as_str().unwrap().starts_with(&prefix) && s["state"] == state)
+        .filter(|s| s["sm"].as_str().unwrap().starts_with(&prefix))
+        .filter(|s| is(s["state"].as_str().unwrap()))
         .collect()
+}
+
+/// The state rows of threads named `comm:TID` in `state`.
+fn rows<'a>(v: &'a Value, comm: &str, state: &str) -> Vec<&'a Value> {
+    rows_where(v, comm, |s| s == state)
+}
+
+/// The time of `rows` in all.
+fn total_ns(rows: &[&Value]) -> u64 {
+    rows.iter().map(|r| r["total_ns"].as_u64().unwrap()).sum()
 }
 
 fn criticality(v: &Value, comm: &str, state: &str) -> f64 {
@@ -82,18 +93,8 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
     // else loads the machine. Its CPU clock also counts the interrupts
     // taken while it ran (`interrupted:*` here), and a switch-in whose
     // event was lost leaves time critpath cannot place, which it reports.
-    let ran: u64 = rows(&v, "chain", "running")
-        .iter()
-        .map(|r| r["total_ns"].as_u64().unwrap())
-        .sum();
-    let interrupted: u64 = v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["sm"].as_str().unwrap().starts_with("chain:"))
-        .filter(|s| s["state"].as_str().unwrap().starts_with("interrupted:"))
-        .map(|s| s["total_ns"].as_u64().unwrap())
-        .sum();
+    let ran = total_ns(&rows(&v, "chain", "running"));
+    let interrupted = total_ns(&rows_where(&v, "chain", |s| s.starts_with("interrupted:")));
     let unplaced: u64 = v["diagnostics"]
         .as_array()
         .unwrap()
@@ -124,18 +125,14 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
         .filter(|b| b.0.starts_with("hog:"))
         .map(|b| b.1)
         .sum();
-    let others_ran: f64 = v["states"]
+    let running: Vec<&Value> = v["states"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["state"] == "running" && !s["sm"].as_str().unwrap().starts_with("chain:"))
-        .map(|s| ns(&s["total_ns"]))
-        .sum();
-    let hogs_ran: f64 = rows(&v, "hog", "running")
-        .iter()
-        .map(|r| ns(&r["total_ns"]))
-        .sum();
-    let hog_share = hogs_ran / others_ran;
+        .filter(|s| s["state"] == "running")
+        .collect();
+    let others_ran = (total_ns(&running) - ran) as f64;
+    let hog_share = total_ns(&rows(&v, "hog", "running")) as f64 / others_ran;
     assert!(blamed >= 0.10 * len, "blamed {blamed} ns: {states}");
     assert!(
         hogs_blamed >= 0.5 * hog_share * blamed,
