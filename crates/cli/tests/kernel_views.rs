@@ -405,6 +405,20 @@ fn counters_normalize_per_annotated_unit_and_keep_the_commands_output() {
     } else {
         assert_eq!(v["hardware"], true);
     }
+    // A command killed by a signal exits as a shell says: 128 + 9 (perf
+    // stat itself says 0, and says 0 too when the command exits before
+    // perf waits for it).
+    let (v, o) = counters_json(
+        dir.path(),
+        &["-e", "task-clock", "--", "sh", "-c", "kill -9 $$"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(137),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(v["exit_status"], 137, "{v}");
     // A tracepoint the kernel lacks: exit 2, nothing run.
     let o = run(&["counters", "-e", "nosuch:event", "--", "true"]);
     assert_eq!(o.status.code(), Some(2));

@@ -131,6 +131,7 @@ struct Scratch {
     stat: PathBuf,
     samples: PathBuf,
     annot: PathBuf,
+    status: PathBuf,
 }
 
 impl Scratch {
@@ -142,6 +143,7 @@ impl Scratch {
             stat: at("stat.csv"),
             samples: at("samples.data"),
             annot: at("units.annot"),
+            status: at("status"),
             _dir: dir,
         })
     }
@@ -163,7 +165,7 @@ fn count(args: &Args) -> Result<Counts> {
         .env("CRITPATH_OUT", &scratch.annot)
         .status()
         .map_err(|e| CliError::input(format!("cannot run {}: {e}", perf.display())))?;
-    let code = exit_code(&status);
+    let code = command_status(&scratch.status).unwrap_or_else(|| exit_code(&status));
     let text = std::fs::read_to_string(&scratch.stat).map_err(|_| {
         CliError::input(format!(
             "perf stat wrote no counts (exit status {code}); see its messages above"
@@ -255,8 +257,25 @@ fn perf_args(args: &Args, perf: &Path, events: &[String], scratch: &Scratch) -> 
         ]
         .map(str::to_string),
     );
+    v.extend(
+        ["sh", "-c", STATUS_KEEPER, "critpath"]
+            .map(str::to_string)
+            .into_iter()
+            .chain([scratch.status.display().to_string()]),
+    );
     v.extend(args.cmd.iter().cloned());
     v
+}
+
+/// Runs `"$@"` after the status file `$1` and writes its exit status
+/// there. perf stat's own exit status is not the command's when the command
+/// exits before perf waits for it (perf 6.1 then skips the wait and says 0).
+const STATUS_KEEPER: &str = r#"f=$1; shift; "$@"; s=$?; echo $s > "$f"; exit $s"#;
+
+/// The command's exit status as its shell wrote it (None if the shell did
+/// not get that far, e.g. killed by a signal).
+fn command_status(file: &Path) -> Option<u8> {
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
 }
 
 /// The note when no hardware counter counted.
