@@ -88,11 +88,26 @@ impl Builder {
     /// is returned. Else the thread is woken without a dependence.
     fn timer_wakeup(&mut self, tid: u32, t: u64) -> Option<u64> {
         let th = self.threads.get_mut(&tid).expect("known");
-        let (since, armed, sm) = (th.since, th.armed.take(), th.sm);
+        let (since, armed, sm) = (th.since, std::mem::take(&mut th.armed), th.sm);
         self.counts.inferred += 1;
-        let (ptr, a) = armed.and_then(|p| self.arms.get(&p).copied().map(|a| (p, a)))?;
-        let window = a.expires.filter(|&(soft, hard)| hard >= since && soft <= t);
-        let exp = window.map(|(_, hard)| hard.min(t))?;
+        // Of the timers that expired while it slept, a sleeper's wakeup,
+        // else the one armed last.
+        let mut pick = None;
+        for p in armed.iter() {
+            let Some(a) = self.arms.get(&p).copied() else {
+                continue;
+            };
+            let fits = a.expires.filter(|&(soft, hard)| hard >= since && soft <= t);
+            let Some((_, hard)) = fits else { continue };
+            let wakes = self.s.sleeper_wakeups.contains(&a.func);
+            if pick.is_none() || wakes {
+                pick = Some((p, a, hard.min(t)));
+            }
+            if wakes {
+                break;
+            }
+        }
+        let (ptr, a, exp) = pick?;
         self.arms.remove(&ptr);
         self.counts.inferred_by_timer += 1;
         let base = self.derived(Derived::Timer, a.func);

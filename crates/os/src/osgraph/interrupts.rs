@@ -165,7 +165,7 @@ impl Builder {
         self.arms.insert(timer, arm);
         if self.in_thread(cpu) && !self.ignored(tid) {
             if let Some(th) = self.threads.get_mut(&tid) {
-                th.armed = Some(timer);
+                th.armed.push(timer);
             }
         }
     }

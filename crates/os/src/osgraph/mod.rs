@@ -87,8 +87,9 @@ struct Thread {
     funcs: Vec<(Sym, Sym)>,
     st: St,
     since: u64,
-    /// The timer this thread armed last while running (for inference).
-    armed: Option<u64>,
+    /// The timers this thread armed while running since it last woke
+    /// (for inference).
+    armed: Armed,
     sys: Option<Syscall>,
     /// This life has started (or was counted as pre-existing).
     counted: bool,
@@ -109,11 +110,32 @@ impl Thread {
             funcs: Vec::new(),
             st,
             since,
-            armed: None,
+            armed: Armed::default(),
             sys: None,
             counted,
             ready: None,
         }
+    }
+}
+
+/// The last timers a thread armed while running, newest first: a sleep
+/// arms the timer that wakes it, then the scheduler may arm its own (the
+/// deadline server's `dl_task_timer`) in the thread's context before the
+/// thread switches out.
+#[derive(Clone, Copy, Debug, Default)]
+struct Armed([Option<u64>; 3]);
+
+impl Armed {
+    /// `timer` was armed (again): it goes first.
+    fn push(&mut self, timer: u64) {
+        let last = self.0.len() - 1;
+        let at = self.0.iter().position(|&p| p == Some(timer));
+        self.0[..=at.unwrap_or(last)].rotate_right(1);
+        self.0[0] = Some(timer);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0.iter().flatten().copied()
     }
 }
 
@@ -251,6 +273,9 @@ struct Names {
     other: Sym,
     raised: Sym,
     armed: Sym,
+    /// The timer callbacks that wake the task that armed them (a sleep's
+    /// `hrtimer_wakeup`, `schedule_timeout`'s `process_timeout`).
+    sleeper_wakeups: [Sym; 2],
     /// Names derived from another name (see `Builder::derived`).
     derived: FxHashMap<(Derived, Sym), Sym>,
     softirq: [Sym; 10],
@@ -283,7 +308,9 @@ impl Names {
         let other = state(OsState::Blocked(Blocked::Other));
         let raised = state(OsState::Raised);
         let armed = state(OsState::Armed);
+        let sleeper_wakeups = ["hrtimer_wakeup", "process_timeout"].map(|f| strings.intern(f));
         Names {
+            sleeper_wakeups,
             softirq,
             running,
             runnable,

@@ -267,6 +267,39 @@ fn a_thread_woken_by_its_timer_on_an_idle_cpu_ran_from_the_expiry() {
     }
 }
 
+/// A sleep arms its wakeup, then the scheduler arms the deadline server's
+/// timer in the thread's context before it switches out. The lost wakeup
+/// is the sleep's timer's: whether the other timer expires long after
+/// (not while it slept) or before (but wakes no sleeper).
+#[test]
+fn a_lost_timer_wakeup_is_the_sleepers_timer_not_the_last_armed() {
+    for dl_expires in [10_000, 60] {
+        let mut strings = Interner::new();
+        let wakeup = strings.intern("hrtimer_wakeup");
+        let dl = strings.intern("dl_task_timer");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        let arm = |timer, func, e| KEvent::TimerStart {
+            timer,
+            func,
+            expires: Some((e, e)),
+        };
+        b.feed(&at(20, 0, 5, arm(0xabc, wakeup, 150)));
+        b.feed(&at(21, 0, 5, arm(0xdef, dl, dl_expires)));
+        b.feed(&switch(30, 0, 5, 1, 0)); // app:5 sleeps; CPU 0 idles
+        b.feed(&at(400, 0, 5, KEvent::Exec));
+        b.finish();
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+        assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
+        let app = b.strings.get("app:5").expect("thread SM");
+        let woke = recs.iter().find(|r| {
+            matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
+                if s == app && b.strings.resolve(state) == "runnable")
+        });
+        assert_eq!(woke.map(|r| r.t), Some(150), "dl at {dl_expires}: {recs:?}");
+    }
+}
+
 /// A thread woken for an idle CPU is next seen there, its switch-in from
 /// idle lost: it ran from the CPU's last visible event (or its wakeup, if
 /// later), and nothing is at stake. Woken for another CPU, it runs from

@@ -2,7 +2,7 @@
 //! seen, its context switches (`running`, `runnable`, `blocked:*`, its
 //! end), wakeups and forks as links from whoever runs.
 
-use super::{Builder, Comm, St, Thread};
+use super::{Armed, Builder, Comm, St, Thread};
 use crate::names::OsSm;
 use critpath_readers::perf::kevent::preempted;
 use critpath_trace::Sym;
@@ -96,7 +96,7 @@ impl Builder {
         let th = self.threads.get_mut(&wakee).expect("known");
         th.st = St::Runnable;
         th.since = t;
-        th.armed = None;
+        th.armed = Armed::default();
         let sm = th.sm;
         let runnable = self.s.runnable;
         match waker {
@@ -136,7 +136,7 @@ impl Builder {
         } else if s & 0x30 != 0 {
             th.st = St::Unknown;
             th.sys = None;
-            th.armed = None;
+            th.armed = Armed::default();
             // A later life of this tid (reuse) is a new thread, not one
             // that predates the recording.
             th.counted = true;

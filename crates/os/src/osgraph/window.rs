@@ -115,8 +115,7 @@ impl Builder {
             }
             match th.st {
                 St::Blocked => {
-                    let arm = th.armed.and_then(|p| self.arms.get(&p));
-                    if let Some((_, hard)) = arm.and_then(|a| a.expires) {
+                    for (_, hard) in th.armed.iter().filter_map(|p| self.arms.get(&p)?.expires) {
                         if hard >= th.since {
                             wakeups = wakeups.min(hard);
                         }
