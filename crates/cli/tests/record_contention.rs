@@ -110,16 +110,39 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
     );
     let chain = criticality(&v, "chain", "running");
     assert!(chain * len >= 0.9 * ran as f64, "chain {chain}: {states}");
-    // The hogs, always runnable, hold the CPU chain waited for: chain's
-    // runnable row blames its holders, the hogs among them at least half
-    // as much as their share of the CPU the other threads took (another
-    // program loading the machine takes its part of the blame).
+    // chain's runnable row blames the threads that held the CPU it waited
+    // for; a hog (whose whole life the recording holds) for no longer than
+    // it held a CPU. (A thread that predates the recording may be blamed
+    // for a CPU it held before its first event, where its states begin.)
     let blame: Vec<(String, f64)> = rows(&v, "chain", "runnable")
         .iter()
         .flat_map(|r| r["blame"].as_array().cloned().unwrap_or_default())
         .map(|b| (b["sm"].as_str().unwrap().to_string(), ns(&b["ns"])))
         .collect();
+    let on_cpu = |sm: &str| -> f64 {
+        v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["sm"] == sm)
+            .filter(|s| {
+                s["state"] != "runnable" && !s["state"].as_str().unwrap().starts_with("blocked")
+            })
+            .map(|s| ns(&s["total_ns"]))
+            .sum()
+    };
+    for (sm, b) in blame.iter().filter(|b| b.0.starts_with("hog:")) {
+        assert!(
+            *b <= on_cpu(sm) + 1e3,
+            "{sm} blamed {b} ns, held a CPU {} ns",
+            on_cpu(sm)
+        );
+    }
     let blamed: f64 = blame.iter().map(|b| b.1).sum();
+    assert!(blamed >= 0.10 * len, "blamed {blamed} ns: {states}");
+    // The wait is charged to its holders, not left on chain's runnable row.
+    let waiting = criticality(&v, "chain", "runnable");
+    assert!(waiting < 0.05, "chain runnable {waiting}: {states}");
     let hogs_blamed: f64 = blame
         .iter()
         .filter(|b| b.0.starts_with("hog:"))
@@ -133,18 +156,7 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
         .collect();
     let others_ran = (total_ns(&running) - ran) as f64;
     let hog_share = total_ns(&rows(&v, "hog", "running")) as f64 / others_ran;
-    assert!(blamed >= 0.10 * len, "blamed {blamed} ns: {states}");
-    assert!(
-        hogs_blamed >= 0.5 * hog_share * blamed,
-        "hogs blamed for {hogs_blamed} of {blamed} ns, {hog_share:.2} of the others' CPU: {states}"
-    );
     let hogs = criticality(&v, "hog", "running");
-    assert!(hogs > 0.0, "hogs running {hogs}: {states}");
-    // The wait is charged to its holders, not left on chain's runnable row.
-    let waiting = criticality(&v, "chain", "runnable");
-    assert!(waiting < 0.05, "chain runnable {waiting}: {states}");
-
-    // Removing the hogs predicts a shorter run, and the band holds it.
     let hog_sms: Vec<String> = rows(&v, "hog", "running")
         .iter()
         .map(|r| format!("--speedup={}:running=1e9", r["sm"].as_str().unwrap()))
@@ -154,7 +166,20 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
     let pred = ns(&w["predicted_length_ns"]);
     let [lo, hi] = [0, 1].map(|i| ns(&w["predicted_range_ns"][i]));
     assert!(lo <= pred && pred <= hi && lo < hi, "{w}");
-    assert!(pred < len, "no gain predicted: {w}");
+    // Where the hogs had the machine to themselves (90% of the CPU the
+    // other threads took), they held the CPU chain waited for: half its
+    // blamed wait at least is theirs, they lie on the path, and removing
+    // them predicts a shorter run. Under another program's load the
+    // scheduler may keep chain beside it and the hogs on the other CPU,
+    // and that program is rightly blamed.
+    if hog_share >= 0.9 {
+        assert!(
+            hogs_blamed >= 0.5 * blamed,
+            "hogs blamed for {hogs_blamed} of {blamed} ns, {hog_share:.2} of the others' CPU: {states}"
+        );
+        assert!(hogs > 0.0, "hogs running {hogs}: {states}");
+        assert!(pred < len, "no gain predicted: {w}");
+    }
 
     // The same program without hogs, really. What the machine's other load
     // adds differs between the recordings; removing every other thread in
