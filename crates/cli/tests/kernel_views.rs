@@ -228,22 +228,36 @@ fn packets_follow_each_buffer_through_the_layers() {
         .filter(|p| p["len"] == 1066)
         .collect();
     assert!(data.len() >= 250, "{}", data.len());
-    // Each datagram goes from one sweep thread to the other. Where the
-    // recording lost a datagram's first events, its sender is unknown: no
-    // more than 2% (seen once in about 40 runs on a loaded machine).
-    let unsent: Vec<&&Value> = data.iter().filter(|p| p["sender"].is_null()).collect();
-    assert!(
-        unsent.len() * 50 <= data.len(),
-        "{} of {} without a sender: {unsent:?}; notes {}",
-        unsent.len(),
-        data.len(),
-        v["notes"]
-    );
+    // Each datagram goes from one sweep thread to the other (the program
+    // waits for every one). Where the recording lost a datagram's first or
+    // last events its sender or receiver is unknown: as many as perf says
+    // it lost events at most, or 2% (seen twice in about 60 runs on a
+    // loaded machine; whether perf said it lost events then is not known).
+    let notes = v["notes"].to_string();
+    let lost: usize = notes
+        .split("perf lost ")
+        .skip(1)
+        .filter_map(|n| n.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    let a_sweeper = |who: &Value| who.as_str().is_some_and(|s| s.starts_with("sweep:"));
+    let broken: Vec<&&Value> = data
+        .iter()
+        .filter(|p| !a_sweeper(&p["sender"]) || !a_sweeper(&p["receiver"]))
+        .collect();
+    if broken.len() > lost.max(data.len() / 50) {
+        let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("udp-datagrams-broken.data");
+        let _ = std::fs::copy(&udp, &kept);
+        panic!(
+            "{} of {} datagrams without a sender or receiver ({}): {broken:?}; notes {notes}",
+            broken.len(),
+            data.len(),
+            kept.display()
+        );
+    }
     for p in &data {
-        let sweep = |who: &Value| who.as_str().is_some_and(|s| s.starts_with("sweep:"));
-        assert!(p["sender"].is_null() || sweep(&p["sender"]), "{p}");
-        assert!(sweep(&p["receiver"]), "{p}");
-        assert_ne!(p["sender"], p["receiver"]);
+        assert!(p["sender"].is_null() || a_sweeper(&p["sender"]), "{p}");
+        assert!(p["receiver"].is_null() || a_sweeper(&p["receiver"]), "{p}");
+        assert!(p["sender"].is_null() || p["sender"] != p["receiver"], "{p}");
         let total: u64 = p["layers"]
             .as_array()
             .unwrap()
