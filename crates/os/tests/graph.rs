@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use critpath_os::names::Blocked;
 use critpath_os::{OsSm, OsState};
-use critpath_trace::DiagnosticKind;
+use critpath_trace::{DiagnosticKind, Location};
 
 const ALL: [&str; 7] = [
     "sleep3",
@@ -75,7 +75,9 @@ fn samples_a_recording_holds_twice_are_read_once() {
 }
 
 /// A sample naming a CPU no kernel has (a corrupt record) is skipped by
-/// either reader, not taken to size the per-CPU tables by.
+/// either reader, not taken to size the per-CPU tables by, and said: the
+/// analysis of the rest comes with an error (exit code 2) and a diagnostic,
+/// at the record's byte offset where the in-place reader knows it.
 #[test]
 fn a_sample_on_an_impossible_cpu_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
@@ -97,6 +99,20 @@ fn a_sample_on_an_impossible_cpu_is_skipped() {
         );
         let r = read_path_with(&path, in_place, false);
         assert!(!r.recs.is_empty());
+        let e = r.summary.error.as_ref().expect("an error");
+        assert!(
+            !e.fatal && e.message.contains("1 kernel event(s) could not be read"),
+            "{e}"
+        );
+        assert_eq!(matches!(e.location, Location::Offset(_)), in_place, "{e}");
+        let said = r
+            .summary
+            .diagnostics
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::InputSkipped);
+        assert!(said
+            .clone()
+            .any(|d| d.message.contains("could not be read")));
     }
 }
 

@@ -36,6 +36,8 @@ pub(super) struct Batch {
     pub lost: u64,
     /// Samples dropped so far as copies of one read before.
     pub repeated: u64,
+    /// Samples that could not be read so far, and where the first starts.
+    pub malformed: (u64, Option<usize>),
 }
 
 /// The reader and its own string table.
@@ -68,6 +70,7 @@ impl Decoder {
         b.progress = self.reader.progress();
         b.lost = self.reader.lost();
         b.repeated = self.reader.repeated();
+        b.malformed = self.reader.malformed();
     }
 
     /// Decodes the whole file into batches sent over `tx`, reusing the

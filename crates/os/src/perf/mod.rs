@@ -17,7 +17,9 @@ use crate::recorder::Recorder;
 use critpath_readers::annot::AnnotReader;
 use critpath_readers::perf::{KernelEvents, Step};
 use critpath_trace::DiagnosticKind;
-use critpath_trace::{Diagnostic, Interner, Pos, ReadError, Record, RecordSource, Scope, Summary};
+use critpath_trace::{
+    Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Scope, Summary,
+};
 use decoding::Decoding;
 use std::path::Path;
 
@@ -38,6 +40,10 @@ pub struct PerfSource {
     lost: u64,
     /// Samples dropped as copies of one read before.
     repeated: u64,
+    /// Samples that could not be read, and where the first starts.
+    malformed: (u64, Option<usize>),
+    /// The file, as messages name it.
+    name: String,
     problems: Vec<Diagnostic>,
     error: Option<ReadError>,
     scope: Scope,
@@ -104,6 +110,8 @@ impl PerfSource {
             progress: 0,
             lost: 0,
             repeated: 0,
+            malformed: (0, None),
+            name: path.display().to_string(),
             scope,
             annot,
             observer: None,
@@ -150,6 +158,7 @@ impl PerfSource {
             self.builder.feed(k);
         }
         (self.progress, self.lost, self.repeated) = (b.progress, b.lost, b.repeated);
+        self.malformed = b.malformed;
         let (done, error) = (b.done, b.error.take());
         if done {
             self.finish_input();
@@ -192,6 +201,25 @@ impl PerfSource {
                 ),
             )
             .count(lost)
+        })
+    }
+
+    /// Samples that could not be read: the file is damaged there. A
+    /// diagnostic, and the error (the analysis covers the rest).
+    fn malformed_samples(&self) -> Option<(Diagnostic, ReadError)> {
+        let (n, first) = self.malformed;
+        let message = |first: Option<usize>| {
+            format!(
+                "{n} kernel event(s) could not be read (a CPU number beyond any kernel's, or data past the end of their record: the file is damaged there{}); they were skipped",
+                first.map_or(String::new(), |at| format!(", the first at byte {at}"))
+            )
+        };
+        let at = first.map_or(Location::File, |at| Location::Offset(at as u64));
+        (n > 0).then(|| {
+            (
+                Diagnostic::new(DiagnosticKind::InputSkipped, message(first)).count(n),
+                ReadError::new(&self.name, at, message(None), false),
+            )
         })
     }
 
@@ -272,6 +300,10 @@ impl RecordSource for PerfSource {
         diagnostics.extend(self.repeated_samples());
         diagnostics.extend(self.recorder.diagnostic());
         let mut error = self.error.take();
+        if let Some((d, e)) = self.malformed_samples() {
+            diagnostics.push(d);
+            error = error.or(Some(e));
+        }
         let mut annotation_costs = Vec::new();
         if let Some(r) = self.annot.as_mut() {
             let s = critpath_readers::annot::summary(r);

@@ -69,6 +69,9 @@ pub struct KernelEvents {
     dec: Decoders,
     samples: u64,
     lost: u64,
+    /// Samples that could not be read (see [`RawRecords::malformed`]),
+    /// and where the first starts when known.
+    malformed: (u64, Option<usize>),
     /// Samples the file holds twice, dropped.
     repeats: Repeats,
     done: bool,
@@ -231,6 +234,7 @@ impl KernelEvents {
             dec,
             samples: 0,
             lost: 0,
+            malformed: (0, None),
             repeats: Repeats::default(),
             done: false,
             timed: (0, 0),
@@ -296,6 +300,7 @@ impl KernelEvents {
         let Some(s) = rr.next_sample(b) else {
             self.samples = rr.samples;
             self.lost = rr.lost;
+            self.malformed = (rr.malformed, rr.first_malformed);
             self.done = true;
             return Step::End;
         };
@@ -364,6 +369,7 @@ impl KernelEvents {
         };
         let cpu = s.cpu.unwrap_or(0);
         if cpu >= MAX_CPUS {
+            self.malformed.0 += 1;
             return Ok(Step::Skipped);
         }
         self.samples += 1;
@@ -393,6 +399,13 @@ impl KernelEvents {
     /// Events perf reported lost (with the in-place reader: once at the end).
     pub fn lost(&self) -> u64 {
         self.lost
+    }
+
+    /// Samples that could not be read: an impossible CPU number, a raw
+    /// payload past the record's end (with the in-place reader: once at
+    /// the end); and where the first starts, when known.
+    pub fn malformed(&self) -> (u64, Option<usize>) {
+        self.malformed
     }
 
     /// Samples dropped as copies of one read before (see [`Repeats`]).

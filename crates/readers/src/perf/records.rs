@@ -117,6 +117,11 @@ pub struct RawRecords {
     pub lost: u64,
     /// Samples read.
     pub samples: u64,
+    /// Samples of a traced event that could not be read: an impossible
+    /// CPU number, a raw payload or call chain past the record's end.
+    pub malformed: u64,
+    /// Where the first of them starts, in bytes of the file.
+    pub first_malformed: Option<usize>,
 }
 
 impl RawRecords {
@@ -173,6 +178,8 @@ impl RawRecords {
             round_max: 0,
             lost: 0,
             samples: 0,
+            malformed: 0,
+            first_malformed: None,
         })
     }
 
@@ -295,6 +302,8 @@ impl RawRecords {
                     self.samples += 1;
                     return Some(s);
                 }
+                self.malformed += 1;
+                self.first_malformed = self.first_malformed.or(Some(rec));
                 continue;
             }
             if !self.fill(b) {
@@ -442,6 +451,31 @@ mod tests {
         assert_eq!(got, [10, 20, 30, 40, 50, 55, 60, 65, 70]);
         assert_eq!(r.lost, 7);
         assert_eq!(r.samples, 9);
+    }
+
+    /// A damaged sample (an impossible CPU, a call chain longer than its
+    /// record) is skipped and counted; the samples around it are read.
+    #[test]
+    fn damaged_samples_are_counted_and_skipped() {
+        let mut b = Vec::new();
+        sample(&mut b, 1, 100, 10, 0, &[], &[1]);
+        sample(&mut b, 1, 100, 20, 1 << 20, &[], &[1]);
+        let at = b.len();
+        sample(&mut b, 1, 100, 30, 0, &[], &[1]);
+        // The call chain's length (after the header, id, pid/tid, time
+        // and cpu) says 1000 entries.
+        b[at + 40..at + 48].copy_from_slice(&1000u64.to_le_bytes());
+        sample(&mut b, 1, 100, 40, 1, &[], &[1]);
+        round(&mut b);
+        let events = [(ST, vec![1])];
+        let mut r = RawRecords::new(&b, 0, b.len(), &events).expect("in place");
+        let mut got = Vec::new();
+        while let Some(s) = r.next_sample(&b) {
+            got.push(s.t);
+        }
+        assert_eq!(got, [10, 40]);
+        assert_eq!((r.samples, r.malformed), (2, 2));
+        assert!(r.first_malformed.is_some_and(|at| at > 0 && at < b.len()));
     }
 
     /// Runs longer than the reach of an insertion in place: the round
