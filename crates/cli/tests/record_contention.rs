@@ -132,11 +132,8 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
             .sum()
     };
     for (sm, b) in blame.iter().filter(|b| b.0.starts_with("hog:")) {
-        assert!(
-            *b <= on_cpu(sm) + 1e3,
-            "{sm} blamed {b} ns, held a CPU {} ns",
-            on_cpu(sm)
-        );
+        let held = on_cpu(sm);
+        assert!(*b <= held + 1e3, "{sm} blamed {b} ns, held a CPU {held} ns");
     }
     let blamed: f64 = blame.iter().map(|b| b.1).sum();
     assert!(blamed >= 0.10 * len, "blamed {blamed} ns: {states}");

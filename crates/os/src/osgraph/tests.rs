@@ -36,6 +36,16 @@ fn at(t: u64, cpu: u32, tid: u32, ev: KEvent) -> KRecord {
     }
 }
 
+/// When `sm` was woken: its first `recv` into `runnable` among `recs`.
+fn woken_at(b: &Builder, recs: &[Record], sm: &str) -> Option<u64> {
+    let sm = b.strings.get(sm).expect("thread SM");
+    let woke = recs.iter().find(|r| {
+        matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
+            if s == sm && b.strings.resolve(state) == "runnable")
+    });
+    woke.map(|r| r.t)
+}
+
 /// A wakeup done by an interrupt on a CPU a thread holds: the woken
 /// thread's wait for that CPU is charged to the thread that held it
 /// (a `held` point when it leaves the CPU), never to the interrupt SM,
@@ -177,12 +187,7 @@ fn a_lost_timer_expiry_is_inferred_within_the_timers_slack() {
     b.finish();
     let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
     assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
-    let app = b.strings.get("app:5").expect("thread SM");
-    let woke = recs.iter().find(|r| {
-        matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
-            if s == app && b.strings.resolve(state) == "runnable")
-    });
-    assert_eq!(woke.map(|r| r.t), Some(120), "{recs:?}");
+    assert_eq!(woken_at(&b, &recs, "app:5"), Some(120), "{recs:?}");
 }
 /// The window holds records back only as far as an inferred wakeup may
 /// go: to the expiry of the timer a blocked thread armed (within
@@ -291,12 +296,8 @@ fn a_lost_timer_wakeup_is_the_sleepers_timer_not_the_last_armed() {
         b.finish();
         let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
         assert_eq!(b.counts.inferred_by_timer, 1, "{:?}", b.counts);
-        let app = b.strings.get("app:5").expect("thread SM");
-        let woke = recs.iter().find(|r| {
-            matches!(r.ev, Event::Recv { who: Who::Sm(s), state, .. }
-                if s == app && b.strings.resolve(state) == "runnable")
-        });
-        assert_eq!(woke.map(|r| r.t), Some(150), "dl at {dl_expires}: {recs:?}");
+        let woke = woken_at(&b, &recs, "app:5");
+        assert_eq!(woke, Some(150), "dl at {dl_expires}: {recs:?}");
     }
 }
 

@@ -257,12 +257,8 @@ fn perf_args(args: &Args, perf: &Path, events: &[String], scratch: &Scratch) -> 
         ]
         .map(str::to_string),
     );
-    v.extend(
-        ["sh", "-c", STATUS_KEEPER, "critpath"]
-            .map(str::to_string)
-            .into_iter()
-            .chain([scratch.status.display().to_string()]),
-    );
+    v.extend(["sh", "-c", STATUS_KEEPER, "critpath"].map(str::to_string));
+    v.push(scratch.status.display().to_string());
     v.extend(args.cmd.iter().cloned());
     v
 }
