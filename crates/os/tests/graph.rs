@@ -116,6 +116,77 @@ fn a_sample_on_an_impossible_cpu_is_skipped() {
     }
 }
 
+/// The offsets of the records of a perf.data's data section, and its end.
+fn record_offsets(b: &[u8]) -> (Vec<usize>, usize) {
+    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let (start, end) = (u(40), u(40) + u(48));
+    let mut at = start;
+    let mut offsets = Vec::new();
+    while at + 8 <= end {
+        offsets.push(at);
+        at += u16::from_le_bytes([b[at + 6], b[at + 7]]) as usize;
+    }
+    (offsets, end)
+}
+
+/// A record header that cannot be a record's (shorter than a header, or
+/// reaching past the data), in the middle of a file or near its end: the
+/// in-place reader skips to where records read again, so that only that
+/// record is lost (before, reading ended there, silently), and says so:
+/// a diagnostic, and an error at the header's byte offset (exit code 2).
+#[test]
+fn a_damaged_record_header_is_skipped_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "pingpong";
+    let clean_bytes = std::fs::read(fixture(name)).unwrap();
+    let (offsets, end) = record_offsets(&clean_bytes);
+    let clean = kernel_events(&fixture(name), true).0;
+    let clean_read = read_path_with(&fixture(name), true, true);
+    assert!(clean_read.summary.error.is_none());
+    let near_end = *offsets.iter().rev().nth(5).unwrap();
+    for (at, size) in [(offsets[offsets.len() / 2], 4u16), (near_end, 0xfff8)] {
+        assert!(size < 8 || at + size as usize > end);
+        let mut b = clean_bytes.clone();
+        let lost = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) == 9;
+        b[at + 6..at + 8].copy_from_slice(&size.to_le_bytes());
+        let path = dir.path().join(format!("{name}-{at}.data"));
+        std::fs::write(&path, &b).unwrap();
+        let syms = critpath_os::perf::symbols_path(&fixture(name));
+        std::fs::copy(syms, critpath_os::perf::symbols_path(&path)).unwrap();
+        // Only the damaged record is lost (when it is a sample).
+        let events = kernel_events(&path, true).0;
+        assert!(
+            events + 1 >= clean && events <= clean,
+            "{events} of {clean}"
+        );
+        assert!(events >= clean / 2 + 10, "read on past the damage");
+        let r = read_path_with(&path, true, true);
+        assert!(
+            r.recs.len() + 16 >= clean_read.recs.len(),
+            "{} of {}",
+            r.recs.len(),
+            clean_read.recs.len()
+        );
+        if !lost {
+            assert_eq!(
+                r.recs, clean_read.recs,
+                "a record that is no sample: nothing else lost"
+            );
+        }
+        let e = r.summary.error.as_ref().expect("an error");
+        assert!(!e.fatal && e.message.contains("1 record header(s)"), "{e}");
+        assert_eq!(e.location, Location::Offset(at as u64), "{e}");
+        let said: Vec<_> = r
+            .summary
+            .diagnostics
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::InputSkipped && d.message.contains("header"))
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(said[0].count, Some(1));
+    }
+}
+
 #[test]
 fn records_are_in_time_order_and_no_time_is_negative() {
     for name in ALL {

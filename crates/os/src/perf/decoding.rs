@@ -9,6 +9,7 @@
 //! introduced; [`Decoding::next`] adds them to the graph's table and gives
 //! the events with their symbols moved to it.
 
+use critpath_readers::perf::records::Damage;
 use critpath_readers::perf::{KRecord, KernelEvents};
 use critpath_trace::{threads_allowed, Interner, ReadError, Sym};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -38,6 +39,8 @@ pub(super) struct Batch {
     pub repeated: u64,
     /// Samples that could not be read so far, and where the first starts.
     pub malformed: (u64, Option<usize>),
+    /// Damaged record headers skipped over so far.
+    pub damage: Damage,
 }
 
 /// The reader and its own string table.
@@ -71,6 +74,7 @@ impl Decoder {
         b.lost = self.reader.lost();
         b.repeated = self.reader.repeated();
         b.malformed = self.reader.malformed();
+        b.damage = self.reader.damage();
     }
 
     /// Decodes the whole file into batches sent over `tx`, reusing the

@@ -15,6 +15,7 @@ use crate::observer::KernelObserver;
 use crate::osgraph::Builder;
 use crate::recorder::Recorder;
 use critpath_readers::annot::AnnotReader;
+use critpath_readers::perf::records::Damage;
 use critpath_readers::perf::{KernelEvents, Step};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::{
@@ -42,6 +43,8 @@ pub struct PerfSource {
     repeated: u64,
     /// Samples that could not be read, and where the first starts.
     malformed: (u64, Option<usize>),
+    /// Damaged record headers skipped over.
+    damage: Damage,
     /// The file, as messages name it.
     name: String,
     problems: Vec<Diagnostic>,
@@ -111,6 +114,7 @@ impl PerfSource {
             lost: 0,
             repeated: 0,
             malformed: (0, None),
+            damage: Damage::default(),
             name: path.display().to_string(),
             scope,
             annot,
@@ -159,6 +163,7 @@ impl PerfSource {
         }
         (self.progress, self.lost, self.repeated) = (b.progress, b.lost, b.repeated);
         self.malformed = b.malformed;
+        self.damage = b.damage;
         let (done, error) = (b.done, b.error.take());
         if done {
             self.finish_input();
@@ -219,6 +224,30 @@ impl PerfSource {
             (
                 Diagnostic::new(DiagnosticKind::InputSkipped, message(first)).count(n),
                 ReadError::new(&self.name, at, message(None), false),
+            )
+        })
+    }
+
+    /// Record headers that could not be a record's: the file is damaged
+    /// there. A diagnostic, and the error (the analysis covers the rest).
+    fn damaged_headers(&self) -> Option<(Diagnostic, ReadError)> {
+        let Damage {
+            headers,
+            bytes,
+            first,
+        } = self.damage;
+        let message = format!(
+            "{headers} record header(s) could not be a record's (shorter than a header, or reaching past the data: the file is damaged there); {bytes} bytes were skipped to where records read again"
+        );
+        let at = first.map_or(Location::File, |at| Location::Offset(at as u64));
+        (headers > 0).then(|| {
+            let d = format!(
+                "{message}{}",
+                first.map_or(String::new(), |at| format!(", the first at byte {at}"))
+            );
+            (
+                Diagnostic::new(DiagnosticKind::InputSkipped, d).count(headers),
+                ReadError::new(&self.name, at, message, false),
             )
         })
     }
@@ -300,7 +329,10 @@ impl RecordSource for PerfSource {
         diagnostics.extend(self.repeated_samples());
         diagnostics.extend(self.recorder.diagnostic());
         let mut error = self.error.take();
-        if let Some((d, e)) = self.malformed_samples() {
+        for (d, e) in [self.damaged_headers(), self.malformed_samples()]
+            .into_iter()
+            .flatten()
+        {
             diagnostics.push(d);
             error = error.or(Some(e));
         }

@@ -8,7 +8,7 @@ use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPO
 use super::file::{self, Bytes};
 use super::kevent::KRecord;
 use super::names;
-use super::records::{RawRecords, MAX_CPUS};
+use super::records::{Damage, RawRecords, MAX_CPUS};
 use super::repeats::Repeats;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
@@ -72,6 +72,8 @@ pub struct KernelEvents {
     /// Samples that could not be read (see [`RawRecords::malformed`]),
     /// and where the first starts when known.
     malformed: (u64, Option<usize>),
+    /// Damaged record headers skipped over (in-place reader).
+    damage: Damage,
     /// Samples the file holds twice, dropped.
     repeats: Repeats,
     done: bool,
@@ -235,6 +237,7 @@ impl KernelEvents {
             samples: 0,
             lost: 0,
             malformed: (0, None),
+            damage: Damage::default(),
             repeats: Repeats::default(),
             done: false,
             timed: (0, 0),
@@ -301,6 +304,7 @@ impl KernelEvents {
             self.samples = rr.samples;
             self.lost = rr.lost;
             self.malformed = (rr.malformed, rr.first_malformed);
+            self.damage = rr.damage;
             self.done = true;
             return Step::End;
         };
@@ -406,6 +410,12 @@ impl KernelEvents {
     /// the end); and where the first starts, when known.
     pub fn malformed(&self) -> (u64, Option<usize>) {
         self.malformed
+    }
+
+    /// Damaged record headers skipped over, with the bytes up to where
+    /// records read again (in-place reader, once at the end).
+    pub fn damage(&self) -> Damage {
+        self.damage
     }
 
     /// Samples dropped as copies of one read before (see [`Repeats`]).

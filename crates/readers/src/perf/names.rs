@@ -10,6 +10,7 @@
 //! boundary exactly. The result is always the one of a single walk.
 
 use super::file::{Bytes, Layout, RELEASE_STEP};
+use super::records::next_boundary;
 use critpath_trace::threads_allowed;
 use rustc_hash::FxHashMap;
 
@@ -18,8 +19,6 @@ pub type Names = FxHashMap<u32, String>;
 
 /// Below this many bytes of records, one walk.
 const SPLIT_BYTES: u64 = 64 << 20;
-/// Headers that must look right in a row for a guessed boundary.
-const GUESS_CHAIN: usize = 32;
 /// How far past the middle a boundary is looked for.
 const GUESS_SPAN: usize = 1 << 20;
 
@@ -64,7 +63,8 @@ struct Walk {
     /// Where the walk stopped: the first record at or past its stop, or a
     /// bad header.
     at: usize,
-    /// It stopped at a header that is not a record (the data ends there).
+    /// It stopped at a header that is not a record, with no place after
+    /// it where records read again.
     broken: bool,
 }
 
@@ -73,7 +73,8 @@ struct Scan<'a> {
     bytes: &'a Bytes,
     cmd: Option<&'a str>,
     trailer: Trailer,
-    /// The end of the records.
+    /// The start and end of the records.
+    start: usize,
     end: usize,
 }
 
@@ -93,8 +94,18 @@ impl Scan<'_> {
             let misc = u16::from_le_bytes([h[4], h[5]]);
             let size = u16::from_le_bytes([h[6], h[7]]) as usize;
             if size < 8 || at + size > self.end {
-                w.broken = true;
-                break;
+                // Damage: on from where records read again, as the
+                // events' reader goes on (records::RawRecords).
+                match next_boundary(b, self.start, at + 8, (self.end, self.end)) {
+                    Some(next) => {
+                        w.at = next;
+                        continue;
+                    }
+                    None => {
+                        w.broken = true;
+                        break;
+                    }
+                }
             }
             if ty == 3 && size >= 16 {
                 self.comm(w, &b[at + 8..at + size], misc);
@@ -117,26 +128,11 @@ impl Scan<'_> {
         w.names.insert(tid, comm);
     }
 
-    /// A place past `from` (and before `from + GUESS_SPAN`) where
-    /// `GUESS_CHAIN` headers in a row look like records. Records are
-    /// multiples of 8 bytes, so boundaries are `start` plus a multiple of 8.
-    fn guess_boundary(&self, start: usize, from: usize) -> Option<usize> {
+    /// A place past `from` (and before `from + GUESS_SPAN`) that looks
+    /// like a record boundary ([`next_boundary`]).
+    fn guess_boundary(&self, from: usize) -> Option<usize> {
         let b = self.bytes.as_ref();
-        let first = start + (from - start).div_ceil(8) * 8;
-        let last = (first + GUESS_SPAN).min(self.end);
-        (first..last).step_by(8).find(|&at| {
-            let mut p = at;
-            (0..GUESS_CHAIN).all(|_| {
-                let Some(h) = b.get(p..p + 8).filter(|_| p + 8 <= self.end) else {
-                    return false;
-                };
-                let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
-                let size = u16::from_le_bytes([h[6], h[7]]) as usize;
-                let ok = (1..128).contains(&ty) && size >= 8 && size.is_multiple_of(8);
-                p += size;
-                ok && p <= self.end
-            })
-        })
+        next_boundary(b, self.start, from, (from + GUESS_SPAN, self.end))
     }
 }
 
@@ -171,6 +167,7 @@ fn scan_split(
         bytes,
         cmd,
         trailer: Trailer::new(sample_type),
+        start,
         end,
     };
     let mut first = Walk {
@@ -178,7 +175,7 @@ fn scan_split(
         ..Walk::default()
     };
     let mid = (end.saturating_sub(start) as u64 >= split)
-        .then(|| scan.guess_boundary(start, start + (end - start) / 2))
+        .then(|| scan.guess_boundary(start + (end - start) / 2))
         .flatten();
     let Some(mid) = mid else {
         scan.walk(&mut first, end);
@@ -305,5 +302,39 @@ mod tests {
             scan_split(&bytes, &l, what, u64::MAX),
             scan_split(&bytes, &l, what, 1)
         );
+    }
+
+    /// A header that is no record's (shorter than a header) in the middle:
+    /// the walk goes on from where records read again, so a name given
+    /// after the damage is found, by one walk and by two.
+    #[test]
+    fn a_damaged_header_is_stepped_over() {
+        let mut out = vec![0u8; 104];
+        comm(&mut out, 1, "before", false, 1);
+        for i in 0..100 {
+            record(&mut out, 9, 0, &[7u8; 24], 2 + i);
+        }
+        let damaged = out.len();
+        record(&mut out, 9, 0, &[7u8; 24], 200);
+        out[damaged + 6..damaged + 8].copy_from_slice(&4u16.to_le_bytes());
+        for i in 0..100 {
+            record(&mut out, 9, 0, &[7u8; 24], 300 + i);
+        }
+        comm(&mut out, 2, "after", false, 500);
+        let l = Layout {
+            data_offset: 104,
+            data_size: out.len() as u64 - 104,
+        };
+        let bytes = Bytes::Owned(Arc::new(out));
+        let what = (None, (1 << 1) | (1 << 2));
+        for split in [u64::MAX, 1] {
+            let (names, _) = scan_split(&bytes, &l, what, split);
+            assert_eq!(names.get(&1).map(String::as_str), Some("before"));
+            assert_eq!(
+                names.get(&2).map(String::as_str),
+                Some("after"),
+                "split {split}"
+            );
+        }
     }
 }

@@ -8,6 +8,10 @@
 //! raw tracepoint data, and the lost-event counts. Files this reader cannot
 //! walk in place (mixed sample layouts, PERF_SAMPLE_READ, compressed data)
 //! are left to `linux-perf-data`'s general iterator.
+//!
+//! A header that cannot be a record's (shorter than a header, or reaching
+//! past the data) is damage: reading skips to the next place where records
+//! read again ([`next_boundary`]) and counts what it skipped ([`Damage`]).
 
 /// More CPUs than any Linux kernel supports (its NR_CPUS is at most 8192):
 /// a sample naming one beyond (a corrupt record) would size per-CPU tables
@@ -122,6 +126,74 @@ pub struct RawRecords {
     pub malformed: u64,
     /// Where the first of them starts, in bytes of the file.
     pub first_malformed: Option<usize>,
+    /// Damaged headers skipped over.
+    pub damage: Damage,
+    /// Where the data starts: records lie at multiples of 8 bytes from it.
+    start: usize,
+}
+
+/// Headers that must look right in a row for a place to be taken as a
+/// record boundary (or as many as reach the end of the data exactly).
+pub(crate) const CHAIN: usize = 32;
+
+/// Whether `at` looks like a record boundary: [`CHAIN`] headers in a row
+/// from it, or all up to `end` exactly, have a known type, are at least a
+/// header long and a multiple of 8 bytes.
+pub(crate) fn plausible_boundary(b: &[u8], at: usize, end: usize) -> bool {
+    let mut p = at;
+    for _ in 0..CHAIN {
+        if p == end {
+            return p > at;
+        }
+        let Some(h) = b.get(p..p + 8).filter(|_| p + 8 <= end) else {
+            return false;
+        };
+        let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if !((1..128).contains(&ty) && size >= 8 && size.is_multiple_of(8)) {
+            return false;
+        }
+        p += size;
+        if p > end {
+            return false;
+        }
+    }
+    true
+}
+
+/// The first place from `from` (rounded up to `start` plus a multiple of
+/// 8: records are whole words) and before `limit` that looks like a record
+/// boundary.
+pub(crate) fn next_boundary(
+    b: &[u8],
+    start: usize,
+    from: usize,
+    (limit, end): (usize, usize),
+) -> Option<usize> {
+    let first = start + from.saturating_sub(start).div_ceil(8) * 8;
+    (first..limit.min(end))
+        .step_by(8)
+        .find(|&at| plausible_boundary(b, at, end))
+}
+
+/// Damaged record headers met while reading, and what was skipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Damage {
+    /// Headers that could not be a record's.
+    pub headers: u64,
+    /// Bytes skipped from them to where records read again (or the end).
+    pub bytes: u64,
+    /// Where the first starts, in bytes of the file.
+    pub first: Option<usize>,
+}
+
+impl Damage {
+    /// A damaged header at `at`; reading goes on at `next`.
+    pub fn skip(&mut self, at: usize, next: usize) {
+        self.headers += 1;
+        self.bytes += (next - at) as u64;
+        self.first = self.first.or(Some(at));
+    }
 }
 
 impl RawRecords {
@@ -180,6 +252,8 @@ impl RawRecords {
             samples: 0,
             malformed: 0,
             first_malformed: None,
+            damage: Damage::default(),
+            start: data_offset,
         })
     }
 
@@ -198,7 +272,10 @@ impl RawRecords {
             let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
             let size = u16::from_le_bytes([h[6], h[7]]) as usize;
             if size < 8 || self.at + size > self.end {
-                self.at = self.end;
+                let next = next_boundary(b, self.start, self.at + 8, (self.end, self.end));
+                let next = next.unwrap_or(self.end);
+                self.damage.skip(self.at, next);
+                self.at = next;
                 continue;
             }
             let rec = self.at;
