@@ -237,7 +237,7 @@ impl PerfSource {
             first,
         } = self.damage;
         let message = format!(
-            "{headers} record header(s) could not be a record's (shorter than a header, or reaching past the data: the file is damaged there); {bytes} bytes were skipped to where records read again"
+            "{headers} record header(s) could not be a record's (shorter than a header, or reaching past the data: the file is damaged there); {bytes} bytes were skipped to where records read again (or to the end)"
         );
         let at = first.map_or(Location::File, |at| Location::Offset(at as u64));
         (headers > 0).then(|| {

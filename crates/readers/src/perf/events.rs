@@ -192,11 +192,12 @@ impl KernelEvents {
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
         let bytes = mapped.bytes;
-        let (names, target) =
-            names::scan_names(&bytes, &mapped.layout, cmd.as_deref(), sample_type);
         let raw = in_place
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
+        // Names are read as far as events are: past damage in place.
+        let what = (cmd.as_deref(), raw.is_some());
+        let (names, target) = names::scan_names(&bytes, &mapped.layout, what, sample_type);
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
         // Timer events name their callbacks: by the names saved when the
         // file was recorded, else from the kernel's symbol table (loaded

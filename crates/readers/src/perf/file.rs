@@ -85,12 +85,23 @@ pub fn layout(b: &[u8]) -> Result<Layout, String> {
     })
 }
 
-/// The end of the last complete record from `start`, scanning headers.
+/// The end of the last complete record from `start`, scanning headers: a
+/// record reaching past the file is where it was cut; a header shorter than
+/// a header is damage, stepped over as the readers do
+/// ([`next_boundary`](super::records::next_boundary)).
 fn complete_records_end(b: &[u8], start: u64) -> u64 {
-    let mut at = start as usize;
+    let start = start as usize;
+    let mut at = start;
     while let Some(h) = b.get(at..at + 8) {
         let size = u16::from_le_bytes([h[6], h[7]]) as usize;
-        if size < 8 || at + size > b.len() {
+        if size < 8 {
+            match super::records::next_boundary(b, start, at + 8, (b.len(), b.len())) {
+                Some(next) => at = next,
+                None => break,
+            }
+            continue;
+        }
+        if at + size > b.len() {
             break;
         }
         at += size;
@@ -227,6 +238,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_files_records_end_past_a_damaged_header() {
+        let header = |size: u16| {
+            let mut h = 9u32.to_le_bytes().to_vec();
+            h.extend([0, 0]);
+            h.extend(size.to_le_bytes());
+            h.resize((size as usize).max(8), 0);
+            h
+        };
+        let mut b = header(16);
+        b.extend(header(4));
+        for _ in 0..40 {
+            b.extend(header(16));
+        }
+        let complete = b.len() as u64;
+        // The last record, cut.
+        b.extend(&header(64)[..20]);
+        assert_eq!(complete_records_end(&b, 0), complete);
+    }
+
+    #[test]
     fn an_unfinished_file_is_repaired_up_to_its_last_complete_record() {
         let (a, b) = (record(9, 16), record(9, 24));
         let cut = &record(9, 32)[..10];
@@ -292,7 +323,8 @@ mod tests {
         let bytes = file(64, &[&a, &b]);
         let lay = layout(&bytes).unwrap();
         let bytes = Bytes::Owned(Arc::new(bytes));
-        let (names, target) = crate::perf::names::scan_names(&bytes, &lay, Some("sleep3"), 0);
+        let (names, target) =
+            crate::perf::names::scan_names(&bytes, &lay, (Some("sleep3"), true), 0);
         assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
         assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
         assert_eq!(target, Some((6, 0)));

@@ -8,6 +8,11 @@
 //! in two halves at once: the second from a record boundary guessed past
 //! the middle, its result kept only when the first half's walk lands on that
 //! boundary exactly. The result is always the one of a single walk.
+//!
+//! A damaged header is stepped over to where records read again, as the
+//! in-place reader of events does; for files that reader cannot walk (the
+//! general one stops at damage), the walk stops there too, so that no name
+//! comes from records whose events are never read.
 
 use super::file::{Bytes, Layout, RELEASE_STEP};
 use super::records::next_boundary;
@@ -61,7 +66,7 @@ struct Walk {
     names: Names,
     target: Option<(u32, u64)>,
     /// Where the walk stopped: the first record at or past its stop, or a
-    /// bad header.
+    /// bad header it could not step over.
     at: usize,
     /// It stopped at a header that is not a record, with no place after
     /// it where records read again.
@@ -76,6 +81,8 @@ struct Scan<'a> {
     /// The start and end of the records.
     start: usize,
     end: usize,
+    /// Step over damaged headers (else stop at the first).
+    resync: bool,
 }
 
 impl Scan<'_> {
@@ -96,7 +103,10 @@ impl Scan<'_> {
             if size < 8 || at + size > self.end {
                 // Damage: on from where records read again, as the
                 // events' reader goes on (records::RawRecords).
-                match next_boundary(b, self.start, at + 8, (self.end, self.end)) {
+                let next = self
+                    .resync
+                    .then(|| next_boundary(b, self.start, at + 8, (self.end, self.end)));
+                match next.flatten() {
                     Some(next) => {
                         w.at = next;
                         continue;
@@ -138,11 +148,12 @@ impl Scan<'_> {
 
 /// The last name of every thread and the thread that exec'd `cmd` first
 /// (with the time of that exec), from the records of `bytes` that `l`
-/// places. `sample_type` says where records keep their time.
+/// places. `sample_type` says where records keep their time; with
+/// `resync`, damaged headers are stepped over (else the walk stops there).
 pub fn scan_names(
     bytes: &Bytes,
     l: &Layout,
-    cmd: Option<&str>,
+    (cmd, resync): (Option<&str>, bool),
     sample_type: u64,
 ) -> (Names, Option<(u32, u64)>) {
     let split = if threads_allowed() {
@@ -150,7 +161,7 @@ pub fn scan_names(
     } else {
         u64::MAX
     };
-    scan_split(bytes, l, (cmd, sample_type), split)
+    scan_split(bytes, l, (cmd, sample_type, resync), split)
 }
 
 /// [`scan_names`], in two halves when there are `split` bytes of records
@@ -158,7 +169,7 @@ pub fn scan_names(
 fn scan_split(
     bytes: &Bytes,
     l: &Layout,
-    (cmd, sample_type): (Option<&str>, u64),
+    (cmd, sample_type, resync): (Option<&str>, u64, bool),
     split: u64,
 ) -> (Names, Option<(u32, u64)>) {
     let start = l.data_offset as usize;
@@ -169,6 +180,7 @@ fn scan_split(
         trailer: Trailer::new(sample_type),
         start,
         end,
+        resync,
     };
     let mut first = Walk {
         at: start,
@@ -280,7 +292,7 @@ mod tests {
     fn two_halves_find_what_one_walk_finds() {
         for seed in 1..40 {
             let (bytes, l) = file(seed, 3_000);
-            let what = (Some("cmd"), (1 << 1) | (1 << 2));
+            let what = (Some("cmd"), (1 << 1) | (1 << 2), true);
             let one = scan_split(&bytes, &l, what, u64::MAX);
             assert!(!one.0.is_empty(), "seed {seed}");
             for split in [1, 1000, l.data_size / 2] {
@@ -297,7 +309,7 @@ mod tests {
     fn a_cut_record_ends_both_walks_alike() {
         let (bytes, mut l) = file(7, 3_000);
         l.data_size -= 5;
-        let what = (Some("cmd"), (1 << 1) | (1 << 2));
+        let what = (Some("cmd"), (1 << 1) | (1 << 2), true);
         assert_eq!(
             scan_split(&bytes, &l, what, u64::MAX),
             scan_split(&bytes, &l, what, 1)
@@ -326,15 +338,16 @@ mod tests {
             data_size: out.len() as u64 - 104,
         };
         let bytes = Bytes::Owned(Arc::new(out));
-        let what = (None, (1 << 1) | (1 << 2));
         for split in [u64::MAX, 1] {
-            let (names, _) = scan_split(&bytes, &l, what, split);
+            let (names, _) = scan_split(&bytes, &l, (None, 6, true), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
-            assert_eq!(
-                names.get(&2).map(String::as_str),
-                Some("after"),
-                "split {split}"
-            );
+            let after = names.get(&2).map(String::as_str);
+            assert_eq!(after, Some("after"), "split {split}");
+            // Without resync (the general reader stops at damage): no
+            // name from past it.
+            let (names, _) = scan_split(&bytes, &l, (None, 6, false), split);
+            assert_eq!(names.get(&1).map(String::as_str), Some("before"));
+            assert_eq!(names.get(&2), None, "split {split}");
         }
     }
 }

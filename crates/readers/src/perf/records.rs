@@ -134,12 +134,12 @@ pub struct RawRecords {
 
 /// Headers that must look right in a row for a place to be taken as a
 /// record boundary (or as many as reach the end of the data exactly).
-pub(crate) const CHAIN: usize = 32;
+const CHAIN: usize = 32;
 
 /// Whether `at` looks like a record boundary: [`CHAIN`] headers in a row
 /// from it, or all up to `end` exactly, have a known type, are at least a
 /// header long and a multiple of 8 bytes.
-pub(crate) fn plausible_boundary(b: &[u8], at: usize, end: usize) -> bool {
+fn plausible_boundary(b: &[u8], at: usize, end: usize) -> bool {
     let mut p = at;
     for _ in 0..CHAIN {
         if p == end {
@@ -460,6 +460,45 @@ fn prefetch(b: &[u8], at: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Headers of `sizes` (type 9), each followed by zeros to its size.
+    fn headers(sizes: &[u16]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for &size in sizes {
+            b.extend(9u32.to_le_bytes());
+            b.extend(0u16.to_le_bytes());
+            b.extend(size.to_le_bytes());
+            b.resize(b.len() + (size as usize).max(8) - 8, 0);
+        }
+        b
+    }
+
+    #[test]
+    fn a_boundary_is_where_headers_read_as_records() {
+        // 40 good records after one damaged header (size 4) at 0: the next
+        // boundary is the first good one, at 8.
+        let mut sizes = vec![4u16];
+        sizes.extend([16u16; 40]);
+        let b = headers(&sizes);
+        let end = b.len();
+        assert_eq!(next_boundary(&b, 0, 8, (end, end)), Some(8));
+        // From an unaligned place: the next multiple of 8 from the start.
+        assert_eq!(next_boundary(&b, 0, 9, (end, end)), Some(24));
+        // A few records that reach the end exactly are enough.
+        let b = headers(&[4, 16, 16]);
+        assert_eq!(next_boundary(&b, 0, 8, (b.len(), b.len())), Some(8));
+        // Nothing that reads as records: no boundary (the end is not one).
+        let b = vec![0xffu8; 256];
+        assert_eq!(next_boundary(&b, 0, 8, (b.len(), b.len())), None);
+        // Damage in the last 8 bytes, and a search past the end.
+        let b = headers(&[16, 16, 4]);
+        assert_eq!(next_boundary(&b, 0, b.len(), (b.len(), b.len())), None);
+        assert_eq!(next_boundary(&b, 0, b.len() + 64, (b.len(), b.len())), None);
+        // A chain that runs past the end is none.
+        let mut b = headers(&[16; 4]);
+        b.truncate(b.len() - 8);
+        assert_eq!(next_boundary(&b, 0, 0, (b.len(), b.len())), None);
+    }
 
     /// A sample record: IDENTIFIER, TID, TIME, CPU, [CALLCHAIN], RAW.
     fn sample(out: &mut Vec<u8>, id: u64, tid: u32, t: u64, cpu: u32, chain: &[u64], raw: &[u8]) {
