@@ -134,6 +134,7 @@ fn record_offsets(b: &[u8]) -> (Vec<usize>, usize) {
 /// in-place reader skips to where records read again, so that only that
 /// record is lost (before, reading ended there, silently), and says so:
 /// a diagnostic, and an error at the header's byte offset (exit code 2).
+/// The general reader stops there, and says so.
 #[test]
 fn a_damaged_record_header_is_skipped_over() {
     let dir = tempfile::tempdir().unwrap();
@@ -184,6 +185,12 @@ fn a_damaged_record_header_is_skipped_over() {
             .collect();
         assert_eq!(said.len(), 1, "{said:?}");
         assert_eq!(said[0].count, Some(1));
+        // The general reader stops at the damage, and says where.
+        let mut strings = critpath_trace::Interner::new();
+        let k = critpath_readers::perf::KernelEvents::open(&path, false, &mut strings).unwrap();
+        let e = k.error.as_ref().expect("an error");
+        assert!(e.message.contains("general reader"), "{e}");
+        assert_eq!(e.location, Location::Offset(at as u64), "{e}");
     }
 }
 

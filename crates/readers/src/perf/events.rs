@@ -157,6 +157,17 @@ fn decoders(
     (Decoders::new(used, strings), kinds)
 }
 
+/// The error of a file the general reader reads, whose records a damaged
+/// header at `at` interrupts: that reader stops there.
+fn damaged_header(name: &str, at: usize) -> ReadError {
+    ReadError::new(
+        name,
+        Location::Offset(at as u64),
+        "a record header could not be a record's (shorter than a header, or reaching past the data: the file is damaged here); this file's records are read by the general reader, which stops here: the analysis covers the records before it".to_string(),
+        false,
+    )
+}
+
 /// The error of a file without context switches: threads have no states.
 fn no_switches(name: &str, kinds: &[String]) -> ReadError {
     ReadError::new(
@@ -197,7 +208,7 @@ impl KernelEvents {
             .flatten();
         // Names are read as far as events are: past damage in place.
         let what = (cmd.as_deref(), raw.is_some());
-        let (names, target) = names::scan_names(&bytes, &mapped.layout, what, sample_type);
+        let (names, target, stopped) = names::scan_names(&bytes, &mapped.layout, what, sample_type);
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
         // Timer events name their callbacks: by the names saved when the
         // file was recorded, else from the kernel's symbol table (loaded
@@ -224,6 +235,9 @@ impl KernelEvents {
             }
         }
         let mut error = mapped.cut;
+        if let Some(at) = stopped.filter(|_| raw.is_none()) {
+            error = error.or(Some(damaged_header(&name, at)));
+        }
         if !recording.has("sched:sched_switch") {
             error = error.or(Some(no_switches(&name, &recording.kinds)));
         }

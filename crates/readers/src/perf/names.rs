@@ -22,6 +22,11 @@ use rustc_hash::FxHashMap;
 /// Thread names by tid.
 pub type Names = FxHashMap<u32, String>;
 
+/// What the pre-pass found: thread names, the thread that exec'd the
+/// command first (and when), and where the walk stopped at a header that is
+/// no record's, if it did.
+pub type Found = (Names, Option<(u32, u64)>, Option<usize>);
+
 /// Below this many bytes of records, one walk.
 const SPLIT_BYTES: u64 = 64 << 20;
 /// How far past the middle a boundary is looked for.
@@ -71,6 +76,12 @@ struct Walk {
     /// It stopped at a header that is not a record, with no place after
     /// it where records read again.
     broken: bool,
+}
+
+impl Walk {
+    fn found(self) -> Found {
+        (self.names, self.target, self.broken.then_some(self.at))
+    }
 }
 
 /// What a walk is looking for, and in what.
@@ -155,7 +166,7 @@ pub fn scan_names(
     l: &Layout,
     (cmd, resync): (Option<&str>, bool),
     sample_type: u64,
-) -> (Names, Option<(u32, u64)>) {
+) -> Found {
     let split = if threads_allowed() {
         SPLIT_BYTES
     } else {
@@ -171,7 +182,7 @@ fn scan_split(
     l: &Layout,
     (cmd, sample_type, resync): (Option<&str>, u64, bool),
     split: u64,
-) -> (Names, Option<(u32, u64)>) {
+) -> Found {
     let start = l.data_offset as usize;
     let end = (l.data_offset.saturating_add(l.data_size)).min(bytes.as_ref().len() as u64) as usize;
     let scan = Scan {
@@ -191,7 +202,7 @@ fn scan_split(
         .flatten();
     let Some(mid) = mid else {
         scan.walk(&mut first, end);
-        return (first.names, first.target);
+        return first.found();
     };
     let second = std::thread::scope(|s| {
         let second = s.spawn(|| {
@@ -212,11 +223,12 @@ fn scan_split(
         // The guess was a boundary: the second half continues the first.
         first.names.extend(second.names);
         first.target = first.target.or(second.target);
+        (first.broken, first.at) = (second.broken, second.at);
     } else if !first.broken {
         // The first walk stepped over the guess: it goes on alone.
         scan.walk(&mut first, end);
     }
-    (first.names, first.target)
+    first.found()
 }
 
 #[cfg(test)]
@@ -339,15 +351,16 @@ mod tests {
         };
         let bytes = Bytes::Owned(Arc::new(out));
         for split in [u64::MAX, 1] {
-            let (names, _) = scan_split(&bytes, &l, (None, 6, true), split);
+            let (names, _, _) = scan_split(&bytes, &l, (None, 6, true), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             let after = names.get(&2).map(String::as_str);
             assert_eq!(after, Some("after"), "split {split}");
             // Without resync (the general reader stops at damage): no
             // name from past it.
-            let (names, _) = scan_split(&bytes, &l, (None, 6, false), split);
+            let (names, _, stopped) = scan_split(&bytes, &l, (None, 6, false), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             assert_eq!(names.get(&2), None, "split {split}");
+            assert_eq!(stopped, Some(damaged), "split {split}");
         }
     }
 }
