@@ -95,6 +95,52 @@ fn nccl_rank_is_read_with_its_collectives() {
     assert!(a.critical_path.found);
 }
 
+/// A real trace with one event damaged in the middle (its closing `}`
+/// removed): that event is skipped and said, the rest is read as before.
+/// Before, the whole trace was refused ("not a Kineto trace").
+#[test]
+fn a_damaged_event_costs_only_itself() {
+    use std::io::Read;
+    let Some(p) = shared("nccl_rank0.json.gz") else {
+        return;
+    };
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap())
+        .read_to_end(&mut json)
+        .unwrap();
+    let mid = json.len() / 2;
+    let brace = mid + json[mid..].iter().position(|&b| b == b'}').unwrap();
+    let mut damaged = json.clone();
+    damaged.remove(brace);
+    let dir = tempfile::tempdir().unwrap();
+    let (clean, broken) = (
+        dir.path().join("clean.json"),
+        dir.path().join("broken.json"),
+    );
+    std::fs::write(&clean, &json).unwrap();
+    std::fs::write(&broken, &damaged).unwrap();
+    let opts = GpuOptions::default();
+    let (a, _) = run(open_with(&clean, &opts).unwrap());
+    let (d, _) = run(open_with(&broken, &opts).unwrap());
+    assert!(d.stats.records + 8 >= a.stats.records && d.stats.records <= a.stats.records);
+    let (la, ld) = (
+        a.critical_path.length_ns as f64,
+        d.critical_path.length_ns as f64,
+    );
+    assert!((la - ld).abs() / la < 0.01, "{la} vs {ld}");
+    let said: Vec<_> = d
+        .diagnostics
+        .iter()
+        .filter(|x| x.message.contains("could not be read"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].message.contains("1 event(s)"),
+        "{}",
+        said[0].message
+    );
+}
+
 #[test]
 fn an_annotation_that_is_not_there_is_an_error() {
     let Some(p) = shared("cuda_event_sync.pt.trace.json.gz") else {

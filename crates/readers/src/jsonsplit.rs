@@ -11,6 +11,12 @@
 //! without its closing `]` (the Trace Event Format allows it: the trace of
 //! a process that crashed) ends at its last whole element, and the split
 //! says so.
+//!
+//! Damage inside the array costs the events it touches, not the rest: an
+//! object that lost its closing `}` ends where a `,` is followed by a value
+//! instead of a member name (the next event), and junk between events (a
+//! stray bracket) is handed over as one element up to the next `,{`. The
+//! caller's parse of such an element fails, so it is counted.
 
 use std::io::{self, Read};
 
@@ -173,6 +179,9 @@ impl<R: Read> Scanner<R> {
         }
         let mut start = self.pos;
         let (mut depth, mut in_str, mut esc) = (0u32, false, false);
+        // Which open containers are arrays (bit `d` for depth `d + 1`),
+        // and the `,` last seen inside one, if only white space followed.
+        let (mut arrays, mut comma) = (0u64, None::<usize>);
         let mut i = start;
         loop {
             if i == self.len {
@@ -186,6 +195,7 @@ impl<R: Read> Scanner<R> {
                 let keep = start;
                 let more = self.more(keep)?;
                 i -= keep;
+                comma = comma.map(|c| c - keep);
                 start = 0;
                 if !more {
                     // A number or literal at the very end of the input is
@@ -213,8 +223,24 @@ impl<R: Read> Scanner<R> {
                 continue;
             }
             match b {
-                b'"' => in_str = true,
-                b'{' | b'[' => depth += 1,
+                b'{' | b'[' => {
+                    let in_object = (1..=64).contains(&depth) && arrays >> (depth - 1) & 1 == 0;
+                    if let Some(c) = comma.filter(|_| in_object) {
+                        // A value where an object wants a member name: the
+                        // object lost its end; the value ends at the `,`.
+                        i = c;
+                        break;
+                    }
+                    if depth < 64 {
+                        let bit = 1u64 << depth;
+                        arrays = if b == b'[' {
+                            arrays | bit
+                        } else {
+                            arrays & !bit
+                        };
+                    }
+                    depth += 1;
+                }
                 b'}' | b']' if depth == 0 => break,
                 b'}' | b']' => {
                     depth -= 1;
@@ -224,12 +250,53 @@ impl<R: Read> Scanner<R> {
                     }
                 }
                 b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' if depth == 0 => break,
+                b',' => comma = Some(i),
                 _ => {}
+            }
+            if !matches!(b, b',' | b' ' | b'\n' | b'\r' | b'\t') {
+                comma = None;
+            }
+            if b == b'"' {
+                in_str = true;
             }
             i += 1;
         }
         self.pos = i;
         Ok(Some(start))
+    }
+
+    /// Damage between events at `pos`: the place of the next event, a `{`
+    /// after a `,`. Returns the bytes skipped, `buf[start..comma]`, with
+    /// `pos` at the `,`; `None` when the input ends (or the skipped bytes
+    /// exceed a value's size) first.
+    fn skip_to_event(&mut self) -> Result<Option<usize>, SplitError> {
+        let mut start = self.pos;
+        let (mut i, mut comma) = (start, None::<usize>);
+        loop {
+            if i == self.len {
+                if i - start > MAX_VALUE {
+                    return Ok(None);
+                }
+                let keep = start;
+                let more = self.more(keep)?;
+                i -= keep;
+                comma = comma.map(|c| c - keep);
+                start = 0;
+                if !more {
+                    return Ok(None);
+                }
+            }
+            match self.buf[i] {
+                b',' => comma = Some(i),
+                b' ' | b'\n' | b'\r' | b'\t' => {}
+                b'{' if comma.is_some() => {
+                    self.pos = comma.expect("checked");
+                    return Ok(Some(start));
+                }
+                _ => comma = None,
+            }
+            i += 1;
+        }
     }
 }
 
@@ -352,7 +419,19 @@ fn elements<R: Read>(
                 return Ok(Ending::Closed);
             }
             None => return cut(s, last_end, false),
-            _ => s.expect(b',', "',' or ']' after an event")?,
+            Some(_) => {
+                let e = s.expect(b',', "',' or ']' after an event").unwrap_err();
+                let (at, line) = (s.offset(), s.line_at(s.pos));
+                let Some(start) = s.skip_to_event()? else {
+                    return Err(e);
+                };
+                // The junk as an element: its parse fails, and is counted.
+                if let Err(m) = part(Part::Element(&s.buf[start..s.pos], at, line)) {
+                    s.pos = start;
+                    return Err(s.error(m));
+                }
+                s.pos += 1;
+            }
         }
         // A trailing comma before the end of a cut array.
         if s.peek()?.is_none() {
@@ -441,5 +520,29 @@ mod tests {
         );
         assert!(parts("", 4).1.unwrap_err().contains("empty"));
         assert!(parts("nope", 4).1.unwrap_err().contains("trace object"));
+    }
+
+    #[test]
+    fn damage_costs_the_events_it_touches() {
+        for chunk in [1, 2, 5, 1 << 20] {
+            // An event that lost its `}`: it ends at the next event.
+            let (got, end) = parts(r#"[{"a":1}, {"b":{"x":2}, {"c":3}, {"d":4}]"#, chunk);
+            assert_eq!(end, Ok(Ending::Closed), "chunk {chunk}");
+            let texts: Vec<&str> = got.iter().map(|g| g.split_once(':').unwrap().1).collect();
+            assert_eq!(
+                texts,
+                [r#"{"a":1}"#, r#"{"b":{"x":2}"#, r#"{"c":3}"#, r#"{"d":4}"#]
+            );
+            // A stray bracket between events: skipped as one element.
+            let (got, end) = parts("[{\"a\":1}},\n {\"c\":3}]", chunk);
+            assert_eq!(end, Ok(Ending::Closed), "chunk {chunk}");
+            let texts: Vec<&str> = got.iter().map(|g| g.split_once(':').unwrap().1).collect();
+            assert_eq!(texts, [r#"{"a":1}"#, "}", r#"{"c":3}"#], "chunk {chunk}");
+            // Arrays of objects inside events are no damage.
+            let doc =
+                r#"[{"a":[1,{"x":2}, {"y": [ {"z":1} ,{}]}]}, {"b":{"c":[{"d":1},{"e":2}]}}]"#;
+            let (got, end) = parts(doc, chunk);
+            assert_eq!((got.len(), end), (2, Ok(Ending::Closed)), "chunk {chunk}");
+        }
     }
 }
