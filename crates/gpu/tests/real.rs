@@ -108,8 +108,14 @@ fn a_damaged_event_costs_only_itself() {
     flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap())
         .read_to_end(&mut json)
         .unwrap();
+    // The first event after the middle whose end is followed by another.
     let mid = json.len() / 2;
-    let brace = mid + json[mid..].iter().position(|&b| b == b'}').unwrap();
+    let ends_event = |i: usize| {
+        json[i] == b'}'
+            && json[i + 1] == b','
+            && json[i + 2..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+    };
+    let brace = (mid..json.len() - 2).find(|&i| ends_event(i)).unwrap();
     let mut damaged = json.clone();
     damaged.remove(brace);
     let dir = tempfile::tempdir().unwrap();

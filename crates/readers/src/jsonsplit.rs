@@ -13,10 +13,11 @@
 //! says so.
 //!
 //! Damage inside the array costs the events it touches, not the rest: an
-//! object that lost its closing `}` ends where a `,` is followed by a value
-//! instead of a member name (the next event), and junk between events (a
-//! stray bracket) is handed over as one element up to the next `,{`. The
-//! caller's parse of such an element fails, so it is counted.
+//! event object that lost its closing `}` ends where, at its own level, a
+//! `,` is followed by a value instead of a member name (the next event);
+//! junk between events (a stray `}`, a lost comma) is handed over as one
+//! element up to the next `,{"`. The caller's parse of a damaged element
+//! fails, so it is counted (an event that merely lost its comma is read).
 
 use std::io::{self, Read};
 
@@ -179,9 +180,10 @@ impl<R: Read> Scanner<R> {
         }
         let mut start = self.pos;
         let (mut depth, mut in_str, mut esc) = (0u32, false, false);
-        // Which open containers are arrays (bit `d` for depth `d + 1`),
-        // and the `,` last seen inside one, if only white space followed.
-        let (mut arrays, mut comma) = (0u64, None::<usize>);
+        // Is the value an object, and the `,` last seen in it at its own
+        // level, if only white space followed.
+        let object = self.buf[start] == b'{';
+        let mut comma = None::<usize>;
         let mut i = start;
         loop {
             if i == self.len {
@@ -224,20 +226,11 @@ impl<R: Read> Scanner<R> {
             }
             match b {
                 b'{' | b'[' => {
-                    let in_object = (1..=64).contains(&depth) && arrays >> (depth - 1) & 1 == 0;
-                    if let Some(c) = comma.filter(|_| in_object) {
-                        // A value where an object wants a member name: the
-                        // object lost its end; the value ends at the `,`.
+                    if let Some(c) = comma.filter(|_| depth == 1 && object) {
+                        // A value where the object wants a member name: it
+                        // lost its end; it ends at the `,`.
                         i = c;
                         break;
-                    }
-                    if depth < 64 {
-                        let bit = 1u64 << depth;
-                        arrays = if b == b'[' {
-                            arrays | bit
-                        } else {
-                            arrays & !bit
-                        };
                     }
                     depth += 1;
                 }
@@ -250,7 +243,7 @@ impl<R: Read> Scanner<R> {
                     }
                 }
                 b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' if depth == 0 => break,
-                b',' => comma = Some(i),
+                b',' if depth == 1 => comma = Some(i),
                 _ => {}
             }
             if !matches!(b, b',' | b' ' | b'\n' | b'\r' | b'\t') {
@@ -265,13 +258,14 @@ impl<R: Read> Scanner<R> {
         Ok(Some(start))
     }
 
-    /// Damage between events at `pos`: the place of the next event, a `{`
-    /// after a `,`. Returns the bytes skipped, `buf[start..comma]`, with
-    /// `pos` at the `,`; `None` when the input ends (or the skipped bytes
-    /// exceed a value's size) first.
+    /// Damage between events at `pos`: the place of the next event, a `,`
+    /// then `{` then `"` (white space between). Returns where the skipped
+    /// bytes start (they end at the `,`, where `pos` is left); `None` when
+    /// the input ends (or the skipped bytes exceed a value's size) first.
     fn skip_to_event(&mut self) -> Result<Option<usize>, SplitError> {
         let mut start = self.pos;
-        let (mut i, mut comma) = (start, None::<usize>);
+        // The last `,` followed only by white space, and then `{`.
+        let (mut i, mut comma, mut brace) = (start, None::<usize>, false);
         loop {
             if i == self.len {
                 if i - start > MAX_VALUE {
@@ -286,14 +280,15 @@ impl<R: Read> Scanner<R> {
                     return Ok(None);
                 }
             }
-            match self.buf[i] {
-                b',' => comma = Some(i),
-                b' ' | b'\n' | b'\r' | b'\t' => {}
-                b'{' if comma.is_some() => {
-                    self.pos = comma.expect("checked");
+            match (self.buf[i], comma) {
+                (b' ' | b'\n' | b'\r' | b'\t', _) => {}
+                (b'{', Some(_)) if !brace => brace = true,
+                (b'"', Some(c)) if brace => {
+                    self.pos = c;
                     return Ok(Some(start));
                 }
-                _ => comma = None,
+                (b',', _) => (comma, brace) = (Some(i), false),
+                _ => (comma, brace) = (None, false),
             }
             i += 1;
         }
@@ -524,20 +519,30 @@ mod tests {
 
     #[test]
     fn damage_costs_the_events_it_touches() {
+        let texts = |got: &[String]| -> Vec<String> {
+            got.iter()
+                .map(|g| g.split_once(':').unwrap().1.to_string())
+                .collect()
+        };
         for chunk in [1, 2, 5, 1 << 20] {
             // An event that lost its `}`: it ends at the next event.
             let (got, end) = parts(r#"[{"a":1}, {"b":{"x":2}, {"c":3}, {"d":4}]"#, chunk);
             assert_eq!(end, Ok(Ending::Closed), "chunk {chunk}");
-            let texts: Vec<&str> = got.iter().map(|g| g.split_once(':').unwrap().1).collect();
-            assert_eq!(
-                texts,
-                [r#"{"a":1}"#, r#"{"b":{"x":2}"#, r#"{"c":3}"#, r#"{"d":4}"#]
-            );
-            // A stray bracket between events: skipped as one element.
-            let (got, end) = parts("[{\"a\":1}},\n {\"c\":3}]", chunk);
+            let want = [r#"{"a":1}"#, r#"{"b":{"x":2}"#, r#"{"c":3}"#, r#"{"d":4}"#];
+            assert_eq!(texts(&got), want, "chunk {chunk}");
+            // A `}` lost inside an array inside an event: the event ends at
+            // the next event, not inside itself.
+            let doc = r#"[{"args":[{"a":1, {"b":2}]}, {"c":3}, {"d":4}]"#;
+            let (got, end) = parts(doc, chunk);
             assert_eq!(end, Ok(Ending::Closed), "chunk {chunk}");
-            let texts: Vec<&str> = got.iter().map(|g| g.split_once(':').unwrap().1).collect();
-            assert_eq!(texts, [r#"{"a":1}"#, "}", r#"{"c":3}"#], "chunk {chunk}");
+            let want = [r#"{"args":[{"a":1, {"b":2}]}"#, r#"{"c":3}"#, r#"{"d":4}"#];
+            assert_eq!(texts(&got), want, "chunk {chunk}");
+            // A stray `}` between events: skipped as one element, at its
+            // offset and line; a `,{` inside a string is no event.
+            let (got, end) = parts("[{\"a\":1}},\"x,{y\",\n {\"c\":3}]", chunk);
+            assert_eq!(end, Ok(Ending::Closed), "chunk {chunk}");
+            let want = ["@1/1:{\"a\":1}", "@8/1:},\"x,{y\"", "@19/2:{\"c\":3}"];
+            assert_eq!(got, want, "chunk {chunk}");
             // Arrays of objects inside events are no damage.
             let doc =
                 r#"[{"a":[1,{"x":2}, {"y": [ {"z":1} ,{}]}]}, {"b":{"c":[{"d":1},{"e":2}]}}]"#;
