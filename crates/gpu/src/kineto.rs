@@ -110,6 +110,10 @@ pub struct Problems {
     pub first: Vec<(u64, String)>,
     /// Where the last whole event ends when the array has no `]`.
     pub cut_at: Option<u64>,
+    /// Where reading stopped at a document it could not go on with (a
+    /// corrupt compressed stream, JSON beyond repair), and why; the events
+    /// before it are read.
+    pub broken: Option<(u64, String)>,
 }
 
 /// Skipped events described one by one; the rest are counted.
@@ -290,15 +294,29 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
 /// Decodes a trace from a reader of (uncompressed) JSON, one event at a
 /// time (`critpath_readers::jsonsplit`), each handed to `sink` with the
 /// names so far: an event that cannot be read is skipped and counted, an
-/// event array without its `]` is read up to its last whole event.
+/// event array without its `]` is read up to its last whole event, and a
+/// document that cannot be read on (a corrupt compressed stream) is read up
+/// to there once events were found.
 pub fn read_json(r: impl Read, sink: impl FnMut(Ev, &Trace)) -> Result<Trace, String> {
     let mut b = Builder {
         trace: Trace::default(),
         sink,
         index: 0,
     };
-    let ending = jsonsplit::split(r, "traceEvents", |p| b.part(p))
-        .map_err(|e| format!("not a Kineto trace: at byte {}: {}", e.offset, e.message))?;
+    let ending = match jsonsplit::split(r, "traceEvents", |p| b.part(p)) {
+        Ok(ending) => ending,
+        // Damage past the first events: those before it are kept.
+        Err(e) if b.index > 0 => {
+            b.trace.problems.broken = Some((e.offset, e.message));
+            Ending::Closed
+        }
+        Err(e) => {
+            return Err(format!(
+                "not a Kineto trace: at byte {}: {}",
+                e.offset, e.message
+            ))
+        }
+    };
     match ending {
         Ending::Missing => return Err("not a Kineto trace: no traceEvents array".into()),
         Ending::Unterminated { at, .. } => b.trace.problems.cut_at = Some(at),

@@ -23,6 +23,8 @@ pub struct GpuSource {
     facts: GpuFacts,
     report: RanksReport,
     diagnostics: Vec<Diagnostic>,
+    /// A file whose reading stopped at damage (exit code 2).
+    error: Option<ReadError>,
 }
 
 impl GpuSource {
@@ -50,6 +52,7 @@ impl RecordSource for GpuSource {
     fn summary(&mut self) -> Summary {
         Summary {
             diagnostics: std::mem::take(&mut self.diagnostics),
+            error: self.error.take(),
             ..Summary::default()
         }
     }
@@ -78,6 +81,12 @@ fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
                 p.skipped,
                 first.join("; ")
             ),
+        ));
+    }
+    if let Some((at, why)) = p.broken {
+        d.push(Diagnostic::new(
+            DiagnosticKind::InputCut,
+            format!("{name}: at byte {at}: {why}; the events before it are read"),
         ));
     }
     if let Some(at) = p.cut_at {
@@ -223,6 +232,11 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         })
         .collect();
     let facts = facts_of(&preps, &prefixes);
+    let error = preps.iter().find_map(|p| {
+        let (at, why) = p.problems.broken.as_ref()?;
+        let what = format!("{why}; the events before it are read");
+        Some(ReadError::new(&p.file, Location::Offset(*at), what, false))
+    });
     let mut diagnostics: Vec<Diagnostic> = preps
         .iter_mut()
         .flat_map(|p| notes_of(&p.file, std::mem::take(&mut p.problems)))
@@ -247,6 +261,7 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         facts,
         report: plan.report,
         diagnostics,
+        error,
     })
 }
 

@@ -147,6 +147,40 @@ fn a_damaged_event_costs_only_itself() {
     );
 }
 
+/// A real gzip'd trace damaged in the middle of its compressed stream: the
+/// events before the damage are analyzed, with an error at its offset
+/// (exit code 2) and an `input-cut` diagnostic. Before, the whole trace was
+/// refused.
+#[test]
+fn a_corrupt_compressed_stream_keeps_the_events_before_it() {
+    let Some(p) = shared("nccl_rank0.json.gz") else {
+        return;
+    };
+    let mut gz = std::fs::read(&p).unwrap();
+    let mid = gz.len() / 2;
+    for b in &mut gz[mid..mid + 8] {
+        *b ^= 0xff;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.json.gz");
+    std::fs::write(&broken, &gz).unwrap();
+    let opts = GpuOptions::default();
+    let (whole, _) = run(open_with(&p, &opts).unwrap());
+    let mut src = open_with(&broken, &opts).unwrap();
+    let (a, err) = critpath_engine::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+    assert!(a.stats.records > 1000 && a.stats.records < whole.stats.records);
+    let e = err.expect("an error");
+    assert!(
+        matches!(e.location, critpath_trace::Location::Offset(_)),
+        "{e}"
+    );
+    assert!(e.message.contains("the events before it are read"), "{e}");
+    assert!(a
+        .diagnostics
+        .iter()
+        .any(|d| d.kind == critpath_trace::DiagnosticKind::InputCut));
+}
+
 #[test]
 fn an_annotation_that_is_not_there_is_an_error() {
     let Some(p) = shared("cuda_event_sync.pt.trace.json.gz") else {
