@@ -144,6 +144,22 @@ impl<R: Read> Scanner<R> {
         }
     }
 
+    /// [`Self::more`] keeping `buf[*start..]`, for a scan at `i` that
+    /// remembers a `comma`: all three move with the bytes (`start` to 0).
+    fn refill(
+        &mut self,
+        start: &mut usize,
+        i: &mut usize,
+        comma: &mut Option<usize>,
+    ) -> Result<bool, SplitError> {
+        let keep = *start;
+        let more = self.more(keep)?;
+        *i -= keep;
+        *comma = comma.map(|c| c - keep);
+        *start = 0;
+        Ok(more)
+    }
+
     /// The next byte that is not white space, not consumed; `None` at the
     /// end of the input.
     fn peek(&mut self) -> Result<Option<u8>, SplitError> {
@@ -194,12 +210,7 @@ impl<R: Read> Scanner<R> {
                         MAX_VALUE >> 20
                     )));
                 }
-                let keep = start;
-                let more = self.more(keep)?;
-                i -= keep;
-                comma = comma.map(|c| c - keep);
-                start = 0;
-                if !more {
+                if !self.refill(&mut start, &mut i, &mut comma)? {
                     // A number or literal at the very end of the input is
                     // whole; anything else was cut.
                     if depth == 0 && !in_str && i > start && self.buf[start] != b'"' {
@@ -271,12 +282,7 @@ impl<R: Read> Scanner<R> {
                 if i - start > MAX_VALUE {
                     return Ok(None);
                 }
-                let keep = start;
-                let more = self.more(keep)?;
-                i -= keep;
-                comma = comma.map(|c| c - keep);
-                start = 0;
-                if !more {
+                if !self.refill(&mut start, &mut i, &mut comma)? {
                     return Ok(None);
                 }
             }

@@ -219,13 +219,7 @@ impl PerfSource {
                 first.map_or(String::new(), |at| format!(", the first at byte {at}"))
             )
         };
-        let at = first.map_or(Location::File, |at| Location::Offset(at as u64));
-        (n > 0).then(|| {
-            (
-                Diagnostic::new(DiagnosticKind::InputSkipped, message(first)).count(n),
-                ReadError::new(&self.name, at, message(None), false),
-            )
-        })
+        self.damage_said(n, first, (message(first), message(None)))
     }
 
     /// Record headers that could not be a record's: the file is damaged
@@ -239,15 +233,27 @@ impl PerfSource {
         let message = format!(
             "{headers} record header(s) could not be a record's (shorter than a header, or reaching past the data: the file is damaged there); {bytes} bytes were skipped to where records read again (or to the end)"
         );
+        let said = format!(
+            "{message}{}",
+            first.map_or(String::new(), |at| format!(", the first at byte {at}"))
+        );
+        self.damage_said(headers, first, (said, message))
+    }
+
+    /// `n` damaged things skipped, the first at byte `first`: an
+    /// `input-skipped` diagnostic saying `said`, and the error `error` at
+    /// that byte (the analysis covers the rest).
+    fn damage_said(
+        &self,
+        n: u64,
+        first: Option<usize>,
+        (said, error): (String, String),
+    ) -> Option<(Diagnostic, ReadError)> {
         let at = first.map_or(Location::File, |at| Location::Offset(at as u64));
-        (headers > 0).then(|| {
-            let d = format!(
-                "{message}{}",
-                first.map_or(String::new(), |at| format!(", the first at byte {at}"))
-            );
+        (n > 0).then(|| {
             (
-                Diagnostic::new(DiagnosticKind::InputSkipped, d).count(headers),
-                ReadError::new(&self.name, at, message, false),
+                Diagnostic::new(DiagnosticKind::InputSkipped, said).count(n),
+                ReadError::new(&self.name, at, error, false),
             )
         })
     }

@@ -92,8 +92,7 @@ pub fn layout(b: &[u8]) -> Result<Layout, String> {
 fn complete_records_end(b: &[u8], start: u64) -> u64 {
     let start = start as usize;
     let mut at = start;
-    while let Some(h) = b.get(at..at + 8) {
-        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+    while let Some((_, _, size)) = super::records::header(b, at) {
         if size < 8 {
             match super::records::next_boundary(b, start, at + 8, (b.len(), b.len())) {
                 Some(next) => at = next,

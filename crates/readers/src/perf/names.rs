@@ -15,7 +15,7 @@
 //! comes from records whose events are never read.
 
 use super::file::{Bytes, Layout, RELEASE_STEP};
-use super::records::next_boundary;
+use super::records::{header, next_boundary};
 use critpath_trace::threads_allowed;
 use rustc_hash::FxHashMap;
 
@@ -107,10 +107,7 @@ impl Scan<'_> {
                 self.bytes.release(released, at);
                 released = at;
             }
-            let h = &b[at..at + 8];
-            let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
-            let misc = u16::from_le_bytes([h[4], h[5]]);
-            let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+            let (ty, misc, size) = header(b, at).expect("8 bytes before the end");
             if size < 8 || at + size > self.end {
                 // Damage: on from where records read again, as the
                 // events' reader goes on (records::RawRecords).

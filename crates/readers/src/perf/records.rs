@@ -132,6 +132,16 @@ pub struct RawRecords {
     start: usize,
 }
 
+/// The record header at `b[at..]`: type, misc and size; `None` when fewer
+/// than its 8 bytes are left.
+#[inline(always)]
+pub(crate) fn header(b: &[u8], at: usize) -> Option<(u32, u16, usize)> {
+    let h = b.get(at..at.checked_add(8)?)?;
+    let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
+    let misc = u16::from_le_bytes([h[4], h[5]]);
+    Some((ty, misc, u16::from_le_bytes([h[6], h[7]]) as usize))
+}
+
 /// Headers that must look right in a row for a place to be taken as a
 /// record boundary (or as many as reach the end of the data exactly).
 const CHAIN: usize = 32;
@@ -145,11 +155,9 @@ fn plausible_boundary(b: &[u8], at: usize, end: usize) -> bool {
         if p == end {
             return p > at;
         }
-        let Some(h) = b.get(p..p + 8).filter(|_| p + 8 <= end) else {
+        let Some((ty, _, size)) = header(b, p).filter(|_| p + 8 <= end) else {
             return false;
         };
-        let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
-        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
         if !((1..128).contains(&ty) && size >= 8 && size.is_multiple_of(8)) {
             return false;
         }
@@ -226,9 +234,9 @@ impl RawRecords {
         // A compressed file says so in its first records.
         let mut at = data_offset;
         for _ in 0..64 {
-            let Some(h) = b.get(at..at + 8) else { break };
-            let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
-            let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+            let Some((ty, _, size)) = header(b, at) else {
+                break;
+            };
             if ty == COMPRESSED {
                 return None;
             }
@@ -268,9 +276,7 @@ impl RawRecords {
                 self.release(u64::MAX);
                 return !self.ready.is_empty();
             }
-            let h = &b[self.at..self.at + 8];
-            let ty = u32::from_le_bytes(h[0..4].try_into().unwrap());
-            let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+            let (ty, _, size) = header(b, self.at).expect("8 bytes before the end");
             if size < 8 || self.at + size > self.end {
                 let next = next_boundary(b, self.start, self.at + 8, (self.end, self.end));
                 let next = next.unwrap_or(self.end);
