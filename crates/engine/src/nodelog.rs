@@ -7,13 +7,12 @@
 //! (distance back to the predecessor, weight, tag), about 4 bytes instead of
 //! 20, and each block ends with a fixed trailer (payload length, first node,
 //! count). The log stays in memory while small and spills to an anonymous
-//! temporary file; reading walks blocks backwards from the end through their
-//! trailers, so no index is kept and RAM does not grow with the trace: the
+//! temporary file ([`SpillFile`]); reading walks blocks backwards from the end
+//! through their trailers, so no index is kept and RAM does not grow with the trace: the
 //! critical-path walk only ever moves to earlier nodes.
 
-use std::fs::File;
-use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
+use crate::spill::SpillFile;
+use std::io;
 
 /// Marks a node without a predecessor.
 pub const NO_PRED: u64 = u64::MAX;
@@ -162,8 +161,8 @@ pub struct NodeLog {
     block_at: usize,
     block_first: u64,
     next: u64,
-    file: Option<File>,
-    file_len: u64,
+    /// Whole blocks spilled (see [`SpillFile`]).
+    file: SpillFile,
     sealed_len: u64,
     /// Reader state: the current block's bytes (the buffer is reused from
     /// block to block), its first node and node count, the store offset
@@ -191,8 +190,7 @@ impl NodeLog {
             block_at: 0,
             block_first: 0,
             next: 0,
-            file: None,
-            file_len: 0,
+            file: SpillFile::default(),
             sealed_len: 0,
             block: Vec::new(),
             cur_first: 0,
@@ -263,12 +261,7 @@ impl NodeLog {
     }
 
     fn spill(&mut self) -> io::Result<()> {
-        if self.file.is_none() {
-            self.file = Some(tempfile::tempfile()?);
-        }
-        let file = self.file.as_mut().expect("file just created");
-        file.write_all(&self.buf[..self.block_at])?;
-        self.file_len += self.block_at as u64;
+        self.file.append(&self.buf[..self.block_at])?;
         self.buf.copy_within(self.block_at..self.used, 0);
         self.used -= self.block_at;
         self.block_at = 0;
@@ -280,10 +273,10 @@ impl NodeLog {
         if self.next > self.block_first {
             self.close_block();
         }
-        if self.file.is_some() {
+        if !self.file.is_empty() {
             self.spill()?;
         }
-        self.sealed_len = self.file_len + self.used as u64;
+        self.sealed_len = self.file.len() + self.used as u64;
         self.rewind();
         Ok(())
     }
@@ -297,13 +290,12 @@ impl NodeLog {
         self.next == 0
     }
 
-    fn read_at(&self, at: u64, out: &mut [u8]) -> io::Result<()> {
-        match &self.file {
-            Some(f) => f.read_exact_at(out, at),
-            None => {
-                out.copy_from_slice(&self.buf[at as usize..at as usize + out.len()]);
-                Ok(())
-            }
+    fn read_at(&mut self, at: u64, out: &mut [u8]) -> io::Result<()> {
+        if self.file.is_empty() {
+            out.copy_from_slice(&self.buf[at as usize..at as usize + out.len()]);
+            Ok(())
+        } else {
+            self.file.read_at(at, out)
         }
     }
 
@@ -396,7 +388,7 @@ impl NodeLog {
 
     /// Bytes written to disk so far.
     pub fn disk_bytes(&self) -> u64 {
-        self.file_len
+        self.file.len()
     }
 }
 

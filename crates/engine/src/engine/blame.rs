@@ -13,7 +13,10 @@ use rustc_hash::FxHashMap;
 pub(super) struct Blamer {
     /// The blame being gathered: (state key, sender SM, time so far).
     open: Option<(u32, u32, u64)>,
-    /// (state key, sender SM) -> ns.
+    /// `held` blame not yet summed: consecutive pieces mostly share their
+    /// (waiting state, holder), so they add up here first.
+    held_run: Option<((u32, u32), u64)>,
+    /// (state key, sender SM) -> ns; complete after [`Blamer::end`].
     pub sums: FxHashMap<(u32, u32), u64>,
 }
 
@@ -38,8 +41,24 @@ impl Blamer {
     /// `held_for`'s time, charged to a state of `holder`.
     pub fn held(&mut self, held_for: u32, holder: u32, weight: u64) {
         self.close();
-        if weight > 0 {
-            *self.sums.entry((held_for, holder)).or_default() += weight;
+        if weight == 0 {
+            return;
+        }
+        match &mut self.held_run {
+            Some((k, acc)) if *k == (held_for, holder) => *acc += weight,
+            run => {
+                if let Some((k, acc)) = run.replace(((held_for, holder), weight)) {
+                    *self.sums.entry(k).or_default() += acc;
+                }
+            }
+        }
+    }
+
+    /// The path's start: all blame is summed.
+    pub fn end(&mut self) {
+        self.close();
+        if let Some((k, acc)) = self.held_run.take() {
+            *self.sums.entry(k).or_default() += acc;
         }
     }
 

@@ -58,7 +58,7 @@ impl Engine<'_> {
             if e.pred == NO_PRED {
                 let s = &self.m.sms[e.tag as usize];
                 w.path.start = endpoint(strings, (s.sys, s.name), e.weight);
-                w.blame.close();
+                w.blame.end();
                 return Ok(w);
             }
             let ce = &self.g.cedges[e.tag as usize];
