@@ -2,7 +2,7 @@
 //! the path's edges, the diagnostics, the next most critical paths, the
 //! overhead correction, the windows and the clock offsets of merged traces.
 
-use crate::text::{cols, dur, elide, grid_fit, sm_name};
+use crate::text::{cols, counted, dur, elide, grid_fit, sm_name};
 use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
@@ -86,22 +86,24 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
     let show_sys = shows_sys(a);
     let _ = writeln!(
         o,
-        "{file}: {} records, {} nodes, {} state machines",
-        a.stats.records, a.stats.nodes, a.stats.state_machines
+        "{file}: {}, {}, {}",
+        counted(a.stats.records, "record"),
+        counted(a.stats.nodes, "node"),
+        counted(a.stats.state_machines, "state machine")
     );
     if p.found {
         let from = sm_name(&p.start.sys, &p.start.sm, show_sys);
         let to = sm_name(&p.end.sys, &p.end.sm, show_sys);
         let line = |from: &str, to: &str| {
             format!(
-                "critical path: {}{}, {} edges, from {from} at t={} to {to} at t={}",
+                "critical path: {}{}, {}, from {from} at t={} to {to} at t={}",
                 dur(p.length_ns),
                 if p.length_ns >= 1000 {
                     format!(" ({} ns)", p.length_ns)
                 } else {
                     String::new()
                 },
-                p.edges,
+                counted(p.edges, "edge"),
                 p.start.t,
                 p.end.t
             )
@@ -155,15 +157,21 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
         if layout.folded > 0 {
             let _ = writeln!(
                 o,
-                "… {} more states folded (--top N shows more, --json all of them)",
-                layout.folded
+                "… {} more {} folded (--top N shows more, --json all of them)",
+                layout.folded,
+                if layout.folded == 1 {
+                    "state"
+                } else {
+                    "states"
+                }
             );
         }
         o.push_str(&beyond_total(a, show_sys));
         blame_lines(&mut o, a, show_sys);
     }
     if let Some(path) = &a.path {
-        let _ = writeln!(o, "\ncritical path, in time order ({} edges):", path.len());
+        let edges = counted(path.len() as u64, "edge");
+        let _ = writeln!(o, "\ncritical path, in time order ({edges}):");
         for seg in path {
             let who = sm_name(&seg.sys, &seg.sm, show_sys);
             let what = if seg.inter {

@@ -1,6 +1,7 @@
 //! The text view of `check`: the invariant violations and trace errors
 //! found, and a summary line that ends in `ok` or `FAILED`.
 
+use crate::text::counted;
 use critpath_engine::Analysis;
 use critpath_trace::Diagnostic;
 use std::fmt::Write as _;
@@ -21,10 +22,10 @@ pub fn check(
     }
     let _ = writeln!(
         o,
-        "{file}: {} records, {} nodes, {} state machines, cgraph {} nodes / {} edges: {}",
-        a.stats.records,
-        a.stats.nodes,
-        a.stats.state_machines,
+        "{file}: {}, {}, {}, cgraph {} nodes / {} edges: {}",
+        counted(a.stats.records, "record"),
+        counted(a.stats.nodes, "node"),
+        counted(a.stats.state_machines, "state machine"),
         a.cgraph.nodes.len(),
         a.cgraph.edges.len(),
         if ok { "ok" } else { "FAILED" }

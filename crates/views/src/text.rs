@@ -70,6 +70,15 @@ pub fn dur(ns: u64) -> String {
     }
 }
 
+/// `n` and the noun it counts, singular for one: `1 record`, `3 records`.
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `part` as a percentage of `whole`, `-` when there is no whole.
 pub fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {
