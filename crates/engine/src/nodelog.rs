@@ -11,7 +11,7 @@
 //! through their trailers, so no index is kept and RAM does not grow with the trace: the
 //! critical-path walk only ever moves to earlier nodes.
 
-use crate::spill::SpillFile;
+use crate::spill::{SpillFile, Window};
 use std::io;
 
 /// Marks a node without a predecessor.
@@ -164,10 +164,18 @@ pub struct NodeLog {
     /// Whole blocks spilled (see [`SpillFile`]).
     file: SpillFile,
     sealed_len: u64,
-    /// Reader state: the current block's bytes (the buffer is reused from
-    /// block to block), its first node and node count, the store offset
-    /// where it starts, and a cursor: entry `cur_k` of the block starts at
-    /// byte `cur_byte` (`cur_count` and the block's length at first).
+    /// The reader [`NodeLog::get`] uses.
+    cursor: Cursor,
+}
+
+/// A reader of a sealed [`NodeLog`]; several can read one log at once.
+/// It holds the current block's bytes (the buffer is reused from block to
+/// block), its first node and node count, the store offset where it starts,
+/// and a position: entry `cur_k` of the block starts at byte `cur_byte`
+/// (`cur_count` and the block's length at first).
+#[derive(Default)]
+pub struct Cursor {
+    window: Window,
     block: Vec<u8>,
     cur_first: u64,
     cur_count: u64,
@@ -192,12 +200,7 @@ impl NodeLog {
             next: 0,
             file: SpillFile::default(),
             sealed_len: 0,
-            block: Vec::new(),
-            cur_first: 0,
-            cur_count: 0,
-            cur_at: 0,
-            cur_k: 0,
-            cur_byte: 0,
+            cursor: Cursor::default(),
         }
     }
 
@@ -277,7 +280,7 @@ impl NodeLog {
             self.spill()?;
         }
         self.sealed_len = self.file.len() + self.used as u64;
-        self.rewind();
+        self.cursor = self.cursor();
         Ok(())
     }
 
@@ -290,38 +293,53 @@ impl NodeLog {
         self.next == 0
     }
 
-    fn read_at(&mut self, at: u64, out: &mut [u8]) -> io::Result<()> {
+    fn read_at(&self, w: &mut Window, at: u64, out: &mut [u8]) -> io::Result<()> {
         if self.file.is_empty() {
             out.copy_from_slice(&self.buf[at as usize..at as usize + out.len()]);
             Ok(())
         } else {
-            self.file.read_at(at, out)
+            self.file.read_at(w, at, out)
         }
     }
 
-    /// The entry of node `i` (after [`NodeLog::seal`]). Reading walks blocks
-    /// backwards, so asking for ever earlier nodes, as the critical-path
-    /// walk does, reads each block at most once; within a block, the cursor
-    /// skips back over the entries between two nodes asked for without
-    /// decoding them.
-    #[inline]
+    /// A reader from the end (after [`NodeLog::seal`]).
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            cur_at: self.sealed_len,
+            cur_first: self.next,
+            ..Cursor::default()
+        }
+    }
+
+    /// The entry of node `i` (after [`NodeLog::seal`]), by the log's own
+    /// cursor (see [`Cursor::get`]).
     pub fn get(&mut self, i: u64) -> io::Result<Entry> {
+        let mut c = std::mem::take(&mut self.cursor);
+        let e = c.get(self, i);
+        self.cursor = c;
+        e
+    }
+
+    /// Bytes written to disk so far.
+    pub fn disk_bytes(&self) -> u64 {
+        self.file.len()
+    }
+}
+
+impl Cursor {
+    /// The entry of node `i` of `log`. Reading walks blocks backwards, so
+    /// asking for ever earlier nodes, as the critical-path walk does, reads
+    /// each block at most once; within a block, the cursor skips back over
+    /// the entries between two nodes asked for without decoding them.
+    #[inline]
+    pub fn get(&mut self, log: &NodeLog, i: u64) -> io::Result<Entry> {
         // A node before the block wraps to an index far beyond it.
         let k = i.wrapping_sub(self.cur_first);
         if k < self.cur_count {
             self.entry_at(k)
         } else {
-            self.load(i)
+            self.load(log, i)
         }
-    }
-
-    /// Before reading from the end: no block loaded.
-    fn rewind(&mut self) {
-        self.cur_at = self.sealed_len;
-        self.cur_first = self.next;
-        self.cur_count = 0;
-        self.cur_k = 0;
-        self.cur_byte = 0;
     }
 
     /// Entry `k` of the current block: moves the cursor to it (back from
@@ -349,10 +367,10 @@ impl NodeLog {
         })
     }
 
-    /// [`NodeLog::get`] of a node outside the current block: loads the block
+    /// [`Cursor::get`] of a node outside the current block: loads the block
     /// that holds it.
-    fn load(&mut self, i: u64) -> io::Result<Entry> {
-        if i >= self.next {
+    fn load(&mut self, log: &NodeLog, i: u64) -> io::Result<Entry> {
+        if i >= log.next {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("node log: no node {i}"),
@@ -360,11 +378,16 @@ impl NodeLog {
         }
         if i >= self.cur_first {
             // Asked for a later node than the current block: start over.
-            self.rewind();
+            let window = std::mem::take(&mut self.window);
+            *self = Cursor {
+                window,
+                block: std::mem::take(&mut self.block),
+                ..log.cursor()
+            };
         }
         while i < self.cur_first {
             let mut t = [0u8; TRAILER];
-            self.read_at(self.cur_at - TRAILER as u64, &mut t)?;
+            log.read_at(&mut self.window, self.cur_at - TRAILER as u64, &mut t)?;
             let len = u32::from_le_bytes(t[0..4].try_into().unwrap()) as u64;
             let first = u64::from_le_bytes(t[4..12].try_into().unwrap());
             let count = u32::from_le_bytes(t[12..16].try_into().unwrap()) as u64;
@@ -374,21 +397,13 @@ impl NodeLog {
             self.cur_count = 0;
             if i >= first {
                 self.block.resize(len as usize, 0);
-                let mut block = std::mem::take(&mut self.block);
-                let read = self.read_at(start, &mut block);
-                self.block = block;
-                read?;
+                log.read_at(&mut self.window, start, &mut self.block)?;
                 self.cur_count = count;
                 self.cur_k = count;
                 self.cur_byte = len as usize;
             }
         }
         self.entry_at(i - self.cur_first)
-    }
-
-    /// Bytes written to disk so far.
-    pub fn disk_bytes(&self) -> u64 {
-        self.file.len()
     }
 }
 

@@ -10,14 +10,19 @@ use std::os::unix::fs::FileExt;
 /// Bytes read from the file at once when walking it backwards.
 const WINDOW: usize = 1 << 20;
 
-/// An anonymous temporary file, appended to, then read.
+/// An anonymous temporary file, appended to, then read (by several
+/// readers at once, each through its own [`Window`]).
 #[derive(Default)]
 pub struct SpillFile {
     file: Option<File>,
     len: u64,
-    /// The file's bytes `window_at..` that were read last.
-    window: Vec<u8>,
-    window_at: u64,
+}
+
+/// A reader's window on a [`SpillFile`]: the bytes `at..` it read last.
+#[derive(Default)]
+pub struct Window {
+    bytes: Vec<u8>,
+    at: u64,
 }
 
 impl SpillFile {
@@ -44,24 +49,23 @@ impl SpillFile {
         Ok(())
     }
 
-    /// Fills `out` from the file at byte `at`. Reads go through a window
-    /// that ends where the read ends, so reading ever earlier bytes reads
-    /// the file once, a megabyte at a time.
-    pub fn read_at(&mut self, at: u64, out: &mut [u8]) -> io::Result<()> {
+    /// Fills `out` from the file at byte `at`, through `w`. The window is
+    /// refilled to end where the read ends, so reading ever earlier bytes
+    /// reads the file once, a megabyte at a time.
+    pub fn read_at(&self, w: &mut Window, at: u64, out: &mut [u8]) -> io::Result<()> {
         let end = at + out.len() as u64;
-        let window_end = self.window_at + self.window.len() as u64;
-        if at < self.window_at || end > window_end {
+        if at < w.at || end > w.at + w.bytes.len() as u64 {
             let file = self
                 .file
                 .as_ref()
                 .ok_or_else(|| io::Error::other("node log: nothing was spilled"))?;
             let start = end.saturating_sub(WINDOW.max(out.len()) as u64);
-            self.window.resize((end - start) as usize, 0);
-            file.read_exact_at(&mut self.window, start)?;
-            self.window_at = start;
+            w.bytes.resize((end - start) as usize, 0);
+            file.read_exact_at(&mut w.bytes, start)?;
+            w.at = start;
         }
-        let from = (at - self.window_at) as usize;
-        out.copy_from_slice(&self.window[from..from + out.len()]);
+        let from = (at - w.at) as usize;
+        out.copy_from_slice(&w.bytes[from..from + out.len()]);
         Ok(())
     }
 }
@@ -83,6 +87,7 @@ mod tests {
             all.extend_from_slice(&part);
         }
         assert_eq!(f.len(), all.len() as u64);
+        let (mut w, mut w2) = (Window::default(), Window::default());
         let mut out = vec![0u8; 5000];
         // Backwards, as the walk reads, then forward, across windows.
         for at in [
@@ -93,13 +98,16 @@ mod tests {
             0,
             7_777_777,
         ] {
-            f.read_at(at as u64, &mut out).unwrap();
+            f.read_at(&mut w, at as u64, &mut out).unwrap();
             assert_eq!(out, all[at..at + 5000], "at {at}");
+            // A second reader keeps its own window.
+            f.read_at(&mut w2, (at / 2) as u64, &mut out).unwrap();
+            assert_eq!(out, all[at / 2..at / 2 + 5000], "at {}", at / 2);
         }
         // Larger than a window.
         let mut big = vec![0u8; WINDOW + 10];
-        f.read_at(100, &mut big).unwrap();
+        f.read_at(&mut w, 100, &mut big).unwrap();
         assert_eq!(big, all[100..100 + WINDOW + 10]);
-        assert!(f.read_at(all.len() as u64 - 10, &mut out).is_err());
+        assert!(f.read_at(&mut w, all.len() as u64 - 10, &mut out).is_err());
     }
 }

@@ -534,10 +534,19 @@ fn longest(
 }
 
 fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
+    engine_with(records, s, from, false)
+}
+
+/// [`engine`], with the walk back split over two threads however short
+/// it is (`split`).
+fn engine_with(records: &[Record], s: &Interner, from: Option<&str>, split: bool) -> Result_ {
     let mut e = Engine::new(Options {
         from: from.map(String::from),
         ..Default::default()
     });
+    if split {
+        e.split_walks_early();
+    }
     for r in records {
         e.feed(r, Pos::None, s);
     }
@@ -711,6 +720,12 @@ proptest! {
     fn engine_matches_oracle(ops in ops()) {
         let (recs, s) = build(&ops, false);
         prop_assert_eq!(engine(&recs, &s, None), oracle(&recs, &s, None));
+    }
+
+    #[test]
+    fn split_walk_matches_oracle(ops in ops()) {
+        let (recs, s) = build(&ops, true);
+        prop_assert_eq!(engine_with(&recs, &s, None, true), oracle(&recs, &s, None));
     }
 
     #[test]

@@ -54,6 +54,30 @@ impl Blamer {
         }
     }
 
+    /// The blame being gathered, if any: (state key, sender SM). The only
+    /// state that carries from one edge of the walk to the next.
+    pub fn open_pair(&self) -> Option<(u32, u32)> {
+        self.open.map(|(key, sender, _)| (key, sender))
+    }
+
+    /// A blamer that goes on from a point of the walk where the blame
+    /// `open` (see [`Blamer::open_pair`]) was being gathered, counting only
+    /// what comes after it.
+    pub fn resume(open: Option<(u32, u32)>) -> Blamer {
+        Blamer {
+            open: open.map(|(key, sender)| (key, sender, 0)),
+            ..Blamer::default()
+        }
+    }
+
+    /// Adds the sums of `other`, a blamer that went on from where this one
+    /// stops (both ended).
+    pub fn absorb(&mut self, other: Blamer) {
+        for (k, ns) in other.sums {
+            *self.sums.entry(k).or_default() += ns;
+        }
+    }
+
     /// The path's start: all blame is summed.
     pub fn end(&mut self) {
         self.close();

@@ -29,6 +29,7 @@ mod machines;
 mod names;
 mod pending;
 mod rules;
+mod split;
 mod tables;
 mod walk;
 mod whatif;
@@ -44,6 +45,7 @@ use critpath_trace::{Diagnostic, Interner, Sym};
 use diagnose::DiagSink;
 use logs::Logs;
 use machines::Machines;
+use split::Marks;
 
 /// `L` of a node that no path from the start SM reaches.
 const UNREACHED: i64 = i64::MIN;
@@ -114,6 +116,8 @@ pub struct Engine<'o> {
     records: u64,
     /// The node with the greatest `L` so far, and its SM.
     best: Option<(NodeRef, u32)>,
+    /// Where the walk back may split (see `split_point`).
+    marks: Marks,
     diags: DiagSink,
 }
 
@@ -130,6 +134,7 @@ impl<'o> Engine<'o> {
             next_node: 0,
             records: 0,
             best: None,
+            marks: Marks::default(),
             diags: DiagSink::default(),
         }
     }
@@ -162,6 +167,14 @@ impl<'o> Engine<'o> {
     /// Nodes created so far.
     pub fn nodes(&self) -> u64 {
         self.next_node
+    }
+
+    /// Lets the walk back split over two threads however short it is, the
+    /// helper handing over only two steps: for tests that the split walk
+    /// finds what the one-thread walk does.
+    #[doc(hidden)]
+    pub fn split_walks_early(&mut self) {
+        self.marks = Marks::every(1, 0, 2);
     }
 
     /// Adds a diagnostic that does not come from the engine (a reader's

@@ -162,6 +162,11 @@ impl Engine<'_> {
     pub(super) fn new_node(&mut self) -> u64 {
         let node = self.next_node;
         self.next_node += 1;
+        if self.marks.due(node) {
+            if let Some((b, _)) = self.best {
+                self.marks.add(b.id);
+            }
+        }
         node
     }
 

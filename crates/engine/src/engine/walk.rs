@@ -4,9 +4,10 @@
 //! path's segments and windows when asked.
 
 use super::blame::Blamer;
+use super::split;
 use super::windows::Windows;
 use super::{Engine, NodeRef, NONE32};
-use crate::nodelog::NO_PRED;
+use crate::nodelog::{Entry, NO_PRED};
 use crate::results::{CriticalPath, Endpoint, PathSegment};
 use critpath_trace::{Interner, Sym};
 use std::io;
@@ -31,8 +32,66 @@ pub(super) struct Walked {
     pub blame: Blamer,
 }
 
+/// What the walk needs of a cgraph edge, gathered in one table that a
+/// second thread can read: its SMs, state key and blame roles.
+#[derive(Clone, Copy)]
+pub(super) struct EdgeInfo {
+    pub sms: (u32, u32),
+    pub key: u32,
+    pub held_for: u32,
+    /// For a `held` piece, the SM holding its state `key`.
+    pub holder: u32,
+    pub held: bool,
+}
+
+/// What a walk adds up over the path edges it meets: critical time per
+/// cgraph edge, the number of edges, and the blame.
+pub(super) struct Sums {
+    pub critical: Vec<u64>,
+    pub edges: u64,
+    pub blame: Blamer,
+}
+
+impl Sums {
+    /// Nothing yet, for a cgraph of `edges` edges.
+    pub fn new(edges: usize) -> Sums {
+        Sums {
+            critical: vec![0; edges],
+            edges: 0,
+            blame: Blamer::default(),
+        }
+    }
+
+    /// The walk meets the path edge into the node whose entry is `e`.
+    #[inline]
+    pub fn add(&mut self, info: &[EdgeInfo], e: &Entry) {
+        let ce = &info[e.tag as usize];
+        if ce.held_for != NONE32 {
+            // A piece held by the waiter itself blames no one.
+            let weight = if ce.holder == ce.sms.1 { 0 } else { e.weight };
+            self.blame.held(ce.held_for, ce.holder, weight);
+        } else {
+            self.blame.edge(ce.sms, ce.key, e.weight, ce.held);
+        }
+        self.critical[e.tag as usize] += e.weight;
+        self.edges += 1;
+    }
+
+    /// Adds `other`, the sums of the path beyond where these stop (both
+    /// blamers ended).
+    pub fn absorb(&mut self, other: Sums) {
+        for (c, o) in self.critical.iter_mut().zip(other.critical) {
+            *c += o;
+        }
+        self.edges += other.edges;
+        self.blame.absorb(other.blame);
+    }
+}
+
 impl Engine<'_> {
-    /// Walks the node log back from `dest` (node and SM), if any.
+    /// Walks the node log back from `dest` (node and SM), if any. Without
+    /// segments, windows or an observer to tell, the walk may run on two
+    /// threads ([`super::split`]).
     pub(super) fn walk(
         &mut self,
         dest: Option<(NodeRef, u32)>,
@@ -51,35 +110,43 @@ impl Engine<'_> {
         w.path.found = true;
         w.path.length_ns = n.l.max(0) as u64;
         w.path.end = endpoint(strings, (s.sys, s.name), n.t);
-        let (mut id, mut t) = (n.id, n.t);
+        let info = self.edge_infos();
+        let mut sums = Sums::new(info.len());
         let hand_over = self.observer.as_ref().is_some_and(|o| o.wants_path());
+        let root = if hand_over || self.opts.keep_path || w.windows.is_some() {
+            self.walk_each(n, &info, &mut sums, &mut w, strings)?
+        } else {
+            split::follow(&self.logs.nodes, &info, n.id, &self.marks, &mut sums)?
+        };
+        let s = &self.m.sms[root.tag as usize];
+        w.path.start = endpoint(strings, (s.sys, s.name), root.weight);
+        w.path.edges = sums.edges;
+        sums.blame.end();
+        self.charge(&sums.critical);
+        w.blame = sums.blame;
+        Ok(w)
+    }
+
+    /// The walk on this thread, edge by edge, keeping segments and windows
+    /// and telling the observer as asked; returns the root's entry.
+    fn walk_each(
+        &mut self,
+        n: NodeRef,
+        info: &[EdgeInfo],
+        sums: &mut Sums,
+        w: &mut Walked,
+        strings: &Interner,
+    ) -> io::Result<Entry> {
+        let hand_over = self.observer.as_ref().is_some_and(|o| o.wants_path());
+        let mut cur = self.logs.nodes.cursor();
+        let (mut id, mut t) = (n.id, n.t);
         loop {
-            let e = self.logs.nodes.get(id)?;
+            let e = cur.get(&self.logs.nodes, id)?;
             if e.pred == NO_PRED {
-                let s = &self.m.sms[e.tag as usize];
-                w.path.start = endpoint(strings, (s.sys, s.name), e.weight);
-                w.blame.end();
-                return Ok(w);
+                return Ok(e);
             }
+            sums.add(info, &e);
             let ce = &self.g.cedges[e.tag as usize];
-            let sms = (
-                self.g.cnodes[ce.from as usize].sm,
-                self.g.cnodes[ce.to as usize].sm,
-            );
-            if ce.held_for != NONE32 {
-                // A piece held by the waiter itself blames no one.
-                let holder = self.m.keys[ce.key as usize].sm;
-                let weight = if holder == sms.1 { 0 } else { e.weight };
-                w.blame.held(ce.held_for, holder, weight);
-            } else {
-                w.blame.edge(sms, ce.key, e.weight, ce.held);
-            }
-            let ce = &mut self.g.cedges[e.tag as usize];
-            ce.critical += e.weight;
-            if ce.key != NONE32 {
-                self.m.keys[ce.key as usize].critical += e.weight;
-            }
-            w.path.edges += 1;
             if let Some(win) = w.windows.as_mut() {
                 win.add(ce.key, (t.saturating_sub(e.weight), t));
             }
@@ -99,6 +166,37 @@ impl Engine<'_> {
             }
             t = t.saturating_sub(e.weight);
             id = e.pred;
+        }
+    }
+
+    /// The walk's view of every cgraph edge.
+    fn edge_infos(&self) -> Vec<EdgeInfo> {
+        let sm_of = |c: u32| self.g.cnodes[c as usize].sm;
+        self.g
+            .cedges
+            .iter()
+            .map(|ce| EdgeInfo {
+                sms: (sm_of(ce.from), sm_of(ce.to)),
+                key: ce.key,
+                held_for: ce.held_for,
+                holder: if ce.held_for == NONE32 {
+                    NONE32
+                } else {
+                    self.m.keys[ce.key as usize].sm
+                },
+                held: ce.held,
+            })
+            .collect()
+    }
+
+    /// Charges the critical time found per cgraph edge to the edges and
+    /// their states.
+    fn charge(&mut self, critical: &[u64]) {
+        for (ce, &c) in self.g.cedges.iter_mut().zip(critical) {
+            ce.critical += c;
+            if ce.key != NONE32 {
+                self.m.keys[ce.key as usize].critical += c;
+            }
         }
     }
 
