@@ -345,7 +345,7 @@ impl Cursor {
     /// Entry `k` of the current block: moves the cursor to it (back from
     /// the cursor, or from the block's end for a later entry) and decodes it.
     fn entry_at(&mut self, k: u64) -> io::Result<Entry> {
-        if k >= self.cur_k {
+        if k > self.cur_k {
             self.cur_k = self.cur_count;
             self.cur_byte = self.block.len();
         }

@@ -55,7 +55,8 @@ impl Blamer {
     }
 
     /// The blame being gathered, if any: (state key, sender SM). The only
-    /// state that carries from one edge of the walk to the next.
+    /// state that carries from one edge of the walk to the next other than
+    /// by adding up.
     pub fn open_pair(&self) -> Option<(u32, u32)> {
         self.open.map(|(key, sender, _)| (key, sender))
     }

@@ -116,7 +116,7 @@ pub struct Engine<'o> {
     records: u64,
     /// The node with the greatest `L` so far, and its SM.
     best: Option<(NodeRef, u32)>,
-    /// Where the walk back may split (see `split_point`).
+    /// Where the walk back may split (see `split::Marks`).
     marks: Marks,
     diags: DiagSink,
 }
@@ -169,9 +169,10 @@ impl<'o> Engine<'o> {
         self.next_node
     }
 
-    /// Lets the walk back split over two threads however short it is, the
-    /// helper handing over only two steps: for tests that the split walk
-    /// finds what the one-thread walk does.
+    /// Lets the walk back split over two threads however short it is, and
+    /// even with `CRITPATH_THREADS=1`, the helper handing over only two
+    /// steps: for tests that the split walk finds what the one-thread walk
+    /// does.
     #[doc(hidden)]
     pub fn split_walks_early(&mut self) {
         self.marks = Marks::every(1, 0, 2);
