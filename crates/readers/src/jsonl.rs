@@ -117,13 +117,14 @@ impl<R: BufRead> JsonlReader<R> {
         }
     }
 
-    /// The line as its fields, or what is wrong with its JSON: by the
-    /// fast path when the line has the common shape, else by serde_json.
-    fn decode<'a>(&self, text: &'a [u8]) -> Result<Line<'a>, ReadError> {
-        if let Some(l) = fast::line(text) {
-            return Ok(l);
+    /// The line's fields into `l` (empty at first), or what is wrong with
+    /// its JSON: by the fast path when the line has the common shape, else
+    /// by serde_json.
+    fn decode<'a>(&self, text: &'a [u8], l: &mut Line<'a>) -> Result<(), ReadError> {
+        if fast::line_into(text, l).is_some() {
+            return Ok(());
         }
-        serde_json::from_slice(text).map_err(|e| {
+        *l = serde_json::from_slice(text).map_err(|e| {
             let what = e.to_string();
             // serde_json says "... at line 1 column N": keep the column only.
             let what = match what.rfind(" at line ") {
@@ -136,11 +137,13 @@ impl<R: BufRead> JsonlReader<R> {
             self.err(format!(
                 "expected a JSON object with the fields of a record (docs/formats.md): {what}"
             ))
-        })
+        })?;
+        Ok(())
     }
 
     fn parse(&mut self, text: &[u8]) -> Result<Record, ReadError> {
-        let mut l = self.decode(text)?;
+        let mut l = Line::default();
+        self.decode(text, &mut l)?;
         let ev_cow = l.ev.take();
         let ev = ev_cow.as_deref().ok_or_else(|| {
             self.err(format!(
