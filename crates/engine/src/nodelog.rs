@@ -7,9 +7,10 @@
 //! (distance back to the predecessor, weight, tag), about 4 bytes instead of
 //! 20, and each block ends with a fixed trailer (payload length, first node,
 //! count). The log stays in memory while small and spills to an anonymous
-//! temporary file ([`SpillFile`]); reading walks blocks backwards from the end
-//! through their trailers, so no index is kept and RAM does not grow with the trace: the
-//! critical-path walk only ever moves to earlier nodes.
+//! temporary file ([`SpillFile`]); reading (a [`Cursor`]) walks blocks
+//! backwards from the end through their trailers, so no index is kept and
+//! RAM does not grow with the trace: the critical-path walk only ever moves
+//! to earlier nodes.
 
 use crate::spill::{SpillFile, Window};
 use std::io;
@@ -164,8 +165,6 @@ pub struct NodeLog {
     /// Whole blocks spilled (see [`SpillFile`]).
     file: SpillFile,
     sealed_len: u64,
-    /// The reader [`NodeLog::get`] uses.
-    cursor: Cursor,
 }
 
 /// A reader of a sealed [`NodeLog`]; several can read one log at once.
@@ -200,7 +199,6 @@ impl NodeLog {
             next: 0,
             file: SpillFile::default(),
             sealed_len: 0,
-            cursor: Cursor::default(),
         }
     }
 
@@ -280,7 +278,6 @@ impl NodeLog {
             self.spill()?;
         }
         self.sealed_len = self.file.len() + self.used as u64;
-        self.cursor = self.cursor();
         Ok(())
     }
 
@@ -309,15 +306,6 @@ impl NodeLog {
             cur_first: self.next,
             ..Cursor::default()
         }
-    }
-
-    /// The entry of node `i` (after [`NodeLog::seal`]), by the log's own
-    /// cursor (see [`Cursor::get`]).
-    pub fn get(&mut self, i: u64) -> io::Result<Entry> {
-        let mut c = std::mem::take(&mut self.cursor);
-        let e = c.get(self, i);
-        self.cursor = c;
-        e
     }
 
     /// Bytes written to disk so far.
@@ -432,6 +420,7 @@ mod tests {
             log.push(entry(i)).unwrap();
         }
         log.seal().unwrap();
+        let mut cur = log.cursor();
         assert!(log.disk_bytes() > 0, "a log this size spills to disk");
         assert_eq!(log.len(), n);
         for i in [
@@ -447,11 +436,11 @@ mod tests {
             1,
             0,
         ] {
-            assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
+            assert_eq!(cur.get(&log, i).unwrap(), entry(i), "node {i}");
         }
         // Going forward again restarts from the end.
-        assert_eq!(log.get(n - 2).unwrap(), entry(n - 2));
-        assert!(log.get(n).is_err());
+        assert_eq!(cur.get(&log, n - 2).unwrap(), entry(n - 2));
+        assert!(cur.get(&log, n).is_err());
     }
 
     #[test]
@@ -461,14 +450,15 @@ mod tests {
             log.push(entry(i)).unwrap();
         }
         log.seal().unwrap();
+        let mut cur = log.cursor();
         // Sparse steps back, the same node twice, and steps forward.
         for i in [
             19_999, 19_000, 19_000, 19_001, 12_289, 12_288, 12_287, 5, 8_000, 0,
         ] {
-            assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
+            assert_eq!(cur.get(&log, i).unwrap(), entry(i), "node {i}");
         }
         for i in (0..20_000).rev().step_by(37) {
-            assert_eq!(log.get(i).unwrap(), entry(i), "node {i}");
+            assert_eq!(cur.get(&log, i).unwrap(), entry(i), "node {i}");
         }
     }
 
@@ -479,9 +469,10 @@ mod tests {
             log.push(entry(i)).unwrap();
         }
         log.seal().unwrap();
+        let mut cur = log.cursor();
         assert_eq!(log.disk_bytes(), 0);
         for i in (0..10_000).rev() {
-            assert_eq!(log.get(i).unwrap(), entry(i));
+            assert_eq!(cur.get(&log, i).unwrap(), entry(i));
         }
     }
 }
