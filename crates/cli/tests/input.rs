@@ -89,6 +89,15 @@ fn xz(b: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+fn bz2(b: &[u8]) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+/// Every compression critpath reads, by a name for messages.
+const PACKS: [(&str, Pack); 4] = [("gz", gz), ("zst", zst), ("xz", xz), ("bz2", bz2)];
+
 #[test]
 fn a_trace_on_standard_input_reads_as_the_file() {
     for name in [
@@ -148,14 +157,13 @@ fn pipes_dev_stdin_and_process_substitution() {
 }
 
 #[test]
-fn gzip_zstd_and_xz_by_content_on_files_and_stdin() {
+fn gzip_zstd_xz_and_bzip2_by_content_on_files_and_stdin() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["small.jsonl", "chrome.json"] {
         let path = fixture(name);
         let want = json_of(&["analyze", path.to_str().unwrap(), "--json"]);
         let body = std::fs::read(&path).unwrap();
-        let packed: [(&str, Pack); 3] = [("gz", gz), ("zst", zst), ("xz", xz)];
-        for (ext, pack) in packed {
+        for (ext, pack) in PACKS {
             let bytes = pack(&body);
             // The name says nothing: the content does.
             let p = write(dir.path(), &format!("{name}.{ext}.bin"), &bytes);
@@ -166,10 +174,46 @@ fn gzip_zstd_and_xz_by_content_on_files_and_stdin() {
         }
     }
     // The system's own compressors agree.
-    if Command::new("gzip").arg("--version").output().is_ok() {
-        let body = std::fs::read(fixture("small.jsonl")).unwrap();
-        let o = run_stdin(&["check", "-"], &compress(&["gzip", "-c"], &body));
-        assert!(o.status.success(), "{}", stderr(&o));
+    let body = std::fs::read(fixture("small.jsonl")).unwrap();
+    for tool in ["gzip", "bzip2"] {
+        if Command::new(tool).arg("--help").output().is_ok() {
+            let o = run_stdin(&["check", "-"], &compress(&[tool, "-c"], &body));
+            assert!(o.status.success(), "{tool}: {}", stderr(&o));
+        }
+    }
+}
+
+#[test]
+fn compressed_pieces_end_to_end_read_as_one_trace() {
+    // `cat a.gz b.gz`, or what parallel compressors write: several streams.
+    let path = fixture("small.jsonl");
+    let want = json_of(&["analyze", path.to_str().unwrap(), "--json"]);
+    let body = std::fs::read(&path).unwrap();
+    let half = body.len() / 2
+        + body[body.len() / 2..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap()
+        + 1;
+    for (ext, pack) in PACKS {
+        let mut bytes = pack(&body[..half]);
+        bytes.extend(pack(&body[half..]));
+        let got = json(&run_stdin(&["analyze", "-", "--json"], &bytes));
+        assert_eq!(got["states"], want["states"], "{ext}");
+        assert_eq!(got["stats"], want["stats"], "{ext}");
+    }
+}
+
+#[test]
+fn an_empty_compressed_trace_is_called_empty() {
+    for (ext, pack) in PACKS {
+        let o = run_stdin(&["analyze", "-"], &pack(b""));
+        assert_eq!(o.status.code(), Some(2), "{ext}");
+        assert!(
+            stderr(&o).contains("the file is empty"),
+            "{ext}: {}",
+            stderr(&o)
+        );
     }
 }
 

@@ -1,7 +1,7 @@
 //! Opening a trace's bytes: a file, or `-` for standard input, or any path
 //! that is not seekable (a pipe, `<(…)`, `/dev/stdin`). The first bytes are
 //! read once, to detect the format, and kept in front of the rest; gzip,
-//! zstd and xz are decompressed on the fly, recognised by their magic bytes
+//! zstd, xz and bzip2 are decompressed on the fly, recognised by their magic bytes
 //! (never by the name), so a compressed trace reads as the plain one. A
 //! one-shot input is copied to an unnamed temporary file as it is read, so
 //! a command that reads its trace twice (`whatif`, `analyze --next`) can,
@@ -23,12 +23,18 @@ pub const HEAD: usize = 8192;
 /// A trace's bytes as a buffered stream.
 pub type Stream = BufReader<Box<dyn Read + Send>>;
 
+/// The magic numbers of a bzip2 block (pi's digits) and of a stream's end
+/// (the square root of pi's).
+const BZ_BLOCK: &[u8] = &[0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+const BZ_END: &[u8] = &[0x17, 0x72, 0x45, 0x38, 0x50, 0x90];
+
 /// A compression critpath undoes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
     Gzip,
     Zstd,
     Xz,
+    Bzip2,
 }
 
 impl Compression {
@@ -40,6 +46,13 @@ impl Compression {
             Some(Compression::Zstd)
         } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
             Some(Compression::Xz)
+        } else if head.len() >= 10
+            && head.starts_with(b"BZh")
+            && (b'1'..=b'9').contains(&head[3])
+            && [BZ_BLOCK, BZ_END].contains(&&head[4..10])
+        {
+            // "BZh", the block size, then a block or the stream's end.
+            Some(Compression::Bzip2)
         } else {
             None
         }
@@ -50,6 +63,7 @@ impl Compression {
             Compression::Gzip => "gzip",
             Compression::Zstd => "zstd",
             Compression::Xz => "xz",
+            Compression::Bzip2 => "bzip2",
         }
     }
 
@@ -60,6 +74,8 @@ impl Compression {
             Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
             Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(input)?),
             Compression::Xz => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(input)),
+            // Several streams (as `pbzip2` writes, or `cat a.bz2 b.bz2`) too.
+            Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(input)),
         })
     }
 }

@@ -1,8 +1,8 @@
 //! Mutation fuzzing of every reader through `critpath_import::open`: valid
 //! fixtures of each format (JSONL plain and gzip'd, .cpt plain and zstd,
-//! Chrome plain and xz'd, OTLP, Jaeger, SDK annotation blocks, perf.data)
-//! with bits flipped, bytes inserted, overwritten or removed, and the file
-//! cut. Any input may be refused, but no input may panic, hang, or ask for
+//! Chrome plain and xz'd, OTLP, Jaeger plain and bzip2'd, SDK annotation
+//! blocks, perf.data) with bits flipped, bytes inserted, overwritten or
+//! removed, and the file cut. Any input may be refused, but no input may panic, hang, or ask for
 //! an unbounded allocation. Each format runs a bounded number of cases (a
 //! few seconds); the counts are printed (`--nocapture`).
 //!
@@ -58,6 +58,12 @@ fn gzip(b: &[u8]) -> Vec<u8> {
 
 fn xz(b: &[u8]) -> Vec<u8> {
     let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+fn bzip2(b: &[u8]) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
     e.write_all(b).unwrap();
     e.finish().unwrap()
 }
@@ -324,6 +330,19 @@ fn fuzz_chrome() {
 fn fuzz_spans() {
     fuzz("otlp", fixture("otlp.json"), false, CASES);
     fuzz("jaeger", fixture("jaeger.json"), false, CASES);
+    fuzz(
+        "jaeger.bz2",
+        bzip2(&fixture("jaeger.json")),
+        false,
+        CASES / 3,
+    );
+    fuzz_then(
+        "jaeger then bzip2",
+        fixture("jaeger.json"),
+        false,
+        CASES / 3,
+        |b| bzip2(&b),
+    );
 }
 
 #[test]
