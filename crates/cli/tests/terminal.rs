@@ -207,6 +207,33 @@ fn errors_name_the_option_used() {
 }
 
 #[test]
+fn the_verdict_says_another_path_takes_over_only_when_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let verdict = |name: &str, body: String| {
+        let p = write(dir.path(), name, body);
+        let out = ok(&run_cols(None, &["analyze", p.to_str().unwrap()]));
+        out.lines().next().unwrap().to_string()
+    };
+    // One SM through ten states of 100 ns: twice as fast, the top one
+    // takes 50 ns off, and the path is the same.
+    let mut chain = String::new();
+    for i in 0..=10 {
+        let line = format!(
+            "{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s{i}\"}}\n",
+            i * 100
+        );
+        chain.push_str(&line);
+    }
+    let v = verdict("chain.jsonl", chain);
+    assert!(v.ends_with("2× faster → 5.0% shorter"), "{v}");
+    // A 1 ns path: half of it rounds to the same length.
+    let one = "{\"t\":1,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n\
+               {\"t\":2,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n";
+    let v = verdict("one.jsonl", one.to_string());
+    assert!(v.ends_with("2× faster → no shorter"), "{v}");
+}
+
+#[test]
 fn whatif_to_zero_says_the_path_vanishes() {
     let dir = tempfile::tempdir().unwrap();
     let body = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"work\"}\n\

@@ -41,15 +41,23 @@ pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> St
         article(&len)
     );
     if let Some(f) = faster_ns {
+        // The path's length if it kept its edges: half the state's share
+        // off, give or take the rounding of each scaled edge.
+        let kept = p.length_ns - top.critical_ns / 2;
+        let other = if f > kept + p.edges / 2 + 1 {
+            " (another path takes over)"
+        } else {
+            ""
+        };
         let gain = if f == 0 {
             "the path vanishes".to_string()
         } else if f >= p.length_ns {
-            "no shorter (another path takes over)".to_string()
+            format!("no shorter{other}")
         } else if p.length_ns as f64 / f as f64 >= 1.1 {
             format!("{:.1}× shorter", p.length_ns as f64 / f as f64)
         } else {
             let pct = 100.0 * (p.length_ns - f) as f64 / p.length_ns as f64;
-            format!("{pct:.1}% shorter (another path takes over)")
+            format!("{pct:.1}% shorter{other}")
         };
         let _ = write!(o, "; 2× faster → {gain}");
     }
