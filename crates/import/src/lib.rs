@@ -145,6 +145,11 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
             c.name()
         ));
     }
+    if let Some((what, undo)) = packed_otherwise(head) {
+        return fail(format!(
+            "this is {what}: critpath reads a trace as it is or compressed with gzip, zstd, xz or bzip2; {undo} it first"
+        ));
+    }
     // Text: the first line that is not blank or a comment.
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -184,6 +189,32 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
             ))
         }
     }
+}
+
+/// An archive or a compression critpath does not undo, by its magic bytes,
+/// and what to do to it.
+fn packed_otherwise(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    let magic: [(&[u8], &str, &str); 4] = [
+        (b"PK\x03\x04", "a zip archive", "extract the trace from"),
+        (
+            &[0x04, 0x22, 0x4d, 0x18],
+            "lz4-compressed data",
+            "decompress",
+        ),
+        (
+            &[b'7', b'z', 0xbc, 0xaf, 0x27, 0x1c],
+            "a 7z archive",
+            "extract the trace from",
+        ),
+        (b"Rar!\x1a\x07", "a rar archive", "extract the trace from"),
+    ];
+    if let Some(&(_, what, undo)) = magic.iter().find(|(m, ..)| head.starts_with(m)) {
+        return Some((what, undo));
+    }
+    // A tar header: a NUL-padded name (no text trace holds a NUL), then
+    // "ustar" at 257.
+    let tar = head.len() > 262 && head[..100].contains(&0) && &head[257..262] == b"ustar";
+    tar.then_some(("a tar archive", "extract the trace from"))
 }
 
 pub use critpath_readers::companion;
@@ -332,4 +363,46 @@ fn mapped(input: &Input, what: &str) -> Result<std::path::PathBuf, ReadError> {
         format!("{how}: critpath reads {what} in place, so it needs a regular, uncompressed file; save (and decompress) it to a file first"),
         true,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(head: &[u8]) -> String {
+        match detect(head, "t") {
+            Err(e) => e.to_string(),
+            Ok(f) => panic!("read as {f:?}"),
+        }
+    }
+
+    #[test]
+    fn archives_and_other_compressions_are_named() {
+        let mut tar = vec![0u8; 512];
+        tar[..7].copy_from_slice(b"t.jsonl");
+        tar[257..263].copy_from_slice(b"ustar\0");
+        let cases: [(Vec<u8>, &str); 4] = [
+            (tar, "this is a tar archive: "),
+            (b"PK\x03\x04\x14\0".to_vec(), "this is a zip archive: "),
+            (
+                vec![0x04, 0x22, 0x4d, 0x18, 0x64],
+                "this is lz4-compressed data: ",
+            ),
+            (
+                b"7z\xbc\xaf\x27\x1c\0\x04".to_vec(),
+                "this is a 7z archive: ",
+            ),
+        ];
+        for (head, says) in cases {
+            let e = refused(&head);
+            assert!(e.contains(says), "{e}");
+            assert!(e.ends_with(" it first"), "{e}");
+        }
+        // Text that happens to hold "ustar" where a tar header would is
+        // still read as the text it is.
+        let mut line = br#"{"t":0,"sm":"a","ev":"state","state":"x"}"#.to_vec();
+        line.resize(257, b' ');
+        line.extend_from_slice(b"ustar\n");
+        assert!(matches!(detect(&line, "t"), Ok(Format::Jsonl)));
+    }
 }
