@@ -43,8 +43,8 @@ pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> St
     if let Some(f) = faster_ns {
         // The path's length if it kept its edges: half the state's share
         // off, give or take the rounding of each scaled edge.
-        let kept = p.length_ns - top.critical_ns / 2;
-        let other = if f > kept + p.edges / 2 + 1 {
+        let kept = p.length_ns.saturating_sub(top.critical_ns / 2);
+        let other = if f > kept.saturating_add(p.edges / 2 + 1) {
             " (another path takes over)"
         } else {
             ""
