@@ -154,6 +154,25 @@ fn follow_with(
     })
 }
 
+/// One step back from node `*id`: its entry when it is the root (`*id`
+/// stays), else adds its edge to `sums` and moves `*id` to its predecessor.
+#[inline]
+fn step(
+    log: &NodeLog,
+    info: &[EdgeInfo],
+    cur: &mut Cursor,
+    id: &mut u64,
+    sums: &mut Sums,
+) -> io::Result<Option<Entry>> {
+    let e = cur.get(log, *id)?;
+    if e.pred == NO_PRED {
+        return Ok(Some(e));
+    }
+    sums.add(info, &e);
+    *id = e.pred;
+    Ok(None)
+}
+
 /// The chain from `id` to its root, on this thread alone.
 fn alone(
     log: &NodeLog,
@@ -163,12 +182,9 @@ fn alone(
     sums: &mut Sums,
 ) -> io::Result<Entry> {
     loop {
-        let e = cur.get(log, id)?;
-        if e.pred == NO_PRED {
-            return Ok(e);
+        if let Some(root) = step(log, info, cur, &mut id, sums)? {
+            return Ok(root);
         }
-        sums.add(info, &e);
-        id = e.pred;
     }
 }
 
@@ -186,12 +202,9 @@ fn lead<'s>(
     sums: &mut Sums,
 ) -> io::Result<Entry> {
     while id > from {
-        let e = cur.get(log, id)?;
-        if e.pred == NO_PRED {
-            return Ok(e);
+        if let Some(root) = step(log, info, cur, &mut id, sums)? {
+            return Ok(root);
         }
-        sums.add(info, &e);
-        id = e.pred;
     }
     // The helper failed before handing over: its error, if real, is met
     // again alone. (A panic, a bug, would end the scope with a panic.)
@@ -247,13 +260,10 @@ fn meet(
         if steps[p].0 == *id {
             return Ok(Some(p));
         }
-        let e = cur.get(log, *id)?;
-        if e.pred == NO_PRED {
+        if step(log, info, cur, id, sums)?.is_some() {
             // The path's root: the walk alone reads it again and ends.
             return Ok(None);
         }
-        sums.add(info, &e);
-        *id = e.pred;
     }
 }
 
@@ -290,13 +300,10 @@ fn help(
         if n % 4096 == 0 && stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let e = cur.get(log, id)?;
-        if e.pred == NO_PRED {
+        if let Some(root) = step(log, info, &mut cur, &mut id, &mut sums)? {
             sums.blame.end();
-            return Ok(Some((sums, e)));
+            return Ok(Some((sums, root)));
         }
-        sums.add(info, &e);
-        id = e.pred;
     }
     unreachable!("a chain of nodes ends")
 }
