@@ -2,9 +2,10 @@
 //! fixtures of each format (JSONL plain and gzip'd, .cpt plain and zstd,
 //! Chrome plain and xz'd, OTLP, Jaeger plain and bzip2'd, SDK annotation
 //! blocks, perf.data) with bits flipped, bytes inserted, overwritten or
-//! removed, and the file cut. Any input may be refused, but no input may panic, hang, or ask for
-//! an unbounded allocation. Each format runs a bounded number of cases (a
-//! few seconds); the counts are printed (`--nocapture`).
+//! removed, and the file cut. Any input may be refused, but no input may
+//! panic, hang, or ask for an unbounded allocation. Each format runs a
+//! bounded number of cases (a few seconds); the counts are printed
+//! (`--nocapture`).
 //!
 //! The cases come from a fixed seed, so a run is repeatable and CI sees
 //! the same inputs each time. `CRITPATH_FUZZ_SEED=N` (or `random`) picks

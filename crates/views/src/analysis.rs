@@ -163,15 +163,10 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
             layout.width,
         ));
         if layout.folded > 0 {
+            let more = counted(layout.folded as u64, "more state");
             let _ = writeln!(
                 o,
-                "… {} more {} folded (--top N shows more, --json all of them)",
-                layout.folded,
-                if layout.folded == 1 {
-                    "state"
-                } else {
-                    "states"
-                }
+                "… {more} folded (--top N shows more, --json all of them)"
             );
         }
         o.push_str(&beyond_total(a, show_sys));

@@ -22,12 +22,12 @@ pub fn check(
     }
     let _ = writeln!(
         o,
-        "{file}: {}, {}, {}, cgraph {} nodes / {} edges: {}",
+        "{file}: {}, {}, {}, cgraph {} / {}: {}",
         counted(a.stats.records, "record"),
         counted(a.stats.nodes, "node"),
         counted(a.stats.state_machines, "state machine"),
-        a.cgraph.nodes.len(),
-        a.cgraph.edges.len(),
+        counted(a.cgraph.nodes.len() as u64, "node"),
+        counted(a.cgraph.edges.len() as u64, "edge"),
         if ok { "ok" } else { "FAILED" }
     );
     o
