@@ -285,6 +285,28 @@ fn a_sleepers_time_lies_on_the_timer_that_wakes_it() {
     assert_eq!(row(&a, sleeper, "blocked:sleep").1, 0);
 }
 
+/// The same sleeps recorded by plain `perf record -e 'sched:*'`: with no
+/// interrupt events, whichever thread ran when the timer fired is no waker
+/// (the wakeups' flags say they fired in an interrupt), so the sleeps stay
+/// on the path as the sleeper's own wait instead of vanishing.
+#[test]
+fn without_interrupt_events_a_sleep_stays_the_sleepers_wait() {
+    let a = analyze("sleep3_sched_only");
+    let r = read("sleep3_sched_only");
+    let sleeper = threads(&r.recs, "sleeper");
+    assert_eq!(sleeper.len(), 1, "{sleeper:?}");
+    let (_, critical) = row(&a, sleeper[0], "blocked:sleep");
+    assert!(critical >= 12 * MS, "{critical} ns");
+    let length = a.critical_path.length_ns;
+    assert!(length >= 15 * MS, "{length} ns");
+    let unrecorded = a
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("recording has no interrupt events"))
+        .expect("a diagnostic says the interrupts were not recorded");
+    assert!(unrecorded.count.unwrap_or(0) >= 3, "{unrecorded:?}");
+}
+
 #[test]
 fn ping_and_pong_wake_each_other_every_round() {
     let r = read("pingpong");

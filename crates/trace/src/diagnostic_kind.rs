@@ -43,6 +43,8 @@ pub enum DiagnosticKind {
     PreexistingThread,
     /// Wakeups from no known context.
     UnknownWaker,
+    /// Wakeups by interrupts whose cause is not in the trace.
+    UncausedWakeup,
     /// Interrupt, softirq or timer runs with no recorded exit.
     UnbalancedInterrupt,
     /// Inferred transitions placed at the start of the reorder window.
@@ -63,7 +65,7 @@ use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 24] = [
+    pub const ALL: [DiagnosticKind; 25] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -81,6 +83,7 @@ impl DiagnosticKind {
         LostSwitchIn,
         PreexistingThread,
         UnknownWaker,
+        UncausedWakeup,
         UnbalancedInterrupt,
         LateTransition,
         ClockOffset,
@@ -110,6 +113,7 @@ impl DiagnosticKind {
             LostSwitchIn => "lost-switch-in",
             PreexistingThread => "preexisting-thread",
             UnknownWaker => "unknown-waker",
+            UncausedWakeup => "uncaused-wakeup",
             UnbalancedInterrupt => "unbalanced-interrupt",
             LateTransition => "late-transition",
             ClockOffset => "clock-offset",
@@ -147,6 +151,7 @@ impl DiagnosticKind {
             LostSwitchIn => "A thread's switch onto a CPU was lost: part of its running time before its next event may be charged to whoever held that CPU.",
             PreexistingThread => "Threads started before the recording: their first state begins at their first event.",
             UnknownWaker => "Some wakeups came from no known context: those dependences are missing from the graph.",
+            UncausedWakeup => "Some threads were woken by an interrupt whose cause the trace does not show (a device, a remote peer, a timer armed before recording): their waits are charged to the waiting state itself.",
             UnbalancedInterrupt => "Some interrupt runs had no recorded exit: they were ended at the next sign that they were over.",
             LateTransition => "Some inferred transitions came too late for the reorder window: their times are approximate.",
             Straggler => "One rank arrived last at the collectives and the others waited for it: look at what that rank did before them.",

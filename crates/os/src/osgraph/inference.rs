@@ -180,6 +180,22 @@ impl Builder {
             ),
         );
         counted(
+            c.unrecorded_interrupts,
+            DiagnosticKind::UnknownWaker,
+            format!(
+                "{} wakeup(s) happened inside an interrupt (so say the events' flags), but the recording has no interrupt events: the threads that merely hosted them are not taken for wakers, and those waits are charged to the waiting states; record with `critpath record`, or add -e 'irq:*' -e 'timer:*' to perf record",
+                c.unrecorded_interrupts
+            ),
+        );
+        counted(
+            c.uncaused_wakeups,
+            DiagnosticKind::UncausedWakeup,
+            format!(
+                "{} wakeup(s) came from an interrupt whose cause the recording does not show (a device's or a network card's interrupt, a softirq it raised, a timer armed before recording): those waits are charged to the waiting states (blocked:io, blocked:sleep ...), not to the interrupt",
+                c.uncaused_wakeups
+            ),
+        );
+        counted(
             c.unbalanced,
             DiagnosticKind::UnbalancedInterrupt,
             format!(

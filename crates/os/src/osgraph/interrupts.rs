@@ -4,7 +4,7 @@
 //! node hangs on what caused it (a softirq raise, a timer arming); the
 //! thread it interrupts is `interrupted:SM` meanwhile.
 
-use super::{Arm, Builder, Ctx, CtxKind, Derived, St};
+use super::{Arm, Builder, Ctx, CtxKind, Derived, Raise, St};
 use crate::names::lane_name;
 use critpath_trace::Sym;
 
@@ -44,15 +44,16 @@ impl Builder {
     }
 
     /// Starts an interrupt SM's life on `cpu`: its first node hangs on
-    /// `cause` (a link, and the state its wait is charged to) when known.
+    /// `cause` (a link, and the state its wait is charged to) when known;
+    /// `explained` as in `Ctx`.
     pub(super) fn enter_ctx(
         &mut self,
         t: u64,
         cpu: u32,
         tid: u32,
-        base: Sym,
-        kind: CtxKind,
+        (base, kind): (Sym, CtxKind),
         cause: Option<(u64, Sym)>,
+        explained: bool,
     ) {
         // The thread it interrupts is `interrupted` meanwhile: that time is
         // not its own work. (No link: the thread resumes on its own chain,
@@ -79,7 +80,17 @@ impl Builder {
             base,
             lane,
             kind,
+            explained,
         });
+    }
+
+    /// Does what executes on `cpu` now have a seen chain of causes: a
+    /// thread, or an explained interrupt (see `Ctx`)?
+    pub(super) fn explained(&self, cpu: u32) -> bool {
+        self.cpus[cpu as usize]
+            .ctx
+            .last()
+            .is_none_or(|c| c.explained)
     }
 
     /// Ends the innermost interrupt SM of `cpu` that `is` accepts, and any
@@ -126,19 +137,23 @@ impl Builder {
             if let Some(by) = by {
                 self.send(t, by, l);
             }
-            self.cpus[cpu as usize].raised[v] = Some((l, by.is_some()));
+            self.cpus[cpu as usize].raised[v] = Some(Raise {
+                link: l,
+                sent: by.is_some(),
+                explained: by.is_some() && self.explained(cpu),
+            });
         }
     }
 
     /// `softirq_entry`: a life of `softirq:NAME`, hanging on its raise.
     pub(super) fn softirq_entry(&mut self, t: u64, cpu: u32, tid: u32, vec: u8) {
         let v = vec as usize % 10;
-        let cause = self.cpus[cpu as usize].raised[v]
-            .take()
-            .filter(|r| r.1)
-            .map(|r| (r.0, self.s.raised));
+        let raise = self.cpus[cpu as usize].raised[v].take();
+        let cause = raise.filter(|r| r.sent).map(|r| (r.link, self.s.raised));
+        let explained = raise.is_some_and(|r| r.explained);
         let base = self.s.softirq[v];
-        self.enter_ctx(t, cpu, tid, base, CtxKind::Softirq(vec), cause);
+        let kind = CtxKind::Softirq(vec);
+        self.enter_ctx(t, cpu, tid, (base, kind), cause, explained);
     }
 
     /// `hrtimer_start` / `timer_start`: the expiry depends on who armed it.
@@ -159,6 +174,7 @@ impl Builder {
         let arm = Arm {
             link: l,
             sent: by.is_some(),
+            explained: by.is_some() && self.explained(cpu),
             expires,
             func,
         };
@@ -173,12 +189,10 @@ impl Builder {
     /// `hrtimer_expire_entry` / `timer_expire_entry`: a life of
     /// `timer:FUNCTION`, hanging on its arming.
     pub(super) fn timer_entry(&mut self, t: u64, cpu: u32, tid: u32, timer: u64, func: Sym) {
-        let cause = self
-            .arms
-            .remove(&timer)
-            .filter(|a| a.sent)
-            .map(|a| (a.link, self.s.armed));
+        let arm = self.arms.remove(&timer);
+        let cause = arm.filter(|a| a.sent).map(|a| (a.link, self.s.armed));
+        let explained = arm.is_some_and(|a| a.explained);
         let base = self.derived(Derived::Timer, func);
-        self.enter_ctx(t, cpu, tid, base, CtxKind::Timer, cause);
+        self.enter_ctx(t, cpu, tid, (base, CtxKind::Timer), cause, explained);
     }
 }

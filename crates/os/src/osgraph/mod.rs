@@ -152,6 +152,10 @@ struct Ctx {
     base: Sym,
     lane: u32,
     kind: CtxKind,
+    /// Its chain of causes goes back to a thread: it was raised, armed or
+    /// sent by one (or by an interrupt so explained). A hard IRQ's cause
+    /// (a device, a remote peer) is never seen.
+    explained: bool,
 }
 
 #[derive(Default, Debug)]
@@ -162,7 +166,7 @@ struct Cpu {
     cur: Option<u32>,
     ctx: Vec<Ctx>,
     /// A raised, not yet run softirq: its link (and whether anyone sent it).
-    raised: [Option<(u64, bool)>; 10],
+    raised: [Option<Raise>; 10],
     /// The thread the outermost interrupt SM interrupted.
     interrupted: Option<u32>,
     /// Runnable threads waiting for this CPU (docs/os-graph.md).
@@ -184,10 +188,21 @@ impl Cpu {
     }
 }
 
+/// A softirq vector raised on a CPU and not yet run: the link its run hangs
+/// on, whether it was sent (the raiser was known) and explained (see `Ctx`).
+#[derive(Clone, Copy, Debug)]
+struct Raise {
+    link: u64,
+    sent: bool,
+    explained: bool,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Arm {
     link: u64,
     sent: bool,
+    /// Armed by a thread, or by an explained interrupt (see `Ctx`).
+    explained: bool,
     expires: Option<(u64, u64)>,
     func: Sym,
 }
@@ -199,6 +214,12 @@ pub struct Counts {
     pub inferred_by_timer: u64,
     pub preexisting: u64,
     pub unknown_waker: u64,
+    /// Wakeups done by interrupts whose chain of causes is not seen (see
+    /// `Ctx::explained`).
+    pub uncaused_wakeups: u64,
+    /// Wakeups that the event's flags place in an interrupt, on a CPU
+    /// where no interrupt was seen to begin: the recording lacks them.
+    pub unrecorded_interrupts: u64,
     pub unbalanced: u64,
     pub late: u64,
     pub annot_problems: u64,
@@ -403,12 +424,17 @@ impl Builder {
                 next,
                 next_comm,
             } => self.switch(t, cpu, (prev, &prev_comm, prev_state), (next, &next_comm)),
-            KEvent::Wake { tid, comm, target } => self.wake(t, (cpu, target), k.tid, tid, &comm),
+            KEvent::Wake {
+                tid,
+                comm,
+                target,
+                in_irq,
+            } => self.wake(t, (cpu, target, in_irq), k.tid, tid, &comm),
             KEvent::Fork { child, comm } => self.fork(t, cpu, k.tid, child, &comm),
             KEvent::Exec | KEvent::Skb { .. } | KEvent::Sock { .. } => {}
             KEvent::IrqEntry { name } => {
                 let base = self.derived(Derived::Irq, name);
-                self.enter_ctx(t, cpu, k.tid, base, CtxKind::Irq, None);
+                self.enter_ctx(t, cpu, k.tid, (base, CtxKind::Irq), None, false);
             }
             KEvent::IrqExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Irq)),
             KEvent::SoftirqRaise { vec } => self.softirq_raise(t, cpu, k.tid, vec),

@@ -64,6 +64,7 @@ fn a_wakeup_inside_an_interrupt_charges_the_wait_to_the_interrupted_holder() {
         tid: 6,
         comm: comm("app"),
         target: Some(0),
+        in_irq: true,
     };
     b.feed(&at(21, 0, 5, wake));
     b.feed(&at(22, 0, 5, KEvent::IrqExit));
@@ -319,6 +320,7 @@ fn a_thread_woken_for_an_idle_cpu_ran_from_its_last_visible_event() {
             tid: 5,
             comm: comm("app"),
             target: Some(target),
+            in_irq: false,
         };
         b.feed(&switch(20, 0, 5, 1, 0)); // app:5 sleeps; CPU 0 idles
         b.feed(&at(22, 1, 7, wake)); // app:7 wakes it
@@ -345,5 +347,99 @@ fn a_thread_woken_for_an_idle_cpu_ran_from_its_last_visible_event() {
         let d = b.diagnostics();
         let d = d.iter().find(|d| d.sm.as_deref() == Some("app:5"));
         assert_eq!(d.and_then(|d| d.ns), Some(lost.2), "{d:?}");
+    }
+}
+
+/// How `app:6`, asleep on CPU 1, was woken by the events `wake` feeds on
+/// CPU 0 (where `app:5` runs): through a link (`recv`), or with none
+/// (`state`), and the builder's counts then.
+fn woken_how(wake: impl Fn(&mut Builder, Sym, Sym)) -> (&'static str, Counts) {
+    let mut strings = Interner::new();
+    let eth = strings.intern("eth0");
+    let func = strings.intern("hrtimer_wakeup");
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    b.feed(&switch(10, 0, 0, 0, 5));
+    b.feed(&switch(11, 1, 0, 0, 6));
+    b.feed(&switch(12, 1, 6, 1, 0)); // app:6 sleeps
+    wake(&mut b, eth, func);
+    b.feed(&switch(40, 1, 0, 0, 6));
+    b.finish();
+    let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+    let app6 = b.strings.get("app:6").expect("thread SM");
+    let how = recs.iter().find_map(|r| match r.ev {
+        Event::Recv {
+            who: Who::Sm(s), ..
+        } if s == app6 => Some("recv"),
+        Event::State {
+            who: Who::Sm(s),
+            state,
+        } if s == app6 && r.t == 30 => {
+            assert_eq!(b.strings.resolve(state), "runnable");
+            Some("state")
+        }
+        _ => None,
+    });
+    (how.expect("app:6 woken at 30"), b.counts.clone())
+}
+
+fn wake6(in_irq: bool) -> KEvent {
+    KEvent::Wake {
+        tid: 6,
+        comm: comm("app"),
+        target: Some(1),
+        in_irq,
+    }
+}
+
+/// A wakeup is a dependence only where its chain of causes is seen: a
+/// thread, a timer it armed, a softirq it raised. A device's interrupt (or
+/// a softirq it raised), or an interrupt the recording lacks (the event's
+/// flags say so, but no entry was seen), makes no link, so the sleeper's
+/// wait stays its own time on the path instead of vanishing.
+#[test]
+fn only_wakeups_with_a_seen_cause_are_links() {
+    let by_thread = woken_how(|b, _, _| b.feed(&at(30, 0, 5, wake6(false))));
+    assert_eq!(by_thread.0, "recv");
+    let by_device = woken_how(|b, eth, _| {
+        b.feed(&at(29, 0, 5, KEvent::IrqEntry { name: eth }));
+        b.feed(&at(30, 0, 5, wake6(true)));
+        b.feed(&at(31, 0, 5, KEvent::IrqExit));
+    });
+    assert_eq!(by_device.0, "state");
+    assert_eq!(by_device.1.uncaused_wakeups, 1);
+    let unrecorded = woken_how(|b, _, _| b.feed(&at(30, 0, 5, wake6(true))));
+    assert_eq!(unrecorded.0, "state");
+    assert_eq!(unrecorded.1.unrecorded_interrupts, 1);
+    // A timer armed by a thread, expiring inside a device's interrupt.
+    let armed = woken_how(|b, eth, func| {
+        let timer = 0xfeed;
+        let start = KEvent::TimerStart {
+            timer,
+            func,
+            expires: None,
+        };
+        b.feed(&at(20, 0, 5, start));
+        b.feed(&at(29, 0, 5, KEvent::IrqEntry { name: eth }));
+        b.feed(&at(29, 0, 5, KEvent::TimerEntry { timer, func }));
+        b.feed(&at(30, 0, 5, wake6(true)));
+        b.feed(&at(31, 0, 5, KEvent::TimerExit));
+        b.feed(&at(31, 0, 5, KEvent::IrqExit));
+    });
+    assert_eq!(armed.0, "recv");
+    // Softirqs: raised by a thread, or by a device's interrupt.
+    for (raiser_irq, want) in [(false, "recv"), (true, "state")] {
+        let got = woken_how(|b, eth, _| {
+            if raiser_irq {
+                b.feed(&at(28, 0, 5, KEvent::IrqEntry { name: eth }));
+            }
+            b.feed(&at(28, 0, 5, KEvent::SoftirqRaise { vec: 3 }));
+            if raiser_irq {
+                b.feed(&at(28, 0, 5, KEvent::IrqExit));
+            }
+            b.feed(&at(29, 0, 5, KEvent::SoftirqEntry { vec: 3 }));
+            b.feed(&at(30, 0, 5, wake6(true)));
+            b.feed(&at(31, 0, 5, KEvent::SoftirqExit { vec: 3 }));
+        });
+        assert_eq!(got.0, want, "raised in an interrupt: {raiser_irq}");
     }
 }

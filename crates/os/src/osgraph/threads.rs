@@ -66,12 +66,15 @@ impl Builder {
         Some(self.threads[&tid].sm)
     }
 
-    /// A wakeup of `wakee` on `cpu` (to run on `target`, when known): a
-    /// link from whoever runs there, and one into the target CPU's holder.
+    /// A wakeup of `wakee` on `cpu` (to run on `target`, when known; done
+    /// in an interrupt when `in_irq`): a link from whoever runs there, and
+    /// one into the target CPU's holder. A waker whose chain of causes is
+    /// not seen (an interrupt from a device, or one the recording lacks)
+    /// makes no link: the wait is then charged to the waiting state.
     pub(super) fn wake(
         &mut self,
         t: u64,
-        (cpu, target): (u32, Option<u32>),
+        (cpu, target, in_irq): (u32, Option<u32>, bool),
         tid: u32,
         wakee: u32,
         comm: &Comm,
@@ -90,6 +93,8 @@ impl Builder {
             return;
         }
         let waker = self.context(cpu, tid, t);
+        let in_ctx = !self.cpus[cpu as usize].ctx.is_empty();
+        let explained = self.explained(cpu) && (in_ctx || !in_irq);
         if st == St::Unknown {
             self.note_first(wakee);
         }
@@ -100,10 +105,18 @@ impl Builder {
         let sm = th.sm;
         let runnable = self.s.runnable;
         match waker {
-            Some(w) => {
+            Some(w) if explained => {
                 let l = self.link();
                 self.send(t, w, l);
                 self.recv(t, sm, l, runnable);
+            }
+            Some(_) => {
+                if in_ctx {
+                    self.counts.uncaused_wakeups += 1;
+                } else {
+                    self.counts.unrecorded_interrupts += 1;
+                }
+                self.state(t, sm, runnable);
             }
             None => {
                 self.counts.unknown_waker += 1;

@@ -23,6 +23,8 @@ enum Decoder {
         comm: Field,
         pid: Field,
         target: Option<Field>,
+        /// `common_flags` (of `sched_waking` only).
+        flags: Option<Field>,
     },
     Fork {
         comm: Field,
@@ -241,10 +243,12 @@ impl Decoders {
                 comm: c,
                 pid,
                 target,
+                flags,
             } => KEvent::Wake {
                 tid: pid.u64(raw) as u32,
                 comm: comm(c),
                 target: target.as_ref().map(|f| f.u64(raw) as u32),
+                in_irq: flags.as_ref().is_some_and(|f| f.u64(raw) & IRQ_FLAGS != 0),
             },
             Decoder::Fork { comm: c, pid } => KEvent::Fork {
                 child: pid.u64(raw) as u32,
@@ -326,6 +330,10 @@ impl Decoders {
     }
 }
 
+/// `common_flags` bits of an event fired in a hard IRQ, a softirq or an
+/// NMI (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ and _NMI).
+const IRQ_FLAGS: u64 = 0x08 | 0x10 | 0x40;
+
 /// The decoder for a tracepoint's layout, if critpath uses it.
 fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
     let g = |n: &str| f.field(n).cloned();
@@ -341,6 +349,11 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
             comm: g("comm")?,
             pid: g("pid")?,
             target: g("target_cpu"),
+            // `sched_wakeup` may fire in the IPI that queues a remote
+            // wakeup: only `sched_waking` runs in the waker's context.
+            flags: (f.name == "sched_waking")
+                .then(|| g("common_flags"))
+                .flatten(),
         },
         ("sched", "sched_process_fork") => Decoder::Fork {
             comm: g("child_comm")?,

@@ -28,6 +28,9 @@ pub enum KEvent {
         /// The CPU the woken thread is to run on (`target_cpu`), when the
         /// layout has it.
         target: Option<u32>,
+        /// The event's flags say it fired in a hard or soft interrupt (or
+        /// an NMI), not in the thread on the CPU.
+        in_irq: bool,
     },
     /// `sched_process_fork`.
     Fork {
