@@ -5,7 +5,8 @@
 //!
 //! Entries are packed in blocks of [`BLOCK`] nodes, each entry three varints
 //! (distance back to the predecessor, weight, tag), about 4 bytes instead of
-//! 20, and each block ends with a fixed trailer (payload length, first node,
+//! 20, and a fourth, the edge's time span, in a log made [`NodeLog::timed`]
+//! (for walks that place the path's edges on the clock); each block ends with a fixed trailer (payload length, first node,
 //! count). The log stays in memory while small and spills to an anonymous
 //! temporary file ([`SpillFile`]); reading (a [`Cursor`]) walks blocks
 //! backwards from the end through their trailers, so no index is kept and
@@ -21,26 +22,30 @@ pub const NO_PRED: u64 = u64::MAX;
 pub const BLOCK: u64 = 4096;
 const TRAILER: usize = 16;
 const SPILL_BYTES: usize = 8 << 20;
-/// Room for the largest block (30 bytes an entry) beyond the spill mark, its
+/// Room for the largest block (40 bytes an entry) beyond the spill mark, its
 /// trailer, and the room an entry is encoded in.
-const BUF_BYTES: usize = SPILL_BYTES + BLOCK as usize * 30 + 64;
+const BUF_BYTES: usize = SPILL_BYTES + BLOCK as usize * 40 + 2 * ENTRY_ROOM;
 
 /// One node's entry. For a node with a predecessor, `weight` is the weight of
-/// the edge from `pred` and `tag` the combined-graph edge it belongs to. For a
-/// node without one, `weight` is the node's time and `tag` its SM.
+/// the edge from `pred`, `tag` the combined-graph edge it belongs to, and
+/// `span` the time from `pred`'s node to this one (more than the weight for
+/// a wait that weighs nothing or a state sped up by a what-if); a log that
+/// is not [`NodeLog::timed`] keeps no span and reads it back as `weight`.
+/// For a node without one, `weight` is the node's time and `tag` its SM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub pred: u64,
     pub weight: u64,
     pub tag: u32,
+    pub span: u64,
 }
 
-/// Room [`NodeLog::push`] makes before encoding an entry: three varints of
+/// Room [`NodeLog::push`] makes before encoding an entry: four varints of
 /// at most 10 bytes each.
-const ENTRY_ROOM: usize = 32;
+const ENTRY_ROOM: usize = 64;
 
-/// Writes `v` as a varint at `tmp[at..]`; returns the end. An entry's three
-/// varints end by byte 30, so `at & (ENTRY_ROOM - 1)` is `at` itself; the
+/// Writes `v` as a varint at `tmp[at..]`; returns the end. An entry's four
+/// varints end by byte 40, so `at & (ENTRY_ROOM - 1)` is `at` itself; the
 /// mask only spares the bounds check.
 #[inline(always)]
 fn put_into(tmp: &mut [u8; ENTRY_ROOM], mut at: usize, mut v: u64) -> usize {
@@ -64,7 +69,7 @@ fn put_into(tmp: &mut [u8; ENTRY_ROOM], mut at: usize, mut v: u64) -> usize {
 }
 
 /// Reads the varint at `w[*at..]`, moving `at` past it; `None` beyond 10
-/// bytes (more than 64 bits). Three varints end by byte 30 of the window, so
+/// bytes (more than 64 bits). Four varints end by byte 40 of the window, so
 /// the mask, as in [`put_into`], only spares the bounds check.
 #[inline(always)]
 fn take(w: &[u8; ENTRY_ROOM], at: &mut usize) -> Option<u64> {
@@ -90,9 +95,10 @@ fn take(w: &[u8; ENTRY_ROOM], at: &mut usize) -> Option<u64> {
 }
 
 /// Decodes one entry's varints at `bytes[*pos..]`, moving `pos` past them:
-/// `(back, weight, tag)`, or `None` for a bad or cut varint.
+/// `(back, weight, tag, span)` (the span, in a `timed` log, else the
+/// weight), or `None` for a bad or cut varint.
 #[inline(always)]
-fn decode_entry(bytes: &[u8], pos: &mut usize) -> Option<(u64, u64, u64)> {
+fn decode_entry(bytes: &[u8], pos: &mut usize, timed: bool) -> Option<(u64, u64, u64, u64)> {
     let mut w = [0u8; ENTRY_ROOM];
     let window: &[u8; ENTRY_ROOM] = match bytes.get(*pos..*pos + ENTRY_ROOM) {
         Some(full) => full.try_into().expect("ENTRY_ROOM bytes"),
@@ -108,11 +114,16 @@ fn decode_entry(bytes: &[u8], pos: &mut usize) -> Option<(u64, u64, u64)> {
     let back = take(window, &mut at)?;
     let weight = take(window, &mut at)?;
     let tag = take(window, &mut at)?;
+    let span = if timed {
+        take(window, &mut at)?
+    } else {
+        weight
+    };
     if *pos + at > bytes.len() {
         return None;
     }
     *pos += at;
-    Some((back, weight, tag))
+    Some((back, weight, tag, span))
 }
 
 /// Bit 7 of every byte of a word: a varint's last byte has it clear.
@@ -165,6 +176,8 @@ pub struct NodeLog {
     /// Whole blocks spilled (see [`SpillFile`]).
     file: SpillFile,
     sealed_len: u64,
+    /// Entries hold their span (see [`Entry`]).
+    timed: bool,
 }
 
 /// A reader of a sealed [`NodeLog`]; several can read one log at once.
@@ -175,6 +188,8 @@ pub struct NodeLog {
 #[derive(Default)]
 pub struct Cursor {
     window: Window,
+    /// Varints an entry (3, or 4 in a timed log).
+    per_entry: u64,
     block: Vec<u8>,
     cur_first: u64,
     cur_count: u64,
@@ -199,6 +214,15 @@ impl NodeLog {
             next: 0,
             file: SpillFile::default(),
             sealed_len: 0,
+            timed: false,
+        }
+    }
+
+    /// A log whose entries also keep their span (see [`Entry`]).
+    pub fn timed() -> Self {
+        NodeLog {
+            timed: true,
+            ..Self::new()
         }
     }
 
@@ -219,7 +243,11 @@ impl NodeLog {
             .expect("ENTRY_ROOM bytes");
         let mut n = put_into(tmp, 0, back);
         n = put_into(tmp, n, e.weight);
-        self.used = at + put_into(tmp, n, u64::from(e.tag));
+        n = put_into(tmp, n, u64::from(e.tag));
+        if self.timed {
+            n = put_into(tmp, n, e.span);
+        }
+        self.used = at + n;
         self.next += 1;
         if self.next - self.block_first == BLOCK {
             return self.end_block();
@@ -304,6 +332,7 @@ impl NodeLog {
         Cursor {
             cur_at: self.sealed_len,
             cur_first: self.next,
+            per_entry: if self.timed { 4 } else { 3 },
             ..Cursor::default()
         }
     }
@@ -338,11 +367,14 @@ impl Cursor {
             self.cur_byte = self.block.len();
         }
         let bad = || io::Error::new(io::ErrorKind::InvalidData, "node log: bad varint");
-        let at = skip_back(&self.block, self.cur_byte, 3 * (self.cur_k - k)).ok_or_else(bad)?;
+        let skip = self.per_entry * (self.cur_k - k);
+        let at = skip_back(&self.block, self.cur_byte, skip).ok_or_else(bad)?;
         self.cur_k = k;
         self.cur_byte = at;
         let mut pos = at;
-        let (back, weight, tag) = decode_entry(&self.block, &mut pos).ok_or_else(bad)?;
+        let timed = self.per_entry == 4;
+        let (back, weight, tag, span) =
+            decode_entry(&self.block, &mut pos, timed).ok_or_else(bad)?;
         let pred = if back == 0 {
             NO_PRED
         } else {
@@ -352,6 +384,7 @@ impl Cursor {
             pred,
             weight,
             tag: tag as u32,
+            span,
         })
     }
 
@@ -405,10 +438,41 @@ mod tests {
         } else {
             i - 1 - (i % 5).min(i - 1)
         };
+        let weight = i * 3 + (i % 11) * 1_000_000;
         Entry {
             pred,
-            weight: i * 3 + (i % 11) * 1_000_000,
+            weight,
             tag: (i % 300) as u32,
+            // A log that is not timed reads the span back as the weight.
+            span: weight,
+        }
+    }
+
+    /// [`entry`] with a span of its own, now and then far beyond the weight.
+    fn timed_entry(i: u64) -> Entry {
+        let span = match i % 4 {
+            0 => 0,
+            1 => u64::MAX,
+            _ => i * 7_919,
+        };
+        Entry { span, ..entry(i) }
+    }
+
+    #[test]
+    fn a_timed_log_keeps_each_entrys_span() {
+        let mut log = NodeLog::timed();
+        let n = 3_000_000u64;
+        for i in 0..n {
+            log.push(timed_entry(i)).unwrap();
+        }
+        log.seal().unwrap();
+        assert!(log.disk_bytes() > 0, "a log this size spills to disk");
+        let mut cur = log.cursor();
+        for i in [n - 1, n - 2, n - 4097, n / 2, 4096, 4095, 3, 2, 1, 0] {
+            assert_eq!(cur.get(&log, i).unwrap(), timed_entry(i), "node {i}");
+        }
+        for i in (0..20_000).rev().step_by(13) {
+            assert_eq!(cur.get(&log, i).unwrap(), timed_entry(i), "node {i}");
         }
     }
 

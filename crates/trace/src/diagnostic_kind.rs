@@ -59,13 +59,16 @@ pub enum DiagnosticKind {
     CollectiveUnmatched,
     /// The recorder's own share of the CPUs during a recording.
     RecorderShare,
+    /// The path is shorter than the time between its ends: waits on it are
+    /// charged to no state.
+    PathGap,
 }
 
 use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 25] = [
+    pub const ALL: [DiagnosticKind; 26] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -91,6 +94,7 @@ impl DiagnosticKind {
         Straggler,
         CollectiveUnmatched,
         RecorderShare,
+        PathGap,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -121,6 +125,7 @@ impl DiagnosticKind {
             Straggler => "straggler",
             CollectiveUnmatched => "collective-unmatched",
             RecorderShare => "recorder-share",
+            PathGap => "path-gap",
         }
     }
 
@@ -156,6 +161,7 @@ impl DiagnosticKind {
             LateTransition => "Some inferred transitions came too late for the reorder window: their times are approximate.",
             Straggler => "One rank arrived last at the collectives and the others waited for it: look at what that rank did before them.",
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
+            PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
     }

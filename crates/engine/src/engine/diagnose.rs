@@ -4,6 +4,7 @@
 //! most [`DIAG_DETAIL`] of a kind are kept one by one; the rest are counted.
 
 use super::names::{link_label, sm_label};
+use super::walk::Walked;
 use super::{Engine, WaitOn, NONE32};
 use critpath_trace::{Diagnostic, DiagnosticKind, Interner, LinkId, Pos, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -308,6 +309,44 @@ impl Engine<'_> {
             );
         }
         out
+    }
+
+    /// `path-gap`: the path is shorter than the time between its ends by
+    /// more than a twentieth: waits on it weigh nothing because the chain
+    /// that ended them is shorter than the wait. Names the states (when
+    /// the walk went edge by edge). Not with what-if speed-ups, which
+    /// shorten edges on purpose.
+    pub(super) fn path_gap(&self, w: &Walked, strings: &Interner) -> Option<Diagnostic> {
+        let p = &w.path;
+        let span = p.end.t.saturating_sub(p.start.t);
+        let gap = span.saturating_sub(p.length_ns);
+        if !p.found || !self.opts.speedups.is_empty() || gap == 0 || gap * 20 < span {
+            return None;
+        }
+        let mut gaps: Vec<(u32, u64)> = w.gaps.iter().map(|(&k, &g)| (k, g)).collect();
+        gaps.sort_by_key(|&(k, g)| (std::cmp::Reverse(g), k));
+        let named: Vec<String> = gaps
+            .iter()
+            .filter(|&&(k, _)| k != NONE32)
+            .take(3)
+            .map(|&(k, g)| {
+                let key = &self.m.keys[k as usize];
+                let s = &self.m.sms[key.sm as usize];
+                let state = strings.resolve(key.state);
+                format!("{} '{state}' ({g} ns)", sm_label(strings, s.sys, s.name))
+            })
+            .collect();
+        let where_ = if named.is_empty() {
+            "`analyze --path` shows where".to_string()
+        } else {
+            format!("most in {}", named.join(", "))
+        };
+        let message = format!(
+            "the critical path is {} ns long but runs {span} ns from its start to its end: {gap} ns ({:.0}%) lie in waits that the chain ending them does not cover, so no state is charged for them; a dependence is probably missing (the work of a device, a thread or a host the trace does not show); {where_}",
+            p.length_ns,
+            100.0 * gap as f64 / span as f64
+        );
+        Some(Diagnostic::new(DiagnosticKind::PathGap, message))
     }
 
     /// `disconnected`: the destination (SM `dest`, or none at all) is not

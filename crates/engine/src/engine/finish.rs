@@ -26,6 +26,7 @@ impl Engine<'_> {
         let mut findings: Vec<_> = disconnected.into_iter().collect();
         findings.extend(self.long_states(strings));
         findings.extend(self.pending_dropped());
+        findings.extend(self.path_gap(&walked, strings));
         let diagnostics = self.diags.take_all(findings);
         let cgraph = self.cgraph_rows(strings);
         let path = self

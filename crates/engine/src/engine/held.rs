@@ -63,6 +63,7 @@ impl Engine<'_> {
             pred,
             weight: w,
             tag: edge,
+            span: occ,
         });
         if self.logs.keeps_graph() {
             self.logs.graph_node(

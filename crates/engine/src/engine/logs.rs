@@ -16,8 +16,9 @@ pub(super) struct Logs {
 }
 
 impl Logs {
-    /// Logs that keep the graph for slack when `slack` is set.
-    pub fn new(slack: bool) -> Logs {
+    /// Logs that keep the graph for slack when `slack` is set, and the span
+    /// of each node's edge when `timed` (see [`NodeLog::timed`]).
+    pub fn new(slack: bool, timed: bool) -> Logs {
         let (graph, io_error) = if slack {
             match GraphLog::new() {
                 Ok(g) => (Some(g), None),
@@ -27,7 +28,11 @@ impl Logs {
             (None, None)
         };
         Logs {
-            nodes: NodeLog::new(),
+            nodes: if timed {
+                NodeLog::timed()
+            } else {
+                NodeLog::new()
+            },
             graph,
             io_error,
         }

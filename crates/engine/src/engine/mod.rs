@@ -125,7 +125,7 @@ impl<'o> Engine<'o> {
     pub fn new(opts: Options) -> Self {
         Engine {
             speedup_used: vec![false; opts.speedups.len()],
-            logs: Logs::new(opts.slack),
+            logs: Logs::new(opts.slack, opts.keep_path),
             opts,
             observer: None,
             m: Machines::default(),
@@ -143,6 +143,10 @@ impl<'o> Engine<'o> {
     /// every dependence.
     pub fn observed(opts: Options, observer: &'o mut dyn Observer) -> Self {
         let mut e = Engine::new(opts);
+        if observer.wants_path() && !e.opts.keep_path {
+            // The path's edges go to the observer with their times.
+            e.logs.nodes = crate::nodelog::NodeLog::timed();
+        }
         e.observer = Some(observer);
         e
     }

@@ -216,6 +216,7 @@ impl Engine<'_> {
             pred: NO_PRED,
             weight: t,
             tag: sm,
+            span: 0,
         });
         if self.logs.keeps_graph() {
             self.logs.graph_node(l, &[]);
@@ -277,6 +278,7 @@ impl Engine<'_> {
                 pred: NO_PRED,
                 weight: t,
                 tag: sm,
+                span: 0,
             },
         };
         let intra_in = if alive {
@@ -417,6 +419,7 @@ impl Engine<'_> {
             pred: prev.id,
             weight: w,
             tag: edge,
+            span: occ,
         };
         if prev.l != UNREACHED {
             best.l = prev.l + w as i64;
@@ -478,6 +481,7 @@ impl Engine<'_> {
                 pred: m.id,
                 weight: w,
                 tag: ie,
+                span: w,
             };
         }
         InEdge {

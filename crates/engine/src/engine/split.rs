@@ -365,6 +365,7 @@ mod tests {
                     pred: NO_PRED,
                     weight: i,
                     tag: rng.below(4) as u32,
+                    span: i,
                 }
             } else {
                 let back = match rng.below(10) {
@@ -372,10 +373,12 @@ mod tests {
                     6 | 7 => 2,
                     _ => 1 + rng.below(40),
                 };
+                let weight = rng.below(1000);
                 Entry {
                     pred: i.saturating_sub(back),
-                    weight: rng.below(1000),
+                    weight,
                     tag: rng.below(16) as u32,
+                    span: weight,
                 }
             };
             log.push(e).unwrap();

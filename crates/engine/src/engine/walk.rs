@@ -10,6 +10,7 @@ use super::{Engine, NodeRef, NONE32};
 use crate::nodelog::{Entry, NO_PRED};
 use crate::results::{CriticalPath, Endpoint, PathSegment};
 use critpath_trace::{Interner, Sym};
+use rustc_hash::FxHashMap;
 use std::io;
 
 /// One edge of the path as the walk meets it: cgraph edge ends, state key,
@@ -30,6 +31,9 @@ pub(super) struct Walked {
     pub windows: Option<Windows>,
     /// Path time blamed on the SMs that held what states waited for.
     pub blame: Blamer,
+    /// Per state key, the time of its path edges that their weight leaves
+    /// out (waits that weigh nothing), when the walk went edge by edge.
+    pub gaps: FxHashMap<u32, u64>,
 }
 
 /// What the walk needs of a cgraph edge, gathered in one table that a
@@ -102,6 +106,7 @@ impl Engine<'_> {
             segments: Vec::new(),
             windows: Windows::new(self.opts.window_ns),
             blame: Blamer::default(),
+            gaps: FxHashMap::default(),
         };
         let Some((n, sm)) = dest else {
             return Ok(w);
@@ -150,6 +155,8 @@ impl Engine<'_> {
             if let Some(win) = w.windows.as_mut() {
                 win.add(ce.key, (t.saturating_sub(e.weight), t));
             }
+            // The edge ends at its node's time and puts its weight on the
+            // path just before; a wait that weighs nothing began earlier.
             let seg = Segment {
                 from: ce.from,
                 to: ce.to,
@@ -164,7 +171,10 @@ impl Engine<'_> {
             if self.opts.keep_path {
                 w.segments.push(seg);
             }
-            t = t.saturating_sub(e.weight);
+            if !ce.inter && e.span > e.weight {
+                *w.gaps.entry(ce.key).or_default() += e.span - e.weight;
+            }
+            t = t.saturating_sub(e.span);
             id = e.pred;
         }
     }
