@@ -4,10 +4,14 @@
 //! inode, so a symlink or hard link to an input is refused too), writes a
 //! temporary file in the output's directory and renames it into place only
 //! once everything is written, so an interrupted command never leaves a
-//! half-written file where the output belongs.
+//! half-written file where the output belongs. A symlink is followed and
+//! kept: the file it points to is replaced. A regular file that is replaced
+//! keeps its permissions. What is not a regular file (a device such as
+//! /dev/null, a FIFO, a terminal, or a descriptor such as /dev/stdout) is
+//! written to as it is, never replaced.
 
 use crate::error::{CliError, Result};
-use std::fs::File;
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -35,8 +39,9 @@ pub fn stdout(bytes: &[u8]) -> Result<()> {
 }
 
 /// Writes the file `path` with `write`, which gets a buffered writer and
-/// must flush it (writers' `finish` does). The file appears at `path` only
-/// when `write` succeeds; `path` must not be one of `inputs`.
+/// must flush it (writers' `finish` does). A regular file (or none yet)
+/// appears at `path` only when `write` succeeds; anything else is written
+/// to as it is. `path` must not be one of `inputs`.
 pub fn write_file<T>(
     path: &Path,
     inputs: &[PathBuf],
@@ -47,10 +52,86 @@ pub fn write_file<T>(
         path: path.to_path_buf(),
         source,
     };
-    let tmp = temporary_beside(path).map_err(failed)?;
-    let file = tmp.as_file().try_clone().map_err(failed)?;
-    let value = write(BufWriter::with_capacity(1 << 20, file)).map_err(failed)?;
-    tmp.persist(path).map_err(|e| failed(e.error))?;
+    match target(path).map_err(failed)? {
+        Target::Replace(file, existing) => replace(&file, existing.as_ref(), write),
+        Target::Through(file, append) => OpenOptions::new()
+            .write(true)
+            .append(append)
+            .open(file)
+            .and_then(|f| write(buffered(f))),
+    }
+    .map_err(failed)
+}
+
+/// The writer `write_file` hands out.
+fn buffered(file: File) -> BufWriter<File> {
+    BufWriter::with_capacity(1 << 20, file)
+}
+
+/// What writing an output does to the file at its path.
+enum Target {
+    /// Replaces this regular file (or creates it), with the metadata of
+    /// the one it replaces.
+    Replace(PathBuf, Option<Metadata>),
+    /// Writes into this device, FIFO or descriptor as it is (appending,
+    /// for a descriptor of a regular file such as /dev/stdout redirected).
+    Through(PathBuf, bool),
+}
+
+/// The file an output goes to: `path` with its symlinks followed (each
+/// relative one from its own directory; the symlinks stay). A symlink in
+/// /proc (/dev/stdout, /dev/fd/N) names an open file, not a place for a
+/// new one: it is written through.
+fn target(path: &Path) -> io::Result<Target> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if in_proc(&p) {
+                    let regular = std::fs::metadata(&p).is_ok_and(|m| m.is_file());
+                    return Ok(Target::Through(p, regular));
+                }
+                let to = std::fs::read_link(&p)?;
+                p = p.parent().map_or_else(|| to.clone(), |d| d.join(&to));
+            }
+            Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
+            Ok(m) if m.is_file() => return Ok(Target::Replace(p, Some(m))),
+            Ok(_) => return Ok(Target::Through(p, false)),
+            Err(_) => return Ok(Target::Replace(p, None)),
+        }
+    }
+    Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// Whether `path`'s directory is in /proc.
+fn in_proc(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::canonicalize(dir).is_ok_and(|d| d.starts_with("/proc"))
+}
+
+/// Writes a temporary file beside `path` and renames it onto `path`; it
+/// gets the permissions (and, where allowed, the owner) of the `existing`
+/// file it replaces.
+fn replace<T>(
+    path: &Path,
+    existing: Option<&Metadata>,
+    write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
+) -> io::Result<T> {
+    let mode = existing.map_or(0o666, |m| m.mode() & 0o777);
+    let tmp = temporary_beside(path, mode)?;
+    if let Some(m) = existing {
+        let file = tmp.as_file();
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        let now = file.metadata()?;
+        if (m.uid(), m.gid()) != (now.uid(), now.gid()) {
+            let _ = std::os::unix::fs::fchown(file, Some(m.uid()), Some(m.gid()));
+        }
+    }
+    let value = write(buffered(tmp.as_file().try_clone()?))?;
+    tmp.persist(path).map_err(|e| e.error)?;
     Ok(value)
 }
 
@@ -72,9 +153,9 @@ pub fn refuse_inputs(output: &Path, inputs: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// A temporary file in `path`'s directory (so renaming it is atomic), with
-/// the permissions a new file gets.
-fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
+/// A temporary file in `path`'s directory (so renaming it is atomic),
+/// created with `mode` (less the umask).
+fn temporary_beside(path: &Path, mode: u32) -> io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -85,7 +166,7 @@ fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".partial")
-        .permissions(std::fs::Permissions::from_mode(0o666))
+        .permissions(std::fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
 }
 

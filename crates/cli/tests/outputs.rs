@@ -1,5 +1,7 @@
 //! End-to-end tests of how output files are written: never over an input
-//! (whatever the path that names it), and whole or not at all.
+//! (whatever the path that names it), whole or not at all with the
+//! permissions of the file replaced, through symlinks (which stay), and
+//! into devices and FIFOs as they are.
 
 mod common;
 
@@ -126,4 +128,131 @@ fn an_interrupted_write_leaves_no_half_file() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run(&["check", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn a_fifo_is_written_into_not_replaced() {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.fifo");
+    let st = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(st.success());
+    let path = fifo.clone();
+    let reader = std::thread::spawn(move || std::fs::read_to_string(path).unwrap());
+    let o = run(&[
+        "analyze",
+        &example("nic-fig3.jsonl"),
+        "-o",
+        fifo.to_str().unwrap(),
+    ]);
+    // A reader still waiting for a writer (the command failed) is released.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo);
+    let text = reader.join().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("critical path"), "{text}");
+    let ft = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(ft.is_fifo());
+    assert_eq!(names(dir.path()), ["out.fifo"]);
+}
+
+#[test]
+fn a_symlink_is_kept_and_the_file_it_names_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let real = write(&dir.path().join("data"), "real.txt", "old");
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink("data/real.txt", &link).unwrap();
+    let o = run(&[
+        "analyze",
+        &example("nic-fig3.jsonl"),
+        "-o",
+        link.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("data/real.txt")
+    );
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .contains("critical path"));
+    assert_eq!(names(dir.path()), ["data", "link.txt"]);
+    assert_eq!(names(&dir.path().join("data")), ["real.txt"]);
+}
+
+#[test]
+fn a_replaced_file_keeps_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let nic = example("nic-fig3.jsonl");
+    for m in [0o600, 0o640, 0o664] {
+        let out = write(dir.path(), "out.jsonl", "old");
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(m)).unwrap();
+        let o = run(&["convert", &nic, out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_ne!(std::fs::read_to_string(&out).unwrap(), "old");
+        assert_eq!(mode(&out), m, "mode {:o}", mode(&out));
+    }
+}
+
+#[test]
+fn a_full_device_is_an_error_and_stays_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        return;
+    }
+    let o = run(&["report", &example("nic-fig3.jsonl"), "-o", "/dev/full"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(
+        err.starts_with("critpath: error: /dev/full: cannot write:"),
+        "{err}"
+    );
+    let ft = std::fs::symlink_metadata(full).unwrap().file_type();
+    assert!(ft.is_char_device());
+}
+
+#[test]
+fn a_descriptor_is_written_into_after_what_it_holds() {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    if !Path::new("/dev/stdout").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = write(dir.path(), "out.txt", "");
+    let mut file = std::fs::OpenOptions::new().write(true).open(&out).unwrap();
+    file.write_all(b"header\n").unwrap();
+    let ino = std::fs::metadata(&out).unwrap().ino();
+    let st = Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(["analyze", &example("nic-fig3.jsonl"), "-o", "/dev/stdout"])
+        .stdout(file)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("header\n"), "{text}");
+    assert!(text.contains("critical path"), "{text}");
+    assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino);
+    assert_eq!(names(dir.path()), ["out.txt"]);
 }
