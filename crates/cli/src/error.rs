@@ -1,7 +1,8 @@
 //! Why a command failed, and the exit code that says so: 2 for bad input or
 //! usage (after printing whatever could be analyzed), 1 when `check` finds a
-//! violation, or a recorded command's own status. `main` prints every
-//! message as `critpath: error: MESSAGE`.
+//! violation, or a recorded command's own status (0 when standard output's
+//! reader went away). `main` prints every message as `critpath: error:
+//! MESSAGE`.
 
 use critpath_trace::ReadError;
 use std::io;
@@ -24,6 +25,10 @@ pub enum CliError {
     /// Standard output could not be written (other than a closed pipe).
     #[error("cannot write to standard output: {0}")]
     Stdout(io::Error),
+    /// Standard output's reader went away in the middle of an output: the
+    /// command ends quietly, as it would after writing everything.
+    #[error("standard output was closed")]
+    StdoutClosed,
     /// An output would replace one of the command's inputs.
     #[error("{}: this is the input {}; write the output to another file (the input was left as it was)", output.display(), input.display())]
     OverwritesInput { output: PathBuf, input: PathBuf },
@@ -88,14 +93,19 @@ impl CliError {
         match self {
             CliError::Check => 1,
             CliError::Exit(code) => *code,
+            CliError::StdoutClosed => 0,
             _ => 2,
         }
     }
 
     /// Whether `main` prints the message (the check's findings and a
-    /// recorded command's status speak for themselves).
+    /// recorded command's status speak for themselves; a closed standard
+    /// output has no one to tell).
     pub fn is_reported(&self) -> bool {
-        !matches!(self, CliError::Check | CliError::Exit(_))
+        !matches!(
+            self,
+            CliError::Check | CliError::Exit(_) | CliError::StdoutClosed
+        )
     }
 }
 

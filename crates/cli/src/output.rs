@@ -8,18 +8,31 @@
 //! kept: the file it points to is replaced. A regular file that is replaced
 //! keeps its permissions. What is not a regular file (a device such as
 //! /dev/null, a FIFO, a terminal, or a descriptor such as /dev/stdout) is
-//! written to as it is, never replaced.
+//! written to as it is, never replaced. The path `-` is standard output.
 
 use crate::error::{CliError, Result};
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// Writes `bytes` to the file `output` or, when there is none, to standard
-/// output.
+/// Whether an output path means standard output (`-`; a file of that
+/// name is `./-`).
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// An optional output file as the commands use it: `-o -` is standard
+/// output, the same as no `-o`.
+pub fn named(output: Option<PathBuf>) -> Option<PathBuf> {
+    output.filter(|p| !is_stdout(p))
+}
+
+/// Writes `bytes` to the file `output` or, when there is none (or it is
+/// `-`), to standard output.
 pub fn emit(output: Option<&Path>, inputs: &[PathBuf], bytes: &[u8]) -> Result<()> {
-    match output {
+    match output.filter(|p| !is_stdout(p)) {
         Some(path) => write_file(path, inputs, |mut w| {
             w.write_all(bytes).and_then(|_| w.flush())
         }),
@@ -38,16 +51,30 @@ pub fn stdout(bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// Fails when `path` is standard output and that is a terminal: `what`
+/// (binary) would garble it.
+pub fn refuse_binary_terminal(path: &Path, what: &str) -> Result<()> {
+    if is_stdout(path) && io::stdout().is_terminal() {
+        return Err(CliError::input(format!(
+            "-: {what} is binary and standard output is a terminal; redirect it (`> FILE`, `| CMD`) or give a file name"
+        )));
+    }
+    Ok(())
+}
+
 /// Writes the file `path` with `write`, which gets a buffered writer and
 /// must flush it (writers' `finish` does). A regular file (or none yet)
 /// appears at `path` only when `write` succeeds; anything else is written
-/// to as it is. `path` must not be one of `inputs`.
+/// to as it is; `-` is standard output. `path` must not be one of `inputs`.
 pub fn write_file<T>(
     path: &Path,
     inputs: &[PathBuf],
     write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
 ) -> Result<T> {
     refuse_inputs(path, inputs)?;
+    if is_stdout(path) {
+        return to_stdout(write);
+    }
     let failed = |source: io::Error| CliError::CannotWrite {
         path: path.to_path_buf(),
         source,
@@ -66,6 +93,18 @@ pub fn write_file<T>(
 /// The writer `write_file` hands out.
 fn buffered(file: File) -> BufWriter<File> {
     BufWriter::with_capacity(1 << 20, file)
+}
+
+/// [`write_file`] to standard output (after what was printed to it); a
+/// reader that went away ends the command quietly.
+fn to_stdout<T>(write: impl FnOnce(BufWriter<File>) -> io::Result<T>) -> Result<T> {
+    let out = io::stdout();
+    let _ = out.lock().flush();
+    let fd = out.as_fd().try_clone_to_owned().map_err(CliError::Stdout)?;
+    write(buffered(File::from(fd))).map_err(|e| match e.kind() {
+        io::ErrorKind::BrokenPipe => CliError::StdoutClosed,
+        _ => CliError::Stdout(e),
+    })
 }
 
 /// What writing an output does to the file at its path.
@@ -135,10 +174,20 @@ fn replace<T>(
     Ok(value)
 }
 
-/// Fails when `output` is one of `inputs` (the same file, whatever the path).
+/// Fails when `output` is one of `inputs` (the same file, whatever the
+/// path; `-` is standard output, whatever file that is).
 pub fn refuse_inputs(output: &Path, inputs: &[PathBuf]) -> Result<()> {
-    let Ok(out) = std::fs::metadata(output) else {
-        return Ok(());
+    let out = if is_stdout(output) {
+        let file = io::stdout().as_fd().try_clone_to_owned().map(File::from);
+        match file.and_then(|f| f.metadata()) {
+            Ok(m) if m.is_file() => m,
+            _ => return Ok(()),
+        }
+    } else {
+        match std::fs::metadata(output) {
+            Ok(m) => m,
+            Err(_) => return Ok(()),
+        }
     };
     for input in inputs {
         if let Ok(inp) = std::fs::metadata(input) {

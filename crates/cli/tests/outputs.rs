@@ -1,7 +1,7 @@
 //! End-to-end tests of how output files are written: never over an input
 //! (whatever the path that names it), whole or not at all with the
-//! permissions of the file replaced, through symlinks (which stay), and
-//! into devices and FIFOs as they are.
+//! permissions of the file replaced, through symlinks (which stay), into
+//! devices and FIFOs as they are, and to standard output for `-`.
 
 mod common;
 
@@ -130,6 +130,15 @@ fn an_interrupted_write_leaves_no_half_file() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// Runs critpath in `dir` (where a file named `-` would appear).
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
     let mut n: Vec<String> = std::fs::read_dir(dir)
@@ -143,6 +152,44 @@ fn names(dir: &Path) -> Vec<String> {
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn dash_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let nic = example("nic-fig3.jsonl");
+    let o = run_in(dir.path(), &["analyze", &nic, "-o", "-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("critical path"));
+    let o = run_in(dir.path(), &["cgraph", &nic, "-o", "-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.starts_with(b"digraph"));
+    let o = run_in(dir.path(), &["convert", &nic, "-", "--format", "jsonl"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let converted = write(dir.path(), "back.jsonl", &o.stdout);
+    let o = run(&["check", converted.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(&converted).unwrap();
+    // Standard output has no extension: convert asks for the format.
+    let o = run_in(dir.path(), &["convert", &nic, "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--format jsonl"), "{err}");
+    // No file named `-` (nor anything else) was created.
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+}
+
+#[test]
+fn standard_output_onto_the_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), "s.jsonl", TRACE);
+    let append = std::fs::OpenOptions::new().append(true).open(&s).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args(["convert", s.to_str().unwrap(), "-", "--format", "jsonl"])
+        .stdout(append)
+        .output()
+        .unwrap();
+    assert_refused(&o, &s, TRACE);
 }
 
 #[test]

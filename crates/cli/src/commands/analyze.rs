@@ -5,7 +5,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
-use crate::output::{emit, refuse_inputs_opt, screen};
+use crate::output::{emit, named, refuse_inputs_opt, screen};
 use crate::requests::Summary;
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
@@ -73,7 +73,8 @@ pub struct Args {
     /// With --annotation: which instance, 0-based in time order.
     #[arg(long, value_name = "K", default_value_t = 0, requires = "annotation")]
     instance: usize,
-    /// Write the output to FILE instead of standard output.
+    /// Write the output to FILE instead of standard output (`-`: standard
+    /// output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -86,7 +87,8 @@ const VERDICT_MAX_RECORDS: u64 = 2_000_000;
 /// when a default `--top` fits the table to a terminal.
 const SCREEN_MARGIN: usize = 10;
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.output = named(args.output.take());
     refuse_inputs_opt(args.output.as_deref(), &args.traces)?;
     if args.next == Some(0) {
         return Err(CliError::input(

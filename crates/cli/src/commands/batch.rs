@@ -6,7 +6,7 @@
 //! package runs the same on a Dask cluster.
 
 use crate::error::{CliError, Result};
-use crate::output::{screen, stdout, write_file};
+use crate::output::{is_stdout, screen, stdout, write_file};
 use crate::progress::{clear, files_bar};
 use crate::requests::Summary;
 use critpath_batch::{analyze_files, Options};
@@ -73,6 +73,11 @@ pub fn run(args: Args) -> Result<()> {
     }
     if args.threads == Some(0) {
         return Err(CliError::input("--threads 0: expected 1 or more"));
+    }
+    if args.output.as_deref().is_some_and(is_stdout) {
+        return Err(CliError::input(
+            "-o -: batch writes two tables into a directory (the summary goes to standard output); give a directory",
+        ));
     }
     if let Some(addr) = &args.scheduler {
         return delegate(addr, &args);

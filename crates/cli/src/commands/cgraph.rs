@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, run_analysis};
-use crate::output::{emit, refuse_inputs_opt};
+use crate::output::{emit, named, refuse_inputs_opt};
 use critpath_engine::{Analysis, Options};
 use critpath_views::dot::{dot, pruned, svg, MAX_EDGES};
 use std::path::PathBuf;
@@ -11,7 +11,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     trace: PathBuf,
-    /// Output file (.dot or .svg); DOT on standard output when omitted.
+    /// Output file (.dot or .svg); DOT on standard output when omitted
+    /// or `-`.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[arg(long, value_name = "SM")]
@@ -20,7 +21,8 @@ pub struct Args {
     to: Option<String>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.output = named(args.output.take());
     let inputs = [args.trace.clone()];
     refuse_inputs_opt(args.output.as_deref(), &inputs)?;
     let ext = args

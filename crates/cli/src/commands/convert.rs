@@ -1,9 +1,10 @@
 //! `critpath convert`: a trace between JSONL and the native .cpt format,
 //! losslessly; the output is written whole or not at all, and never over
-//! the input.
+//! the input. An output of `-` is standard output (in the format given by
+//! --format).
 
 use crate::error::{CliError, Result};
-use crate::output::{refuse_inputs, write_file};
+use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, write_file};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_import::{open, AnySource};
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 pub struct Args {
     input: PathBuf,
+    /// The converted trace; `-` is standard output (needs --format).
     output: PathBuf,
     /// Output format (default: from OUTPUT's extension, .cpt or .jsonl).
     #[arg(long, value_enum)]
@@ -49,6 +51,9 @@ pub fn run(args: Args) -> Result<()> {
         Some(f) => f,
         None => format_of(&args.output)?,
     };
+    if matches!(format, OutFormat::Cpt) {
+        refuse_binary_terminal(&args.output, ".cpt")?;
+    }
     let mut src = open(&args.input)?;
     let pb = progress_bar(&args.input);
     let pumped = write_file(&args.output, &inputs, |out| match format {
@@ -81,6 +86,11 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The output format named by the output's extension.
 fn format_of(output: &Path) -> Result<OutFormat> {
+    if is_stdout(output) {
+        return Err(CliError::input(
+            "-: standard output has no extension to tell the format from; pass --format jsonl or --format cpt",
+        ));
+    }
     match output.extension().and_then(|e| e.to_str()) {
         Some("cpt") => Ok(OutFormat::Cpt),
         Some("jsonl") | Some("json") | Some("ndjson") => Ok(OutFormat::Jsonl),

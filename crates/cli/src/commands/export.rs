@@ -3,9 +3,9 @@
 //! track, dependences as flow arrows, the critical path as a track of its
 //! own), and CSV or Parquet tables of the states and of the path's edges.
 
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use crate::inputs::Inputs;
-use crate::output::{refuse_inputs, write_file};
+use crate::output::{is_stdout, refuse_inputs, write_file};
 use critpath_engine::{Analysis, Engine, Options, Visit};
 use critpath_trace::Interner;
 use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
@@ -27,11 +27,18 @@ pub struct Args {
     #[arg(long, value_enum)]
     format: ExportFormat,
     /// Output file; tables also write FILE-path.EXT for the path's edges.
+    /// `-` is standard output (trace JSON only).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let two = matches!(args.format, ExportFormat::Csv | ExportFormat::Parquet);
+    if two && is_stdout(&args.output) {
+        return Err(CliError::input(
+            "-o -: CSV and Parquet are two tables (FILE and FILE-path.EXT); give a file name, or use --format perfetto for standard output",
+        ));
+    }
     refuse_inputs(&args.output, &args.traces)?;
     refuse_inputs(&sibling(&args.output, "path"), &args.traces)?;
     let inputs = Inputs::new(&args.traces)?;
@@ -53,7 +60,11 @@ fn trace_json(inputs: &Inputs, output: &Path) -> Result<String> {
     })?;
     Ok(format!(
         "wrote {} ({} slices, {} flows, a critical-path track of {} slices): open it in ui.perfetto.dev or chrome://tracing\n",
-        output.display(),
+        if is_stdout(output) {
+            "the trace JSON to standard output".into()
+        } else {
+            output.display().to_string()
+        },
         visits.iter().filter(|v| matches!(v, Visit::State { .. })).count(),
         visits.iter().filter(|v| matches!(v, Visit::Link { .. })).count(),
         a.path.as_ref().map_or(0, Vec::len)

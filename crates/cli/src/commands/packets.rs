@@ -4,7 +4,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::{emit, refuse_inputs_opt};
+use crate::output::{emit, named, refuse_inputs_opt};
 use critpath_import::AnySource;
 use critpath_kernel::packets::{Packets, Tracker};
 use critpath_trace::{DiagnosticKind, ReadError};
@@ -23,7 +23,8 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.output = named(args.output.take());
     let inputs = [args.trace.clone()];
     refuse_inputs_opt(args.output.as_deref(), &inputs)?;
     let (p, err) = packets(&args.trace, args.limit)?;

@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::{emit, refuse_inputs_opt};
+use crate::output::{emit, named, refuse_inputs_opt};
 use critpath_import::AnySource;
 use critpath_kernel::profile::{Profile, Profiler, StateVisits};
 use critpath_trace::{ReadError, RecordSource};
@@ -38,7 +38,8 @@ enum By {
     Kernel,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.output = named(args.output.take());
     let inputs = [args.trace.clone()];
     refuse_inputs_opt(args.output.as_deref(), &inputs)?;
     let (p, target, err) = profile(&args.trace)?;

@@ -5,6 +5,7 @@
 //! perf still writes the trace.
 
 use crate::error::{CliError, Result};
+use crate::output::is_stdout;
 use crate::perf::probes::Probes;
 use crate::perf::{exit_code, has_tracepoint, outlive_interrupts, preflight};
 use critpath_os::perf;
@@ -189,6 +190,11 @@ fn buffer_pages(syscalls: bool) -> u32 {
 
 /// Runs the command under perf; returns its exit status.
 fn record(req: &Request) -> Result<u8> {
+    if is_stdout(&req.output) {
+        return Err(CliError::input(
+            "-o -: perf writes the recording to a file, which is analyzed from there; give a file name",
+        ));
+    }
     let (perf, tfs) = preflight(
         &req.cmd,
         req.perf.as_deref(),

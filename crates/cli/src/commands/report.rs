@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, Inputs};
-use crate::output::{emit, refuse_inputs};
+use crate::output::{emit, is_stdout, refuse_inputs};
 use critpath_engine::{analyze_observed, Analysis, Observer, Options};
 use critpath_import::open;
 use critpath_trace::DiagnosticKind;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 pub struct Args {
     #[arg(required = true, num_args = 1..)]
     traces: Vec<PathBuf>,
-    /// Output file (.html).
+    /// Output file (.html); `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     /// Also show the next K most critical paths.
@@ -58,7 +58,9 @@ pub fn run(args: Args) -> Result<()> {
     let extras = report_runs::extras(&a, &links, &mut |o, obs| src.run(o, obs).map(|(b, _)| b))?;
     let html = critpath_views::report::html(&a, &src.inputs.name(), &next, &extras);
     emit(Some(&args.output), &args.traces, html.as_bytes())?;
-    eprintln!("wrote {}", args.output.display());
+    if !is_stdout(&args.output) {
+        eprintln!("wrote {}", args.output.display());
+    }
     finish_with(err)
 }
 

@@ -5,7 +5,7 @@ mod model;
 mod text;
 
 use crate::error::{CliError, Result};
-use crate::output::stdout;
+use crate::output::{is_stdout, stdout};
 use critpath_sim::{Bus, Config};
 use critpath_views::json;
 use model::Run;
@@ -79,6 +79,11 @@ pub fn run(args: Args) -> Result<()> {
             "--packets {}: expected 1 to {MAX_PACKETS} sends",
             args.packets
         )));
+    }
+    if args.output.as_deref().is_some_and(is_stdout) {
+        return Err(CliError::input(
+            "-o -: the demo prints its summary on standard output; give a file name for the trace",
+        ));
     }
     let params = model::params(&args.params)?;
     let cfg = |bus| Config {
