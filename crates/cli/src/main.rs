@@ -8,6 +8,7 @@ mod commands;
 mod error;
 mod gpu;
 mod inputs;
+mod interrupt;
 mod output;
 mod perf;
 mod progress;

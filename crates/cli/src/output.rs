@@ -4,13 +4,15 @@
 //! inode, so a symlink or hard link to an input is refused too), writes a
 //! temporary file in the output's directory and renames it into place only
 //! once everything is written, so an interrupted command never leaves a
-//! half-written file where the output belongs. A symlink is followed and
+//! half-written file where the output belongs (nor, on SIGINT, SIGTERM or
+//! SIGHUP, the temporary file: see `interrupt`). A symlink is followed and
 //! kept: the file it points to is replaced. A regular file that is replaced
 //! keeps its permissions. What is not a regular file (a device such as
 //! /dev/null, a FIFO, a terminal, or a descriptor such as /dev/stdout) is
 //! written to as it is, never replaced. The path `-` is standard output.
 
 use crate::error::{CliError, Result};
+use crate::interrupt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::fd::AsFd;
@@ -160,7 +162,7 @@ fn replace<T>(
     write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
 ) -> io::Result<T> {
     let mode = existing.map_or(0o666, |m| m.mode() & 0o777);
-    let tmp = temporary_beside(path, mode)?;
+    let (tmp, _listed) = interrupt::partial_file(|| temporary_beside(path, mode))?;
     if let Some(m) = existing {
         let file = tmp.as_file();
         file.set_permissions(std::fs::Permissions::from_mode(mode))?;

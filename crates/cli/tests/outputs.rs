@@ -1,7 +1,8 @@
 //! End-to-end tests of how output files are written: never over an input
 //! (whatever the path that names it), whole or not at all with the
 //! permissions of the file replaced, through symlinks (which stay), into
-//! devices and FIFOs as they are, and to standard output for `-`.
+//! devices and FIFOs as they are, and to standard output for `-`; no
+//! partial file left behind by a signal.
 
 mod common;
 
@@ -302,4 +303,45 @@ fn a_descriptor_is_written_into_after_what_it_holds() {
     assert!(text.contains("critical path"), "{text}");
     assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino);
     assert_eq!(names(dir.path()), ["out.txt"]);
+}
+
+#[test]
+fn a_signal_removes_the_partial_file() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let out = write(dir.path(), "out.cpt", "old");
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        // The trace comes from standard input, which stays open: the
+        // conversion waits for more, its partial file in place, until the
+        // signal.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_critpath"))
+            .args(["convert", "-", out.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // More than format detection reads before the output is opened.
+        let mut stdin = child.stdin.take().unwrap();
+        for t in 0..5000 {
+            let line = format!(
+                "{{\"t\":{t},\"sm\":\"app\",\"ev\":\"state\",\"state\":\"s{}\"}}\n",
+                t % 3
+            );
+            stdin.write_all(line.as_bytes()).unwrap();
+        }
+        stdin.flush().unwrap();
+        let partial = || names(dir.path()).iter().any(|n| n.ends_with(".partial"));
+        let start = std::time::Instant::now();
+        while !partial() {
+            assert!(start.elapsed() < Duration::from_secs(60), "no partial file");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: signalling the child started above.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let status = child.wait().unwrap();
+        drop(stdin);
+        assert_eq!(status.code(), Some(code), "signal {sig}");
+        assert_eq!(names(dir.path()), ["out.cpt"]);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+    }
 }
