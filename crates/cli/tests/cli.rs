@@ -413,7 +413,11 @@ fn bad_jsonl_names_file_line_and_field() {
         (
             "bad-t.jsonl",
             "{\"t\":-4,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"y\"}\n",
-            &[":2:", "column"],
+            &[
+                ":2:",
+                "field \"t\": expected a non-negative integer",
+                "found the number -4",
+            ],
         ),
         (
             "backwards.jsonl",

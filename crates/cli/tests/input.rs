@@ -317,6 +317,35 @@ fn each_importer_reports_what_it_cannot_use() {
 }
 
 #[test]
+fn a_jsonl_field_of_the_wrong_type_is_named() {
+    let good = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n";
+    let end = "{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}\n";
+    assert_reported(
+        "t.jsonl",
+        &format!("{good}{{\"t\":\"5\",\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}}\n{end}"),
+        &[
+            "t.jsonl:2: field \"t\": expected a non-negative integer (nanoseconds), found the string \"5\"",
+        ],
+        "a",
+    );
+    assert_reported(
+        "null.jsonl",
+        &format!("{good}null\n{end}"),
+        &["null.jsonl:2: expected a JSON object (a record, docs/formats.md), found null"],
+        "a",
+    );
+    // A field the kind does not use is ignored, whatever it holds.
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "ok.jsonl",
+        format!("{good}{{\"t\":1,\"sm\":\"a\",\"ev\":\"end\",\"id\":{{}}}}\n"),
+    );
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn undecodable_bytes_never_reach_the_terminal_raw() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(

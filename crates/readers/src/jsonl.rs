@@ -14,6 +14,9 @@ use std::fmt;
 use std::io::{self, BufRead, Write};
 
 mod fast;
+mod lenient;
+
+use lenient::BadField;
 
 /// A field that may be written as a number or a string (`id`, `thread`, `cpu`).
 #[derive(Debug, PartialEq)]
@@ -118,39 +121,57 @@ impl<R: BufRead> JsonlReader<R> {
     }
 
     /// The line's fields into `l` (empty at first), or what is wrong with
-    /// its JSON: by the fast path when the line has the common shape, else
-    /// by serde_json.
-    fn decode<'a>(&self, text: &'a [u8], l: &mut Line<'a>) -> Result<(), ReadError> {
-        if fast::line_into(text, l).is_some() {
-            return Ok(());
+    /// its JSON: by the fast path when the line has the common shape (unless
+    /// `fast` is false, as tests ask), else by serde_json; a line serde_json
+    /// will not read as a record is read again field by field
+    /// ([`lenient`]), which gives the fields of the wrong type.
+    fn decode<'a>(
+        &self,
+        text: &'a [u8],
+        l: &mut Line<'a>,
+        fast: bool,
+    ) -> Result<Vec<BadField>, ReadError> {
+        if fast && fast::line_into(text, l).is_some() {
+            return Ok(Vec::new());
         }
-        *l = serde_json::from_slice(text).map_err(|e| {
-            let what = e.to_string();
-            // serde_json says "... at line 1 column N": keep the column only.
-            let what = match what.rfind(" at line ") {
-                Some(i) => {
-                    let col = what[i..].rsplit(' ').next().unwrap_or("");
-                    format!("{} (column {col})", &what[..i])
-                }
-                None => what,
-            };
-            self.err(format!(
-                "expected a JSON object with the fields of a record (docs/formats.md): {what}"
-            ))
-        })?;
-        Ok(())
+        match serde_json::from_slice(text) {
+            Ok(line) => {
+                *l = line;
+                Ok(Vec::new())
+            }
+            Err(_) => {
+                let (line, bad) = lenient::line(text).map_err(|msg| self.err(msg))?;
+                *l = line;
+                Ok(bad)
+            }
+        }
     }
 
-    fn parse(&mut self, text: &[u8]) -> Result<Record, ReadError> {
+    fn parse(&mut self, text: &[u8], fast: bool) -> Result<Record, ReadError> {
         let mut l = Line::default();
-        self.decode(text, &mut l)?;
+        let bad = self.decode(text, &mut l, fast)?;
         let ev_cow = l.ev.take();
+        if let Some(b) = bad.iter().find(|b| b.field == "ev") {
+            return Err(self.err(b.message.clone()));
+        }
         let ev = ev_cow.as_deref().ok_or_else(|| {
             self.err(format!(
                 "missing field `ev` (one of {})",
                 Event::NAMES.join(", ")
             ))
         })?;
+        // A field of the wrong type matters only if this kind uses it.
+        let present = |f: &str| {
+            bad.iter().any(|b| b.field == f)
+                || match f {
+                    "sm" => l.sm.is_some(),
+                    "thread" => l.thread.is_some(),
+                    _ => l.cpu.is_some(),
+                }
+        };
+        if let Some(b) = bad.iter().find(|b| lenient::uses(ev, b.field, present)) {
+            return Err(self.err(b.message.clone()));
+        }
         let t = l.t.ok_or_else(|| {
             self.err(format!(
                 "`{ev}` record is missing field `t` (integer nanoseconds)"
@@ -348,7 +369,7 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
                 self.buf = buf;
                 continue;
             }
-            let rec = self.parse(text);
+            let rec = self.parse(text, true);
             self.buf = buf;
             return rec.map(|r| Some((r, Pos::Line(self.line))));
         }

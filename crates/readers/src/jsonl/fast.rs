@@ -277,6 +277,8 @@ mod tests {
             2 => (0u64..100).prop_map(|n| n.to_string()),
             1 => "-?[0-9]{1,3}(\\.[0-9])?(e[0-9])?".prop_map(|s| s),
             1 => "\"[a-z]{0,4}\"".prop_map(|s| s),
+            2 => prop::sample::select(vec!["\"state\"", "\"send\"", "\"recv\"", "\"end\"", "\"switch\"", "\"push\""])
+                .prop_map(String::from),
             1 => prop::sample::select(vec!["true", "false", "null", "{}", "[1]", "tru", "00"])
                 .prop_map(String::from),
         ];
@@ -301,6 +303,16 @@ mod tests {
             if let Some(fast) = line(&text) {
                 prop_assert_eq!(Some(fast), serde(&text));
             }
+        }
+
+        /// The reader gives the same record, or the same message, whether a
+        /// line takes the fast path or not.
+        #[test]
+        fn both_paths_give_the_same_records_and_messages(text in random_line()) {
+            let reader = || crate::JsonlReader::new(std::io::Cursor::new(Vec::new()), "t");
+            let fast = reader().parse(&text, true);
+            let slow = reader().parse(&text, false);
+            prop_assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
         }
     }
 }
