@@ -346,6 +346,54 @@ fn a_jsonl_field_of_the_wrong_type_is_named() {
 }
 
 #[test]
+fn a_cpt_end_marker_is_checked_and_what_follows_it_read_or_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = std::fs::read(fixture("small.cpt")).unwrap();
+    let end = one.len() - 16;
+    // A count that is not the records': reported at the marker, records
+    // analyzed, exit 2.
+    let mut miscount = one.clone();
+    miscount[end + 4..end + 12].copy_from_slice(&999u64.to_le_bytes());
+    let p = write(dir.path(), "c.cpt", &miscount);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("c.cpt: at byte offset {end}: the end marker says the file holds 999 records, but 13 were read")),
+        "{err}"
+    );
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("the analysis is printed");
+    // Junk after the end marker.
+    let mut junk = one.clone();
+    junk.extend_from_slice(b"junkjunk");
+    let p = write(dir.path(), "j.cpt", &junk);
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!(
+            "8 bytes after the end marker at byte offset {end} not read"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // Two files end to end: both read, the second's records before the
+    // first's end reported.
+    let mut two = one.clone();
+    two.extend_from_slice(&one);
+    let p = write(dir.path(), "b.cpt", &two);
+    let o = run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!(
+            "of the .cpt file concatenated at byte offset {} is before",
+            one.len()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn undecodable_bytes_never_reach_the_terminal_raw() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(

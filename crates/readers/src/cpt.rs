@@ -242,6 +242,42 @@ pub struct CptReader<R: Read> {
     strings: Interner,
     record: u64,
     done: bool,
+    /// Files concatenated after the first (`cat a.cpt b.cpt`): each has its
+    /// own string symbols, which `map` turns into ours (empty for the
+    /// first file, whose symbols are ours).
+    map: Vec<Sym>,
+    /// Where the file being read starts, and its records so far (for its
+    /// end marker's count).
+    file_at: u64,
+    file_records: u64,
+    /// The latest time of the files before this one: a record before it
+    /// is out of time order.
+    floor: u64,
+    /// An error to give at the next call (after one given first).
+    pending: Option<ReadError>,
+}
+
+/// Checks the 16-byte header `h` of a file at byte offset `at`, of which
+/// `got` bytes were present.
+fn check_header(h: &[u8; 16], got: usize, name: &str, at: u64) -> Result<(), ReadError> {
+    if got < 16 || &h[..8] != MAGIC {
+        return Err(ReadError::new(
+            name,
+            Location::Offset(at),
+            format!("expected a .cpt header (magic CRITPATH, 16 bytes), found {got} bytes"),
+            true,
+        ));
+    }
+    let version = u16::from_le_bytes([h[8], h[9]]);
+    if version != VERSION {
+        return Err(ReadError::new(
+            name,
+            Location::Offset(at + 8),
+            format!(".cpt version {version} is not supported (this build reads version {VERSION})"),
+            true,
+        ));
+    }
+    Ok(())
 }
 
 impl<R: Read> CptReader<R> {
@@ -251,25 +287,7 @@ impl<R: Read> CptReader<R> {
         let got = read_full(&mut input, &mut h).map_err(|e| {
             ReadError::new(name, Location::Offset(0), format!("read error: {e}"), true)
         })?;
-        if got < 16 || &h[..8] != MAGIC {
-            return Err(ReadError::new(
-                name,
-                Location::Offset(0),
-                format!("expected a .cpt header (magic CRITPATH, 16 bytes), found {got} bytes"),
-                true,
-            ));
-        }
-        let version = u16::from_le_bytes([h[8], h[9]]);
-        if version != VERSION {
-            return Err(ReadError::new(
-                name,
-                Location::Offset(8),
-                format!(
-                    ".cpt version {version} is not supported (this build reads version {VERSION})"
-                ),
-                true,
-            ));
-        }
+        check_header(&h, got, name, 0)?;
         Ok(CptReader {
             input,
             name: name.to_string(),
@@ -282,7 +300,57 @@ impl<R: Read> CptReader<R> {
             strings: Interner::new(),
             record: 0,
             done: false,
+            map: Vec::new(),
+            file_at: 0,
+            file_records: 0,
+            floor: 0,
+            pending: None,
         })
+    }
+
+    /// The end marker at `at` (its 16 bytes `h`): its count is checked
+    /// against the records of the file, and what follows it is another
+    /// `.cpt` to read on (true), the end of the input (false), or an error.
+    fn end_marker(&mut self, at: u64, h: &[u8; 16]) -> Result<bool, ReadError> {
+        let said = u64::from_le_bytes(h[4..12].try_into().unwrap());
+        let count = (said != self.file_records).then(|| {
+            let msg = format!("the end marker says the file holds {said} records, but {} were read (the file starting at byte offset {}); the records read are analyzed", self.file_records, self.file_at);
+            ReadError::new(&self.name, Location::Offset(at), msg, false)
+        });
+        let next = self.offset;
+        let mut head = [0u8; 16];
+        let got = read_full(&mut self.input, &mut head)
+            .map_err(|e| self.fatal(next, format!("read error: {e}")))?;
+        self.offset += got as u64;
+        let more = if got == 0 {
+            self.done = true;
+            false
+        } else if got >= 8 && head[..8] == MAGIC[..] {
+            // Another file, as `cat a.cpt b.cpt` makes: read on.
+            check_header(&head, got, &self.name, next).inspect_err(|_| self.done = true)?;
+            self.map = vec![Sym::LOCAL];
+            self.file_at = next;
+            self.file_records = 0;
+            self.floor = self.floor.max(self.last_t);
+            true
+        } else {
+            let rest = io::copy(&mut self.input, &mut io::sink())
+                .map_err(|e| self.fatal(next, format!("read error: {e}")))?;
+            self.offset += rest;
+            let n = got as u64 + rest;
+            let msg = format!("{n} bytes after the end marker at byte offset {at} not read: they do not begin another .cpt file (magic CRITPATH)");
+            let junk = self.fatal(next, msg);
+            if count.is_none() {
+                return Err(junk);
+            }
+            self.done = false;
+            self.pending = Some(junk);
+            false
+        };
+        match count {
+            Some(e) => Err(e),
+            None => Ok(more),
+        }
     }
 
     fn fatal(&mut self, at: u64, msg: String) -> ReadError {
@@ -292,6 +360,10 @@ impl<R: Read> CptReader<R> {
 
     /// Loads the next chunk; false at the end marker.
     fn load_chunk(&mut self) -> Result<bool, ReadError> {
+        if let Some(e) = self.pending.take() {
+            self.done = e.fatal;
+            return Err(e);
+        }
         let at = self.offset;
         let mut h = [0u8; 16];
         let got = read_full(&mut self.input, &mut h)
@@ -304,10 +376,7 @@ impl<R: Read> CptReader<R> {
         }
         self.offset += 16;
         match h[0] {
-            b'E' => {
-                self.done = true;
-                return Ok(false);
-            }
+            b'E' => return self.end_marker(at, &h),
             b'C' => {}
             other => {
                 return Err(self.fatal(at, format!("corrupt: expected a chunk header ('C') or the end marker ('E'), found byte 0x{other:02x}")));
@@ -388,12 +457,24 @@ fn vint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 /// Decodes the record op at `buf[*pos..]` (not a string definition).
 /// `None` means the bytes are not a valid record: cut, unknown kind, or a
 /// string used before its definition.
+/// `map` turns the symbols of a concatenated file into the table's (empty:
+/// they are the table's).
 #[inline(always)]
-fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> Option<Record> {
+fn decode(
+    buf: &[u8],
+    pos: &mut usize,
+    last_t: u64,
+    strings: &mut Interner,
+    map: &[Sym],
+) -> Option<Record> {
     let nstrings = strings.len() as u64;
     let sym = |pos: &mut usize| -> Option<Sym> {
         let v = vint(buf, pos)?;
-        (v < nstrings).then_some(Sym(v as u32))
+        if map.is_empty() {
+            (v < nstrings).then_some(Sym(v as u32))
+        } else {
+            map.get(v as usize).copied()
+        }
     };
     let op = *buf.get(*pos)?;
     *pos += 1;
@@ -469,7 +550,7 @@ fn decode(buf: &[u8], pos: &mut usize, last_t: u64, strings: &mut Interner) -> O
                 }
             }
         }
-        K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings)?,
+        K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings, map)?,
         K_HELD => Event::Held {
             who,
             on: sym(pos)?,
@@ -510,6 +591,7 @@ fn decode_inline(
     kind: u8,
     who: Who,
     strings: &mut Interner,
+    map: &[Sym],
 ) -> Option<Event> {
     let len = vint(buf, pos)? as usize;
     let text = buf.get(*pos..pos.checked_add(len)?)?;
@@ -519,10 +601,15 @@ fn decode_inline(
         return Some(Event::Send { who, id });
     }
     let state = vint(buf, pos)?;
+    let state = if map.is_empty() {
+        (state < strings.len() as u64).then_some(Sym(state as u32))?
+    } else {
+        *map.get(state as usize)?
+    };
     Some(Event::Recv {
         who,
         id,
-        state: (state < strings.len() as u64).then_some(Sym(state as u32))?,
+        state,
         waited: kind == K_RECV_WAITED_INLINE,
     })
 }
@@ -538,7 +625,13 @@ impl<R: Read> CptReader<R> {
         match text {
             Some(text) => {
                 self.pos += text.len();
-                self.strings.push(&text);
+                if self.map.is_empty() {
+                    self.strings.push(&text);
+                } else {
+                    // A concatenated file's names are ours if we have them.
+                    let sym = self.strings.intern(&text);
+                    self.map.push(sym);
+                }
                 Ok(())
             }
             None => {
@@ -549,6 +642,12 @@ impl<R: Read> CptReader<R> {
                 ))
             }
         }
+    }
+
+    /// A record of a concatenated file earlier than the files before it.
+    fn before_floor(&self, t: u64) -> ReadError {
+        let msg = format!("record {} (t={t}) of the .cpt file concatenated at byte offset {} is before t={}, the latest time of the file before it (records must be in time order); skipped", self.record, self.file_at, self.floor);
+        ReadError::new(&self.name, Location::Offset(self.chunk_at), msg, false)
     }
 
     fn bad_record(&mut self, start: usize) -> ReadError {
@@ -582,10 +681,21 @@ impl<R: Read> RecordSource for CptReader<R> {
                 continue;
             }
             let start = self.pos;
-            match decode(&self.raw, &mut self.pos, self.last_t, &mut self.strings) {
+            let map = &self.map;
+            match decode(
+                &self.raw,
+                &mut self.pos,
+                self.last_t,
+                &mut self.strings,
+                map,
+            ) {
                 Some(r) => {
                     self.last_t = r.t;
                     self.record += 1;
+                    self.file_records += 1;
+                    if r.t < self.floor {
+                        return Err(self.before_floor(r.t));
+                    }
                     out.push((r, Pos::Record(self.record)));
                 }
                 None => return Err(self.bad_record(start)),

@@ -175,3 +175,125 @@ fn string_ids_travel_inline_and_never_fill_the_string_table() {
     assert_eq!(seen, 200_000);
     assert_eq!(r.strings().len(), 4, "local, a, b and run");
 }
+
+/// The end marker's record count, at its place in a file `body`.
+fn set_end_count(body: &mut [u8], n: u64) {
+    let at = body.len() - 16;
+    assert_eq!(body[at], b'E');
+    body[at + 4..at + 12].copy_from_slice(&n.to_le_bytes());
+}
+
+#[test]
+fn an_end_marker_that_miscounts_is_an_error_after_the_records() {
+    let mut body = bytes("small.cpt");
+    let end = body.len() - 16;
+    set_end_count(&mut body, 999);
+    let (lines, errs) = cpt_lines(body);
+    assert_eq!(lines, jsonl_lines());
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    let e = &errs[0];
+    assert!(!e.fatal);
+    assert_eq!(e.location, Location::Offset(end as u64));
+    assert!(
+        e.message
+            .contains("the end marker says the file holds 999 records, but 13 were read"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bytes_after_the_end_marker_are_an_error_at_their_offset() {
+    let mut body = bytes("small.cpt");
+    let end = body.len();
+    body.extend_from_slice(b"junkjunk");
+    let (lines, errs) = cpt_lines(body.clone());
+    assert_eq!(lines, jsonl_lines());
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].location, Location::Offset(end as u64));
+    assert!(
+        errs[0].message.starts_with(&format!(
+            "8 bytes after the end marker at byte offset {} not read",
+            end - 16
+        )),
+        "{}",
+        errs[0]
+    );
+    // With a miscount too, both are said.
+    set_end_count(&mut body[..end], 3);
+    let (_, errs) = cpt_lines(body);
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].message.contains("says the file holds 3 records"));
+    assert!(errs[1].message.contains("8 bytes after the end marker"));
+}
+
+/// `cat a.cpt b.cpt`: both files are read, the second's strings by their
+/// own numbers.
+#[test]
+fn concatenated_files_read_as_one_trace() {
+    let first = concat!(
+        "{\"t\":1,\"ev\":\"state\",\"sm\":\"a\",\"state\":\"x\"}\n",
+        "{\"t\":2,\"ev\":\"send\",\"sm\":\"a\",\"id\":\"m1\"}\n",
+    );
+    let second = concat!(
+        "{\"t\":3,\"ev\":\"state\",\"sm\":\"b\",\"state\":\"y\"}\n",
+        "{\"t\":4,\"ev\":\"recv\",\"sm\":\"b\",\"id\":\"m1\",\"state\":\"x\"}\n",
+        "{\"t\":5,\"ev\":\"state\",\"sm\":\"a\",\"state\":\"y\",\"sys\":\"h\"}\n",
+    );
+    for codec in [Codec::None, Codec::Zstd] {
+        let cpt = |src: &str| {
+            let mut r = JsonlReader::new(Cursor::new(src.as_bytes().to_vec()), "t.jsonl");
+            let (recs, _) = drain(&mut r);
+            let mut w = CptWriter::new(Vec::new(), codec).unwrap();
+            for rec in &recs {
+                w.write(rec, r.strings()).unwrap();
+            }
+            w.finish().unwrap()
+        };
+        let mut both = cpt(first);
+        both.extend(cpt(second));
+        let mut r = CptReader::new(Cursor::new(both), "t.cpt").unwrap();
+        let (recs, errs) = drain(&mut r);
+        assert!(errs.is_empty(), "{errs:?}");
+        let want: Vec<String> = format!("{first}{second}")
+            .lines()
+            .map(|l| {
+                let mut r = JsonlReader::new(Cursor::new(l.as_bytes().to_vec()), "l");
+                let (recs, _) = drain(&mut r);
+                text(&recs, &r).remove(0)
+            })
+            .collect();
+        assert_eq!(text(&recs, &r), want);
+        // One name, one symbol: `a` of both files is one SM.
+        let sm = |ev: &critpath_trace::Event| match ev {
+            critpath_trace::Event::State {
+                who: critpath_trace::Who::Sm(s),
+                ..
+            } => *s,
+            _ => panic!("{ev:?}"),
+        };
+        let (a1, a2) = (sm(&recs[0].ev), sm(&recs[4].ev));
+        assert_eq!(a1, a2);
+    }
+}
+
+#[test]
+fn a_file_concatenated_twice_reads_once_and_says_why() {
+    let one = bytes("small.cpt");
+    let mut two = one.clone();
+    two.extend_from_slice(&one);
+    let (lines, errs) = cpt_lines(two);
+    let once = jsonl_lines();
+    // The second copy's records before the first's last time are out of
+    // order; those at its last time are read again.
+    assert!(lines.starts_with(&once), "{lines:?}");
+    assert!(!errs.is_empty() && errs.iter().all(|e| !e.fatal));
+    assert_eq!(errs.len() + lines.len(), 2 * once.len());
+    assert!(
+        errs[0].message.contains(&format!(
+            "of the .cpt file concatenated at byte offset {} is before t=",
+            one.len()
+        )),
+        "{}",
+        errs[0]
+    );
+}
