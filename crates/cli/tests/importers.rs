@@ -410,3 +410,30 @@ fn kineto_ranks_sorted_on_disk_give_the_analysis_sorted_in_memory() {
     step.extend(["--annotation", "ProfilerStep", "--instance", "2"]);
     assert!(with_budget(&step, "3") == with_budget(&step, "1000000"));
 }
+
+#[test]
+fn chrome_json_with_its_events_after_a_large_header_is_chrome_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = r#""traceEvents":[{"ph":"X","name":"work","pid":1,"tid":1,"ts":0,"dur":10}]"#;
+    let pad = "x".repeat(10_000);
+    let long = format!(r#"{{"otherData":{{"pad":"{pad}"}},{events}}}"#);
+    let pretty = format!(
+        "{{\n  \"otherData\": {{\n{}    \"k\": 0\n  }},\n  {events}\n}}\n",
+        "    \"key\": \"value\",\n".repeat(500)
+    );
+    for (name, body) in [("late.json", long), ("pretty.json", pretty)] {
+        let p = write(dir.path(), name, &body);
+        let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+        assert_eq!(crit(&v, "1:1", "work"), 10_000, "{name}");
+        // Compressed and on standard input alike.
+        let line = format!("gzip -c {} | $CRITPATH analyze - --json", p.display());
+        let o = std::process::Command::new("sh")
+            .args(["-c", &line])
+            .env("CRITPATH", env!("CARGO_BIN_EXE_critpath"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(crit(&v, "1:1", "work"), 10_000, "{name} on stdin");
+    }
+}

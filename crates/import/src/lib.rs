@@ -177,6 +177,12 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         None if head.len() < 4096 => {
             fail("the file holds no records (only blank lines or comments)".into())
         }
+        Some(l) if l.starts_with("{") && json_document(l, &text) => {
+            if critpath_gpu::looks_like(head) {
+                return Ok(Format::Kineto);
+            }
+            Ok(Format::Chrome)
+        }
         Some(l) if l.starts_with("{") => Ok(Format::Jsonl),
         _ => {
             let shown: String = text
@@ -189,6 +195,75 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
             ))
         }
     }
+}
+
+/// Whether text whose first line `first` starts an object (not a record)
+/// is a JSON document rather than JSONL: the object goes on past that line
+/// (pretty-printed, or one line longer than the head), and none of its
+/// top-level keys in `text` (the head) is a record's field. Its other keys
+/// may be anywhere in the document (`otherData` before `traceEvents`), so
+/// they do not decide.
+fn json_document(first: &str, text: &str) -> bool {
+    let goes_on = match serde_json::from_str::<serde_json::Value>(first) {
+        Ok(_) => false,
+        Err(e) => e.is_eof(),
+    };
+    let from = text.find('{').unwrap_or(0);
+    goes_on
+        && !top_level_keys(&text[from..]).iter().any(|k| {
+            [
+                "t", "ev", "sm", "sys", "state", "on", "on_sys", "on_state", "fn", "id", "thread",
+                "cpu", "waited",
+            ]
+            .contains(&k.as_str())
+        })
+}
+
+/// The keys of the object that `text` starts with, as far as `text` goes
+/// (their escapes left as they are).
+fn top_level_keys(text: &str) -> Vec<String> {
+    let (mut keys, mut depth, mut want_key) = (Vec::new(), 0u32, false);
+    let mut key: Option<String> = None;
+    let mut bytes = text.char_indices();
+    while let Some((_, c)) = bytes.next() {
+        match c {
+            '"' => {
+                let mut s = String::new();
+                while let Some((_, c)) = bytes.next() {
+                    match c {
+                        '\\' => {
+                            s.push(c);
+                            if let Some((_, e)) = bytes.next() {
+                                s.push(e);
+                            }
+                        }
+                        '"' => break,
+                        _ => s.push(c),
+                    }
+                }
+                if depth == 1 && want_key {
+                    key = Some(s);
+                }
+            }
+            ':' if depth == 1 => {
+                keys.extend(key.take());
+                want_key = false;
+            }
+            ',' if depth == 1 => want_key = true,
+            '{' | '[' => {
+                depth += 1;
+                want_key = depth == 1;
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    keys
 }
 
 /// An archive or a compression critpath does not undo, by its magic bytes,
@@ -404,5 +479,45 @@ mod tests {
         line.resize(257, b' ');
         line.extend_from_slice(b"ustar\n");
         assert!(matches!(detect(&line, "t"), Ok(Format::Jsonl)));
+    }
+
+    #[test]
+    fn a_json_document_is_chrome_json_wherever_its_trace_events_are() {
+        let events = r#""traceEvents":[{"ph":"X","ts":1,"dur":2,"pid":1,"tid":1}]"#;
+        let other = format!(r#"{{"otherData":{{"pad":"{}"}},"#, "x".repeat(10_000));
+        // One line longer than the head, `traceEvents` past it.
+        let long = format!("{other}{events}}}");
+        // Pretty-printed, `traceEvents` past the head.
+        let pretty = format!(
+            "{{\n  \"otherData\": {{\n{}  }},\n  {events}\n}}\n",
+            "    \"k\": \"v\",\n".repeat(1000)
+        );
+        for doc in [long, pretty] {
+            let head = &doc.as_bytes()[..input::HEAD];
+            assert!(matches!(detect(head, "t"), Ok(Format::Chrome)), "{doc:.40}");
+        }
+        // JSONL whose first record is bad, or cut over lines, is still JSONL.
+        for text in [
+            "{\"t\":1,\"sm\":\"a\"}\n{\"t\":2,\"sm\":\"a\",\"ev\":\"end\"}\n",
+            "{\"t\":1,\n\"ev\":\"end\",\"sm\":\"a\"}\n",
+            "{\"t\":1,\"sm\":\"a\",\"ev\":\"end\"\n",
+            "{\"x\": 1 2}\n",
+        ] {
+            assert!(
+                matches!(detect(text.as_bytes(), "t"), Ok(Format::Jsonl)),
+                "{text}"
+            );
+        }
+        // A record longer than the head is JSONL by its keys.
+        let record = format!(
+            r#"{{"t":1,"ev":"state","sm":"a","state":"{}"}}"#,
+            "s".repeat(10_000)
+        );
+        let head = &record.as_bytes()[..input::HEAD];
+        assert!(matches!(detect(head, "t"), Ok(Format::Jsonl)));
+        assert_eq!(
+            top_level_keys(r#"{"a":{"b":[1,"c"]},"d\"e":"f:g", "h" : 1"#),
+            ["a", "d\\\"e", "h"]
+        );
     }
 }
