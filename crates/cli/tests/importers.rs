@@ -412,6 +412,27 @@ fn kineto_ranks_sorted_on_disk_give_the_analysis_sorted_in_memory() {
 }
 
 #[test]
+fn a_chrome_flow_step_receives_from_the_event_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The consumer prepares 0-31 µs and sends; the producer's step at 33
+    // receives it and produces 33-53: the path crosses the flow (before,
+    // the step received its own send and the path stayed on one thread).
+    let body = r#"{"traceEvents": [
+      {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"consumer"}},
+      {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"producer"}},
+      {"ph":"X","name":"prep","pid":1,"tid":1,"ts":0,"dur":31},
+      {"ph":"s","cat":"q","id":"0x2","pid":1,"tid":1,"ts":31},
+      {"ph":"t","cat":"q","id":"0x2","pid":1,"tid":2,"ts":33},
+      {"ph":"X","name":"produce","pid":1,"tid":2,"ts":33,"dur":20}
+    ]}"#;
+    let p = write(dir.path(), "flow.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["start"]["sm"], "consumer:1");
+    assert_eq!(crit(&v, "consumer:1", "prep"), 31_000);
+    assert_eq!(crit(&v, "producer:2", "produce"), 20_000);
+}
+
+#[test]
 fn chrome_json_with_its_events_after_a_large_header_is_chrome_json() {
     let dir = tempfile::tempdir().unwrap();
     let events = r#""traceEvents":[{"ph":"X","name":"work","pid":1,"tid":1,"ts":0,"dur":10}]"#;

@@ -14,8 +14,9 @@
 //! trace needs memory for its slices, not for its JSON). Slices are sorted
 //! by track and the records by time with an external sort
 //! ([`crate::extsort`]), so memory stays bounded however long the trace:
-//! what grows is one entry per track, per distinct slice name and per
-//! distinct non-numeric flow id. An event that cannot be used (no `ts`, an `X` without
+//! what grows is one entry per track, per distinct slice name, per
+//! distinct non-numeric flow id or flow hop, and per flow with steps (`t`)
+//! until its end (`f`). An event that cannot be used (no `ts`, an `X` without
 //! `dur`, a flow without `id`, ...) is reported with its index, line and
 //! field, and skipped. An array without its closing `]` (the trace of a
 //! process that crashed) is read up to its last whole event.
@@ -123,6 +124,9 @@ struct Collector {
     slices: ExtSort<Nested>,
     open: HashMap<u32, Vec<(u64, Sym, u64)>>,
     flows: u64,
+    /// The steps (`t`) of each flow seen so far, by `flow:CAT:ID`, for the
+    /// flows that have steps and have not ended (`f`).
+    steps: HashMap<String, u32>,
     /// The latest time seen, where slices still open at the end close.
     last: u64,
     records: Tracks<Phase>,
@@ -164,6 +168,7 @@ impl Collector {
             slices: ExtSort::new(extsort::budget_from_env(SLICE_BUDGET)),
             open: HashMap::new(),
             flows: 0,
+            steps: HashMap::new(),
             last: 0,
             records: Tracks::new(),
         }
@@ -373,11 +378,27 @@ impl Collector {
         };
         let prefix = format!("flow:{}:", str_of(e, "cat").unwrap_or(""));
         let tr = Self::thread(e);
+        // Each hop of a flow is a link of its own: the `s` sends hop 0, each
+        // `t` receives the hop before it and sends the next, the `f`
+        // receives the last; so a step never receives what it sent itself.
+        let key = format!("{prefix}{id}");
+        let hop = match ph {
+            "s" => 0,
+            "t" => self.steps.get(&key).copied().unwrap_or(0),
+            _ => self.steps.remove(&key).unwrap_or(0),
+        };
+        let hop_id = |n: u32| match n {
+            0 => id.clone(),
+            n => format!("{id}#{n}"),
+        };
         if ph != "s" {
-            self.flow_point(ts, tr.clone(), false, &prefix, &id);
+            self.flow_point(ts, tr.clone(), false, &prefix, &hop_id(hop));
+        }
+        if ph == "t" {
+            self.steps.insert(key, hop + 1);
         }
         if ph != "f" {
-            self.flow_point(ts, tr, true, &prefix, &id);
+            self.flow_point(ts, tr, true, &prefix, &hop_id(hop + u32::from(ph == "t")));
         }
     }
 

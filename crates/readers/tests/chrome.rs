@@ -97,3 +97,63 @@ fn an_empty_event_array_is_found_and_said_to_hold_no_slices() {
         .unwrap();
     assert!(e.message.contains("`traceEvents` array"), "{e}");
 }
+
+/// The send and recv records of a trace's flows, as (time, ev, sm, id).
+fn links(body: &str) -> Vec<(u64, String, String, String)> {
+    let mut src = chrome::read(body.as_bytes(), "flow.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    assert!(errs.is_empty(), "{errs:?}");
+    text(&recs, &src)
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["ev"] == "send" || v["ev"] == "recv")
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().map_or(v[k].to_string(), str::to_string);
+            (v["t"].as_u64().unwrap(), s("ev"), s("sm"), s("id"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_flow_step_receives_the_hop_before_it_and_sends_the_next() {
+    let names = r#"{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"consumer"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"producer"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":3,"args":{"name":"sink"}},
+{"ph":"X","name":"work","pid":1,"tid":1,"ts":30,"dur":5},
+{"ph":"X","name":"work","pid":1,"tid":2,"ts":32,"dur":5},
+{"ph":"X","name":"work","pid":1,"tid":3,"ts":34,"dur":5}"#;
+    // s on consumer, t on producer: the step receives the consumer's send.
+    let body = format!(
+        r#"{{"traceEvents":[{names},
+{{"ph":"s","cat":"q","id":"0x2","pid":1,"tid":1,"ts":31}},
+{{"ph":"t","cat":"q","id":"0x2","pid":1,"tid":2,"ts":33}}]}}"#
+    );
+    let l = |t, ev: &str, sm: &str, id: &str| (t, ev.into(), sm.into(), id.into());
+    assert_eq!(
+        links(&body),
+        [
+            l(31000, "send", "consumer:1", "flow:q:0x2"),
+            l(33000, "send", "producer:2", "flow:q:0x2#1"),
+            l(33000, "recv", "producer:2", "flow:q:0x2"),
+        ]
+    );
+    // s → t → t → f, each hop its own link, numeric ids too.
+    let body = format!(
+        r#"{{"traceEvents":[{names},
+{{"ph":"s","cat":"q","id":7,"pid":1,"tid":1,"ts":31}},
+{{"ph":"t","cat":"q","id":7,"pid":1,"tid":2,"ts":33}},
+{{"ph":"t","cat":"q","id":7,"pid":1,"tid":1,"ts":34}},
+{{"ph":"f","cat":"q","id":7,"pid":1,"tid":3,"ts":36}}]}}"#
+    );
+    assert_eq!(
+        links(&body),
+        [
+            l(31000, "send", "consumer:1", "flow:q:7"),
+            l(33000, "send", "producer:2", "flow:q:7#1"),
+            l(33000, "recv", "producer:2", "flow:q:7"),
+            l(34000, "send", "consumer:1", "flow:q:7#2"),
+            l(34000, "recv", "consumer:1", "flow:q:7#1"),
+            l(36000, "recv", "sink:3", "flow:q:7#2"),
+        ]
+    );
+}
