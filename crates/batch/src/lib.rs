@@ -89,13 +89,21 @@ impl TraceResult {
     /// The request as a row of the `per_trace` table.
     pub fn row(&self) -> PerTrace {
         let top = self.top();
+        let sm = top.map(|t| t.sm.clone()).unwrap_or_default();
+        let state = top.map(|t| t.state.clone()).unwrap_or_default();
+        let criticality = top.map_or(0.0, |t| t.criticality);
         PerTrace {
             file: self.file.clone(),
             trace_id: self.trace_id.clone(),
             length_ns: self.length_ns,
-            top_sm: top.map(|t| t.sm.clone()).unwrap_or_default(),
-            top_state: top.map(|t| t.state.clone()).unwrap_or_default(),
-            top_criticality: top.map_or(0.0, |t| t.criticality),
+            top: Top {
+                sm: sm.clone(),
+                state: state.clone(),
+                criticality,
+            },
+            top_sm: sm,
+            top_state: state,
+            top_criticality: criticality,
         }
     }
 }
@@ -107,9 +115,21 @@ pub struct PerTrace {
     pub file: String,
     pub trace_id: String,
     pub length_ns: u64,
+    /// The most critical state as one object (SPEC's `top`); the same as
+    /// the flat `top_*` fields, which tables and Parquet use.
+    #[serde(default)]
+    pub top: Top,
     pub top_sm: String,
     pub top_state: String,
     pub top_criticality: f64,
+}
+
+/// A request's most critical state (`""` and 0 when none is on its path).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Top {
+    pub sm: String,
+    pub state: String,
+    pub criticality: f64,
 }
 
 /// Sorts results as a batch lists them: by (file, trace id).

@@ -167,10 +167,14 @@ fn analyze_aggregates_the_requests_of_one_file() {
         assert_eq!(p["length_ns"], t["length_ns"]);
         let top = format!(
             "{}: {}",
-            p["top_sm"].as_str().unwrap(),
-            p["top_state"].as_str().unwrap()
+            p["top"]["sm"].as_str().unwrap(),
+            p["top"]["state"].as_str().unwrap()
         );
         assert_eq!(top, t["bound_by"].as_str().unwrap());
+        // The flat columns say the same.
+        assert_eq!(p["top_sm"], p["top"]["sm"]);
+        assert_eq!(p["top_state"], p["top"]["state"]);
+        assert_eq!(p["top_criticality"], p["top"]["criticality"]);
     }
     let states = v["states"].as_array().unwrap();
     assert_eq!(

@@ -44,7 +44,8 @@ pub struct StateRow {
     pub slack_mean_ns: Option<f64>,
     /// Who held what this state waited for (a CPU, for a runnable thread):
     /// the path time spent on each holder before it let go, most first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Always in the JSON, empty when no one held what it waited for (so
+    /// every `runnable` row carries it, docs/os-graph.md).
     pub blame: Vec<Blame>,
 }
 

@@ -16,6 +16,10 @@ pub struct Speedup {
     pub factor: f64,
 }
 
+/// The smallest factor: a state at most 1000 times slower, so that path
+/// lengths (sums of weights) stay far from overflowing.
+const MIN_FACTOR: f64 = 1e-3;
+
 impl Speedup {
     /// Parses `SM:STATE=FACTOR`.
     pub fn parse(spec: &str) -> Result<Speedup> {
@@ -37,6 +41,9 @@ impl Speedup {
             .map_err(|_| bad("FACTOR must be a number, such as 2 or 1.5"))?;
         if !(factor.is_finite() && factor > 0.0) {
             return Err(bad("FACTOR must be a positive number (2 = twice as fast; use a huge factor such as 1e9 to remove a state)"));
+        }
+        if factor < MIN_FACTOR {
+            return Err(bad("FACTOR must be at least 0.001 (1000 times slower): a slower state would make path lengths overflow"));
         }
         Ok(Speedup {
             target: target.to_string(),

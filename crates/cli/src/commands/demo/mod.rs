@@ -41,10 +41,14 @@ pub struct Args {
     /// Write the trace (.cpt); without --bus, FILE-pci.cpt and FILE-pcix.cpt.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// States shown per run.
-    #[arg(long, default_value_t = 5)]
-    top: usize,
+    /// States shown per run (5 in the text; with --json every state
+    /// unless given).
+    #[arg(long)]
+    top: Option<usize>,
 }
+
+/// States the text shows per run when `--top` is not given.
+const TEXT_TOP: usize = 5;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum BusArg {
@@ -109,7 +113,7 @@ fn one_bus(args: &Args, cfg: Config) -> Result<()> {
     }
     let mut o = text::header(args);
     o.push_str(&format!("{}\n", bus.describe()));
-    for l in text::summary(&r, args.top) {
+    for l in text::summary(&r, args.top.unwrap_or(TEXT_TOP)) {
         o.push_str(&l);
         o.push('\n');
     }
@@ -140,7 +144,7 @@ fn both_buses(args: &Args, pci: Config, pcix: Config) -> Result<()> {
         return stdout(json::document(&v).as_bytes());
     }
     let mut o = text::header(args);
-    o.push_str(&side_by_side(&a, &b, args.top));
+    o.push_str(&side_by_side(&a, &b, args.top.unwrap_or(TEXT_TOP)));
     o.push('\n');
     o.push_str(&text::story(&a, &b));
     if let (Some(p), Some(q)) = (&pci_out, &pcix_out) {

@@ -111,9 +111,11 @@ fn simulate_into(
 }
 
 /// A run's JSON: its analysis (the `top` most critical states) and `model`.
-pub fn doc(r: &Run, top: usize) -> DemoDoc {
+pub fn doc(r: &Run, top: Option<usize>) -> DemoDoc {
     let mut analysis = r.analysis.clone();
-    analysis.truncate_states(top);
+    if let Some(top) = top {
+        analysis.truncate_states(top);
+    }
     DemoDoc {
         analysis,
         model: ModelDoc {
