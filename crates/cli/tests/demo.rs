@@ -350,3 +350,19 @@ fn whatif_on_a_model_trace_has_no_band() {
     assert!(text.contains("predicted critical path"), "{text}");
     assert!(!text.contains("another run may not see"), "{text}");
 }
+
+/// `demo --json` holds every state (SPEC: "unless --top is given"), their
+/// criticalities summing to 1; `--top` cuts them.
+#[test]
+fn demo_json_holds_every_state_unless_top_is_given() {
+    let all = json_of(&["demo", "--json", "--packets", "300"]);
+    let states = all["states"].as_array().unwrap();
+    assert!(states.len() > 5, "{} states", states.len());
+    let sum: f64 = states
+        .iter()
+        .map(|s| s["criticality"].as_f64().unwrap())
+        .sum();
+    assert!((sum - 1.0).abs() < 1e-9, "{sum}");
+    let two = json_of(&["demo", "--json", "--packets", "300", "--top", "2"]);
+    assert_eq!(two["states"].as_array().unwrap().len(), 2);
+}
