@@ -293,6 +293,11 @@ fn bad_demo_and_whatif_input() {
         &["whatif", t, "--speedup", "nic.tx:DMA packet=0"],
         &["positive"],
     );
+    // A state 10^17 times slower would make path lengths overflow.
+    assert_bad(
+        &["whatif", t, "--speedup", "nic.tx:DMA packet=1e-17"],
+        &["at least 0.001"],
+    );
     assert_bad(
         &["whatif", t, "--speedup", "nic.tx=2"],
         &["SM:STATE=FACTOR"],
