@@ -454,6 +454,25 @@ fn vint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     }
 }
 
+/// The symbol at `buf[*pos..]`: below `direct` the table's own, else one
+/// of a concatenated file's, through `map`.
+#[inline(always)]
+fn sym_at(buf: &[u8], pos: &mut usize, direct: u64, map: &[Sym]) -> Option<Sym> {
+    let v = vint(buf, pos)?;
+    if v < direct {
+        Some(Sym(v as u32))
+    } else {
+        mapped(map, v)
+    }
+}
+
+/// Symbol `v` of a concatenated file in the table (`map`), if defined.
+#[cold]
+#[inline(never)]
+fn mapped(map: &[Sym], v: u64) -> Option<Sym> {
+    map.get(usize::try_from(v).ok()?).copied()
+}
+
 /// Decodes the record op at `buf[*pos..]` (not a string definition).
 /// `None` means the bytes are not a valid record: cut, unknown kind, or a
 /// string used before its definition.
@@ -467,26 +486,25 @@ fn decode(
     strings: &mut Interner,
     map: &[Sym],
 ) -> Option<Record> {
-    let nstrings = strings.len() as u64;
-    let sym = |pos: &mut usize| -> Option<Sym> {
-        let v = vint(buf, pos)?;
-        if map.is_empty() {
-            (v < nstrings).then_some(Sym(v as u32))
-        } else {
-            map.get(v as usize).copied()
-        }
+    // Symbols below `direct` are the table's own; a concatenated file's
+    // go through `map`, off the hot path.
+    let direct = if map.is_empty() {
+        strings.len() as u64
+    } else {
+        0
     };
+
     let op = *buf.get(*pos)?;
     *pos += 1;
     let kind = op & 0x0f;
     let t = last_t.checked_add(vint(buf, pos)?)?;
     let sys = if op & F_SYS != 0 {
-        sym(pos)?
+        sym_at(buf, pos, direct, map)?
     } else {
         Sym::LOCAL
     };
     let who = if kind <= 6 || (K_RECV_WAITED..=K_HELD).contains(&kind) {
-        let s = sym(pos)?;
+        let s = sym_at(buf, pos, direct, map)?;
         if op & F_THREAD != 0 {
             Who::Thread(s)
         } else if op & F_CPU != 0 {
@@ -500,24 +518,24 @@ fn decode(
     let ev = match kind {
         0 => Event::State {
             who,
-            state: sym(pos)?,
+            state: sym_at(buf, pos, direct, map)?,
         },
         1 => {
             let flags = *buf.get(*pos)?;
             *pos += 1;
-            let state = sym(pos)?;
+            let state = sym_at(buf, pos, direct, map)?;
             let on = if flags & 1 != 0 {
-                Some(sym(pos)?)
+                Some(sym_at(buf, pos, direct, map)?)
             } else {
                 None
             };
             let on_state = if flags & 2 != 0 {
-                Some(sym(pos)?)
+                Some(sym_at(buf, pos, direct, map)?)
             } else {
                 None
             };
             let on_sys = if flags & 4 != 0 {
-                Some(sym(pos)?)
+                Some(sym_at(buf, pos, direct, map)?)
             } else {
                 None
             };
@@ -531,7 +549,7 @@ fn decode(
         }
         2 | 3 | K_RECV_WAITED => {
             let id = if op & F_STRID != 0 {
-                let sym = sym(pos)?;
+                let sym = sym_at(buf, pos, direct, map)?;
                 LinkId::Str {
                     sym,
                     key: critpath_trace::strings::link_key(strings.resolve(sym)),
@@ -545,7 +563,7 @@ fn decode(
                 Event::Recv {
                     who,
                     id,
-                    state: sym(pos)?,
+                    state: sym_at(buf, pos, direct, map)?,
                     waited: kind == K_RECV_WAITED,
                 }
             }
@@ -553,29 +571,29 @@ fn decode(
         K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings, map)?,
         K_HELD => Event::Held {
             who,
-            on: sym(pos)?,
-            on_state: sym(pos)?,
+            on: sym_at(buf, pos, direct, map)?,
+            on_state: sym_at(buf, pos, direct, map)?,
         },
         4 => Event::End { who },
         5 => Event::Call {
             who,
-            func: sym(pos)?,
+            func: sym_at(buf, pos, direct, map)?,
         },
         6 => Event::Ret {
             who,
-            func: sym(pos)?,
+            func: sym_at(buf, pos, direct, map)?,
         },
         7 => Event::Push {
-            thread: sym(pos)?,
-            sm: sym(pos)?,
+            thread: sym_at(buf, pos, direct, map)?,
+            sm: sym_at(buf, pos, direct, map)?,
         },
         8 => Event::Pop {
-            thread: sym(pos)?,
-            sm: sym(pos)?,
+            thread: sym_at(buf, pos, direct, map)?,
+            sm: sym_at(buf, pos, direct, map)?,
         },
         9 => Event::Switch {
-            cpu: sym(pos)?,
-            thread: sym(pos)?,
+            cpu: sym_at(buf, pos, direct, map)?,
+            thread: sym_at(buf, pos, direct, map)?,
         },
         _ => return None,
     };
