@@ -2,7 +2,7 @@
 //! the records, counts and diagnostics they must give.
 
 use super::*;
-use critpath_trace::{Event, Who};
+use critpath_trace::{Event, LinkId, Who};
 
 fn comm(s: &str) -> Comm {
     let mut c = [0u8; 16];
@@ -351,8 +351,9 @@ fn a_thread_woken_for_an_idle_cpu_ran_from_its_last_visible_event() {
 }
 
 /// How `app:6`, asleep on CPU 1, was woken by the events `wake` feeds on
-/// CPU 0 (where `app:5` runs): through a link (`recv`), or with none
-/// (`state`), and the builder's counts then.
+/// CPU 0 (where `app:5` runs): through a link from another SM (`recv`),
+/// or from itself (`self`: its wait is its own time), and the builder's
+/// counts then.
 fn woken_how(wake: impl Fn(&mut Builder, Sym, Sym)) -> (&'static str, Counts) {
     let mut strings = Interner::new();
     let eth = strings.intern("eth0");
@@ -366,16 +367,28 @@ fn woken_how(wake: impl Fn(&mut Builder, Sym, Sym)) -> (&'static str, Counts) {
     b.finish();
     let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
     let app6 = b.strings.get("app:6").expect("thread SM");
+    let sender = |id: LinkId| {
+        recs.iter().find_map(|r| match r.ev {
+            Event::Send {
+                who: Who::Sm(s),
+                id: i,
+            } if i == id => Some(s),
+            _ => None,
+        })
+    };
     let how = recs.iter().find_map(|r| match r.ev {
         Event::Recv {
-            who: Who::Sm(s), ..
-        } if s == app6 => Some("recv"),
-        Event::State {
             who: Who::Sm(s),
+            id,
             state,
-        } if s == app6 && r.t == 30 => {
-            assert_eq!(b.strings.resolve(state), "runnable");
-            Some("state")
+            ..
+        } if s == app6 => {
+            assert_eq!((b.strings.resolve(state), r.t), ("runnable", 30));
+            Some(if sender(id) == Some(app6) {
+                "self"
+            } else {
+                "recv"
+            })
         }
         _ => None,
     });
@@ -405,10 +418,10 @@ fn only_wakeups_with_a_seen_cause_are_links() {
         b.feed(&at(30, 0, 5, wake6(true)));
         b.feed(&at(31, 0, 5, KEvent::IrqExit));
     });
-    assert_eq!(by_device.0, "state");
+    assert_eq!(by_device.0, "self");
     assert_eq!(by_device.1.uncaused_wakeups, 1);
     let unrecorded = woken_how(|b, _, _| b.feed(&at(30, 0, 5, wake6(true))));
-    assert_eq!(unrecorded.0, "state");
+    assert_eq!(unrecorded.0, "self");
     assert_eq!(unrecorded.1.unrecorded_interrupts, 1);
     // A timer armed by a thread, expiring inside a device's interrupt.
     let armed = woken_how(|b, eth, func| {
@@ -427,7 +440,7 @@ fn only_wakeups_with_a_seen_cause_are_links() {
     });
     assert_eq!(armed.0, "recv");
     // Softirqs: raised by a thread, or by a device's interrupt.
-    for (raiser_irq, want) in [(false, "recv"), (true, "state")] {
+    for (raiser_irq, want) in [(false, "recv"), (true, "self")] {
         let got = woken_how(|b, eth, _| {
             if raiser_irq {
                 b.feed(&at(28, 0, 5, KEvent::IrqEntry { name: eth }));

@@ -70,7 +70,8 @@ impl Builder {
     /// in an interrupt when `in_irq`): a link from whoever runs there, and
     /// one into the target CPU's holder. A waker whose chain of causes is
     /// not seen (an interrupt from a device, or one the recording lacks)
-    /// makes no link: the wait is then charged to the waiting state.
+    /// makes no link to the thread: the thread links to itself, so its
+    /// wait is charged to the waiting state.
     pub(super) fn wake(
         &mut self,
         t: u64,
@@ -116,7 +117,12 @@ impl Builder {
                 } else {
                     self.counts.unrecorded_interrupts += 1;
                 }
-                self.state(t, sm, runnable);
+                // A link from the thread to itself: the wait, up to the
+                // send, weighs its time on the thread's own chain, and the
+                // open wait ends by a `recv` as it should.
+                let l = self.link();
+                self.send(t, sm, l);
+                self.recv(t, sm, l, runnable);
             }
             None => {
                 self.counts.unknown_waker += 1;
