@@ -146,11 +146,15 @@ fn target(path: &Path) -> io::Result<Target> {
 
 /// Whether `path`'s directory is in /proc.
 fn in_proc(path: &Path) -> bool {
-    let dir = match path.parent() {
+    std::fs::canonicalize(dir_of(path)).is_ok_and(|d| d.starts_with("/proc"))
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
-    std::fs::canonicalize(dir).is_ok_and(|d| d.starts_with("/proc"))
+    }
 }
 
 /// Writes a temporary file beside `path` and renames it onto `path`; it
@@ -207,10 +211,7 @@ pub fn refuse_inputs(output: &Path, inputs: &[PathBuf]) -> Result<()> {
 /// A temporary file in `path`'s directory (so renaming it is atomic),
 /// created with `mode` (less the umask).
 fn temporary_beside(path: &Path, mode: u32) -> io::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());

@@ -158,15 +158,19 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'));
     // A first line that is a record with `ev` is JSONL; otherwise the Trace
-    // Event Format's array or `traceEvents` object is Chrome / Perfetto JSON.
-    let first_is_record = first
-        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .is_some_and(|v| v.get("ev").is_some());
+    // Event Format's array or `traceEvents` object, or a JSON document
+    // (see `json_document`), is Chrome / Perfetto JSON.
+    let parsed = first.map(serde_json::from_str::<serde_json::Value>);
+    let first_is_record = matches!(&parsed, Some(Ok(v)) if v.get("ev").is_some());
+    // The first line's object goes on past it.
+    let goes_on = matches!(&parsed, Some(Err(e)) if e.is_eof());
     if !first_is_record && spans::looks_like(&text) {
         return Ok(Format::Spans);
     }
     if !first_is_record
-        && (first.is_some_and(|l| l.starts_with("[")) || text.contains("\"traceEvents\""))
+        && (first.is_some_and(|l| l.starts_with("["))
+            || text.contains("\"traceEvents\"")
+            || first.is_some_and(|l| l.starts_with("{") && json_document(goes_on, &text)))
     {
         if critpath_gpu::looks_like(head) {
             return Ok(Format::Kineto);
@@ -176,12 +180,6 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     match first {
         None if head.len() < 4096 => {
             fail("the file holds no records (only blank lines or comments)".into())
-        }
-        Some(l) if l.starts_with("{") && json_document(l, &text) => {
-            if critpath_gpu::looks_like(head) {
-                return Ok(Format::Kineto);
-            }
-            Ok(Format::Chrome)
         }
         Some(l) if l.starts_with("{") => Ok(Format::Jsonl),
         _ => {
@@ -197,26 +195,18 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
     }
 }
 
-/// Whether text whose first line `first` starts an object (not a record)
-/// is a JSON document rather than JSONL: the object goes on past that line
+/// Whether text whose first line starts an object (not a record) is a
+/// JSON document rather than JSONL: the object `goes_on` past that line
 /// (pretty-printed, or one line longer than the head), and none of its
 /// top-level keys in `text` (the head) is a record's field. Its other keys
 /// may be anywhere in the document (`otherData` before `traceEvents`), so
 /// they do not decide.
-fn json_document(first: &str, text: &str) -> bool {
-    let goes_on = match serde_json::from_str::<serde_json::Value>(first) {
-        Ok(_) => false,
-        Err(e) => e.is_eof(),
-    };
+fn json_document(goes_on: bool, text: &str) -> bool {
     let from = text.find('{').unwrap_or(0);
     goes_on
-        && !top_level_keys(&text[from..]).iter().any(|k| {
-            [
-                "t", "ev", "sm", "sys", "state", "on", "on_sys", "on_state", "fn", "id", "thread",
-                "cpu", "waited",
-            ]
-            .contains(&k.as_str())
-        })
+        && !top_level_keys(&text[from..])
+            .iter()
+            .any(|k| critpath_readers::jsonl::FIELDS.contains(&k.as_str()))
 }
 
 /// The keys of the object that `text` starts with, as far as `text` goes

@@ -246,10 +246,10 @@ pub struct CptReader<R: Read> {
     /// own string symbols, which `map` turns into ours (empty for the
     /// first file, whose symbols are ours).
     map: Vec<Sym>,
-    /// Where the file being read starts, and its records so far (for its
-    /// end marker's count).
+    /// Where the file being read starts, and the records read before it
+    /// (what its end marker counts is the rest).
     file_at: u64,
-    file_records: u64,
+    file_first: u64,
     /// The latest time of the files before this one: a record before it
     /// is out of time order.
     floor: u64,
@@ -302,7 +302,7 @@ impl<R: Read> CptReader<R> {
             done: false,
             map: Vec::new(),
             file_at: 0,
-            file_records: 0,
+            file_first: 0,
             floor: 0,
             pending: None,
         })
@@ -313,8 +313,9 @@ impl<R: Read> CptReader<R> {
     /// `.cpt` to read on (true), the end of the input (false), or an error.
     fn end_marker(&mut self, at: u64, h: &[u8; 16]) -> Result<bool, ReadError> {
         let said = u64::from_le_bytes(h[4..12].try_into().unwrap());
-        let count = (said != self.file_records).then(|| {
-            let msg = format!("the end marker says the file holds {said} records, but {} were read (the file starting at byte offset {}); the records read are analyzed", self.file_records, self.file_at);
+        let read = self.record - self.file_first;
+        let count = (said != read).then(|| {
+            let msg = format!("the end marker says the file holds {said} records, but {read} were read (the file starting at byte offset {}); the records read are analyzed", self.file_at);
             ReadError::new(&self.name, Location::Offset(at), msg, false)
         });
         let next = self.offset;
@@ -330,7 +331,7 @@ impl<R: Read> CptReader<R> {
             check_header(&head, got, &self.name, next).inspect_err(|_| self.done = true)?;
             self.map = vec![Sym::LOCAL];
             self.file_at = next;
-            self.file_records = 0;
+            self.file_first = self.record;
             self.floor = self.floor.max(self.last_t);
             true
         } else {
@@ -568,7 +569,9 @@ fn decode(
                 }
             }
         }
-        K_SEND_INLINE..=K_RECV_WAITED_INLINE => decode_inline(buf, pos, kind, who, strings, map)?,
+        K_SEND_INLINE..=K_RECV_WAITED_INLINE => {
+            decode_inline(buf, pos, kind, who, strings, (direct, map))?
+        }
         K_HELD => Event::Held {
             who,
             on: sym_at(buf, pos, direct, map)?,
@@ -609,7 +612,7 @@ fn decode_inline(
     kind: u8,
     who: Who,
     strings: &mut Interner,
-    map: &[Sym],
+    (direct, map): (u64, &[Sym]),
 ) -> Option<Event> {
     let len = vint(buf, pos)? as usize;
     let text = buf.get(*pos..pos.checked_add(len)?)?;
@@ -618,12 +621,7 @@ fn decode_inline(
     if kind == K_SEND_INLINE {
         return Some(Event::Send { who, id });
     }
-    let state = vint(buf, pos)?;
-    let state = if map.is_empty() {
-        (state < strings.len() as u64).then_some(Sym(state as u32))?
-    } else {
-        *map.get(state as usize)?
-    };
+    let state = sym_at(buf, pos, direct, map)?;
     Some(Event::Recv {
         who,
         id,
@@ -710,7 +708,6 @@ impl<R: Read> RecordSource for CptReader<R> {
                 Some(r) => {
                     self.last_t = r.t;
                     self.record += 1;
-                    self.file_records += 1;
                     if r.t < self.floor {
                         return Err(self.before_floor(r.t));
                     }

@@ -16,6 +16,12 @@ use std::io::{self, BufRead, Write};
 mod fast;
 mod lenient;
 
+/// The fields a record may have, as written (docs/formats.md).
+pub const FIELDS: [&str; 13] = [
+    "t", "ev", "sm", "sys", "state", "on", "on_sys", "on_state", "fn", "id", "thread", "cpu",
+    "waited",
+];
+
 use lenient::BadField;
 
 /// A field that may be written as a number or a string (`id`, `thread`, `cpu`).

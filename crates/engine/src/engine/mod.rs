@@ -123,11 +123,24 @@ pub struct Engine<'o> {
 
 impl<'o> Engine<'o> {
     pub fn new(opts: Options) -> Self {
+        Self::with_observer(opts, None)
+    }
+
+    /// An engine that tells `observer` of every state visit that ends and
+    /// every dependence.
+    pub fn observed(opts: Options, observer: &'o mut dyn Observer) -> Self {
+        Self::with_observer(opts, Some(observer))
+    }
+
+    /// The node log keeps each edge's span when the path's edges are to be
+    /// placed on the clock: kept, or handed to the observer.
+    fn with_observer(opts: Options, observer: Option<&'o mut dyn Observer>) -> Self {
+        let timed = opts.keep_path || observer.as_ref().is_some_and(|o| o.wants_path());
         Engine {
             speedup_used: vec![false; opts.speedups.len()],
-            logs: Logs::new(opts.slack, opts.keep_path),
+            logs: Logs::new(opts.slack, timed),
             opts,
-            observer: None,
+            observer,
             m: Machines::default(),
             g: CGraphBuilder::default(),
             pending: pending::Pending::from_env(),
@@ -137,18 +150,6 @@ impl<'o> Engine<'o> {
             marks: Marks::default(),
             diags: DiagSink::default(),
         }
-    }
-
-    /// An engine that tells `observer` of every state visit that ends and
-    /// every dependence.
-    pub fn observed(opts: Options, observer: &'o mut dyn Observer) -> Self {
-        let mut e = Engine::new(opts);
-        if observer.wants_path() && !e.opts.keep_path {
-            // The path's edges go to the observer with their times.
-            e.logs.nodes = crate::nodelog::NodeLog::timed();
-        }
-        e.observer = Some(observer);
-        e
     }
 
     /// Tells the observer that a batch of records has been fed.

@@ -85,7 +85,7 @@ pub(super) fn line(text: &[u8]) -> Result<(Line<'static>, Vec<BadField>), String
     let mut bad = Vec::new();
     let mut seen: Vec<&'static str> = Vec::new();
     for (key, v) in members {
-        let Some(field) = FIELDS.iter().copied().find(|f| *f == key) else {
+        let Some(field) = super::FIELDS.iter().copied().find(|f| *f == key) else {
             continue;
         };
         if seen.contains(&field) {
@@ -105,12 +105,6 @@ pub(super) fn line(text: &[u8]) -> Result<(Line<'static>, Vec<BadField>), String
     }
     Ok((l, bad))
 }
-
-/// The fields a record may have, as written.
-const FIELDS: [&str; 13] = [
-    "t", "ev", "sm", "sys", "state", "on", "on_sys", "on_state", "fn", "id", "thread", "cpu",
-    "waited",
-];
 
 /// `v` into `field` of `l`; `Err` says what the field takes.
 fn put(l: &mut Line<'static>, field: &str, v: &Value) -> Result<(), String> {
