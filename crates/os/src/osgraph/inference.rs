@@ -182,10 +182,7 @@ impl Builder {
         counted(
             c.unrecorded_interrupts,
             DiagnosticKind::UnknownWaker,
-            format!(
-                "{} wakeup(s) happened inside an interrupt (so say the events' flags), but the recording has no interrupt events: the threads that merely hosted them are not taken for wakers, and those waits are charged to the waiting states; record with `critpath record`, or add -e 'irq:*' -e 'timer:*' to perf record",
-                c.unrecorded_interrupts
-            ),
+            unrecorded_interrupts(c.unrecorded_interrupts, c.interrupts_seen),
         );
         counted(
             c.uncaused_wakeups,
@@ -240,4 +237,17 @@ fn lost_switch_ins(name: &str, lost: &LostSwitchIns) -> String {
         m += &format!("; it runs from each other sign of life, and up to {at_stake_ns} ns before them in all (since its CPU's last visible event) may have been its own running time, charged to the CPU's holder");
     }
     m
+}
+
+/// The `unknown-waker` message for wakeups that the events' flags place in
+/// an interrupt no event shows: a recording without interrupt events
+/// needs them; one with them missed this kind of interrupt.
+fn unrecorded_interrupts(n: u64, interrupts_seen: u64) -> String {
+    let head = format!("{n} wakeup(s) happened inside an interrupt (so say the events' flags)");
+    let tail = "the threads that merely hosted them are not taken for wakers, and those waits are charged to the waiting states";
+    if interrupts_seen == 0 {
+        format!("{head}, but the recording has no interrupt events: {tail}; record with `critpath record`, or add -e 'irq:*' -e 'timer:*' to perf record")
+    } else {
+        format!("{head} that the recording does not show (an inter-processor interrupt, irq_work or another interrupt without a tracepoint, or a lost entry): {tail}")
+    }
 }

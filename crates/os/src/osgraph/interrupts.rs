@@ -75,6 +75,7 @@ impl Builder {
         }
         let running = self.s.running;
         self.state(t, sm, running);
+        self.counts.interrupts_seen += 1;
         self.cpus[cpu as usize].ctx.push(Ctx {
             sm,
             base,

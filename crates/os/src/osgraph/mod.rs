@@ -220,6 +220,9 @@ pub struct Counts {
     /// Wakeups that the event's flags place in an interrupt, on a CPU
     /// where no interrupt was seen to begin: the recording lacks them.
     pub unrecorded_interrupts: u64,
+    /// Interrupt runs seen (hard IRQs, softirqs, timer expiries): whether
+    /// the recording has interrupt events at all.
+    pub interrupts_seen: u64,
     pub unbalanced: u64,
     pub late: u64,
     pub annot_problems: u64,

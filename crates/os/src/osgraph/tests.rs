@@ -423,6 +423,7 @@ fn only_wakeups_with_a_seen_cause_are_links() {
     let unrecorded = woken_how(|b, _, _| b.feed(&at(30, 0, 5, wake6(true))));
     assert_eq!(unrecorded.0, "self");
     assert_eq!(unrecorded.1.unrecorded_interrupts, 1);
+    assert_eq!(unrecorded.1.interrupts_seen, 0);
     // A timer armed by a thread, expiring inside a device's interrupt.
     let armed = woken_how(|b, eth, func| {
         let timer = 0xfeed;
@@ -455,4 +456,36 @@ fn only_wakeups_with_a_seen_cause_are_links() {
         });
         assert_eq!(got.0, want, "raised in an interrupt: {raiser_irq}");
     }
+}
+
+/// The `unknown-waker` message for a wakeup inside an interrupt no event
+/// shows says that interrupt events are missing only when the recording
+/// has none; with some, the wakeup's interrupt is one without a
+/// tracepoint (or its entry was lost).
+#[test]
+fn unrecorded_interrupt_message_follows_the_recording() {
+    let message = |with_irq: bool| {
+        let mut strings = Interner::new();
+        let eth = strings.intern("eth0");
+        let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5));
+        b.feed(&switch(11, 1, 0, 0, 6));
+        b.feed(&switch(12, 1, 6, 1, 0));
+        if with_irq {
+            b.feed(&at(20, 0, 5, KEvent::IrqEntry { name: eth }));
+            b.feed(&at(21, 0, 5, KEvent::IrqExit));
+        }
+        b.feed(&at(30, 0, 5, wake6(true)));
+        b.feed(&switch(40, 1, 0, 0, 6));
+        b.finish();
+        b.drain_ready(usize::MAX, true).for_each(drop);
+        let d = b.diagnostics();
+        let d = d.iter().find(|d| d.message.contains("inside an interrupt"));
+        d.expect("unknown-waker").message.clone()
+    };
+    let none = message(false);
+    assert!(none.contains("has no interrupt events"), "{none}");
+    let some = message(true);
+    assert!(!some.contains("has no interrupt events"), "{some}");
+    assert!(some.contains("does not show"), "{some}");
 }
