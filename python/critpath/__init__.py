@@ -9,7 +9,7 @@
 :func:`analyze` runs the critpath engine (the same code as the ``critpath``
 command) on one trace or several hosts' traces and returns an
 :class:`~critpath.analysis.Analysis`; :func:`analyze_many` analyzes many
-traces, one request per trace, on a local process pool or a Dask cluster and
+traces, one request per trace, on threads of this process or a Dask cluster and
 returns a :class:`~critpath.batch.Batch`. Failures raise :class:`Error` with
 the message the CLI prints.
 

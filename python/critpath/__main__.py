@@ -1,6 +1,6 @@
 """``python -m critpath batch TRACES... [--scheduler ADDR] -o DIR``: many
 traces analyzed one request at a time, on a Dask cluster when a scheduler
-is given (else a local process pool), the per-request table and the
+is given (else threads of this process), the per-request table and the
 aggregate per state written to DIR as Parquet (CSV without pyarrow).
 ``critpath batch --scheduler ADDR`` runs this."""
 
@@ -14,7 +14,7 @@ def _parser():
     b = sub.add_parser("batch", help="analyze many traces, one result per request")
     b.add_argument("traces", nargs="+", help="trace files (a span file gives one result per trace id)")
     b.add_argument("--scheduler", metavar="ADDR",
-                   help="a Dask scheduler's address (tcp://HOST:PORT); else a local process pool")
+                   help="a Dask scheduler's address (tcp://HOST:PORT); else threads of this process")
     b.add_argument("-o", "--output", metavar="DIR", required=True,
                    help="directory for per_trace and states (.parquet, or .csv without pyarrow)")
     b.add_argument("--csv", action="store_true", help="write CSV even when pyarrow is there")

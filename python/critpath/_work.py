@@ -1,4 +1,4 @@
-"""What runs on a worker (a process of the local pool, a Dask worker): one
+"""What runs on a worker (a thread of the local pool, a Dask worker): one
 file's per-request results as plain dicts. It imports only the native
 module, not pandas, so that a fresh worker starts fast."""
 
@@ -19,5 +19,5 @@ def analyze_file(path, options=None):
 
 
 def analyze_chunk(paths, options):
-    """Several files' results, in order (one task of the local pool)."""
+    """Several files' results, in order (one task of an executor)."""
     return [analyze_file(p, options) for p in paths]

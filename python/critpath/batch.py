@@ -4,8 +4,9 @@ Each file is analyzed on its own by the native module (critpath-batch, the
 code behind ``critpath batch``); a span file (OTLP/Jaeger) holding several
 trace ids gives one result per request. Only the small per-request results
 (a path's length and its critical states, plain picklable dicts) travel
-from the workers, a local process pool or a Dask cluster, back to this
-process, where they are aggregated per state. The aggregate does not depend
+from the workers, threads of this process (the native analysis releases
+the GIL) or a Dask cluster, back to this process, where they are
+aggregated per state. The aggregate does not depend
 on the order results arrive in, so a parallel run equals the serial one.
 """
 
@@ -73,13 +74,14 @@ def _local_pool(paths, options, bar):
     if workers <= 1:
         return _serial(paths, options, bar)
     import concurrent.futures as cf
-    import multiprocessing as mp
 
-    # A fresh interpreter per worker: forking a process that may hold
-    # threads (pandas, a notebook's kernel) is not safe.
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
-        chunk = max(1, len(paths) // (workers * 8))
-        return _executor(ex, paths, options, bar, chunk)
+    # Threads of this process: the native analysis runs without the GIL, so
+    # they analyze files in parallel; unlike a process pool they need no
+    # fresh interpreter, so no `if __name__ == "__main__":` guard in the
+    # caller's script, and nothing is pickled. One file per task: a slow
+    # file does not hold others up.
+    with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="critpath") as ex:
+        return _executor(ex, paths, options, bar, 1)
 
 
 def _dask(client, paths, options, bar):
@@ -99,8 +101,11 @@ def _is_dask_client(client):
 def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     """Analyze many traces, one result per request, and aggregate them.
 
-    ``client`` chooses where the files are analyzed: ``None``, a local
-    process pool over the cores; ``"serial"``, this process; a
+    ``client`` chooses where the files are analyzed: ``None``, a pool of
+    threads of this process, one per core (the native analysis releases
+    the GIL, so they run in parallel, and a plain script needs no
+    ``if __name__ == "__main__":`` guard); ``"serial"``, this process, one
+    file at a time; a
     ``dask.distributed.Client`` or a scheduler address (``"tcp://host:8786"``),
     the cluster's workers (``client.map`` over the files; only the per-request
     results travel back); or any ``concurrent.futures.Executor``. The results

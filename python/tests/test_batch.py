@@ -96,6 +96,40 @@ def test_local_pool_equals_serial(serial, traces):
     assert_same(critpath.analyze_many(traces, progress=False), serial)
 
 
+def test_the_default_pool_works_from_a_plain_script_without_a_main_guard(serial, traces,
+                                                                         tmp_path):
+    # A script as users write it, run as `python script.py`: no
+    # `if __name__ == "__main__":` (a spawn process pool re-imports the
+    # script in each worker and breaks there).
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import json, sys\n"
+        "import critpath\n"
+        "b = critpath.analyze_many(json.loads(sys.argv[1]), progress=False)\n"
+        "print(json.dumps(b.results))\n")
+    p = subprocess.run([sys.executable, str(script), json.dumps(traces)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == serial.results
+
+
+def test_the_native_analysis_runs_without_the_gil(tmp_path):
+    # What makes the default thread pool parallel: while a file is analyzed
+    # on one thread, this one keeps running Python.
+    import threading
+
+    from critpath import _work
+
+    big = checkout.write(str(tmp_path), 1, 3000)[0]
+    ticks = 0
+    t = threading.Thread(target=_work.analyze_file, args=(big,))
+    t.start()
+    while t.is_alive():
+        ticks += 1
+    t.join()
+    assert ticks > 10000
+
+
 def test_any_executor_equals_serial(serial, traces):
     with cf.ThreadPoolExecutor(3) as ex:
         assert_same(critpath.analyze_many(traces, client=ex, progress=False), serial)
