@@ -8,7 +8,9 @@
 
 :func:`analyze` runs the critpath engine (the same code as the ``critpath``
 command) on one trace or several hosts' traces and returns an
-:class:`~critpath.analysis.Analysis`; :func:`analyze_many` analyzes many
+:class:`~critpath.analysis.Analysis` (for a span file of several trace ids,
+a :class:`~critpath.analysis.Requests`: each request analyzed on its own,
+then aggregated, as the CLI does); :func:`analyze_many` analyzes many
 traces, one request per trace, on threads of this process or a Dask cluster and
 returns a :class:`~critpath.batch.Batch`. Failures raise :class:`Error` with
 the message the CLI prints.
@@ -18,11 +20,12 @@ native module nor pandas, so ``PYTHONPATH=python`` is enough for annotated
 programs.
 """
 
-__all__ = ["analyze", "analyze_many", "Analysis", "Batch", "Error"]
+__all__ = ["analyze", "analyze_many", "Analysis", "Requests", "Batch", "Error"]
 
 _LAZY = {
     "analyze": "critpath.analysis",
     "Analysis": "critpath.analysis",
+    "Requests": "critpath.analysis",
     "Error": "critpath.analysis",
     "analyze_many": "critpath.batch",
     "Batch": "critpath.batch",

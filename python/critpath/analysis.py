@@ -1,4 +1,5 @@
-"""One analysis: :func:`analyze` and the :class:`Analysis` it returns.
+"""One analysis: :func:`analyze` and the :class:`Analysis` it returns (a
+:class:`Requests` for a span file of several requests).
 
 Everything is computed by the native module (``critpath._native``, the
 same Rust code as the ``critpath`` command) and crosses into Python as the
@@ -35,13 +36,19 @@ def _paths(path_or_paths):
     return paths
 
 
-def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=None, partial=False):
+def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=None, trace=None,
+            partial=False):
     """Analyze one trace, or several hosts' traces merged on one clock, as
     ``critpath analyze`` does.
 
     ``to`` and ``from_`` are the CLI's ``--to SM[:STATE]`` and ``--from SM``;
     ``annotation`` and ``instance`` its ``--annotation NAME --instance K``
-    for PyTorch profiler traces. Raises :class:`critpath.Error` with the
+    for PyTorch profiler traces. A span file (OTLP/Jaeger) holding several
+    trace ids is analyzed request by request, as the CLI does, never as one
+    timeline: the result is a :class:`Requests` (per-request lengths and
+    the aggregate per state); ``trace`` (the CLI's ``--trace ID``) analyzes
+    only that request, as a file holding only it. Raises
+    :class:`critpath.Error` with the
     CLI's message when a trace cannot be read or a name does not fit it. A
     damaged trace raises too, even when its readable part could be analyzed
     (the CLI prints those results, then the error, and exits with 2); with
@@ -51,12 +58,22 @@ def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=Non
     if instance is not None and annotation is None:
         raise Error("instance= needs annotation= (the CLI's --instance requires --annotation)")
     paths = _paths(path_or_paths)
-    native = _native.analyze(paths, from_=from_, to=to, annotation=annotation, instance=instance or 0)
-    if native.read_error and not partial:
-        raise Error(native.read_error)
-    if native.read_error:
-        warnings.warn("critpath: " + native.read_error, RuntimeWarning, stacklevel=2)
-    return Analysis(native, paths)
+    found = None
+    if trace is None and len(paths) == 1:
+        found = _native.requests(paths[0], from_=from_, to=to)
+    if found is not None:
+        doc, results, verdict, read_error = found
+        result = Requests(doc, json.loads(results), verdict, paths)
+    else:
+        native = _native.analyze(paths, from_=from_, to=to, annotation=annotation,
+                                 instance=instance or 0, trace=trace)
+        read_error = native.read_error
+        result = Analysis(native, paths)
+    if read_error and not partial:
+        raise Error(read_error)
+    if read_error:
+        warnings.warn("critpath: " + read_error, RuntimeWarning, stacklevel=2)
+    return result
 
 
 def _frame(rows, columns):
@@ -207,4 +224,129 @@ class Analysis:
             "<table><thead><tr><th>sm</th><th>state</th><th>critical ns</th>"
             "<th>criticality</th></tr></thead><tbody>%s</tbody></table>%s</div>"
             % (html.escape(verdict), cells, foot)
+        )
+
+
+class Requests(Analysis):
+    """The result of :func:`analyze` on a span file holding several requests
+    (trace ids): each request analyzed on its own, as ``critpath analyze
+    FILE`` does, and the requests aggregated per state (SPEC §9,
+    docs/json.md "Many requests"). What needs one path (``length_ns``,
+    ``path``, ``whatif``, ``next``, ``slack``, ``report``) raises
+    :class:`critpath.Error` naming ``trace=ID``, as the CLI refuses
+    ``--path`` or ``--next`` there."""
+
+    def __init__(self, doc, results, verdict, paths):
+        from critpath.batch import Batch
+
+        self._native = None
+        self.paths = list(paths)
+        self._json = doc
+        self._doc = json.loads(doc)
+        self._verdict = verdict
+        #: The per-request results as a :class:`~critpath.batch.Batch`
+        #: (what :func:`analyze_many` returns for this file).
+        self.batch = Batch(results)
+
+    def _one(self, what, hint=""):
+        return Error(
+            "%s: %s holds %d requests (trace ids); %s works on one: pick it with trace=ID "
+            "(e.g. trace=%r)%s" % (what, self.paths[0], self.traces, what,
+                                   self._doc["per_trace"][0]["trace_id"], hint))
+
+    @property
+    def traces(self):
+        """How many requests (trace ids) the file holds."""
+        return self._doc["traces"]
+
+    @property
+    def per_trace(self):
+        """One row per request, by trace id: file, trace_id, length_ns and
+        its most critical state (top_sm, top_state, top_criticality; None,
+        None and 0.0 when no state is on its path)."""
+        return self.batch.per_trace
+
+    @property
+    def states(self):
+        """The aggregate per state, the JSON's ``states``: sys, sm, state,
+        traces, critical_ns_sum, criticality_mean and its p50, p90, p99;
+        most summed critical time first."""
+        from critpath.batch import STATES_COLUMNS
+
+        return pd.DataFrame(self._doc["states"], columns=STATES_COLUMNS)
+
+    @property
+    def comparison(self):
+        """The JSON's ``slowest``: the slowest 10% of the requests against
+        the rest (:meth:`compare` for another fraction)."""
+        return dict(self._doc["slowest"])
+
+    def slowest(self, fraction):
+        """The slowest ``fraction`` of the requests as a Batch
+        (:meth:`critpath.Batch.slowest`)."""
+        return self.batch.slowest(fraction)
+
+    def compare(self, fraction=0.1):
+        """The slowest ``fraction`` against the rest
+        (:meth:`critpath.Batch.compare`)."""
+        return self.batch.compare(fraction)
+
+    @property
+    def verdict(self):
+        """The line ``critpath analyze FILE`` opens with: the state that
+        bounds the most summed path time over the requests."""
+        return self._verdict
+
+    @property
+    def length_ns(self):
+        raise self._one(".length_ns", "; each request's is in .per_trace['length_ns']")
+
+    @property
+    def found(self):
+        raise self._one(".found")
+
+    @property
+    def critical_path(self):
+        raise self._one(".critical_path")
+
+    @property
+    def path(self):
+        raise self._one(".path")
+
+    def whatif(self, speedups):
+        raise self._one(".whatif()")
+
+    def next(self, k=None, *, remove=()):
+        raise self._one(".next()")
+
+    def slack(self):
+        raise self._one(".slack()")
+
+    def report(self, path):
+        raise self._one(".report()")
+
+    def to_json(self):
+        """The CLI's ``analyze --json`` document of the file, byte for byte
+        (``traces``, ``per_trace``, the aggregated ``states``, ``slowest``,
+        ``diagnostics``)."""
+        return self._json
+
+    def __repr__(self):
+        return "<critpath.Requests of %s: %d requests (trace ids), %d states>" % (
+            self.paths[0], self.traces, len(self._doc["states"]))
+
+    def _repr_html_(self, top=5):
+        rows = self._doc["states"][:top]
+        cells = "".join(
+            "<tr><td>%s</td><td>%s</td><td style='text-align:right'>%d</td>"
+            "<td style='text-align:right'>%.1f%%</td></tr>" % (
+                html.escape(r["sm"]), html.escape(r["state"]), r["traces"],
+                100.0 * r["criticality_mean"])
+            for r in rows
+        )
+        return (
+            "<div class='critpath'><p><b>%s</b></p>"
+            "<table><thead><tr><th>sm</th><th>state</th><th>traces</th>"
+            "<th>mean criticality</th></tr></thead><tbody>%s</tbody></table></div>"
+            % (html.escape(self.verdict), cells)
         )

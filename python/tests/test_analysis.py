@@ -146,6 +146,57 @@ def test_to_and_from_are_the_clis(nic):
     assert a.length_ns < nic.length_ns
 
 
+def test_a_span_file_of_several_requests_is_analyzed_per_request_as_the_cli_does(tmp_path):
+    # 40 checkout requests 1 s apart: as one timeline the path spanned the
+    # file (39.18 s); each request's is about 57 ms, 133 ms for every tenth.
+    import checkout
+
+    path = checkout.write(str(tmp_path), 1, 40)[0]
+    a = critpath.analyze(path)
+    assert isinstance(a, critpath.Requests) and isinstance(a, critpath.Analysis)
+    out = cli("analyze", "--json", path)[1]
+    assert a.to_json() == out
+    doc = json.loads(out)
+    assert a.traces == doc["traces"] == 40
+    assert a.per_trace[["trace_id", "length_ns"]].to_dict("records") == [
+        {"trace_id": p["trace_id"], "length_ns": p["length_ns"]} for p in doc["per_trace"]]
+    assert a.per_trace["length_ns"].max() < 200_000_000
+    assert a.states.to_dict("records") == doc["states"]
+    assert (a.states.iloc[0]["sm"], a.states.iloc[0]["state"]) == ("cart", "load cart")
+    assert a.comparison == doc["slowest"] == a.compare(0.1)
+    assert set(a.slowest(0.1).per_trace["trace_id"]) == {"req%05d" % i for i in (9, 19, 29, 39)}
+    assert a.verdict == cli("analyze", path)[1].splitlines()[0]
+    assert a.verdict.startswith("bound by cart: load cart over 40 requests")
+    assert "40 requests" in repr(a) and "load cart" in a._repr_html_()
+    for what in (lambda: a.length_ns, lambda: a.path, lambda: a.whatif({"cart:load cart": 2}),
+                 lambda: a.next(), lambda: a.slack(), lambda: a.report(tmp_path / "r.html")):
+        with pytest.raises(critpath.Error, match=r"holds 40 requests .*trace=ID \(e.g. trace='req00000'\)"):
+            what()
+    # The same with --to, and a file of one request is an ordinary trace.
+    assert critpath.analyze(path, to="db").to_json() == cli("analyze", "--json", "--to", "db", path)[1]
+    one = checkout.write(str(tmp_path / "one"), 1, 1)[0]
+    assert type(critpath.analyze(one)) is critpath.Analysis
+
+
+def test_trace_analyzes_one_request_as_the_clis_trace(tmp_path):
+    import checkout
+
+    path = checkout.write(str(tmp_path), 1, 20)[0]
+    a = critpath.analyze(path, trace="req00009")
+    assert type(a) is critpath.Analysis
+    assert a.to_json() == cli("analyze", "--json", "--trace", "req00009", path)[1]
+    assert a.length_ns == critpath.analyze(path).per_trace["length_ns"].iloc[9]
+    assert a.states.iloc[0]["state"] == "SELECT orders"
+    doc = json.loads(cli("whatif", path, "--trace", "req00009", "--speedup", "db:SELECT orders=2",
+                         "--json")[1])
+    assert a.whatif({"db:SELECT orders": 2}) == doc["predicted_length_ns"]
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(path, trace="nope")
+    assert str(e.value) == cli("analyze", path, "--trace", "nope", ok=False)[2]
+    with pytest.raises(critpath.Error, match="picks one request of one span file"):
+        critpath.analyze([path, path], trace="req00001")
+
+
 def test_kineto_annotation_instance_is_the_clis(tmp_path):
     gen = os.path.join(os.path.dirname(NIC), "..", "crates", "gpu", "tests", "gen", "gen_kineto.py")
     subprocess.run([sys.executable, gen, str(tmp_path), "--ranks", "1", "--steps", "3"], check=True,

@@ -1,5 +1,6 @@
-//! `critpath.analyze`: one analysis of one trace, of several hosts' traces
-//! merged on one clock, or of PyTorch profiler (Kineto) traces, run the way
+//! `critpath.analyze`: one analysis of one trace (or of one request of a
+//! span file), of several hosts' traces merged on one clock, or of PyTorch
+//! profiler (Kineto) traces, run the way
 //! `critpath analyze` runs it; and what can be asked of it afterwards
 //! (what-if, next paths, slack, the HTML report), each a fresh pass over
 //! the same traces with the engine's options, as the CLI does.
@@ -22,6 +23,8 @@ struct Request {
     paths: Vec<PathBuf>,
     from: Option<String>,
     to: Option<String>,
+    /// `--trace ID`: only this request of a span file.
+    request: Option<String>,
     /// Kineto traces only.
     gpu: Option<GpuOptions>,
     /// Several files (not Kineto): their clocks' alignment.
@@ -43,9 +46,10 @@ pub struct Native {
     read_error: Option<String>,
 }
 
-/// `critpath._native.analyze(paths, from_, to, annotation, instance)`.
+/// `critpath._native.analyze(paths, from_, to, annotation, instance,
+/// trace)`.
 #[pyfunction]
-#[pyo3(signature = (paths, from_=None, to=None, annotation=None, instance=0))]
+#[pyo3(signature = (paths, from_=None, to=None, annotation=None, instance=0, trace=None))]
 pub fn analyze(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -53,12 +57,18 @@ pub fn analyze(
     to: Option<String>,
     annotation: Option<String>,
     instance: usize,
+    trace: Option<String>,
 ) -> PyResult<Native> {
     guarded(py, move || {
         if paths.is_empty() {
             return Err("no trace given: pass a path or a list of paths".into());
         }
-        let kineto = critpath_import::all_kineto(&paths);
+        if let (Some(id), true) = (&trace, paths.len() > 1) {
+            return Err(format!(
+                "--trace {id}: picks one request of one span file; give one trace file"
+            ));
+        }
+        let kineto = trace.is_none() && critpath_import::all_kineto(&paths);
         let alignment = match paths.len() {
             1 => None,
             _ if kineto => None,
@@ -75,6 +85,7 @@ pub fn analyze(
             paths,
             from: from_,
             to,
+            request: trace,
             alignment,
         };
         let opts = Options {
@@ -139,7 +150,11 @@ impl Request {
         }
         let (a, err) = match &self.alignment {
             None => {
-                let mut src = critpath_import::open(&self.paths[0]).map_err(read)?;
+                let mut src = match &self.request {
+                    Some(id) => critpath_import::open_request(&self.paths[0], id),
+                    None => critpath_import::open(&self.paths[0]),
+                }
+                .map_err(read)?;
                 critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
                     .map_err(|e| self.failed(e))?
             }

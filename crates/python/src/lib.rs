@@ -11,6 +11,7 @@
 
 mod analysis;
 mod batch;
+mod requests;
 
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -52,6 +53,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add_class::<analysis::Native>()?;
     m.add_function(wrap_pyfunction!(analysis::analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(requests::requests, m)?)?;
     m.add_function(wrap_pyfunction!(batch::analyze_file, m)?)?;
     m.add_function(wrap_pyfunction!(batch::aggregate, m)?)?;
     m.add_function(wrap_pyfunction!(batch::slowest, m)?)?;

@@ -1,13 +1,15 @@
 //! Views of many requests (a span file of several trace ids, or a batch of
-//! files): the aggregate table, the verdict over the requests, the slowest
-//! requests against the rest, the JSON document and the two tables
-//! (`per_trace`, `states`) as Arrow record batches.
+//! files): the per-request results summed up ([`Summary`]), the aggregate
+//! table, the verdict over the requests, the slowest requests against the
+//! rest, the JSON document and the two tables (`per_trace`, `states`) as
+//! Arrow record batches.
 
-use crate::json::Finding;
+use crate::json::{self, Finding};
 use crate::text::{cols, dur, elide, grid_fit, sm_name};
 use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use critpath_batch::{Comparison, PerTrace, StateAgg};
+use critpath_batch::{compare, sort_results, Aggregate, Comparison, PerTrace, StateAgg};
+use critpath_batch::{Error as BatchError, TraceResult};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -24,6 +26,78 @@ pub struct RequestsDoc<'a> {
     /// Problems reading the file (spans skipped), as `input-skipped` or
     /// `input-cut`.
     pub diagnostics: Vec<Finding>,
+}
+
+/// Per-request results and what is derived from them (the command line's
+/// `analyze` of a span file of several requests and `batch`, and the
+/// Python package's `analyze` of such a file).
+pub struct Summary {
+    pub per_trace: Vec<PerTrace>,
+    pub states: Vec<StateAgg>,
+    pub slowest: Comparison,
+    pub length_ns_sum: u64,
+}
+
+impl Summary {
+    /// Sorts the results by (file, trace id), aggregates them and compares
+    /// the slowest `fraction` with the rest.
+    pub fn new(mut results: Vec<TraceResult>, fraction: f64) -> Self {
+        sort_results(&mut results);
+        let mut agg = Aggregate::new();
+        results.iter().for_each(|r| agg.add(r));
+        Summary {
+            per_trace: results.iter().map(TraceResult::row).collect(),
+            states: agg.finish(),
+            slowest: compare(&results, fraction),
+            length_ns_sum: agg.length_ns_sum(),
+        }
+    }
+
+    /// The text: the verdict over the requests and their count, the
+    /// aggregate table (the first `top` rows; a footer for the rest), the
+    /// slowest against the rest.
+    pub fn text(&self, what: &str, top: Option<usize>, width: Option<usize>) -> String {
+        let mut t = summary(what, &self.per_trace, &self.states, self.length_ns_sum);
+        let n = top.unwrap_or(usize::MAX).min(self.states.len());
+        if n > 0 {
+            t.push('\n');
+            t.push_str(&states_table(&self.states[..n], width));
+            if n < self.states.len() {
+                t.push_str(&format!(
+                    "… {} more states folded (--top N shows more, --json all of them)\n",
+                    self.states.len() - n
+                ));
+            }
+        }
+        let c = comparison(&self.slowest, width);
+        if !c.is_empty() {
+            t.push('\n');
+            t.push_str(&c);
+        }
+        t
+    }
+
+    /// `analyze --json` of the requests (docs/json.md, "Many requests"),
+    /// with `err`, a problem reading the file, as its diagnostic.
+    pub fn document(&self, err: Option<&BatchError>) -> String {
+        json::document(&RequestsDoc {
+            traces: self.per_trace.len() as u64,
+            per_trace: &self.per_trace,
+            states: &self.states,
+            slowest: &self.slowest,
+            diagnostics: err.into_iter().map(problem).collect(),
+        })
+    }
+}
+
+/// A problem reading a span file, as a diagnostic: `input-cut` when it
+/// stopped the reading, else `input-skipped`.
+pub fn problem(e: &BatchError) -> Finding {
+    let fatal = matches!(e, BatchError::Read(r) if r.fatal);
+    Finding {
+        kind: if fatal { "input-cut" } else { "input-skipped" },
+        message: e.to_string(),
+    }
 }
 
 /// Whether SM names are shown with their system.

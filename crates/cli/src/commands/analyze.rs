@@ -6,13 +6,12 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
 use crate::output::{emit, named, refuse_inputs_opt, screen};
-use crate::requests::Summary;
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup};
 use critpath_import::Format;
 use critpath_views::analysis::{self as text, Layout};
-use critpath_views::batch::RequestsDoc;
+use critpath_views::batch::{problem, Summary};
 use critpath_views::gpu as gpu_view;
 use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
 use std::path::PathBuf;
@@ -213,13 +212,7 @@ fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> 
         if let Some(n) = args.top {
             sum.states.truncate(n);
         }
-        json::document(&RequestsDoc {
-            traces: sum.per_trace.len() as u64,
-            per_trace: &sum.per_trace,
-            states: &sum.states,
-            slowest: &sum.slowest,
-            diagnostics: err.iter().map(problem).collect(),
-        })
+        sum.document(err.as_ref())
     } else {
         let scr = screen(args.output.is_some());
         let top = args
@@ -235,15 +228,6 @@ fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> 
     match err {
         Some(e) => Err(e.into()),
         None => Ok(()),
-    }
-}
-
-/// A problem reading the file, as a diagnostic.
-fn problem(e: &BatchError) -> Finding {
-    let fatal = matches!(e, BatchError::Read(r) if r.fatal);
-    Finding {
-        kind: if fatal { "input-cut" } else { "input-skipped" },
-        message: e.to_string(),
     }
 }
 

@@ -8,9 +8,8 @@
 use crate::error::{CliError, Result};
 use crate::output::{is_stdout, screen, stdout, write_file};
 use crate::progress::{clear, files_bar};
-use crate::requests::Summary;
 use critpath_batch::{analyze_files, Options};
-use critpath_views::batch::{per_trace_batch, states_agg_batch};
+use critpath_views::batch::{per_trace_batch, states_agg_batch, Summary};
 use critpath_views::tables::{write_csv, write_parquet};
 use std::io;
 use std::path::{Path, PathBuf};
