@@ -20,7 +20,7 @@ Error = _native.Error
 Error.__module__ = "critpath"
 
 STATE_COLUMNS = ["sys", "sm", "state", "visits", "total_ns", "critical_ns", "criticality"]
-PATH_COLUMNS = ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm"]
+PATH_COLUMNS = ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm", "inter"]
 SLACK_COLUMNS = [
     "sys", "sm", "state", "slack_ns", "slack_mean_ns", "visits", "total_ns",
     "critical_ns", "criticality",
@@ -140,9 +140,11 @@ class Analysis:
 
     @property
     def path(self):
-        """The critical path's segments in time order: sm, state, start_ns,
-        end_ns and kind (``state``: time in the SM's own state; ``wait``:
-        time waiting on the SM ``from_sm``)."""
+        """The critical path's segments in time order: the CLI's ``--path``
+        columns (sm, state, start_ns, end_ns, sys, from_sm and inter: True
+        for a dependence between SMs) and kind (``state``: time in the SM's
+        own state; ``wait``: time waiting on the SM ``from_sm``, where inter
+        is True)."""
         rows = [
             dict(seg, kind="wait" if seg.get("inter") else "state")
             for seg in self._doc.get("path") or []

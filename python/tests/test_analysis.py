@@ -44,9 +44,13 @@ def test_to_json_is_byte_identical_to_analyze_json(nic):
 def test_path_is_the_clis_path_with_a_kind(nic):
     doc = json.loads(cli("analyze", "--json", "--path", NIC)[1])
     path = nic.path
-    assert list(path.columns) == ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm"]
-    assert path[["sm", "state", "start_ns", "end_ns"]].to_dict("records") == [
-        {k: s[k] for k in ("sm", "state", "start_ns", "end_ns")} for s in doc["path"]]
+    assert list(path.columns) == ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm",
+                                  "inter"]
+    # Every column of the CLI's --path, with its values.
+    assert path.drop(columns="kind").to_dict("records") == [
+        {k: s[k] for k in path.columns if k != "kind"} for s in doc["path"]]
+    assert set(doc["path"][0]) <= set(path.columns)
+    assert path["inter"].dtype == bool
     assert path["kind"].tolist() == ["wait" if s["inter"] else "state" for s in doc["path"]]
     assert path["end_ns"].iloc[-1] == 830
 
