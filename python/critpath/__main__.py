@@ -37,9 +37,10 @@ def _say_comparison(c):
 def main(argv=None):
     args = _parser().parse_args(argv)
     from critpath.analysis import Error
-    from critpath.batch import analyze_many
+    from critpath.batch import analyze_many, fraction_of_requests
 
     try:
+        fraction_of_requests(args.slowest, "--slowest %s")
         batch = analyze_many(args.traces, client=args.scheduler, to=args.to, from_=args.from_,
                              trace=args.trace)
     except Error as e:

@@ -37,6 +37,18 @@ def _options(analyze_options):
     return {_OPTIONS[k]: v for k, v in analyze_options.items() if v is not None}
 
 
+def fraction_of_requests(fraction, what):
+    """``fraction`` as a float if it is a fraction of the requests, above 0
+    and at most 1 (0.1: the slowest 10%); else :class:`critpath.Error`
+    (a ``ValueError``) naming ``what`` (``"slowest(%r)"``), as the CLI's
+    ``--slowest`` refuses it."""
+    f = float(fraction)
+    if not 0.0 < f <= 1.0:
+        raise Error((what % (fraction,)) + ": expected a fraction of the requests, above 0 "
+                    "and at most 1 (0.1: the slowest 10%)")
+    return f
+
+
 def _bar(total, progress):
     if progress is False:
         return None
@@ -181,16 +193,21 @@ class Batch:
         return pd.DataFrame(self._agg, columns=STATES_COLUMNS)
 
     def slowest(self, fraction):
-        """The slowest ``fraction`` of the requests (0.1: the slowest 10%),
-        longest path first, as a Batch."""
-        slow, _ = json.loads(_native.slowest(json.dumps(self.results), float(fraction)))
+        """The slowest ``fraction`` of the requests (0.1: the slowest 10%; at
+        least one request), longest path first, as a Batch. ``fraction`` is
+        above 0 and at most 1, else :class:`critpath.Error` (a
+        ``ValueError``)."""
+        fraction = fraction_of_requests(fraction, "slowest(%r)")
+        slow, _ = json.loads(_native.slowest(json.dumps(self.results), fraction))
         return Batch(slow)
 
     def compare(self, fraction=0.1):
         """The slowest ``fraction`` against the rest: how many requests each
         part holds and the state that bounds each (``slow_top``,
-        ``rest_top``) with its share of the part's path."""
-        return json.loads(_native.compare(json.dumps(self.results), float(fraction)))
+        ``rest_top``) with its share of the part's path. ``fraction`` is as
+        :meth:`slowest`'s."""
+        fraction = fraction_of_requests(fraction, "compare(%r)")
+        return json.loads(_native.compare(json.dumps(self.results), fraction))
 
     def to_parquet(self, directory):
         """Writes per_trace.parquet and states.parquet into ``directory``

@@ -106,6 +106,18 @@ def test_per_request_and_aggregate_numbers_are_the_clis_json_exactly(tmp_path):
     assert b.compare(0.1) == doc["slowest"]
 
 
+@pytest.mark.parametrize("fraction", [0, -0.1, 1.5, float("nan")])
+def test_slowest_and_compare_take_a_fraction_above_0_and_at_most_1(serial, fraction):
+    # 0 used to give an empty Batch and 1.5 all of them, silently.
+    for call in (serial.slowest, serial.compare):
+        with pytest.raises(ValueError, match=r"expected a fraction of the requests, above 0 and "
+                                             r"at most 1 \(0.1: the slowest 10%\)"):
+            call(fraction)
+    with pytest.raises(critpath.Error, match=r"^slowest\(0\): expected"):
+        serial.slowest(0)
+    assert len(serial.slowest(1)) == len(serial) and len(serial.slowest(0.01)) == 1
+
+
 def test_local_pool_equals_serial(serial, traces):
     assert_same(critpath.analyze_many(traces, progress=False), serial)
 
@@ -208,3 +220,6 @@ def test_python_m_critpath_batch_on_a_scheduler(traces, tmp_path, dask_client):
     bad = subprocess.run([sys.executable, "-m", "critpath", "batch", str(tmp_path / "nope"), "-o",
                           str(out)], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "cannot open" in bad.stderr
+    zero = subprocess.run([sys.executable, "-m", "critpath", "batch", *traces, "--slowest", "0",
+                           "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert zero.returncode == 2 and "--slowest 0.0: expected a fraction" in zero.stderr
