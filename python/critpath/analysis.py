@@ -265,7 +265,8 @@ class Requests(Analysis):
     def per_trace(self):
         """One row per request, by trace id: file, trace_id, length_ns and
         its most critical state (top_sm, top_state, top_criticality; None,
-        None and 0.0 when no state is on its path)."""
+        None and 0.0 when no state is on its path, where the JSON of
+        :meth:`to_json` has ``""``)."""
         return self.batch.per_trace
 
     @property

@@ -172,7 +172,9 @@ class Batch:
     @property
     def per_trace(self):
         """One row per request: file, trace_id, length_ns and its most
-        critical state (top_sm, top_state, top_criticality)."""
+        critical state (top_sm, top_state, top_criticality); a request with
+        no state on its path has None, None and 0.0 (the CLI's JSON has
+        ``""``, its Parquet null)."""
         rows = []
         for r in self.results:
             top = r["states"][0] if r["states"] else {}

@@ -198,6 +198,31 @@ def test_an_unreadable_file_raises_the_clis_message_from_any_worker(traces, tmp_
         critpath.analyze_many(traces, client="serial", speedup=2)
 
 
+def test_no_top_state_is_none_everywhere(tmp_path):
+    # Request a1 is one instant span: no state on its path. Its top_sm and
+    # top_state were None in Batch.per_trace but "" in the CLI's Parquet
+    # (and so in `critpath batch -o` with or without --scheduler).
+    spans = {"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+        "scopeSpans": [{"spans": [
+            {"traceId": "a1", "spanId": "s1", "name": "instant",
+             "startTimeUnixNano": "1000", "endTimeUnixNano": "1000"},
+            {"traceId": "b2", "spanId": "s2", "name": "work",
+             "startTimeUnixNano": "1000", "endTimeUnixNano": "5000"}]}]}]}
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(spans))
+    want = [{"top_sm": None, "top_state": None, "top_criticality": 0.0},
+            {"top_sm": "svc", "top_state": "work", "top_criticality": 1.0}]
+    cols = ["top_sm", "top_state", "top_criticality"]
+    b = critpath.analyze_many([path], client="serial", progress=False)
+    assert b.per_trace[cols].to_dict("records") == want
+    assert critpath.analyze(path).per_trace[cols].to_dict("records") == want
+    written = b.to_parquet(tmp_path / "py")
+    assert pd.read_parquet(written[0])[cols].to_dict("records") == want
+    cli("batch", str(path), "-o", str(tmp_path / "cli"))
+    assert pd.read_parquet(tmp_path / "cli" / "per_trace.parquet")[cols].to_dict("records") == want
+
+
 def test_to_parquet_and_csv(serial, tmp_path):
     written = serial.to_parquet(tmp_path / "pq")
     assert [os.path.basename(p) for p in written] == ["per_trace.parquet", "states.parquet"]

@@ -235,14 +235,24 @@ fn f64_col(v: Vec<f64>) -> ArrayRef {
     Arc::new(Float64Array::from(v))
 }
 
-/// The `per_trace` table: one row per request.
+/// A request's top state's SM or state name; null when no state is on its
+/// path (JSON's `""`), as the Python package's tables have None.
+fn top_col(rows: &[PerTrace], name: impl Fn(&PerTrace) -> &str) -> ArrayRef {
+    let none = |r: &PerTrace| r.top_sm.is_empty() && r.top_state.is_empty();
+    Arc::new(StringArray::from_iter(
+        rows.iter().map(|r| (!none(r)).then(|| name(r))),
+    ))
+}
+
+/// The `per_trace` table: one row per request (`top_sm` and `top_state`
+/// null when no state is on its path).
 pub fn per_trace_batch(rows: &[PerTrace]) -> RecordBatch {
     let schema = Schema::new(vec![
         Field::new("file", DataType::Utf8, false),
         Field::new("trace_id", DataType::Utf8, false),
         Field::new("length_ns", DataType::UInt64, false),
-        Field::new("top_sm", DataType::Utf8, false),
-        Field::new("top_state", DataType::Utf8, false),
+        Field::new("top_sm", DataType::Utf8, true),
+        Field::new("top_state", DataType::Utf8, true),
         Field::new("top_criticality", DataType::Float64, false),
     ]);
     RecordBatch::try_new(
@@ -251,8 +261,8 @@ pub fn per_trace_batch(rows: &[PerTrace]) -> RecordBatch {
             str_col(rows.iter().map(|r| r.file.as_str()).collect()),
             str_col(rows.iter().map(|r| r.trace_id.as_str()).collect()),
             u64_col(rows.iter().map(|r| r.length_ns).collect()),
-            str_col(rows.iter().map(|r| r.top_sm.as_str()).collect()),
-            str_col(rows.iter().map(|r| r.top_state.as_str()).collect()),
+            top_col(rows, |r| &r.top_sm),
+            top_col(rows, |r| &r.top_state),
             f64_col(rows.iter().map(|r| r.top_criticality).collect()),
         ],
     )
