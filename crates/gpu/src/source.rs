@@ -178,17 +178,44 @@ fn budget(ranks: usize) -> usize {
     budget_from_env((EVENT_BUDGET / ranks.max(1)).max(1 << 12))
 }
 
-/// Each input's rank: its `distributedInfo.rank`, or its place in the
-/// list when the files do not name distinct ranks.
-fn ranks_of(preps: &[Prepared]) -> Vec<i64> {
+/// Each input's rank: its `distributedInfo.rank` (0 when it has none), or
+/// its place in the list when the files do not name distinct ranks; then a
+/// `duplicate-rank` diagnostic names each pair of files that share a rank.
+fn ranks_of(preps: &[Prepared]) -> (Vec<i64>, Vec<Diagnostic>) {
     let named: Vec<i64> = preps.iter().map(|p| p.trace_rank.unwrap_or(0)).collect();
-    let mut distinct = named.clone();
-    distinct.sort_unstable();
-    distinct.dedup();
-    if distinct.len() < preps.len() {
-        return (0..preps.len() as i64).collect();
+    let mut first: HashMap<i64, usize> = HashMap::new();
+    let mut clashes = Vec::new();
+    for (i, &r) in named.iter().enumerate() {
+        if let Some(&j) = first.get(&r) {
+            clashes.push((j, i, r));
+        } else {
+            first.insert(r, i);
+        }
     }
-    named
+    if clashes.is_empty() {
+        return (named, Vec::new());
+    }
+    let unnamed = |i: usize| preps[i].trace_rank.is_none();
+    let diagnostics = clashes
+        .into_iter()
+        .map(|(j, i, r)| {
+            let (a, b) = (&preps[j].file, &preps[i].file);
+            let why = match (unnamed(j), unnamed(i)) {
+                (false, false) => "distributedInfo.rank".to_string(),
+                (true, true) => "neither has a distributedInfo.rank: taken as 0".to_string(),
+                (true, false) => format!("{a} has no distributedInfo.rank: taken as 0"),
+                (false, true) => format!("{b} has no distributedInfo.rank: taken as 0"),
+            };
+            Diagnostic::new(
+                DiagnosticKind::DuplicateRank,
+                format!(
+                    "{a} and {b} both have rank {r} ({why}); every file was numbered by its place in the list instead (rank0/ to rank{}/), so rank{j}/ is {a} and rank{i}/ is {b}",
+                    preps.len() - 1,
+                ),
+            )
+        })
+        .collect();
+    ((0..preps.len() as i64).collect(), diagnostics)
 }
 
 /// Analyses several ranks' traces, given as readers, as one.
@@ -199,7 +226,7 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         .into_iter()
         .map(|i| join::prepare(&i.name, i.json, opts, budget, several))
         .collect::<Result<_, _>>()?;
-    let ranks = ranks_of(&preps);
+    let (ranks, rank_notes) = ranks_of(&preps);
     let mut out = Emitter::new();
     let multi = preps.len() > 1;
     let plan = if multi {
@@ -241,6 +268,7 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         .iter_mut()
         .flat_map(|p| notes_of(&p.file, std::mem::take(&mut p.problems)))
         .collect();
+    diagnostics.extend(rank_notes);
     diagnostics.extend(diagnostics_of(&plan.report));
     // Messages about the sort's temporary files name the inputs.
     let names: Vec<String> = preps.iter().map(|p| p.file.clone()).collect();

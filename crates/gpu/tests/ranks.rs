@@ -157,3 +157,67 @@ fn a_rank_without_the_group_leaves_its_collectives_unmatched() {
     let (a, _) = run(src);
     assert!(a.critical_path.found);
 }
+
+/// A one-kernel trace of `rank` (none: no `distributedInfo`), in memory.
+fn tiny_rank(name: &str, rank: Option<i64>) -> critpath_gpu::KinetoInput {
+    let mut doc = serde_json::json!({"schemaVersion": 1, "deviceProperties": [], "traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0.0, "dur": 50.0,
+         "args": {}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 10.0, "dur": 5.0, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20.0, "dur": 40.0,
+         "args": {"device": 0, "stream": 7, "correlation": 1}}]});
+    if let Some(r) = rank {
+        doc["distributedInfo"] = serde_json::json!({"backend": "nccl", "rank": r, "world_size": 2});
+    }
+    critpath_gpu::KinetoInput {
+        name: name.into(),
+        json: Box::new(std::io::Cursor::new(serde_json::to_vec(&doc).unwrap())),
+    }
+}
+
+fn duplicate_notes(src: &mut critpath_gpu::GpuSource) -> Vec<String> {
+    let summary = critpath_trace::RecordSource::summary(src);
+    summary
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind.as_str() == "duplicate-rank")
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+#[test]
+fn two_files_of_one_rank_are_renumbered_with_a_diagnostic() {
+    let inputs = vec![
+        tiny_rank("a.json", Some(1)),
+        tiny_rank("b.json", Some(0)),
+        tiny_rank("c.json", Some(1)),
+    ];
+    let mut src = critpath_gpu::open_inputs(inputs, &Default::default()).unwrap();
+    let notes = duplicate_notes(&mut src);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let n = &notes[0];
+    assert!(n.contains("a.json") && n.contains("c.json"), "{n}");
+    assert!(n.contains("both have rank 1"), "{n}");
+    assert!(n.contains("place in the list"), "{n}");
+    assert!(n.contains("rank0/ is a.json and rank2/ is c.json"), "{n}");
+    // The SMs were renumbered by place: c.json is rank2/.
+    let (a, _) = run(src);
+    assert!(
+        a.states.iter().any(|s| s.sm.starts_with("rank2/")),
+        "{:?}",
+        a.states
+    );
+}
+
+#[test]
+fn a_file_without_a_rank_clashes_with_rank_0() {
+    let inputs = vec![tiny_rank("a.json", Some(0)), tiny_rank("b.json", None)];
+    let mut src = critpath_gpu::open_inputs(inputs, &Default::default()).unwrap();
+    let notes = duplicate_notes(&mut src);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("no distributedInfo.rank"), "{}", notes[0]);
+    let inputs = vec![tiny_rank("a.json", Some(0)), tiny_rank("b.json", Some(1))];
+    let mut src = critpath_gpu::open_inputs(inputs, &Default::default()).unwrap();
+    assert!(duplicate_notes(&mut src).is_empty());
+}

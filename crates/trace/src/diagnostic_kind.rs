@@ -57,6 +57,8 @@ pub enum DiagnosticKind {
     Straggler,
     /// A collective that could not be matched across its process group.
     CollectiveUnmatched,
+    /// Two input files of one job name the same rank.
+    DuplicateRank,
     /// The recorder's own share of the CPUs during a recording.
     RecorderShare,
     /// The path is shorter than the time between its ends: waits on it are
@@ -68,7 +70,7 @@ use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 26] = [
+    pub const ALL: [DiagnosticKind; 27] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -93,6 +95,7 @@ impl DiagnosticKind {
         OverheadCorrection,
         Straggler,
         CollectiveUnmatched,
+        DuplicateRank,
         RecorderShare,
         PathGap,
     ];
@@ -124,6 +127,7 @@ impl DiagnosticKind {
             OverheadCorrection => "overhead-correction",
             Straggler => "straggler",
             CollectiveUnmatched => "collective-unmatched",
+            DuplicateRank => "duplicate-rank",
             RecorderShare => "recorder-share",
             PathGap => "path-gap",
         }
@@ -161,6 +165,7 @@ impl DiagnosticKind {
             LateTransition => "Some inferred transitions came too late for the reorder window: their times are approximate.",
             Straggler => "One rank arrived last at the collectives and the others waited for it: look at what that rank did before them.",
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
+            DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
