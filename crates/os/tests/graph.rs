@@ -249,6 +249,7 @@ fn the_scope_is_the_recorded_commands_main_thread() {
         ("forkwait", "forkmain"),
         ("contend", "contmain"),
         ("functions", "functions"),
+        ("rename", "late"),
     ];
     for (name, comm) in mains {
         let scope = read(name).scope.expect("scope");
@@ -257,6 +258,19 @@ fn the_scope_is_the_recorded_commands_main_thread() {
             matches!(sm, Some(OsSm::Thread { comm: c, .. }) if c == comm),
             "{name}: {scope}"
         );
+    }
+}
+
+/// The program renames its main thread "early" on the last CPU, then
+/// "late" on CPU 0: perf writes CPU 0's buffer first, so "late" comes first
+/// in the file. The thread is named by its latest name in time.
+#[test]
+fn a_thread_renamed_on_two_cpus_has_its_latest_name_in_time() {
+    for (in_place, thread) in [(true, true), (false, false)] {
+        let r = read_with("rename", in_place, thread);
+        assert_eq!(threads(&r.recs, "late").len(), 1, "in place {in_place}");
+        assert!(threads(&r.recs, "early").is_empty(), "in place {in_place}");
+        assert!(threads(&r.recs, "rename").is_empty(), "in place {in_place}");
     }
 }
 

@@ -35,7 +35,7 @@ pub enum Step {
 pub struct Recording {
     /// The host it was recorded on (`local` when unknown).
     pub host: String,
-    /// The last name of every thread.
+    /// The latest name (in time) of every thread.
     pub names: FxHashMap<u32, String>,
     /// The recorded command's main thread and the time it exec'd.
     pub target: Option<(u32, u64)>,

@@ -1,5 +1,7 @@
-//! The names pre-pass over a perf.data file: the last name of every thread
-//! (PERF_RECORD_COMM, in file order) and the thread that exec'd the
+//! The names pre-pass over a perf.data file: the latest name of every
+//! thread (PERF_RECORD_COMM, by the time in its trailer: perf writes each
+//! CPU's buffer in turn, so a thread renamed on two CPUs has its COMM
+//! records out of time order in the file) and the thread that exec'd the
 //! recorded command first. It decodes nothing else and releases the pages
 //! it has read ([`Bytes::release`]).
 //!
@@ -65,10 +67,44 @@ impl Trailer {
     }
 }
 
+/// Per thread, its latest name and that name's time: a later-timed name
+/// wins, and of names of the same time (records without a time) the later
+/// in the file.
+#[derive(Default)]
+struct Latest(FxHashMap<u32, (u64, String)>);
+
+impl Latest {
+    fn name(&mut self, tid: u32, t: u64, comm: String) {
+        match self.0.get_mut(&tid) {
+            Some(had) if had.0 > t => {}
+            Some(had) => *had = (t, comm),
+            None => {
+                self.0.insert(tid, (t, comm));
+            }
+        }
+    }
+
+    /// Adds the names of the records after these.
+    fn extend(&mut self, later: Latest) {
+        for (tid, (t, comm)) in later.0 {
+            self.name(tid, t, comm);
+        }
+    }
+}
+
+/// The earlier-timed of two execs of the command (the first in the file
+/// when their times are equal).
+fn earlier(a: Option<(u32, u64)>, b: Option<(u32, u64)>) -> Option<(u32, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
 /// What a walk over part of the records found, and where it stopped.
 #[derive(Default)]
 struct Walk {
-    names: Names,
+    names: Latest,
     target: Option<(u32, u64)>,
     /// Where the walk stopped: the first record at or past its stop, or a
     /// bad header it could not step over.
@@ -80,7 +116,8 @@ struct Walk {
 
 impl Walk {
     fn found(self) -> Found {
-        (self.names, self.target, self.broken.then_some(self.at))
+        let names = self.names.0.into_iter().map(|(tid, (_, n))| (tid, n));
+        (names.collect(), self.target, self.broken.then_some(self.at))
     }
 }
 
@@ -134,16 +171,17 @@ impl Scan<'_> {
     }
 
     /// A PERF_RECORD_COMM's body: the thread's name, and the target when
-    /// it is the command's exec (PERF_RECORD_MISC_COMM_EXEC).
+    /// it is the command's earliest exec (PERF_RECORD_MISC_COMM_EXEC).
     fn comm(&self, w: &mut Walk, body: &[u8], misc: u16) {
         let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
         let s = &body[8..];
         let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
         let comm = String::from_utf8_lossy(&s[..n]).into_owned();
-        if misc & 0x2000 != 0 && w.target.is_none() && self.cmd == Some(comm.as_str()) {
-            w.target = Some((tid, self.trailer.time(body)));
+        let t = self.trailer.time(body);
+        if misc & 0x2000 != 0 && self.cmd == Some(comm.as_str()) {
+            w.target = earlier(w.target, Some((tid, t)));
         }
-        w.names.insert(tid, comm);
+        w.names.name(tid, t, comm);
     }
 
     /// A place past `from` (and before `from + GUESS_SPAN`) that looks
@@ -154,7 +192,7 @@ impl Scan<'_> {
     }
 }
 
-/// The last name of every thread and the thread that exec'd `cmd` first
+/// The latest name of every thread and the thread that exec'd `cmd` first
 /// (with the time of that exec), from the records of `bytes` that `l`
 /// places. `sample_type` says where records keep their time; with
 /// `resync`, damaged headers are stepped over (else the walk stops there).
@@ -219,7 +257,7 @@ fn scan_split(
     if joined {
         // The guess was a boundary: the second half continues the first.
         first.names.extend(second.names);
-        first.target = first.target.or(second.target);
+        first.target = earlier(first.target, second.target);
         (first.broken, first.at) = (second.broken, second.at);
     } else if !first.broken {
         // The first walk stepped over the guess: it goes on alone.
@@ -358,6 +396,37 @@ mod tests {
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             assert_eq!(names.get(&2), None, "split {split}");
             assert_eq!(stopped, Some(damaged), "split {split}");
+        }
+    }
+
+    /// A thread renamed on two CPUs: perf wrote the later name's record
+    /// (CPU 0's buffer) before the earlier one's. The name is the latest in
+    /// time, by one walk and by two; the command's thread is its earliest
+    /// exec in time.
+    #[test]
+    fn the_latest_name_in_time_wins_over_file_order() {
+        let mut out = vec![0u8; 104];
+        comm(&mut out, 7, "rename", true, 100);
+        comm(&mut out, 7, "late", false, 300);
+        comm(&mut out, 8, "cmd", true, 250);
+        for i in 0..200 {
+            record(&mut out, 9, 0, &[7u8; 24], 400 + i);
+        }
+        comm(&mut out, 7, "early", false, 200);
+        comm(&mut out, 9, "cmd", true, 150);
+        // Same time (a record without one): the later in the file.
+        comm(&mut out, 10, "first", false, 0);
+        comm(&mut out, 10, "second", false, 0);
+        let l = Layout {
+            data_offset: 104,
+            data_size: out.len() as u64 - 104,
+        };
+        let bytes = Bytes::Owned(Arc::new(out));
+        for split in [u64::MAX, 1] {
+            let (names, target, _) = scan_split(&bytes, &l, (Some("cmd"), 6, true), split);
+            assert_eq!(names.get(&7).map(String::as_str), Some("late"), "{split}");
+            assert_eq!(names.get(&10).map(String::as_str), Some("second"));
+            assert_eq!(target, Some((9, 150)), "split {split}");
         }
     }
 }
