@@ -16,6 +16,7 @@ mod requests;
 
 use clap::{Parser, Subcommand};
 use commands::*;
+use critpath_views::text::printable;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -107,7 +108,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if e.is_reported() {
-                eprintln!("critpath: error: {e}");
+                // Names from the trace are escaped, line by line.
+                let msg = e.to_string();
+                let lines: Vec<_> = msg.split('\n').map(printable).collect();
+                eprintln!("critpath: error: {}", lines.join("\n"));
             }
             ExitCode::from(e.exit_code())
         }

@@ -364,3 +364,70 @@ fn slack_diff_and_whatif_listings_fit_columns() {
         assert!(!wide.contains('…'), "{args:?}: {wide}");
     }
 }
+
+#[test]
+fn control_characters_in_names_are_escaped_in_text_and_exact_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sm, state) = ("evil\u{1b}[2J\u{1b}[31m", "line\none\u{202e}\t 解码 é");
+    let rec = |t: u64, ev: serde_json::Value| {
+        let mut r = serde_json::json!({"t": t, "sm": sm});
+        r.as_object_mut()
+            .unwrap()
+            .extend(ev.as_object().unwrap().clone());
+        format!("{r}\n")
+    };
+    let body = [
+        rec(0, serde_json::json!({"ev": "state", "state": state})),
+        rec(100, serde_json::json!({"ev": "state", "state": "done"})),
+        rec(
+            150,
+            serde_json::json!({"ev": "recv", "id": 7, "state": "x\u{7}"}),
+        ),
+    ]
+    .concat();
+    let p = write(dir.path(), "esc.jsonl", body);
+    let p = p.to_str().unwrap();
+    let speedup = format!("{sm}:{state}=2");
+    let shown = [
+        run_cols(Some("80"), &["analyze", p, "--path"]),
+        run_cols(None, &["analyze", p, "--path"]),
+        run_cols(None, &["whatif", p, "--speedup", &speedup]),
+        run_cols(None, &["check", p]),
+    ];
+    let escaped_sm = "evil\\u{1b}[2J\\u{1b}[31m";
+    for (i, o) in shown.iter().enumerate() {
+        let out = String::from_utf8(o.stdout.clone()).unwrap();
+        assert!(
+            !out.contains(['\u{1b}', '\u{7}', '\u{202e}', '\t']),
+            "{out:?}"
+        );
+        assert!(out.contains(escaped_sm), "{out}");
+        // Printable Unicode is left alone (check names no state).
+        assert!(i == 3 || out.contains("解码 é"), "{out}");
+    }
+    let table = String::from_utf8(shown[1].stdout.clone()).unwrap();
+    assert!(table.starts_with(&format!(
+        "bound by {escaped_sm}: line\\none\\u{{202e}}\\t 解码 é — "
+    )));
+    assert!(table.contains("x\\u{7}"), "{table}");
+    // Each row of the table is one line.
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("1  evil") && l.ends_with("66.67%")),
+        "{table}"
+    );
+    // Errors that quote a name escape it too.
+    let e = err(&run_cols(
+        None,
+        &["whatif", p, "--speedup", &format!("{sm}:nope=2")],
+    ));
+    assert!(!e.contains('\u{1b}') && e.contains(escaped_sm), "{e}");
+    // JSON keeps the names exact.
+    let v = json_of(&["analyze", p, "--json"]);
+    assert!(v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["sm"] == sm && s["state"] == state));
+}

@@ -2,9 +2,66 @@
 //! the path's edges, the diagnostics, the next most critical paths, the
 //! overhead correction, the windows and the clock offsets of merged traces.
 
-use crate::text::{cols, counted, dur, elide, grid_fit, sm_name};
+use crate::text::{cols, counted, dur, elide, grid_fit, printable, sm_name};
 use critpath_engine::Analysis;
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// `a` with every name and message its text shows made [`printable`]
+/// (borrowed when they all are already): the text views print this, the
+/// JSON the analysis as it is.
+pub fn printable_analysis(a: &Analysis) -> Cow<'_, Analysis> {
+    let shown = |s: &str| matches!(printable(s), Cow::Borrowed(_));
+    let p = &a.critical_path;
+    let mut all = vec![&p.start.sys, &p.start.sm, &p.end.sys, &p.end.sm];
+    for s in &a.states {
+        all.extend([&s.sys, &s.sm, &s.state]);
+        all.extend(s.blame.iter().map(|b| &b.sm));
+    }
+    all.extend(a.diagnostics.iter().map(|d| &d.message));
+    for seg in a.path.iter().flatten() {
+        all.extend([&seg.sys, &seg.sm, &seg.state, &seg.from_sm]);
+    }
+    for w in a.windows.iter().flatten().flat_map(|w| &w.states) {
+        all.extend([&w.sys, &w.sm, &w.state]);
+    }
+    if all.into_iter().all(|s| shown(s)) {
+        return Cow::Borrowed(a);
+    }
+    let mut a = a.clone();
+    let fix = |s: &mut String| {
+        if let Cow::Owned(o) = printable(s) {
+            *s = o;
+        }
+    };
+    let p = &mut a.critical_path;
+    [
+        &mut p.start.sys,
+        &mut p.start.sm,
+        &mut p.end.sys,
+        &mut p.end.sm,
+    ]
+    .into_iter()
+    .for_each(fix);
+    for s in &mut a.states {
+        [&mut s.sys, &mut s.sm, &mut s.state]
+            .into_iter()
+            .for_each(fix);
+        s.blame.iter_mut().for_each(|b| fix(&mut b.sm));
+    }
+    a.diagnostics.iter_mut().for_each(|d| fix(&mut d.message));
+    for seg in a.path.iter_mut().flatten() {
+        [&mut seg.sys, &mut seg.sm, &mut seg.state, &mut seg.from_sm]
+            .into_iter()
+            .for_each(fix);
+    }
+    for w in a.windows.iter_mut().flatten().flat_map(|w| &mut w.states) {
+        [&mut w.sys, &mut w.sm, &mut w.state]
+            .into_iter()
+            .for_each(fix);
+    }
+    Cow::Owned(a)
+}
 
 /// How the text of an analysis is laid out for where it goes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,6 +82,7 @@ fn shows_sys(a: &Analysis) -> bool {
 /// when `faster_ns` gives the path's length with that state twice as fast,
 /// how much shorter the path gets. Empty when no state is on the path.
 pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> String {
+    let a = &*printable_analysis(a);
     let p = &a.critical_path;
     let Some(top) = a.states.first().filter(|s| p.found && s.critical_ns > 0) else {
         return String::new();
@@ -89,6 +147,8 @@ pub fn table(a: &Analysis, file: &str) -> String {
 /// [`table`] laid out by `layout`: names cut to the width, a footer for
 /// the states left out.
 pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
+    let a = &*printable_analysis(a);
+    let file = printable(file);
     let mut o = String::new();
     let p = &a.critical_path;
     let show_sys = shows_sys(a);
@@ -284,7 +344,7 @@ pub fn next_paths(next: &[critpath_engine::analyses::NextPath], top: usize) -> S
             dur(p.length_ns),
             p.length_ns,
             p.shorter * 100.0,
-            p.removed.join(", ")
+            printable(&p.removed.join(", "))
         );
         for (j, s) in p
             .states
@@ -298,8 +358,8 @@ pub fn next_paths(next: &[critpath_engine::analyses::NextPath], top: usize) -> S
                 "  {:>3}  {:>7.2}%  {}: {}",
                 j + 1,
                 s.criticality * 100.0,
-                s.sm,
-                s.state
+                printable(&s.sm),
+                printable(&s.state)
             );
         }
     }
@@ -327,6 +387,7 @@ pub const MAX_WINDOWS: usize = 1_000;
 /// The critical path by time window (folded when there are more than
 /// [`MAX_WINDOWS`]).
 pub fn windows(a: &Analysis) -> String {
+    let a = &*printable_analysis(a);
     let Some(ws) = &a.windows else {
         return String::new();
     };
@@ -367,7 +428,12 @@ pub fn offsets(o: &[critpath_import::multi::ClockOffset]) -> String {
         let _ = writeln!(
             t,
             "  {:<30} system {:<12} offset {:>12} ns  ({}; {} out, {} in)",
-            x.file, x.sys, x.offset_ns, x.method, x.links_out, x.links_in
+            printable(&x.file),
+            printable(&x.sys),
+            x.offset_ns,
+            x.method,
+            x.links_out,
+            x.links_in
         );
     }
     t.push('\n');

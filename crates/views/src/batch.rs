@@ -106,7 +106,11 @@ fn shows_sys(rows: &[StateAgg]) -> bool {
 }
 
 fn name(s: &StateAgg, show_sys: bool) -> String {
-    format!("{}: {}", sm_name(&s.sys, &s.sm, show_sys), s.state)
+    format!(
+        "{}: {}",
+        sm_name(&s.sys, &s.sm, show_sys),
+        crate::text::printable(&s.state)
+    )
 }
 
 /// The first lines: how many requests, how long their paths, and the state

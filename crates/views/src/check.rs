@@ -1,7 +1,7 @@
 //! The text view of `check`: the invariant violations and trace errors
 //! found, and a summary line that ends in `ok` or `FAILED`.
 
-use crate::text::counted;
+use crate::text::{counted, printable};
 use critpath_engine::Analysis;
 use critpath_trace::Diagnostic;
 use std::fmt::Write as _;
@@ -15,14 +15,15 @@ pub fn check(
 ) -> String {
     let mut o = String::new();
     for v in violations {
-        let _ = writeln!(o, "violation: {v}");
+        let _ = writeln!(o, "violation: {}", printable(v));
     }
     for d in trace_errors {
-        let _ = writeln!(o, "{}: {}", d.kind, d.message);
+        let _ = writeln!(o, "{}: {}", d.kind, printable(&d.message));
     }
     let _ = writeln!(
         o,
-        "{file}: {}, {}, {}, cgraph {} / {}: {}",
+        "{}: {}, {}, {}, cgraph {} / {}: {}",
+        printable(file),
         counted(a.stats.records, "record"),
         counted(a.stats.nodes, "node"),
         counted(a.stats.state_machines, "state machine"),

@@ -1,18 +1,55 @@
-//! The small pieces every text view is made of: durations in the unit that
-//! reads best, shares, SM names and aligned tables, measured in terminal
-//! columns (a CJK character takes two) and elided to a width when asked.
+//! The small pieces every text view is made of: names made safe to print,
+//! durations in the unit that reads best, shares, SM names and aligned
+//! tables, measured in terminal columns (a CJK character takes two) and
+//! elided to a width when asked.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use unicode_width::UnicodeWidthStr;
+
+/// `s` as a terminal may show it: control characters and other characters
+/// that print nothing visible (ESC, newlines, tabs, bidirectional
+/// overrides, zero-width spaces...) escaped as Rust's `escape_debug`
+/// writes them (`\u{1b}`, `\n`), everything printable (accents, CJK,
+/// quotes, backslashes) as it is. A trace may name its SMs and states with
+/// any string; every text view prints names through this (JSON keeps them
+/// exact). Escaping twice changes nothing.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if s.chars().all(shows_as_is) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if shows_as_is(c) {
+            o.push(c);
+        } else {
+            o.extend(c.escape_debug());
+        }
+    }
+    Cow::Owned(o)
+}
+
+/// Whether `c` prints as itself: `escape_debug` leaves it alone when it
+/// follows another character (so combining marks stay with their base),
+/// or it is a quote or a backslash.
+fn shows_as_is(c: char) -> bool {
+    if (' '..='~').contains(&c) {
+        return true;
+    }
+    let mut buf = [b'a'; 5];
+    let n = c.encode_utf8(&mut buf[1..]).len();
+    std::str::from_utf8(&buf[..=n]).is_ok_and(|s| s.escape_debug().count() == 2)
+}
 
 /// How many terminal columns `s` takes.
 pub fn cols(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
-/// `s` cut in the middle with `…` to take at most `max` columns (unchanged
-/// when it fits).
+/// `s` [`printable`], cut in the middle with `…` to take at most `max`
+/// columns (whole when it fits).
 pub fn elide(s: &str, max: usize) -> String {
+    let s = &*printable(s);
     if cols(s) <= max {
         return s.to_string();
     }
@@ -48,11 +85,11 @@ pub fn elide(s: &str, max: usize) -> String {
 
 /// `name` cut in the middle so that a line of `used` other columns and the
 /// name takes at most `width` columns (the name keeps at least
-/// [`MIN_NAME_COLS`]); unchanged without a width.
+/// [`MIN_NAME_COLS`]); whole without a width (and [`printable`] either way).
 pub fn fit(name: &str, used: usize, width: Option<usize>) -> String {
     match width {
         Some(w) => elide(name, w.saturating_sub(used).max(MIN_NAME_COLS)),
-        None => name.to_string(),
+        None => printable(name).into_owned(),
     }
 }
 
@@ -88,19 +125,20 @@ pub fn pct(part: u64, whole: u64) -> String {
     }
 }
 
-/// An SM's name, with its system when several systems are shown.
+/// An SM's name, with its system when several systems are shown
+/// ([`printable`]).
 pub fn sm_name(sys: &str, sm: &str, show_sys: bool) -> String {
     if show_sys {
-        format!("{sys}/{sm}")
+        format!("{}/{}", printable(sys), printable(sm))
     } else {
-        sm.to_string()
+        printable(sm).into_owned()
     }
 }
 
 /// `note: ...` lines.
 pub fn notes(o: &mut String, notes: &[String]) {
     for n in notes {
-        o.push_str(&format!("note: {n}\n"));
+        o.push_str(&format!("note: {}\n", printable(n)));
     }
 }
 
@@ -116,13 +154,18 @@ const MIN_NAME_COLS: usize = 12;
 /// [`grid`] within `width` columns when given: the left-aligned (name)
 /// columns, widest first, are narrowed and their cells cut in the middle
 /// one column at a time, until the lines fit (or the names are down to
-/// [`MIN_NAME_COLS`] each).
+/// [`MIN_NAME_COLS`] each). Cells are [`printable`].
 pub fn grid_fit(
     head: &[&str],
     rows: &[Vec<String>],
     right: &[bool],
     width: Option<usize>,
 ) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
+        .collect();
+    let rows = rows.as_slice();
     let mut w: Vec<usize> = head.iter().map(|h| cols(h)).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -172,4 +215,37 @@ fn grid_line(cells: &[String], w: &[usize], right: &[bool]) -> String {
         }
     }
     l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_escapes_what_prints_nothing_and_keeps_the_rest() {
+        assert_eq!(
+            printable("a\u{1b}[31mb\nc\td\u{7}"),
+            "a\\u{1b}[31mb\\nc\\td\\u{7}"
+        );
+        assert_eq!(printable("x\u{202e}y\u{200b}"), "x\\u{202e}y\\u{200b}");
+        for kept in [
+            "解码帧",
+            "café",
+            "cafe\u{301}",
+            "नमस्ते",
+            "a\\b \"q\" 'q'",
+            "",
+        ] {
+            assert!(matches!(printable(kept), Cow::Borrowed(_)), "{kept}");
+        }
+        let once = printable("\u{1b}\n").into_owned();
+        assert_eq!(printable(&once), once);
+    }
+
+    #[test]
+    fn table_cells_and_elided_names_are_printable() {
+        let g = grid(&["name"], &[vec!["a\nb".into()]], &[false]);
+        assert_eq!(g, "name\na\\nb\n");
+        assert_eq!(elide("\u{1b}xyz", 40), "\\u{1b}xyz");
+    }
 }

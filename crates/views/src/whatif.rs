@@ -2,7 +2,8 @@
 //! and the most critical states then, with their criticality before; names
 //! cut in the middle to a width when one is given.
 
-use crate::text::{cols, dur, elide, fit};
+use crate::analysis::printable_analysis;
+use crate::text::{cols, dur, elide, fit, printable};
 use critpath_engine::Analysis;
 use std::fmt::Write as _;
 
@@ -18,11 +19,12 @@ pub fn whatif(
     top: usize,
     width: Option<usize>,
 ) -> String {
+    let (base, pred) = (&*printable_analysis(base), &*printable_analysis(pred));
     let b = base.critical_path.length_ns;
     let p = pred.critical_path.length_ns;
     let mut o = String::new();
     let _ = writeln!(o, "baseline critical path   {} ({b} ns)", dur(b));
-    let with = format!("with {}", what.join(", "));
+    let with = format!("with {}", printable(&what.join(", ")));
     let _ = writeln!(o, "{}", width.map_or(with.clone(), |w| elide(&with, w)));
     if p == 0 && b > 0 {
         let _ = writeln!(

@@ -14,6 +14,7 @@ use critpath_views::analysis::{self as text, Layout};
 use critpath_views::batch::{problem, Summary};
 use critpath_views::gpu as gpu_view;
 use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
+use critpath_views::text::printable;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -220,7 +221,11 @@ fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> 
             .or(scr.rows.map(|r| r.saturating_sub(SCREEN_MARGIN).max(5)));
         let mut t = sum.text(&name, top, scr.width.filter(|_| !args.wide));
         if let Some(e) = &err {
-            t.push_str(&format!("\ndiagnostics (1):\n  {}: {e}\n", problem(e).kind));
+            let (kind, msg) = (problem(e).kind, e.to_string());
+            t.push_str(&format!(
+                "\ndiagnostics (1):\n  {kind}: {}\n",
+                printable(&msg)
+            ));
         }
         t
     };
@@ -349,7 +354,7 @@ fn unlinked(u: &Unlinked, as_json: bool) -> String {
                 .collect(),
         });
     }
-    let mut t = format!("disconnected: {}\n\n", u.message);
+    let mut t = format!("disconnected: {}\n\n", printable(&u.message));
     for (f, a) in &u.analyses {
         t.push_str(&text::table(a, f));
         t.push('\n');
