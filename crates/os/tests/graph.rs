@@ -274,6 +274,75 @@ fn a_thread_renamed_on_two_cpus_has_its_latest_name_in_time() {
     }
 }
 
+/// `rename.data` cut at `len` bytes (its records end at 50 872; the
+/// command's exec is at byte 45 040), with its `.recorder` file or not.
+fn cut_rename(dir: &std::path::Path, len: usize, recorder: bool) -> std::path::PathBuf {
+    let bytes = std::fs::read(fixture("rename")).unwrap();
+    let path = dir.join(format!("cut{len}{recorder}.data"));
+    std::fs::write(&path, &bytes[..len]).unwrap();
+    if recorder {
+        let pid =
+            std::fs::read(critpath_readers::companion(&fixture("rename"), ".recorder")).unwrap();
+        std::fs::write(critpath_readers::companion(&path, ".recorder"), pid).unwrap();
+    }
+    path
+}
+
+/// The diagnostic that says the cut lost the header's host and command.
+fn header_lost(r: &Read) -> String {
+    let lost: Vec<_> = r
+        .summary
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("(host name, command line) are lost"))
+        .collect();
+    assert_eq!(lost.len(), 1, "{:?}", r.summary.diagnostics);
+    assert_eq!(lost[0].kind, DiagnosticKind::InputCut);
+    lost[0].message.clone()
+}
+
+/// A cut file's header has no host name or command line: the diagnostic
+/// says so, and the command's thread is inferred from the recorder's child
+/// (by the `.recorder` pid, else by the parent's name `perf`), as the
+/// complete file's scope. Cut before the command's exec, nothing is
+/// inferred, and the diagnostic says that too.
+#[test]
+fn a_cut_file_says_its_header_is_lost_and_infers_the_commands_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = read("rename").scope.expect("scope");
+    let tid = whole.rsplit(':').next().unwrap().to_string();
+    for recorder in [false, true] {
+        let path = cut_rename(dir.path(), 50_000, recorder);
+        for (in_place, thread) in [(true, true), (false, false)] {
+            let r = read_path_with(&path, in_place, thread);
+            let scope = r.scope.clone().expect("an inferred scope");
+            assert_eq!(scope, format!("late:{tid}"), "recorder {recorder}");
+            let said = header_lost(&r);
+            assert!(said.contains("host `local`"), "{said}");
+            assert!(
+                said.contains(&format!("inferred instead: late:{tid}")),
+                "{said}"
+            );
+            let by = if recorder {
+                "perf, pid "
+            } else {
+                "a process named perf"
+            };
+            assert!(said.contains(by), "{said}");
+        }
+    }
+    let r = read_path_with(&cut_rename(dir.path(), 40_000, true), true, true);
+    assert_eq!(r.scope, None);
+    let said = header_lost(&r);
+    assert!(said.contains("could not be inferred"), "{said}");
+    // A complete file says nothing of the kind.
+    assert!(!read("rename")
+        .summary
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("are lost")));
+}
+
 #[test]
 fn a_sleepers_time_lies_on_the_timer_that_wakes_it() {
     let r = read("sleep3");

@@ -7,7 +7,7 @@
 use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS};
 use super::file::{self, Bytes};
 use super::kevent::KRecord;
-use super::names;
+use super::names::{self, Wanted};
 use super::records::{Damage, RawRecords, MAX_CPUS};
 use super::repeats::Repeats;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
@@ -131,6 +131,45 @@ fn command_and_host(perf_file: &PerfFile) -> (Option<String>, String) {
     (cmd, host)
 }
 
+/// The recorder's pid, from the `.recorder` file `critpath record` writes
+/// beside the trace.
+fn recorder_pid(trace: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(crate::companion(trace, ".recorder")).ok()?;
+    text.trim().parse().ok()
+}
+
+/// The diagnostic of a cut file's lost header features: the host name and
+/// command line are gone; the command's thread inferred (`target`) or not.
+fn header_lost(
+    trace: &Path,
+    recorder: Option<u32>,
+    target: Option<(u32, u64)>,
+    names: &FxHashMap<u32, String>,
+) -> Diagnostic {
+    let by = match recorder {
+        Some(pid) => format!(
+            "perf, pid {pid}, from {}",
+            crate::companion(trace, ".recorder").display()
+        ),
+        None => "a process named perf; no .recorder file beside the trace".to_string(),
+    };
+    let scope = match target {
+        Some((tid, t)) => format!(
+            "the recorded command's main thread was inferred instead: {}:{tid}, the first process the recorder ({by}) forked to exec a program, at t={t}; the analysis starts and ends on it",
+            names.get(&tid).map_or("?", String::as_str)
+        ),
+        None => format!(
+            "the recorded command's main thread could not be inferred (no process the recorder ({by}) forked exec'd a program in the records kept), so the analysis covers every thread; choose its ends with --from/--to"
+        ),
+    };
+    Diagnostic::new(
+        DiagnosticKind::InputCut,
+        format!(
+            "the perf.data header's features (host name, command line) are lost with the cut (perf writes them after the records): thread SMs are under host `local`, and {scope}"
+        ),
+    )
+}
+
 /// Samples are decoded by the tracepoint id each one carries in its first
 /// field (common_type), so a file whose event-id table was never written
 /// still decodes right. Returns the decoders and the kind of each event.
@@ -206,9 +245,21 @@ impl KernelEvents {
         let raw = in_place
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
+        // A cut file's header lost its features: the command's thread is
+        // inferred from the recorder's child.
+        let lost = mapped.cut.is_some();
+        let recorder = lost.then(|| recorder_pid(path));
+        let wanted = match (&cmd, recorder) {
+            (Some(c), _) => Wanted::Command(c),
+            (None, Some(r)) => Wanted::ChildOf(r),
+            (None, None) => Wanted::Nothing,
+        };
         // Names are read as far as events are: past damage in place.
-        let what = (cmd.as_deref(), raw.is_some());
+        let what = (wanted, raw.is_some());
         let (names, target, stopped) = names::scan_names(&bytes, &mapped.layout, what, sample_type);
+        if let Some(r) = recorder {
+            problems.push(header_lost(path, r, target, &names));
+        }
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
         // Timer events name their callbacks: by the names saved when the
         // file was recorded, else from the kernel's symbol table (loaded

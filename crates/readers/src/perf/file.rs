@@ -322,8 +322,12 @@ mod tests {
         let bytes = file(64, &[&a, &b]);
         let lay = layout(&bytes).unwrap();
         let bytes = Bytes::Owned(Arc::new(bytes));
-        let (names, target, _) =
-            crate::perf::names::scan_names(&bytes, &lay, (Some("sleep3"), true), 0);
+        let (names, target, _) = crate::perf::names::scan_names(
+            &bytes,
+            &lay,
+            (crate::perf::names::Wanted::Command("sleep3"), true),
+            0,
+        );
         assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
         assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
         assert_eq!(target, Some((6, 0)));

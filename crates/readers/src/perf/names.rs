@@ -3,7 +3,9 @@
 //! CPU's buffer in turn, so a thread renamed on two CPUs has its COMM
 //! records out of time order in the file) and the thread that exec'd the
 //! recorded command first. It decodes nothing else and releases the pages
-//! it has read ([`Bytes::release`]).
+//! it has read ([`Bytes::release`]). When the header's command line is lost
+//! (a cut file), the command's thread is inferred: the first exec of a
+//! process the recorder forked (PERF_RECORD_FORK), see [`Wanted`].
 //!
 //! Each record's header gives the next one's place, so a walk is a chain of
 //! dependent loads bound by memory latency. A large file is therefore walked
@@ -23,6 +25,20 @@ use rustc_hash::FxHashMap;
 
 /// Thread names by tid.
 pub type Names = FxHashMap<u32, String>;
+
+/// Which thread is the recorded command's main thread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Wanted<'a> {
+    /// The first to exec this comm (the command line in the header).
+    Command(&'a str),
+    /// The command line is lost: the first exec, in time, of a process
+    /// forked by the recorder (`perf record -- CMD` forks the child that
+    /// execs CMD): by the recorder's pid when known (the `.recorder` file
+    /// beside the trace), else by a parent named `perf`.
+    ChildOf(Option<u32>),
+    /// No thread.
+    Nothing,
+}
 
 /// What the pre-pass found: thread names, the thread that exec'd the
 /// command first (and when), and where the walk stopped at a header that is
@@ -106,6 +122,10 @@ fn earlier(a: Option<(u32, u64)>, b: Option<(u32, u64)>) -> Option<(u32, u64)> {
 struct Walk {
     names: Latest,
     target: Option<(u32, u64)>,
+    /// For [`Wanted::ChildOf`]: each process's parent (PERF_RECORD_FORK of
+    /// a process, not a thread), and each thread's earliest exec.
+    parents: FxHashMap<u32, u32>,
+    execs: FxHashMap<u32, u64>,
     /// Where the walk stopped: the first record at or past its stop, or a
     /// bad header it could not step over.
     at: usize,
@@ -115,16 +135,49 @@ struct Walk {
 }
 
 impl Walk {
-    fn found(self) -> Found {
+    fn found(mut self, wanted: Wanted) -> Found {
+        if let Wanted::ChildOf(recorder) = wanted {
+            self.target = self.child_of(recorder);
+        }
         let names = self.names.0.into_iter().map(|(tid, (_, n))| (tid, n));
         (names.collect(), self.target, self.broken.then_some(self.at))
+    }
+}
+
+impl Walk {
+    /// The earliest exec of a process whose parent is the recorder.
+    fn child_of(&self, recorder: Option<u32>) -> Option<(u32, u64)> {
+        let is_recorder = |pid: u32| match recorder {
+            Some(r) => pid == r,
+            None => self.names.0.get(&pid).is_some_and(|(_, n)| n == "perf"),
+        };
+        let mut execs: Vec<(u32, u64)> = self
+            .execs
+            .iter()
+            .filter(|(tid, _)| self.parents.get(tid).is_some_and(|&p| is_recorder(p)))
+            .map(|(&tid, &t)| (tid, t))
+            .collect();
+        execs.sort_by_key(|&(tid, t)| (t, tid));
+        execs.first().copied()
+    }
+
+    /// Adds what the walk of the records after these found.
+    fn extend(&mut self, later: Walk) {
+        self.names.extend(later.names);
+        self.target = earlier(self.target, later.target);
+        self.parents.extend(later.parents);
+        for (tid, t) in later.execs {
+            let e = self.execs.entry(tid).or_insert(t);
+            *e = (*e).min(t);
+        }
+        (self.broken, self.at) = (later.broken, later.at);
     }
 }
 
 /// What a walk is looking for, and in what.
 struct Scan<'a> {
     bytes: &'a Bytes,
-    cmd: Option<&'a str>,
+    wanted: Wanted<'a>,
     trailer: Trailer,
     /// The start and end of the records.
     start: usize,
@@ -165,6 +218,13 @@ impl Scan<'_> {
             if ty == 3 && size >= 16 {
                 self.comm(w, &b[at + 8..at + size], misc);
             }
+            if ty == 7 && size >= 24 && matches!(self.wanted, Wanted::ChildOf(_)) {
+                // PERF_RECORD_FORK: pid, ppid, tid, ptid.
+                let u = |o: usize| u32::from_le_bytes(b[at + o..at + o + 4].try_into().unwrap());
+                if u(8) == u(16) {
+                    w.parents.insert(u(8), u(12));
+                }
+            }
             w.at += size;
         }
         self.bytes.release(released, w.at);
@@ -178,8 +238,17 @@ impl Scan<'_> {
         let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
         let comm = String::from_utf8_lossy(&s[..n]).into_owned();
         let t = self.trailer.time(body);
-        if misc & 0x2000 != 0 && self.cmd == Some(comm.as_str()) {
-            w.target = earlier(w.target, Some((tid, t)));
+        if misc & 0x2000 != 0 {
+            match self.wanted {
+                Wanted::Command(cmd) if cmd == comm => {
+                    w.target = earlier(w.target, Some((tid, t)));
+                }
+                Wanted::ChildOf(_) => {
+                    let e = w.execs.entry(tid).or_insert(t);
+                    *e = (*e).min(t);
+                }
+                _ => {}
+            }
         }
         w.names.name(tid, t, comm);
     }
@@ -192,14 +261,14 @@ impl Scan<'_> {
     }
 }
 
-/// The latest name of every thread and the thread that exec'd `cmd` first
-/// (with the time of that exec), from the records of `bytes` that `l`
-/// places. `sample_type` says where records keep their time; with
+/// The latest name of every thread and the recorded command's thread
+/// ([`Wanted`]) with the time of its exec, from the records of `bytes`
+/// that `l` places. `sample_type` says where records keep their time; with
 /// `resync`, damaged headers are stepped over (else the walk stops there).
 pub fn scan_names(
     bytes: &Bytes,
     l: &Layout,
-    (cmd, resync): (Option<&str>, bool),
+    (wanted, resync): (Wanted, bool),
     sample_type: u64,
 ) -> Found {
     let split = if threads_allowed() {
@@ -207,7 +276,7 @@ pub fn scan_names(
     } else {
         u64::MAX
     };
-    scan_split(bytes, l, (cmd, sample_type, resync), split)
+    scan_split(bytes, l, (wanted, sample_type, resync), split)
 }
 
 /// [`scan_names`], in two halves when there are `split` bytes of records
@@ -215,14 +284,14 @@ pub fn scan_names(
 fn scan_split(
     bytes: &Bytes,
     l: &Layout,
-    (cmd, sample_type, resync): (Option<&str>, u64, bool),
+    (wanted, sample_type, resync): (Wanted, u64, bool),
     split: u64,
 ) -> Found {
     let start = l.data_offset as usize;
     let end = (l.data_offset.saturating_add(l.data_size)).min(bytes.as_ref().len() as u64) as usize;
     let scan = Scan {
         bytes,
-        cmd,
+        wanted,
         trailer: Trailer::new(sample_type),
         start,
         end,
@@ -237,7 +306,7 @@ fn scan_split(
         .flatten();
     let Some(mid) = mid else {
         scan.walk(&mut first, end);
-        return first.found();
+        return first.found(wanted);
     };
     let second = std::thread::scope(|s| {
         let second = s.spawn(|| {
@@ -256,14 +325,12 @@ fn scan_split(
     tests::JOINS.with(|j| j.borrow_mut().push(joined));
     if joined {
         // The guess was a boundary: the second half continues the first.
-        first.names.extend(second.names);
-        first.target = earlier(first.target, second.target);
-        (first.broken, first.at) = (second.broken, second.at);
+        first.extend(second);
     } else if !first.broken {
         // The first walk stepped over the guess: it goes on alone.
         scan.walk(&mut first, end);
     }
-    first.found()
+    first.found(wanted)
 }
 
 #[cfg(test)]
@@ -339,7 +406,7 @@ mod tests {
     fn two_halves_find_what_one_walk_finds() {
         for seed in 1..40 {
             let (bytes, l) = file(seed, 3_000);
-            let what = (Some("cmd"), (1 << 1) | (1 << 2), true);
+            let what = (Wanted::Command("cmd"), (1 << 1) | (1 << 2), true);
             let one = scan_split(&bytes, &l, what, u64::MAX);
             assert!(!one.0.is_empty(), "seed {seed}");
             for split in [1, 1000, l.data_size / 2] {
@@ -356,7 +423,7 @@ mod tests {
     fn a_cut_record_ends_both_walks_alike() {
         let (bytes, mut l) = file(7, 3_000);
         l.data_size -= 5;
-        let what = (Some("cmd"), (1 << 1) | (1 << 2), true);
+        let what = (Wanted::Command("cmd"), (1 << 1) | (1 << 2), true);
         assert_eq!(
             scan_split(&bytes, &l, what, u64::MAX),
             scan_split(&bytes, &l, what, 1)
@@ -386,13 +453,13 @@ mod tests {
         };
         let bytes = Bytes::Owned(Arc::new(out));
         for split in [u64::MAX, 1] {
-            let (names, _, _) = scan_split(&bytes, &l, (None, 6, true), split);
+            let (names, _, _) = scan_split(&bytes, &l, (Wanted::Nothing, 6, true), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             let after = names.get(&2).map(String::as_str);
             assert_eq!(after, Some("after"), "split {split}");
             // Without resync (the general reader stops at damage): no
             // name from past it.
-            let (names, _, stopped) = scan_split(&bytes, &l, (None, 6, false), split);
+            let (names, _, stopped) = scan_split(&bytes, &l, (Wanted::Nothing, 6, false), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             assert_eq!(names.get(&2), None, "split {split}");
             assert_eq!(stopped, Some(damaged), "split {split}");
@@ -423,10 +490,55 @@ mod tests {
         };
         let bytes = Bytes::Owned(Arc::new(out));
         for split in [u64::MAX, 1] {
-            let (names, target, _) = scan_split(&bytes, &l, (Some("cmd"), 6, true), split);
+            let (names, target, _) =
+                scan_split(&bytes, &l, (Wanted::Command("cmd"), 6, true), split);
             assert_eq!(names.get(&7).map(String::as_str), Some("late"), "{split}");
             assert_eq!(names.get(&10).map(String::as_str), Some("second"));
             assert_eq!(target, Some((9, 150)), "split {split}");
+        }
+    }
+
+    /// A process `child` forked by `parent` (PERF_RECORD_FORK).
+    fn fork(out: &mut Vec<u8>, child: u32, parent: u32, t: u64) {
+        let body: Vec<u8> = [child, parent, child, parent]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .chain(t.to_le_bytes())
+            .collect();
+        record(out, 7, 0, &body, t);
+    }
+
+    /// Without the command line, the command's thread is the earliest
+    /// exec of a process the recorder forked: by its pid, else by its name.
+    #[test]
+    fn without_the_command_line_the_recorders_child_is_the_command() {
+        let mut out = vec![0u8; 104];
+        comm(&mut out, 5, "perf", false, 0);
+        comm(&mut out, 3, "bash", false, 0);
+        fork(&mut out, 6, 3, 10);
+        fork(&mut out, 7, 5, 20);
+        comm(&mut out, 6, "make", true, 30);
+        for i in 0..200 {
+            record(&mut out, 9, 0, &[7u8; 24], 40 + i);
+        }
+        comm(&mut out, 7, "prog", true, 300);
+        comm(&mut out, 7, "prog2", true, 400);
+        let l = Layout {
+            data_offset: 104,
+            data_size: out.len() as u64 - 104,
+        };
+        let bytes = Bytes::Owned(Arc::new(out));
+        for split in [u64::MAX, 1] {
+            for recorder in [Some(5), None] {
+                let what = (Wanted::ChildOf(recorder), 6, true);
+                let (names, target, _) = scan_split(&bytes, &l, what, split);
+                assert_eq!(target, Some((7, 300)), "{recorder:?} split {split}");
+                assert_eq!(names.get(&7).map(String::as_str), Some("prog2"));
+            }
+            let what = (Wanted::ChildOf(Some(3)), 6, true);
+            assert_eq!(scan_split(&bytes, &l, what, split).1, Some((6, 30)));
+            let what = (Wanted::ChildOf(Some(4)), 6, true);
+            assert_eq!(scan_split(&bytes, &l, what, split).1, None);
         }
     }
 }
