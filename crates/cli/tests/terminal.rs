@@ -431,3 +431,61 @@ fn control_characters_in_names_are_escaped_in_text_and_exact_in_json() {
         .iter()
         .any(|s| s["sm"] == sm && s["state"] == state));
 }
+
+/// A timer's `armed` as the OS graph has it: its time is the arming
+/// link's, none on an edge of its own.
+const ARMED: &str = r#"{"t":0,"sm":"app","ev":"state","state":"running"}
+{"t":100,"sm":"app","ev":"send","id":1}
+{"t":100,"sm":"app","ev":"wait","state":"blocked"}
+{"t":10100,"sm":"timer","ev":"recv","id":1,"state":"armed"}
+{"t":10100,"sm":"timer","ev":"state","state":"running"}
+{"t":10150,"sm":"timer","ev":"send","id":2}
+{"t":10150,"sm":"timer","ev":"end"}
+{"t":10200,"sm":"app","ev":"recv","id":2,"state":"running"}
+{"t":10300,"sm":"app","ev":"end"}
+"#;
+
+#[test]
+fn a_speedup_of_a_state_whose_time_is_a_link_says_no_edge_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "armed.jsonl", ARMED);
+    let p = p.to_str().unwrap();
+    let out = ok(&run_cols(None, &["analyze", p]));
+    let v = out.lines().next().unwrap();
+    assert!(v.starts_with("bound by timer: armed — 97%"), "{v}");
+    assert!(
+        v.ends_with("2× faster → no edge changed (its path time is a link's wait)"),
+        "{v}"
+    );
+    assert!(!out.contains("another path takes over"), "{out}");
+    let w = ok(&run_cols(
+        None,
+        &["whatif", p, "--speedup", "timer:armed=2"],
+    ));
+    assert!(
+        w.contains("\nno edge changed: the states sped up carry no time of their own"),
+        "{w}"
+    );
+    let j = json_of(&["whatif", p, "--speedup", "timer:armed=2", "--json"]);
+    assert_eq!(
+        (
+            j["scaled_edges"].as_u64(),
+            j["predicted_length_ns"].as_u64()
+        ),
+        (Some(0), Some(10300))
+    );
+    // A state with time of its own is scaled.
+    let j = json_of(&["whatif", p, "--speedup", "app:running=2", "--json"]);
+    assert_eq!(
+        (
+            j["scaled_edges"].as_u64(),
+            j["predicted_length_ns"].as_u64()
+        ),
+        (Some(2), Some(10200))
+    );
+    let w = ok(&run_cols(
+        None,
+        &["whatif", p, "--speedup", "app:running=2"],
+    ));
+    assert!(!w.contains("no edge changed"), "{w}");
+}

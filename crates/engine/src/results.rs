@@ -64,6 +64,15 @@ pub struct Stats {
     pub state_machines: u64,
     /// Bytes of node log that spilled to disk.
     pub node_log_bytes: u64,
+    /// With what-if speed-ups: how many intra-SM edges with time (anywhere
+    /// in the graph) they scaled. 0 when the states they match carry no
+    /// time of their own (all of it on links): then no weight changed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub scaled_edges: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A cgraph node: the transition `from → to` of one SM (`start`, `end` and

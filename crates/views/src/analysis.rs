@@ -78,10 +78,20 @@ fn shows_sys(a: &Analysis) -> bool {
     a.states.iter().any(|s| s.sys != "local") || p.start.sys != p.end.sys
 }
 
+/// The verdict's what-if: the path with the top state twice as fast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Faster {
+    /// The predicted path's length.
+    pub length_ns: u64,
+    /// Edges with time the speed-up scaled (`stats.scaled_edges` of the
+    /// prediction): 0 when the state's time is all on links.
+    pub scaled_edges: u64,
+}
+
 /// The verdict, a line: the state that bounds the path, its share, and,
-/// when `faster_ns` gives the path's length with that state twice as fast,
+/// when `faster` gives the path's length with that state twice as fast,
 /// how much shorter the path gets. Empty when no state is on the path.
-pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> String {
+pub fn verdict(a: &Analysis, faster: Option<Faster>, width: Option<usize>) -> String {
     let a = &*printable_analysis(a);
     let p = &a.critical_path;
     let Some(top) = a.states.first().filter(|s| p.found && s.critical_ns > 0) else {
@@ -98,7 +108,11 @@ pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> St
         top.criticality * 100.0,
         article(&len)
     );
-    if let Some(f) = faster_ns {
+    if let Some(Faster {
+        length_ns: f,
+        scaled_edges,
+    }) = faster
+    {
         // The path's length if it kept its edges: half the state's share
         // off, give or take the rounding of each scaled edge.
         let kept = p.length_ns.saturating_sub(top.critical_ns / 2);
@@ -107,7 +121,11 @@ pub fn verdict(a: &Analysis, faster_ns: Option<u64>, width: Option<usize>) -> St
         } else {
             ""
         };
-        let gain = if f == 0 {
+        let gain = if scaled_edges == 0 && f == p.length_ns {
+            // Nothing was scaled: the state's path time is on links
+            // (sends, awaited transitions), which keep their weights.
+            "no edge changed (its path time is a link's wait)".to_string()
+        } else if f == 0 {
             "the path vanishes".to_string()
         } else if f >= p.length_ns {
             format!("no shorter{other}")

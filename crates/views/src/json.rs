@@ -110,6 +110,9 @@ pub struct WhatifDoc<'a> {
     pub predicted_range_ns: [u64; 2],
     /// That share (0 to 1): CPU waits, their holders, interrupts.
     pub machine_share: f64,
+    /// Intra-SM edges with time the speed-ups scaled: 0 when the states
+    /// they name carry no time of their own (it is all on links).
+    pub scaled_edges: u64,
     pub speedups: Vec<SpeedupDoc<'a>>,
     pub states: &'a [StateRow],
     pub baseline_states: &'a [StateRow],

@@ -23,6 +23,9 @@ pub struct WhatIf {
     pub states: Vec<String>,
     pub factor: f64,
     pub length_ns: u64,
+    /// Edges with time the speed-up scaled: 0 when the states' time is all
+    /// on links (nothing changed).
+    pub scaled_edges: u64,
 }
 
 /// What the report shows beside the analysis, computed by the caller.
@@ -67,7 +70,10 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
         .whatif
         .first()
         .filter(|w| w.states.len() == 1)
-        .map(|w| w.length_ns);
+        .map(|w| crate::analysis::Faster {
+            length_ns: w.length_ns,
+            scaled_edges: w.scaled_edges,
+        });
     let verdict = crate::analysis::verdict(a, faster, None);
     let data = json!({
         "name": name,

@@ -69,6 +69,7 @@ fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
                 .collect(),
             factor: 2.0,
             length_ns: b.critical_path.length_ns,
+            scaled_edges: b.stats.scaled_edges,
         });
     }
     Ok(out)

@@ -39,6 +39,12 @@ pub fn whatif(
             speedup(b, p)
         );
     }
+    if pred.stats.scaled_edges == 0 {
+        let _ = writeln!(
+            o,
+            "no edge changed: the states sped up carry no time of their own; their time on the path is on links (a recv's wait since its send, a wait for another SM), which a what-if does not scale"
+        );
+    }
     if let Some(([lo, hi], share)) = band.filter(|b| b.1 > 0.0) {
         let _ = writeln!(
             o,

@@ -10,7 +10,7 @@ use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup};
 use critpath_import::Format;
-use critpath_views::analysis::{self as text, Layout};
+use critpath_views::analysis::{self as text, Faster, Layout};
 use critpath_views::batch::{problem, Summary};
 use critpath_views::gpu as gpu_view;
 use critpath_views::json::{self, AnalyzeDoc, FileAnalysis, Finding, UnlinkedDoc};
@@ -287,14 +287,14 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
     finish_with(run.err)
 }
 
-/// The path's length with the most critical state twice as fast, for the
-/// verdict: `None` when no state is on the path or the trace is too large
-/// to analyze twice.
+/// The path with the most critical state twice as fast, for the verdict:
+/// `None` when no state is on the path or the trace is too large to
+/// analyze twice.
 fn verdict_whatif(
     a: &Analysis,
     args: &Args,
     analyze: impl FnOnce(Options) -> Result<Analysis>,
-) -> Result<Option<u64>> {
+) -> Result<Option<Faster>> {
     let Some(top) = a.states.first().filter(|s| s.critical_ns > 0) else {
         return Ok(None);
     };
@@ -315,7 +315,11 @@ fn verdict_whatif(
         }],
         ..Default::default()
     };
-    Ok(Some(analyze(opts)?.critical_path.length_ns))
+    let b = analyze(opts)?;
+    Ok(Some(Faster {
+        length_ns: b.critical_path.length_ns,
+        scaled_edges: b.stats.scaled_edges,
+    }))
 }
 
 /// The text report: the verdict, clock offsets, the table, the correction,
@@ -325,7 +329,7 @@ fn table(
     a: &Analysis,
     next: &[NextPath],
     top: Option<usize>,
-    faster: Option<u64>,
+    faster: Option<Faster>,
     layout: Layout,
 ) -> String {
     let mut t = text::verdict(a, faster, layout.width);

@@ -66,6 +66,7 @@ pub fn run(args: Args) -> Result<()> {
             predicted_speedup: speedup(b, p),
             predicted_range_ns: range,
             machine_share: share,
+            scaled_edges: pred.stats.scaled_edges,
             speedups: parsed
                 .iter()
                 .map(|s| SpeedupDoc {

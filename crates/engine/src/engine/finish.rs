@@ -54,6 +54,7 @@ impl Engine<'_> {
             nodes: self.next_node,
             state_machines: self.m.sms.iter().filter(|s| s.nodes > 0).count() as u64,
             node_log_bytes: self.logs.nodes.disk_bytes(),
+            scaled_edges: self.scaled_edges,
         }
     }
 }

@@ -112,6 +112,8 @@ pub struct Engine<'o> {
     logs: Logs,
     /// Which speed-ups matched a state.
     speedup_used: Vec<bool>,
+    /// Edges whose weight the speed-ups changed.
+    scaled_edges: u64,
     next_node: u64,
     records: u64,
     /// The node with the greatest `L` so far, and its SM.
@@ -138,6 +140,7 @@ impl<'o> Engine<'o> {
         let timed = opts.keep_path || observer.as_ref().is_some_and(|o| o.wants_path());
         Engine {
             speedup_used: vec![false; opts.speedups.len()],
+            scaled_edges: 0,
             logs: Logs::new(opts.slack, timed),
             opts,
             observer,

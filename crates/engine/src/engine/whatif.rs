@@ -1,7 +1,9 @@
 //! What-if scaling: a speed-up makes one state FACTOR times faster, so its
 //! intra-SM edges weigh `time / FACTOR` while the rules run, and the path
 //! that results is the prediction. A speed-up that never matches a state of
-//! the trace is an error, with the nearest state names.
+//! the trace is an error, with the nearest state names; one that matches
+//! only states whose time is all on inter-SM edges (links, awaited
+//! transitions) scales no edge with time, and `Stats::scaled_edges` says so.
 
 use super::names::{nearest, state_matches};
 use super::Engine;
@@ -75,18 +77,19 @@ impl Engine<'_> {
         factor
     }
 
-    /// An intra-SM edge's weight under the what-if speedups.
+    /// An intra-SM edge's weight under the what-if speedups; counts the
+    /// edges with time that a speed-up scales.
     #[inline]
-    pub(super) fn scaled(&self, key: u32, w: u64) -> u64 {
+    pub(super) fn scaled(&mut self, key: u32, w: u64) -> u64 {
         if self.opts.speedups.is_empty() {
             return w;
         }
         let f = self.m.keys[key as usize].factor;
         if f == 1.0 {
-            w
-        } else {
-            (w as f64 / f).round() as u64
+            return w;
         }
+        self.scaled_edges += u64::from(w > 0);
+        (w as f64 / f).round() as u64
     }
 
     /// Fails on the first speed-up that matched no state of the trace.
