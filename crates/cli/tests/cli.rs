@@ -616,3 +616,60 @@ fn two_threads_and_one_give_the_same_output_on_every_example() {
     }
     assert!(compared >= 5, "only {compared} examples found");
 }
+
+#[test]
+fn whatif_on_a_damaged_input_prints_what_was_read_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::new();
+    for i in 0..400_000u64 {
+        let st = if i % 2 == 0 { "work" } else { "rest" };
+        body.push_str(&format!(
+            "{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"{st}\"}}\n",
+            i * 10 + i % 7
+        ));
+    }
+    let src = write(dir.path(), "src.jsonl", body.as_bytes());
+    let cpt = dir.path().join("t.cpt");
+    assert!(
+        run(&["convert", src.to_str().unwrap(), cpt.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let bytes = std::fs::read(&cpt).unwrap();
+    let cut = write(dir.path(), "cut.cpt", &bytes[..bytes.len() * 3 / 4]);
+    let cut = cut.to_str().unwrap();
+    let o = run(&["whatif", cut, "--speedup", "a:work=2"]);
+    assert_bad(&o, "cut.cpt", &["truncated", "byte offset"]);
+    let (out, _) = text(&o);
+    assert!(out.starts_with("baseline critical path"), "{out}");
+    assert!(
+        out.contains("2x faster") && out.contains("input-cut: "),
+        "{out}"
+    );
+    let o = run(&["whatif", cut, "--speedup", "a:work=2", "--json"]);
+    assert_bad(&o, "cut.cpt", &["truncated"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("the what-if of the intact part");
+    let (b, p) = (
+        v["baseline_length_ns"].as_u64().unwrap(),
+        v["predicted_length_ns"].as_u64().unwrap(),
+    );
+    assert!(b > 0 && p < b, "{v}");
+    assert_eq!(v["diagnostics"][0]["kind"], "input-cut");
+    // A bad JSONL line: skipped, the rest analyzed.
+    let fig3 = std::fs::read_to_string(example("nic-fig3.jsonl")).unwrap();
+    let mut lines: Vec<&str> = fig3.lines().collect();
+    lines.insert(5, "{\"t\":");
+    let bad = write(dir.path(), "bad.jsonl", lines.join("\n"));
+    let o = run(&[
+        "whatif",
+        bad.to_str().unwrap(),
+        "--speedup",
+        "nic.tx:DMA packet=2",
+    ]);
+    assert_bad(&o, "bad.jsonl:", &["expected a JSON object"]);
+    let (out, _) = text(&o);
+    assert!(out.contains("predicted critical path  530 ns"), "{out}");
+    // A speed-up of a state beyond the damage: the damage is the error.
+    let o = run(&["whatif", cut, "--speedup", "a:nowhere=2"]);
+    assert_bad(&o, "cut.cpt", &["truncated"]);
+}

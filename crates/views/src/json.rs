@@ -116,6 +116,10 @@ pub struct WhatifDoc<'a> {
     pub speedups: Vec<SpeedupDoc<'a>>,
     pub states: &'a [StateRow],
     pub baseline_states: &'a [StateRow],
+    /// Problems reading the input (`input-cut`, `input-skipped`): both
+    /// paths cover the records read. Left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<&'a critpath_trace::Diagnostic>,
 }
 
 /// One `--speedup`.

@@ -5,6 +5,7 @@
 use crate::analysis::printable_analysis;
 use crate::text::{cols, dur, elide, fit, printable};
 use critpath_engine::Analysis;
+use critpath_trace::{Diagnostic, DiagnosticKind};
 use std::fmt::Write as _;
 
 /// `what` names the speedups applied (`SM:STATE FACTORx faster`); lines
@@ -72,7 +73,34 @@ pub fn whatif(
             fit(&name, 11 + cols(&was), width)
         );
     }
+    input_problems(&mut o, base);
     o
+}
+
+/// The problems reading the input (a cut file, skipped lines): both
+/// paths cover only the records read.
+pub fn read_problems(a: &Analysis) -> Vec<&Diagnostic> {
+    a.diagnostics
+        .iter()
+        .filter(|d| {
+            matches!(
+                d.kind,
+                DiagnosticKind::InputCut | DiagnosticKind::InputSkipped
+            )
+        })
+        .collect()
+}
+
+/// [`read_problems`] as text.
+fn input_problems(o: &mut String, a: &Analysis) {
+    let read = read_problems(a);
+    if read.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\ndiagnostics ({}):", read.len());
+    for d in read {
+        let _ = writeln!(o, "  {}: {}", d.kind, d.message);
+    }
 }
 
 /// How many times shorter the predicted path is (infinite when it is empty).

@@ -2,12 +2,12 @@
 //! FACTOR times faster, and the most critical states then.
 
 use crate::error::{CliError, Result};
-use crate::inputs::analyze_traces;
+use crate::inputs::{analyze_traces, finish_with};
 use crate::output::{screen, stdout};
 use critpath_engine::analyses::{machine_share, predicted_range};
 use critpath_engine::{Options, Speedup};
 use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
-use critpath_views::whatif::{speedup, whatif};
+use critpath_views::whatif::{read_problems, speedup, whatif};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -45,15 +45,20 @@ pub fn run(args: Args) -> Result<()> {
         .map(|s| Speedup::parse(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::analysis)?;
+    // A damaged input (a cut file, a bad line) is analyzed as far as it
+    // reads, like `analyze` does: the prediction is printed, then the
+    // reader's error, exit 2.
     let (base, err) = analyze_traces(&args.traces, args.request.clone(), Options::default())?;
-    if let Some(e) = err {
-        return Err(e.into());
-    }
     let opts = Options {
         speedups: parsed.clone(),
         ..Default::default()
     };
-    let (pred, _) = analyze_traces(&args.traces, args.request.clone(), opts)?;
+    let pred = match analyze_traces(&args.traces, args.request.clone(), opts) {
+        Ok((pred, _)) => pred,
+        // A state named by --speedup may lie beyond the damage: the
+        // damage is the error to report.
+        Err(e) => return Err(err.map_or(e, CliError::from)),
+    };
     // The predicted path's own contention and interrupts: another run may
     // see none of it, or twice as much.
     let share = machine_share(&pred, critpath_os::names::machine_dependent);
@@ -76,6 +81,7 @@ pub fn run(args: Args) -> Result<()> {
                 .collect(),
             states: &pred.states[..pred.states.len().min(args.top)],
             baseline_states: &base.states[..base.states.len().min(args.top)],
+            diagnostics: read_problems(&base),
         })
     } else {
         let what: Vec<String> = parsed
@@ -91,5 +97,6 @@ pub fn run(args: Args) -> Result<()> {
             screen(false).width.filter(|_| !args.wide),
         )
     };
-    stdout(text.as_bytes())
+    stdout(text.as_bytes())?;
+    finish_with(err)
 }
