@@ -21,7 +21,7 @@ pub const NO_PRED: u64 = u64::MAX;
 /// Nodes per block.
 pub const BLOCK: u64 = 4096;
 const TRAILER: usize = 16;
-const SPILL_BYTES: usize = 8 << 20;
+const SPILL_BYTES: usize = 4 << 20;
 /// Room for the largest block (40 bytes an entry) beyond the spill mark, its
 /// trailer, and the room an entry is encoded in.
 const BUF_BYTES: usize = SPILL_BYTES + BLOCK as usize * 40 + 2 * ENTRY_ROOM;
@@ -289,12 +289,19 @@ impl NodeLog {
         self.block_at = self.used;
     }
 
+    /// Hands the whole blocks to the spill file and goes on in a buffer it
+    /// gives back (or a new one), starting with the open block.
     fn spill(&mut self) -> io::Result<()> {
-        self.file.append(&self.buf[..self.block_at])?;
-        self.buf.copy_within(self.block_at..self.used, 0);
-        self.used -= self.block_at;
+        let rest = self.block_at..self.used;
+        let mut next = self.file.taken();
+        // Stale bytes are overwritten before they are read.
+        next.resize(self.buf.len(), 0);
+        next[..rest.len()].copy_from_slice(&self.buf[rest.clone()]);
+        let mut full = std::mem::replace(&mut self.buf, next);
+        full.truncate(self.block_at);
+        self.used = rest.len();
         self.block_at = 0;
-        Ok(())
+        self.file.append(full)
     }
 
     /// Ends writing; the log can then be read.
@@ -304,6 +311,7 @@ impl NodeLog {
         }
         if !self.file.is_empty() {
             self.spill()?;
+            self.file.finish()?;
         }
         self.sealed_len = self.file.len() + self.used as u64;
         Ok(())

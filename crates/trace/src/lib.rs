@@ -9,6 +9,7 @@
 pub mod diagnostic;
 mod diagnostic_kind;
 pub mod event;
+pub mod hint;
 pub mod parts;
 pub mod source;
 pub mod strings;

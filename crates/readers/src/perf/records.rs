@@ -378,7 +378,7 @@ impl RawRecords {
             if self.next < self.ready.len() {
                 let (t, rec) = self.ready[self.next];
                 if let Some(&(_, ahead)) = self.ready.get(self.next + PREFETCH) {
-                    prefetch(b, ahead);
+                    critpath_trace::hint::prefetch(b, ahead);
                 }
                 self.next += 1;
                 if let Some(s) = self.parse(b, t, rec) {
@@ -448,20 +448,6 @@ const NEAR: usize = 64;
 /// fetched: in time order the samples jump about the file, so each would
 /// otherwise wait for memory.
 const PREFETCH: usize = 16;
-
-/// Asks the CPU to fetch the cache line of `b[at]` (nothing out of bounds).
-#[inline(always)]
-fn prefetch(b: &[u8], at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if at < b.len() {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint: it reads nothing the program sees
-        // and never faults; the address is inside `b`.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().add(at).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (b, at);
-}
 
 #[cfg(test)]
 mod tests {
