@@ -104,12 +104,12 @@ fn long_names_are_cut_to_columns_and_printed_whole_with_wide() {
         .lines()
         .any(|l| l.starts_with("1  www") && l.contains("…")));
     assert!(out.lines().any(|l| l.starts_with("3  other")), "{out}");
-    // Twice as fast, the long state leaves `other` (690 ns) as the path.
-    assert!(
-        out.lines()
-            .next()
-            .unwrap()
-            .ends_with("2× faster → 1.4% shorter (another path takes over)"),
+    // Twice as fast, the long state leaves `other` (690 ns) as the path:
+    // said on a line of its own, the verdict being too wide for one.
+    assert!(out.lines().next().unwrap().ends_with("of a 700 ns path;"));
+    assert_eq!(
+        out.lines().nth(1).unwrap(),
+        "  2× faster → 1.4% shorter (another path takes over)",
         "{out}"
     );
     // --wide: names whole.
@@ -143,6 +143,40 @@ fn cjk_names_align() {
     assert!(table
         .iter()
         .any(|l| l.contains("解码器") && l.contains("解码帧")));
+}
+
+#[test]
+fn a_verdict_wider_than_the_terminal_takes_two_lines() {
+    let pipeline = format!(
+        "{}/../../examples/chrome/pipeline.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let one = "bound by decoder:11: decode — 65% of an 80.00 µs path; 2× faster → 6.2% shorter (another path takes over)";
+    // Piped, with no COLUMNS: one line, whatever its width.
+    let out = ok(&run_cols(None, &["analyze", &pipeline]));
+    assert_eq!(out.lines().next().unwrap(), one);
+    // Wide enough: the same line.
+    let out = ok(&run_cols(Some("120"), &["analyze", &pipeline]));
+    assert_eq!(out.lines().next().unwrap(), one);
+    // 80 columns: the what-if on a line of its own, indented.
+    let out = ok(&run_cols(Some("80"), &["analyze", &pipeline]));
+    let lines: Vec<&str> = out.lines().take(2).collect();
+    assert_eq!(
+        lines,
+        [
+            "bound by decoder:11: decode — 65% of an 80.00 µs path;",
+            "  2× faster → 6.2% shorter (another path takes over)"
+        ]
+    );
+    // Narrower than the first line: the name is cut in the middle too.
+    let out = ok(&run_cols(Some("50"), &["analyze", &pipeline]));
+    let first = out.lines().next().unwrap();
+    assert!(cols(first) <= 50, "{first}");
+    assert!(
+        first.starts_with("bound by de") && first.contains('…'),
+        "{first}"
+    );
+    assert!(out.lines().nth(1).unwrap().starts_with("  2× faster → "));
 }
 
 #[test]

@@ -90,7 +90,8 @@ pub struct Faster {
 
 /// The verdict, a line: the state that bounds the path, its share, and,
 /// when `faster` gives the path's length with that state twice as fast,
-/// how much shorter the path gets. Empty when no state is on the path.
+/// how much shorter the path gets. Wider than `width`, it takes two lines
+/// (see [`fit_verdict`]). Empty when no state is on the path.
 pub fn verdict(a: &Analysis, faster: Option<Faster>, width: Option<usize>) -> String {
     let a = &*printable_analysis(a);
     let p = &a.critical_path;
@@ -138,11 +139,30 @@ pub fn verdict(a: &Analysis, faster: Option<Faster>, width: Option<usize>) -> St
         let _ = write!(o, "; 2× faster → {gain}");
     }
     if let Some(w) = width.filter(|&w| cols(&o) > w) {
-        let short = elide(&name, cols(&name).saturating_sub(cols(&o) - w).max(12));
-        o = o.replacen(&name, &short, 1);
+        o = fit_verdict(o, &name, w);
     }
     o.push('\n');
     o
+}
+
+/// The verdict `o` (naming `name`) in `w` columns: the what-if goes on a
+/// line of its own, indented, and the name is cut in the middle only if
+/// the first line is still too wide.
+fn fit_verdict(o: String, name: &str, w: usize) -> String {
+    let (head, tail) = match o.split_once("; 2× faster") {
+        Some((h, t)) => (format!("{h};"), Some(format!("  2× faster{t}"))),
+        None => (o, None),
+    };
+    let head = if cols(&head) > w {
+        let short = elide(name, cols(name).saturating_sub(cols(&head) - w).max(12));
+        head.replacen(name, &short, 1)
+    } else {
+        head
+    };
+    match tail {
+        Some(t) => format!("{head}\n{t}"),
+        None => head,
+    }
 }
 
 /// "a" or "an" before a number said aloud ("an 830 ns", "an 11 µs").
