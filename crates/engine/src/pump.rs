@@ -110,6 +110,7 @@ fn read_ahead<S: RecordSource + ?Sized>(
 ) {
     // The engine's table starts, like every table, with "local".
     let mut sent = 1;
+    let mut transients = false;
     loop {
         let mut b = spent.try_recv().unwrap_or_default();
         let res = source.next_batch(&mut b.records, PAR_BATCH);
@@ -119,7 +120,11 @@ fn read_ahead<S: RecordSource + ?Sized>(
         sent = strings.len();
         b.ids.clear();
         b.id_ends.clear();
-        for (r, _) in &b.records {
+        // A source that never made a transient id needs no look for them
+        // (one that did may hand its records over batches later).
+        transients |= strings.transients_made() != 0;
+        let records = if transients { &b.records[..] } else { &[][..] };
+        for (r, _) in records {
             if let Event::Send { id, .. } | Event::Recv { id, .. } = r.ev {
                 if let LinkId::Str { sym, .. } = id {
                     if sym.is_transient() {

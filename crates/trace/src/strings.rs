@@ -139,6 +139,12 @@ impl Interner {
         }
     }
 
+    /// A count of the transient symbols made so far (wrapping at 2³¹):
+    /// not 0 once the table has made one (until it wraps).
+    pub fn transients_made(&self) -> u32 {
+        self.next_id
+    }
+
     /// A transient symbol for `text`: its text is kept for the next
     /// [`ID_RING`] transient symbols.
     pub fn transient(&mut self, text: &str) -> Sym {
