@@ -21,7 +21,7 @@ pub const NO_PRED: u64 = u64::MAX;
 /// Nodes per block.
 pub const BLOCK: u64 = 4096;
 const TRAILER: usize = 16;
-const SPILL_BYTES: usize = 4 << 20;
+const SPILL_BYTES: usize = 2 << 20;
 /// Room for the largest block (40 bytes an entry) beyond the spill mark, its
 /// trailer, and the room an entry is encoded in.
 const BUF_BYTES: usize = SPILL_BYTES + BLOCK as usize * 40 + 2 * ENTRY_ROOM;
