@@ -618,6 +618,43 @@ fn two_threads_and_one_give_the_same_output_on_every_example() {
 }
 
 #[test]
+fn a_spilled_node_log_reads_back_the_same_with_its_writer_thread_or_without() {
+    // 1M records: a node log of some 4.5 MB, spilled in 2 MB pieces by a
+    // thread of its own, or on the engine's thread with CRITPATH_THREADS=1.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = run(&[
+        "bench",
+        "--records",
+        "1M",
+        "--formats",
+        "cpt",
+        "--dir",
+        d,
+        "--keep",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let trace = dir.path().join("bench-1000000.cpt");
+    let analyze = |threads: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));
+        c.args(["analyze", "--json", "--path"]).arg(&trace);
+        if let Some(t) = threads {
+            c.env("CRITPATH_THREADS", t);
+        }
+        c.output().expect("runs")
+    };
+    let (one, two) = (analyze(Some("1")), analyze(None));
+    assert!(two.status.success(), "{}", text(&two).1);
+    assert_eq!(text(&one), text(&two));
+    let v: Value = serde_json::from_slice(&two.stdout).unwrap();
+    assert!(
+        v["stats"]["node_log_bytes"].as_u64().unwrap() > 2 << 20,
+        "{v:#}"
+    );
+    assert!(v["critical_path"]["edges"].as_u64().unwrap() > 10_000);
+}
+
+#[test]
 fn whatif_on_a_damaged_input_prints_what_was_read_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let mut body = String::new();

@@ -7,8 +7,10 @@
 //! writes it, so the copy into the page cache is not on the engine's
 //! thread (it took a tenth of the engine's time there). The engine hands a
 //! buffer over once the writer has written the previous one, and goes on
-//! in one the writer gave back: at most three buffers exist.
+//! in one the writer gave back: at most four buffers exist.
+//! `CRITPATH_THREADS=1` writes on the engine's thread.
 
+use critpath_trace::threads_allowed;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -23,7 +25,8 @@ const WINDOW: usize = 1 << 20;
 /// readers at once, each through its own [`Window`]).
 #[derive(Default)]
 pub struct SpillFile {
-    /// The file, once [`SpillFile::finish`]ed.
+    /// The file: once [`SpillFile::finish`]ed, or written on the engine's
+    /// thread (`CRITPATH_THREADS=1`).
     file: Option<File>,
     writer: Option<Writer>,
     len: u64,
@@ -88,21 +91,28 @@ impl SpillFile {
 
     /// Appends `bytes`, making the file and its writer on first use.
     pub fn append(&mut self, bytes: Vec<u8>) -> io::Result<()> {
-        if self.file.is_some() {
-            return Err(io::Error::other("node log: appended to after the end"));
-        }
-        if self.writer.is_none() {
-            self.writer = Some(Writer::spawn()?);
-        }
-        let w = self.writer.as_mut().expect("writer just made");
         let n = bytes.len() as u64;
-        if w.tx.send(bytes).is_err() {
-            // The writer stopped at an error: report it.
-            let w = self.writer.take().expect("writer");
-            return Err(w
-                .join()
-                .err()
-                .unwrap_or_else(|| io::Error::other("node log: the spill writer stopped")));
+        if self.writer.is_none() && self.file.is_none() {
+            if threads_allowed() {
+                self.writer = Some(Writer::spawn()?);
+            } else {
+                self.file = Some(tempfile::tempfile()?);
+            }
+        }
+        match (self.writer.as_mut(), self.file.as_mut()) {
+            (Some(w), _) => {
+                if w.tx.send(bytes).is_err() {
+                    // The writer stopped at an error: report it.
+                    let w = self.writer.take().expect("writer");
+                    let e = w.join().err();
+                    return Err(e.unwrap_or_else(|| {
+                        io::Error::other("node log: the spill writer stopped")
+                    }));
+                }
+            }
+            // With CRITPATH_THREADS=1, on this thread.
+            (None, Some(f)) => f.write_all(&bytes)?,
+            (None, None) => unreachable!("made above"),
         }
         self.len += n;
         Ok(())
