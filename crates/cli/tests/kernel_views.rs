@@ -291,10 +291,17 @@ fn packets_follow_each_buffer_through_the_layers() {
 
     // A recording cut short: the packets before the cut, exit code 2, and
     // the notes say what the reader had to do without (the tracepoint
-    // layouts, stored at the file's end).
+    // layouts, stored at the file's end). The cut is 4 KB before the end of
+    // the records: perf writes each CPU's buffer in turn, so a cut further
+    // back may leave no packet whole (the sender's and the receiver's
+    // events on two CPUs, one of them cut off).
     let bytes = std::fs::read(&udp).unwrap();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    // perf_file_header: the data section's offset and size at bytes 40, 48.
+    let data_end = word(40) + word(48);
+    assert!(data_end <= bytes.len() && word(48) > 8192, "{data_end}");
     let cut = dir.path().join("cut.data");
-    std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    std::fs::write(&cut, &bytes[..data_end - 4096]).unwrap();
     let o = run(&["packets", cut.to_str().unwrap(), "--json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cut short"));
