@@ -211,22 +211,30 @@ class Analysis:
 
     def _repr_html_(self, top=5):
         rows = self._doc["states"][:top]
-        cells = "".join(
-            "<tr><td>%s</td><td>%s</td><td style='text-align:right'>%d</td>"
-            "<td style='text-align:right'>%.1f%%</td></tr>" % (
-                html.escape(r["sm"]), html.escape(r["state"]), r["critical_ns"],
-                100.0 * r["criticality"])
-            for r in rows
-        )
         verdict = self.verdict or "no critical path found"
         more = len(self._doc["states"]) - len(rows)
         foot = "<p><small>%d more states in <code>.states</code></small></p>" % more if more > 0 else ""
-        return (
-            "<div class='critpath'><p><b>%s</b></p>"
-            "<table><thead><tr><th>sm</th><th>state</th><th>critical ns</th>"
-            "<th>criticality</th></tr></thead><tbody>%s</tbody></table>%s</div>"
-            % (html.escape(verdict), cells, foot)
-        )
+        return _html_table(
+            verdict, ("critical ns", "criticality"),
+            [(r["sm"], r["state"], r["critical_ns"], r["criticality"]) for r in rows], foot)
+
+
+def _html_table(verdict, columns, rows, foot=""):
+    """The notebook view of an analysis: the verdict in bold over a table of
+    ``(sm, state, count, share)`` rows, whose last two columns are named by
+    ``columns``, then ``foot``."""
+    cells = "".join(
+        "<tr><td>%s</td><td>%s</td><td style='text-align:right'>%d</td>"
+        "<td style='text-align:right'>%.1f%%</td></tr>" % (
+            html.escape(sm), html.escape(state), n, 100.0 * share)
+        for sm, state, n, share in rows
+    )
+    return (
+        "<div class='critpath'><p><b>%s</b></p>"
+        "<table><thead><tr><th>sm</th><th>state</th><th>%s</th>"
+        "<th>%s</th></tr></thead><tbody>%s</tbody></table>%s</div>"
+        % (html.escape(verdict), columns[0], columns[1], cells, foot)
+    )
 
 
 class Requests(Analysis):
@@ -340,16 +348,6 @@ class Requests(Analysis):
 
     def _repr_html_(self, top=5):
         rows = self._doc["states"][:top]
-        cells = "".join(
-            "<tr><td>%s</td><td>%s</td><td style='text-align:right'>%d</td>"
-            "<td style='text-align:right'>%.1f%%</td></tr>" % (
-                html.escape(r["sm"]), html.escape(r["state"]), r["traces"],
-                100.0 * r["criticality_mean"])
-            for r in rows
-        )
-        return (
-            "<div class='critpath'><p><b>%s</b></p>"
-            "<table><thead><tr><th>sm</th><th>state</th><th>traces</th>"
-            "<th>mean criticality</th></tr></thead><tbody>%s</tbody></table></div>"
-            % (html.escape(self.verdict), cells)
-        )
+        return _html_table(
+            self.verdict, ("traces", "mean criticality"),
+            [(r["sm"], r["state"], r["traces"], r["criticality_mean"]) for r in rows])
