@@ -3,6 +3,7 @@
 //! overhead correction, the windows and the clock offsets of merged traces.
 
 use crate::text::{cols, counted, dur, elide, grid_fit, printable, sm_name};
+use critpath_engine::results::{CriticalPath, StateRow};
 use critpath_engine::Analysis;
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -104,54 +105,66 @@ pub fn verdict(a: &Analysis, faster: Option<Faster>, width: Option<usize>) -> St
         top.state
     );
     let len = dur(p.length_ns);
-    let mut o = format!(
+    let head = format!(
         "bound by {name} — {:.0}% of {} {len} path",
         top.criticality * 100.0,
         article(&len)
     );
-    if let Some(Faster {
-        length_ns: f,
-        scaled_edges,
-    }) = faster
-    {
-        // The path's length if it kept its edges: half the state's share
-        // off, give or take the rounding of each scaled edge.
-        let kept = p.length_ns.saturating_sub(top.critical_ns / 2);
-        let other = if f > kept.saturating_add(p.edges / 2 + 1) {
-            " (another path takes over)"
-        } else {
-            ""
-        };
-        let gain = if scaled_edges == 0 && f == p.length_ns {
-            // Nothing was scaled: the state's path time is on links
-            // (sends, awaited transitions), which keep their weights.
-            "no edge changed (its path time is a link's wait)".to_string()
-        } else if f == 0 {
-            "the path vanishes".to_string()
-        } else if f >= p.length_ns {
-            format!("no shorter{other}")
-        } else if p.length_ns as f64 / f as f64 >= 1.1 {
-            format!("{:.1}× shorter", p.length_ns as f64 / f as f64)
-        } else {
-            let pct = 100.0 * (p.length_ns - f) as f64 / p.length_ns as f64;
-            format!("{pct:.1}% shorter{other}")
-        };
-        let _ = write!(o, "; 2× faster → {gain}");
-    }
+    let whatif = faster.map(|f| twice_as_fast(p, top, f));
+    let mut o = match &whatif {
+        Some(t) => format!("{head}; {t}"),
+        None => head.clone(),
+    };
     if let Some(w) = width.filter(|&w| cols(&o) > w) {
-        o = fit_verdict(o, &name, w);
+        o = fit_verdict(head, whatif, &name, w);
     }
     o.push('\n');
     o
 }
 
-/// The verdict `o` (naming `name`) in `w` columns: the what-if goes on a
-/// line of its own, indented, and the name is cut in the middle only if
-/// the first line is still too wide.
-fn fit_verdict(o: String, name: &str, w: usize) -> String {
-    let (head, tail) = match o.split_once("; 2× faster") {
-        Some((h, t)) => (format!("{h};"), Some(format!("  2× faster{t}"))),
-        None => (o, None),
+/// What the verdict's what-if predicts with `top` twice as fast, the path
+/// being `p` and the prediction `faster`.
+fn twice_as_fast(
+    p: &CriticalPath,
+    top: &StateRow,
+    Faster {
+        length_ns: f,
+        scaled_edges,
+    }: Faster,
+) -> String {
+    // The path's length if it kept its edges: half the state's share
+    // off, give or take the rounding of each scaled edge.
+    let kept = p.length_ns.saturating_sub(top.critical_ns / 2);
+    let other = if f > kept.saturating_add(p.edges / 2 + 1) {
+        " (another path takes over)"
+    } else {
+        ""
+    };
+    let gain = if scaled_edges == 0 && f == p.length_ns {
+        // Nothing was scaled: the state's path time is on links
+        // (sends, awaited transitions), which keep their weights.
+        "no edge changed (its path time is a link's wait)".to_string()
+    } else if f == 0 {
+        "the path vanishes".to_string()
+    } else if f >= p.length_ns {
+        format!("no shorter{other}")
+    } else if p.length_ns as f64 / f as f64 >= 1.1 {
+        format!("{:.1}× shorter", p.length_ns as f64 / f as f64)
+    } else {
+        let pct = 100.0 * (p.length_ns - f) as f64 / p.length_ns as f64;
+        format!("{pct:.1}% shorter{other}")
+    };
+    format!("2× faster → {gain}")
+}
+
+/// The verdict's `head` and what-if `whatif` (naming `name`) in `w`
+/// columns: the what-if goes on a line of its own, indented, and the name
+/// is cut in the middle only if the first line is still too wide.
+fn fit_verdict(head: String, whatif: Option<String>, name: &str, w: usize) -> String {
+    let head = if whatif.is_some() {
+        format!("{head};")
+    } else {
+        head
     };
     let head = if cols(&head) > w {
         let short = elide(name, cols(name).saturating_sub(cols(&head) - w).max(12));
@@ -159,8 +172,8 @@ fn fit_verdict(o: String, name: &str, w: usize) -> String {
     } else {
         head
     };
-    match tail {
-        Some(t) => format!("{head}\n{t}"),
+    match whatif {
+        Some(t) => format!("{head}\n  {t}"),
         None => head,
     }
 }
