@@ -583,17 +583,20 @@ fn bench_reports_rate_and_rss() {
     }
 }
 
+/// `critpath analyze ARGS FILE`, with `CRITPATH_THREADS=THREADS` when given.
+fn analyze_threads(args: &[&str], f: &Path, threads: Option<&str>) -> Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));
+    c.arg("analyze").args(args).arg(f);
+    if let Some(t) = threads {
+        c.env("CRITPATH_THREADS", t);
+    }
+    c.output().expect("runs")
+}
+
 #[test]
 fn two_threads_and_one_give_the_same_output_on_every_example() {
     // The reader runs on a thread of its own unless CRITPATH_THREADS=1.
-    let run_with = |f: &Path, threads: Option<&str>| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));
-        c.args(["analyze", "--json"]).arg(f);
-        if let Some(t) = threads {
-            c.env("CRITPATH_THREADS", t);
-        }
-        c.output().expect("runs")
-    };
+    let run_with = |f: &Path, threads: Option<&str>| analyze_threads(&["--json"], f, threads);
     let mut compared = 0;
     let mut dirs = vec![example("")];
     while let Some(d) = dirs.pop() {
@@ -635,14 +638,7 @@ fn a_spilled_node_log_reads_back_the_same_with_its_writer_thread_or_without() {
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
     let trace = dir.path().join("bench-1000000.cpt");
-    let analyze = |threads: Option<&str>| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));
-        c.args(["analyze", "--json", "--path"]).arg(&trace);
-        if let Some(t) = threads {
-            c.env("CRITPATH_THREADS", t);
-        }
-        c.output().expect("runs")
-    };
+    let analyze = |threads| analyze_threads(&["--json", "--path"], &trace, threads);
     let (one, two) = (analyze(Some("1")), analyze(None));
     assert!(two.status.success(), "{}", text(&two).1);
     assert_eq!(text(&one), text(&two));

@@ -395,6 +395,12 @@ mod tests {
                 _ => record(&mut out, 9, 0, &vec![7u8; 8 * (next() % 20) as usize], i),
             }
         }
+        file_of(out)
+    }
+
+    /// The bytes of a file whose records follow a 104-byte header, and its
+    /// layout.
+    fn file_of(out: Vec<u8>) -> (Bytes, Layout) {
         let l = Layout {
             data_offset: 104,
             data_size: out.len() as u64 - 104,
@@ -447,11 +453,7 @@ mod tests {
             record(&mut out, 9, 0, &[7u8; 24], 300 + i);
         }
         comm(&mut out, 2, "after", false, 500);
-        let l = Layout {
-            data_offset: 104,
-            data_size: out.len() as u64 - 104,
-        };
-        let bytes = Bytes::Owned(Arc::new(out));
+        let (bytes, l) = file_of(out);
         for split in [u64::MAX, 1] {
             let (names, _, _) = scan_split(&bytes, &l, (Wanted::Nothing, 6, true), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
@@ -484,11 +486,7 @@ mod tests {
         // Same time (a record without one): the later in the file.
         comm(&mut out, 10, "first", false, 0);
         comm(&mut out, 10, "second", false, 0);
-        let l = Layout {
-            data_offset: 104,
-            data_size: out.len() as u64 - 104,
-        };
-        let bytes = Bytes::Owned(Arc::new(out));
+        let (bytes, l) = file_of(out);
         for split in [u64::MAX, 1] {
             let (names, target, _) =
                 scan_split(&bytes, &l, (Wanted::Command("cmd"), 6, true), split);
@@ -523,11 +521,7 @@ mod tests {
         }
         comm(&mut out, 7, "prog", true, 300);
         comm(&mut out, 7, "prog2", true, 400);
-        let l = Layout {
-            data_offset: 104,
-            data_size: out.len() as u64 - 104,
-        };
-        let bytes = Bytes::Owned(Arc::new(out));
+        let (bytes, l) = file_of(out);
         for split in [u64::MAX, 1] {
             for recorder in [Some(5), None] {
                 let what = (Wanted::ChildOf(recorder), 6, true);
