@@ -8,8 +8,8 @@
 //! process the recorder forked (PERF_RECORD_FORK), see [`Wanted`].
 //!
 //! Each record's header gives the next one's place, so a walk is a chain of
-//! dependent loads bound by memory latency. A large file is therefore walked
-//! in two halves at once: the second from a record boundary guessed past
+//! dependent loads bound by memory latency: it asks for the bytes a page
+//! ahead ([`fetch_ahead`]), and a large file is walked in two halves at once: the second from a record boundary guessed past
 //! the middle, its result kept only when the first half's walk lands on that
 //! boundary exactly. The result is always the one of a single walk.
 //!
@@ -19,7 +19,7 @@
 //! comes from records whose events are never read.
 
 use super::file::{Bytes, Layout, RELEASE_STEP};
-use super::records::{header, next_boundary};
+use super::records::{fetch_ahead, header, next_boundary};
 use critpath_trace::threads_allowed;
 use rustc_hash::FxHashMap;
 
@@ -193,6 +193,7 @@ impl Scan<'_> {
         let mut released = w.at;
         while w.at < stop && w.at + 8 <= self.end {
             let at = w.at;
+            fetch_ahead(b, at);
             if at - released >= RELEASE_STEP {
                 self.bytes.release(released, at);
                 released = at;
