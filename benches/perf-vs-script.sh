@@ -7,14 +7,16 @@
 #   benches/perf-vs-script.sh [ROUNDS | FILE.perf.data]   (default 100000)
 #
 # CRITPATH=path/to/critpath compares another build (default: this tree's,
-# built first); RUNS=n (default 3).
+# built first with cargo's PROFILE, default `release`; `dist` is the
+# shipped build: one codegen unit, fat LTO); RUNS=n (default 3).
 set -euo pipefail
 arg=${1:-100000}
 runs=${RUNS:-3}
+profile=${PROFILE:-release}
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${CRITPATH:-}" ]; then
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p critpath
-  CRITPATH="$root/target/release/critpath"
+  cargo build --profile "$profile" --quiet --manifest-path "$root/Cargo.toml" -p critpath
+  CRITPATH="$root/target/$profile/critpath"
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
