@@ -9,9 +9,10 @@
 //!
 //! Each record's header gives the next one's place, so a walk is a chain of
 //! dependent loads bound by memory latency: it asks for the bytes a page
-//! ahead ([`fetch_ahead`]), and a large file is walked in two halves at once: the second from a record boundary guessed past
-//! the middle, its result kept only when the first half's walk lands on that
-//! boundary exactly. The result is always the one of a single walk.
+//! ahead ([`fetch_ahead`]), and a large file is walked in two halves at
+//! once: the second from a record boundary guessed past the middle, its
+//! result kept only when the first half's walk lands on that boundary
+//! exactly. The result is always the one of a single walk.
 //!
 //! A damaged header is stepped over to where records read again, as the
 //! in-place reader of events does; for files that reader cannot walk (the
