@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_of, run, state_row as state, write};
+use common::{bench_trace, json_of, run, state_row as state, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -625,19 +625,7 @@ fn a_spilled_node_log_reads_back_the_same_with_its_writer_thread_or_without() {
     // 1M records: a node log of some 4.5 MB, spilled in 2 MB pieces by a
     // thread of its own, or on the engine's thread with CRITPATH_THREADS=1.
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let o = run(&[
-        "bench",
-        "--records",
-        "1M",
-        "--formats",
-        "cpt",
-        "--dir",
-        d,
-        "--keep",
-    ]);
-    assert!(o.status.success(), "{}", text(&o).1);
-    let trace = dir.path().join("bench-1000000.cpt");
+    let trace = bench_trace(dir.path(), 1_000_000, "cpt");
     let analyze = |threads| analyze_threads(&["--json", "--path"], &trace, threads);
     let (one, two) = (analyze(Some("1")), analyze(None));
     assert!(two.status.success(), "{}", text(&two).1);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{example, run, write};
+use common::{bench_trace, example, run, write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -93,19 +93,7 @@ fn umask() -> u32 {
 #[test]
 fn an_interrupted_write_leaves_no_half_file() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let o = run(&[
-        "bench",
-        "--records",
-        "2M",
-        "--formats",
-        "jsonl",
-        "--dir",
-        d,
-        "--keep",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let big = dir.path().join("bench-2000000.jsonl");
+    let big = bench_trace(dir.path(), 2_000_000, "jsonl");
     let out = write(dir.path(), "out.cpt", "old");
     let mut child = Command::new(env!("CARGO_BIN_EXE_critpath"))
         .arg("convert")

@@ -34,6 +34,20 @@ pub fn example(rel: &str) -> String {
         .to_string()
 }
 
+/// `critpath bench`'s synthetic trace of `records` records in `format`
+/// (`cpt`, `jsonl`), kept in `dir`.
+pub fn bench_trace(dir: &Path, records: u64, format: &str) -> PathBuf {
+    let (d, n) = (dir.to_str().unwrap(), records.to_string());
+    let args = ["bench", "--records", &n, "--formats", format];
+    let o = run(&[&args[..], &["--dir", d, "--keep"]].concat());
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    dir.join(format!("bench-{records}.{format}"))
+}
+
 pub fn write(dir: &Path, name: &str, body: impl AsRef<[u8]>) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();
