@@ -121,6 +121,64 @@ fn pipeline_bottleneck_is_the_middle_stage() {
     }
 }
 
+/// The pid of the first `namesake` exec in time, in a recording.
+fn first_namesake_exec(data: &Path) -> Option<u32> {
+    let o = Command::new("perf")
+        .args(["script", "--show-task-events", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("PERF_RECORD_COMM exec: namesake:"))?;
+    let pid = line.rsplit(':').next()?.split('/').next()?;
+    pid.parse().ok()
+}
+
+/// Recording is system-wide: a program of the same name that another
+/// process runs meanwhile (two loops exec `namesake rival` without pause)
+/// is not the recorded command, even when it exec'd first: the path starts
+/// and ends on the process `critpath record` started (it prints its pid,
+/// and renames itself `recorded`). Recorded again (at most 5 times) until a
+/// namesake exec'd in the recording before the command did.
+#[test]
+fn a_program_of_the_same_name_run_meanwhile_is_not_the_command() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures/namesake.c");
+    let bin = cc(dir.path(), src.to_str().unwrap(), "namesake", &[]);
+    for _ in 0..5 {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (data, o) = std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let _ = Command::new(&bin).arg("rival").status();
+                    }
+                });
+            }
+            let done = record(dir.path(), "namesake", &[bin.to_str().unwrap()]);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            done
+        });
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let pid: u32 = stdout.trim().rsplit(' ').next().unwrap().parse().unwrap();
+        let v = json_of(&["analyze", data.to_str().unwrap(), "--json"]);
+        let path = &v["critical_path"];
+        let command = format!("recorded:{pid}");
+        assert_eq!(path["start"]["sm"], command.as_str(), "{path}");
+        assert_eq!(path["end"]["sm"], command.as_str(), "{path}");
+        if first_namesake_exec(&data).is_some_and(|first| first != pid) {
+            return;
+        }
+    }
+    panic!("in 5 recordings, no namesake exec'd before the command");
+}
+
 #[test]
 fn a_busy_thread_off_the_path_gets_no_criticality() {
     let Some(_slot) = recording_slot() else {

@@ -10,7 +10,7 @@ use critpath_os::names::Blocked;
 use critpath_os::{OsSm, OsState};
 use critpath_trace::{DiagnosticKind, Location};
 
-const ALL: [&str; 7] = [
+const ALL: [&str; 8] = [
     "sleep3",
     "pingpong",
     "pingpong_syscalls",
@@ -18,6 +18,7 @@ const ALL: [&str; 7] = [
     "forkwait",
     "contend",
     "functions",
+    "namesake",
 ];
 
 const MS: u64 = 1_000_000;
@@ -341,6 +342,47 @@ fn a_cut_file_says_its_header_is_lost_and_infers_the_commands_thread() {
         .diagnostics
         .iter()
         .any(|d| d.message.contains("are lost")));
+}
+
+/// `namesake` recorded while other processes exec'd `namesake rival`
+/// without pause, the first of them before the command (record.sh makes
+/// sure): the command's thread is the one perf forked (it renames itself
+/// `recorded`), by the `.recorder` pid or, without that file, as the child
+/// of the process named perf. With a `.recorder` naming a process that
+/// forked none of them, no fork record shows the command: the earliest
+/// namesake is taken, and a `command-guessed` diagnostic says so.
+#[test]
+fn the_commands_thread_is_the_recorders_child_not_a_namesake() {
+    let guessed = |r: &Read| {
+        let mut d = r.summary.diagnostics.iter();
+        d.find(|d| d.kind == DiagnosticKind::CommandGuessed)
+            .cloned()
+    };
+    let whole = read("namesake");
+    let scope = whole.scope.clone().expect("the command's thread");
+    assert!(scope.starts_with("recorded:"), "{scope}");
+    assert!(guessed(&whole).is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("namesake.data");
+    std::fs::copy(fixture("namesake"), &path).unwrap();
+    for (in_place, thread) in [(true, true), (false, false)] {
+        let r = read_path_with(&path, in_place, thread);
+        assert_eq!(r.scope.as_ref(), Some(&scope), "no .recorder, {in_place}");
+        assert!(guessed(&r).is_none());
+    }
+    std::fs::write(critpath_readers::companion(&path, ".recorder"), "1\n").unwrap();
+    for (in_place, thread) in [(true, true), (false, false)] {
+        let r = read_path_with(&path, in_place, thread);
+        let guess = r.scope.clone().expect("a guess");
+        assert!(guess.starts_with("namesake:"), "{guess}");
+        let said = guessed(&r).expect("command-guessed").message;
+        assert!(
+            said.contains(&format!("the earliest, {guess} at t=")),
+            "{said}"
+        );
+        let rivals: usize = said.split(' ').next().unwrap().parse().unwrap();
+        assert!(rivals >= 2, "{said}");
+    }
 }
 
 #[test]

@@ -61,6 +61,8 @@ pub enum DiagnosticKind {
     DuplicateRank,
     /// The recorder's own share of the CPUs during a recording.
     RecorderShare,
+    /// The recorded command's thread was chosen among namesakes.
+    CommandGuessed,
     /// The path is shorter than the time between its ends: waits on it are
     /// charged to no state.
     PathGap,
@@ -70,7 +72,7 @@ use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 27] = [
+    pub const ALL: [DiagnosticKind; 28] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -97,6 +99,7 @@ impl DiagnosticKind {
         CollectiveUnmatched,
         DuplicateRank,
         RecorderShare,
+        CommandGuessed,
         PathGap,
     ];
 
@@ -129,6 +132,7 @@ impl DiagnosticKind {
             CollectiveUnmatched => "collective-unmatched",
             DuplicateRank => "duplicate-rank",
             RecorderShare => "recorder-share",
+            CommandGuessed => "command-guessed",
             PathGap => "path-gap",
         }
     }
@@ -167,6 +171,7 @@ impl DiagnosticKind {
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
             DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
+            CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
     }

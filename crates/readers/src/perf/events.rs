@@ -170,6 +170,19 @@ fn header_lost(
     )
 }
 
+/// The diagnostic of a command's thread chosen among namesakes: `rivals`
+/// other threads exec'd `cmd` too, and no fork record shows which one the
+/// recorder forked.
+fn namesakes(cmd: &str, (tid, t): (u32, u64), rivals: usize) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::CommandGuessed,
+        format!(
+            "{} threads exec'd `{cmd}` during the recording and no fork record shows which one the recorder forked: the earliest, {cmd}:{tid} at t={t}, is taken as the recorded command, where the analysis starts and ends; if it is another's, choose the ends with --from/--to",
+            rivals + 1
+        ),
+    )
+}
+
 /// Samples are decoded by the tracepoint id each one carries in its first
 /// field (common_type), so a file whose event-id table was never written
 /// still decodes right. Returns the decoders and the kind of each event.
@@ -245,20 +258,30 @@ impl KernelEvents {
         let raw = in_place
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
-        // A cut file's header lost its features: the command's thread is
-        // inferred from the recorder's child.
+        // The command's thread is the recorder's child that exec'd it;
+        // a cut file's header lost the command line: its first exec.
         let lost = mapped.cut.is_some();
-        let recorder = lost.then(|| recorder_pid(path));
-        let wanted = match (&cmd, recorder) {
-            (Some(c), _) => Wanted::Command(c),
-            (None, Some(r)) => Wanted::ChildOf(r),
-            (None, None) => Wanted::Nothing,
+        let recorder = recorder_pid(path);
+        let wanted = match &cmd {
+            Some(c) => Wanted::Exec {
+                comm: Some(c),
+                recorder,
+            },
+            None if lost => Wanted::Exec {
+                comm: None,
+                recorder,
+            },
+            None => Wanted::Nothing,
         };
         // Names are read as far as events are: past damage in place.
         let what = (wanted, raw.is_some());
-        let (names, target, stopped) = names::scan_names(&bytes, &mapped.layout, what, sample_type);
-        if let Some(r) = recorder {
-            problems.push(header_lost(path, r, target, &names));
+        let found = names::scan_names(&bytes, &mapped.layout, what, sample_type);
+        let (names, target, stopped) = (found.names, found.target, found.stopped);
+        if lost {
+            problems.push(header_lost(path, recorder, target, &names));
+        }
+        if let (Some(cmd), Some((tid, t)), 1..) = (&cmd, target, found.rivals) {
+            problems.push(namesakes(cmd, (tid, t), found.rivals));
         }
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
         // Timer events name their callbacks: by the names saved when the

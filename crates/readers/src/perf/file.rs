@@ -322,12 +322,16 @@ mod tests {
         let bytes = file(64, &[&a, &b]);
         let lay = layout(&bytes).unwrap();
         let bytes = Bytes::Owned(Arc::new(bytes));
-        let (names, target, _) = crate::perf::names::scan_names(
-            &bytes,
-            &lay,
-            (crate::perf::names::Wanted::Command("sleep3"), true),
-            0,
+        use crate::perf::names::{scan_names, Found, Wanted};
+        let comm = Some("sleep3");
+        let what = (
+            Wanted::Exec {
+                comm,
+                recorder: None,
+            },
+            true,
         );
+        let Found { names, target, .. } = scan_names(&bytes, &lay, what, 0);
         assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
         assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
         assert_eq!(target, Some((6, 0)));

@@ -1,11 +1,12 @@
 //! The names pre-pass over a perf.data file: the latest name of every
 //! thread (PERF_RECORD_COMM, by the time in its trailer: perf writes each
 //! CPU's buffer in turn, so a thread renamed on two CPUs has its COMM
-//! records out of time order in the file) and the thread that exec'd the
-//! recorded command first. It decodes nothing else and releases the pages
-//! it has read ([`Bytes::release`]). When the header's command line is lost
-//! (a cut file), the command's thread is inferred: the first exec of a
-//! process the recorder forked (PERF_RECORD_FORK), see [`Wanted`].
+//! records out of time order in the file) and the recorded command's
+//! thread: the first exec of it by a process the recorder forked
+//! (PERF_RECORD_FORK), so that a program of the same name run by someone
+//! else during a system-wide recording is never taken for it; see
+//! [`Wanted`]. It decodes nothing else and releases the pages it has read
+//! ([`Bytes::release`]).
 //!
 //! Each record's header gives the next one's place, so a walk is a chain of
 //! dependent loads bound by memory latency: it asks for the bytes a page
@@ -30,21 +31,34 @@ pub type Names = FxHashMap<u32, String>;
 /// Which thread is the recorded command's main thread.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Wanted<'a> {
-    /// The first to exec this comm (the command line in the header).
-    Command(&'a str),
-    /// The command line is lost: the first exec, in time, of a process
-    /// forked by the recorder (`perf record -- CMD` forks the child that
-    /// execs CMD): by the recorder's pid when known (the `.recorder` file
-    /// beside the trace), else by a parent named `perf`.
-    ChildOf(Option<u32>),
+    /// The first exec, in time, by a process the recorder forked
+    /// (`perf record -- CMD` forks the child that execs CMD): of this comm
+    /// when the header's command line gives it, of any program when it is
+    /// lost (a cut file). The recorder is known by its pid (the `.recorder`
+    /// file beside the trace), else as a parent named `perf`. When no
+    /// process the recorder forked exec'd the comm (no fork record names
+    /// it), the first exec of the comm by any process; of any program,
+    /// none.
+    Exec {
+        comm: Option<&'a str>,
+        recorder: Option<u32>,
+    },
     /// No thread.
     Nothing,
 }
 
-/// What the pre-pass found: thread names, the thread that exec'd the
-/// command first (and when), and where the walk stopped at a header that is
-/// no record's, if it did.
-pub type Found = (Names, Option<(u32, u64)>, Option<usize>);
+/// What the pre-pass found.
+#[derive(Debug, PartialEq)]
+pub struct Found {
+    pub names: Names,
+    /// The thread that exec'd the command first, and when.
+    pub target: Option<(u32, u64)>,
+    /// When `target` is not known to be the recorder's child: how many
+    /// other threads exec'd the command too (the choice was a guess).
+    pub rivals: usize,
+    /// Where the walk stopped at a header that is no record's, if it did.
+    pub stopped: Option<usize>,
+}
 
 /// Below this many bytes of records, one walk.
 const SPLIT_BYTES: u64 = 64 << 20;
@@ -109,22 +123,13 @@ impl Latest {
     }
 }
 
-/// The earlier-timed of two execs of the command (the first in the file
-/// when their times are equal).
-fn earlier(a: Option<(u32, u64)>, b: Option<(u32, u64)>) -> Option<(u32, u64)> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(if b.1 < a.1 { b } else { a }),
-        (a, b) => a.or(b),
-    }
-}
-
 /// What a walk over part of the records found, and where it stopped.
 #[derive(Default)]
 struct Walk {
     names: Latest,
-    target: Option<(u32, u64)>,
-    /// For [`Wanted::ChildOf`]: each process's parent (PERF_RECORD_FORK of
-    /// a process, not a thread), and each thread's earliest exec.
+    /// For [`Wanted::Exec`]: each process's parent (PERF_RECORD_FORK of a
+    /// process, not a thread), and each thread's earliest exec (of the
+    /// command when it is known).
     parents: FxHashMap<u32, u32>,
     execs: FxHashMap<u32, u64>,
     /// Where the walk stopped: the first record at or past its stop, or a
@@ -136,36 +141,47 @@ struct Walk {
 }
 
 impl Walk {
-    fn found(mut self, wanted: Wanted) -> Found {
-        if let Wanted::ChildOf(recorder) = wanted {
-            self.target = self.child_of(recorder);
+    fn found(self, wanted: Wanted) -> Found {
+        let (target, rivals) = match wanted {
+            Wanted::Exec { comm, recorder } => self.first_exec(comm.is_some(), recorder),
+            Wanted::Nothing => (None, 0),
+        };
+        Found {
+            names: self
+                .names
+                .0
+                .into_iter()
+                .map(|(tid, (_, n))| (tid, n))
+                .collect(),
+            target,
+            rivals,
+            stopped: self.broken.then_some(self.at),
         }
-        let names = self.names.0.into_iter().map(|(tid, (_, n))| (tid, n));
-        (names.collect(), self.target, self.broken.then_some(self.at))
     }
-}
 
-impl Walk {
-    /// The earliest exec of a process whose parent is the recorder.
-    fn child_of(&self, recorder: Option<u32>) -> Option<(u32, u64)> {
+    /// The earliest exec by a process whose parent is the recorder; else,
+    /// with `fallback`, the earliest of all and how many others there are.
+    fn first_exec(&self, fallback: bool, recorder: Option<u32>) -> (Option<(u32, u64)>, usize) {
         let is_recorder = |pid: u32| match recorder {
             Some(r) => pid == r,
             None => self.names.0.get(&pid).is_some_and(|(_, n)| n == "perf"),
         };
-        let mut execs: Vec<(u32, u64)> = self
-            .execs
-            .iter()
-            .filter(|(tid, _)| self.parents.get(tid).is_some_and(|&p| is_recorder(p)))
-            .map(|(&tid, &t)| (tid, t))
-            .collect();
-        execs.sort_by_key(|&(tid, t)| (t, tid));
-        execs.first().copied()
+        let forked = |tid: &u32| self.parents.get(tid).is_some_and(|&p| is_recorder(p));
+        let first = |keep: &dyn Fn(&u32) -> bool| {
+            let execs = self.execs.iter().filter(|(tid, _)| keep(tid));
+            let (t, tid) = execs.map(|(&tid, &t)| (t, tid)).min()?;
+            Some((tid, t))
+        };
+        match first(&forked) {
+            Some(child) => (Some(child), 0),
+            None if fallback => (first(&|_| true), self.execs.len().saturating_sub(1)),
+            None => (None, 0),
+        }
     }
 
     /// Adds what the walk of the records after these found.
     fn extend(&mut self, later: Walk) {
         self.names.extend(later.names);
-        self.target = earlier(self.target, later.target);
         self.parents.extend(later.parents);
         for (tid, t) in later.execs {
             let e = self.execs.entry(tid).or_insert(t);
@@ -220,7 +236,7 @@ impl Scan<'_> {
             if ty == 3 && size >= 16 {
                 self.comm(w, &b[at + 8..at + size], misc);
             }
-            if ty == 7 && size >= 24 && matches!(self.wanted, Wanted::ChildOf(_)) {
+            if ty == 7 && size >= 24 && matches!(self.wanted, Wanted::Exec { .. }) {
                 // PERF_RECORD_FORK: pid, ppid, tid, ptid.
                 let u = |o: usize| u32::from_le_bytes(b[at + o..at + o + 4].try_into().unwrap());
                 if u(8) == u(16) {
@@ -232,25 +248,21 @@ impl Scan<'_> {
         self.bytes.release(released, w.at);
     }
 
-    /// A PERF_RECORD_COMM's body: the thread's name, and the target when
-    /// it is the command's earliest exec (PERF_RECORD_MISC_COMM_EXEC).
+    /// A PERF_RECORD_COMM's body: the thread's name, and its exec
+    /// (PERF_RECORD_MISC_COMM_EXEC) when it may be the command's.
     fn comm(&self, w: &mut Walk, body: &[u8], misc: u16) {
         let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
         let s = &body[8..];
         let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
         let comm = String::from_utf8_lossy(&s[..n]).into_owned();
         let t = self.trailer.time(body);
-        if misc & 0x2000 != 0 {
-            match self.wanted {
-                Wanted::Command(cmd) if cmd == comm => {
-                    w.target = earlier(w.target, Some((tid, t)));
-                }
-                Wanted::ChildOf(_) => {
-                    let e = w.execs.entry(tid).or_insert(t);
-                    *e = (*e).min(t);
-                }
-                _ => {}
-            }
+        let wanted = match self.wanted {
+            Wanted::Exec { comm: cmd, .. } => cmd.is_none_or(|cmd| cmd == comm),
+            Wanted::Nothing => false,
+        };
+        if misc & 0x2000 != 0 && wanted {
+            let e = w.execs.entry(tid).or_insert(t);
+            *e = (*e).min(t);
         }
         w.names.name(tid, t, comm);
     }
@@ -341,6 +353,12 @@ mod tests {
     use std::cell::RefCell;
     use std::sync::Arc;
 
+    /// The command `cmd`, recorder unknown.
+    const CMD: Wanted = Wanted::Exec {
+        comm: Some("cmd"),
+        recorder: None,
+    };
+
     thread_local! {
         /// Whether each split scan joined its halves.
         pub(super) static JOINS: RefCell<Vec<bool>> = const { RefCell::new(Vec::new()) };
@@ -414,9 +432,9 @@ mod tests {
     fn two_halves_find_what_one_walk_finds() {
         for seed in 1..40 {
             let (bytes, l) = file(seed, 3_000);
-            let what = (Wanted::Command("cmd"), (1 << 1) | (1 << 2), true);
+            let what = (CMD, (1 << 1) | (1 << 2), true);
             let one = scan_split(&bytes, &l, what, u64::MAX);
-            assert!(!one.0.is_empty(), "seed {seed}");
+            assert!(!one.names.is_empty(), "seed {seed}");
             for split in [1, 1000, l.data_size / 2] {
                 let two = scan_split(&bytes, &l, what, split);
                 assert_eq!(one, two, "seed {seed}, split at {split} bytes");
@@ -431,7 +449,7 @@ mod tests {
     fn a_cut_record_ends_both_walks_alike() {
         let (bytes, mut l) = file(7, 3_000);
         l.data_size -= 5;
-        let what = (Wanted::Command("cmd"), (1 << 1) | (1 << 2), true);
+        let what = (CMD, (1 << 1) | (1 << 2), true);
         assert_eq!(
             scan_split(&bytes, &l, what, u64::MAX),
             scan_split(&bytes, &l, what, 1)
@@ -457,13 +475,14 @@ mod tests {
         comm(&mut out, 2, "after", false, 500);
         let (bytes, l) = file_of(out);
         for split in [u64::MAX, 1] {
-            let (names, _, _) = scan_split(&bytes, &l, (Wanted::Nothing, 6, true), split);
+            let names = scan_split(&bytes, &l, (Wanted::Nothing, 6, true), split).names;
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             let after = names.get(&2).map(String::as_str);
             assert_eq!(after, Some("after"), "split {split}");
             // Without resync (the general reader stops at damage): no
             // name from past it.
-            let (names, _, stopped) = scan_split(&bytes, &l, (Wanted::Nothing, 6, false), split);
+            let Found { names, stopped, .. } =
+                scan_split(&bytes, &l, (Wanted::Nothing, 6, false), split);
             assert_eq!(names.get(&1).map(String::as_str), Some("before"));
             assert_eq!(names.get(&2), None, "split {split}");
             assert_eq!(stopped, Some(damaged), "split {split}");
@@ -490,11 +509,12 @@ mod tests {
         comm(&mut out, 10, "second", false, 0);
         let (bytes, l) = file_of(out);
         for split in [u64::MAX, 1] {
-            let (names, target, _) =
-                scan_split(&bytes, &l, (Wanted::Command("cmd"), 6, true), split);
+            let found = scan_split(&bytes, &l, (CMD, 6, true), split);
+            let names = &found.names;
             assert_eq!(names.get(&7).map(String::as_str), Some("late"), "{split}");
             assert_eq!(names.get(&10).map(String::as_str), Some("second"));
-            assert_eq!(target, Some((9, 150)), "split {split}");
+            // No fork record names the recorder: a guess among two.
+            assert_eq!((found.target, found.rivals), (Some((9, 150)), 1));
         }
     }
 
@@ -525,16 +545,61 @@ mod tests {
         comm(&mut out, 7, "prog2", true, 400);
         let (bytes, l) = file_of(out);
         for split in [u64::MAX, 1] {
+            let child_of = |recorder| Wanted::Exec {
+                comm: None,
+                recorder,
+            };
             for recorder in [Some(5), None] {
-                let what = (Wanted::ChildOf(recorder), 6, true);
-                let (names, target, _) = scan_split(&bytes, &l, what, split);
-                assert_eq!(target, Some((7, 300)), "{recorder:?} split {split}");
-                assert_eq!(names.get(&7).map(String::as_str), Some("prog2"));
+                let what = (child_of(recorder), 6, true);
+                let found = scan_split(&bytes, &l, what, split);
+                assert_eq!(found.target, Some((7, 300)), "{recorder:?} {split}");
+                assert_eq!(found.names.get(&7).map(String::as_str), Some("prog2"));
             }
-            let what = (Wanted::ChildOf(Some(3)), 6, true);
-            assert_eq!(scan_split(&bytes, &l, what, split).1, Some((6, 30)));
-            let what = (Wanted::ChildOf(Some(4)), 6, true);
-            assert_eq!(scan_split(&bytes, &l, what, split).1, None);
+            let what = (child_of(Some(3)), 6, true);
+            assert_eq!(scan_split(&bytes, &l, what, split).target, Some((6, 30)));
+            let what = (child_of(Some(4)), 6, true);
+            assert_eq!(scan_split(&bytes, &l, what, split).target, None);
+        }
+    }
+
+    /// A system-wide recording of `cmd` while another process named `cmd`
+    /// (a test of the same program, say) exec'd earlier: the command's
+    /// thread is the recorder's child, known by the recorder's pid or by
+    /// its name; with neither (no fork record names it), the earliest exec,
+    /// said to be a guess among the others.
+    #[test]
+    fn the_command_is_the_recorders_child_not_a_namesake() {
+        let mut out = vec![0u8; 104];
+        comm(&mut out, 5, "perf", false, 0);
+        comm(&mut out, 3, "bash", false, 0);
+        fork(&mut out, 6, 3, 10);
+        comm(&mut out, 6, "cmd", true, 30);
+        for i in 0..200 {
+            record(&mut out, 9, 0, &[7u8; 24], 40 + i);
+        }
+        fork(&mut out, 7, 5, 250);
+        comm(&mut out, 7, "perf-exec", false, 260);
+        comm(&mut out, 7, "cmd", true, 300);
+        comm(&mut out, 8, "other", true, 200);
+        let (bytes, l) = file_of(out);
+        for split in [u64::MAX, 1] {
+            for recorder in [Some(5), None] {
+                let comm = Some("cmd");
+                let found = scan_split(
+                    &bytes,
+                    &l,
+                    (Wanted::Exec { comm, recorder }, 6, true),
+                    split,
+                );
+                assert_eq!((found.target, found.rivals), (Some((7, 300)), 0), "{split}");
+            }
+            // A recorder that forked neither: the earliest, one rival.
+            let what = Wanted::Exec {
+                comm: Some("cmd"),
+                recorder: Some(4),
+            };
+            let found = scan_split(&bytes, &l, (what, 6, true), split);
+            assert_eq!((found.target, found.rivals), (Some((6, 30)), 1), "{split}");
         }
     }
 }
