@@ -128,8 +128,9 @@ impl Latest {
 struct Walk {
     names: Latest,
     /// For [`Wanted::Exec`]: each process's parent (PERF_RECORD_FORK of a
-    /// process, not a thread), and each thread's earliest exec (of the
-    /// command when it is known).
+    /// process, not a thread; only the recorder's children when its pid is
+    /// known), and each thread's earliest exec (of the command when it is
+    /// known).
     parents: FxHashMap<u32, u32>,
     execs: FxHashMap<u32, u64>,
     /// Where the walk stopped: the first record at or past its stop, or a
@@ -236,10 +237,11 @@ impl Scan<'_> {
             if ty == 3 && size >= 16 {
                 self.comm(w, &b[at + 8..at + size], misc);
             }
-            if ty == 7 && size >= 24 && matches!(self.wanted, Wanted::Exec { .. }) {
-                // PERF_RECORD_FORK: pid, ppid, tid, ptid.
+            if let (7, 24.., Wanted::Exec { recorder, .. }) = (ty, size, self.wanted) {
+                // PERF_RECORD_FORK: pid, ppid, tid, ptid. Of a process,
+                // kept only when the recorder may be its parent.
                 let u = |o: usize| u32::from_le_bytes(b[at + o..at + o + 4].try_into().unwrap());
-                if u(8) == u(16) {
+                if u(8) == u(16) && recorder.is_none_or(|r| r == u(12)) {
                     w.parents.insert(u(8), u(12));
                 }
             }
