@@ -188,6 +188,15 @@ fn packets_follow_each_buffer_through_the_layers() {
         "--limit",
         "1000",
     ]);
+    check_udp_layers(&v);
+    check_udp_datagrams(&v, &udp);
+    check_tcp_packets(dir.path(), &sweep);
+    check_cut_recording(dir.path(), &udp);
+}
+
+/// The UDP sweep's packets: delivered, through every layer in order, the
+/// layers' shares summing to one.
+fn check_udp_layers(v: &Value) {
     // 300 datagrams and the receiver's acknowledgements, delivered (on a
     // loaded machine the recording may lose some of their events).
     assert!(
@@ -221,6 +230,11 @@ fn packets_follow_each_buffer_through_the_layers() {
         .map(|l| l["share"].as_f64().unwrap())
         .sum();
     assert!((share - 1.0).abs() < 1e-6);
+}
+
+/// The UDP sweep's datagrams (recorded in `udp`): each from one sweep
+/// thread to the other, its layers' times summing to its life.
+fn check_udp_datagrams(v: &Value, udp: &Path) {
     let data: Vec<&Value> = v["timeline"]
         .as_array()
         .unwrap()
@@ -246,7 +260,7 @@ fn packets_follow_each_buffer_through_the_layers() {
         .collect();
     if broken.len() > lost.max(data.len() / 50) {
         let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("udp-datagrams-broken.data");
-        let _ = std::fs::copy(&udp, &kept);
+        let _ = std::fs::copy(udp, &kept);
         panic!(
             "{} of {} datagrams without a sender or receiver ({}): {broken:?}; notes {notes}",
             broken.len(),
@@ -269,9 +283,13 @@ fn packets_follow_each_buffer_through_the_layers() {
             p["end"].as_u64().unwrap() - p["start"].as_u64().unwrap()
         );
     }
+}
 
+/// A TCP sweep recorded in `dir` with `sweep`: packets delivered, the copy
+/// layer among the layers, and the table's timeline and per-send costs.
+fn check_tcp_packets(dir: &Path, sweep: &Path) {
     let tcp = record(
-        dir.path(),
+        dir,
         "tcp",
         &["--net", "--syscalls"],
         &[sweep.to_str().unwrap(), "tcp", "4096", "300"],
@@ -288,19 +306,21 @@ fn packets_follow_each_buffer_through_the_layers() {
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(t.contains("timeline of the first"), "{t}");
     assert!(t.contains("per send"), "{t}");
+}
 
-    // A recording cut short: the packets before the cut, exit code 2, and
-    // the notes say what the reader had to do without (the tracepoint
-    // layouts, stored at the file's end). The cut is 4 KB before the end of
-    // the records: perf writes each CPU's buffer in turn, so a cut further
-    // back may leave no packet whole (the sender's and the receiver's
-    // events on two CPUs, one of them cut off).
-    let bytes = std::fs::read(&udp).unwrap();
+/// The recording `udp` cut short (a copy in `dir`): the packets before the
+/// cut, exit code 2, and the notes say what the reader had to do without
+/// (the tracepoint layouts, stored at the file's end).
+fn check_cut_recording(dir: &Path, udp: &Path) {
+    // The cut is 4 KB before the end of the records: perf writes each CPU's
+    // buffer in turn, so a cut further back may leave no packet whole (the
+    // sender's and the receiver's events on two CPUs, one of them cut off).
+    let bytes = std::fs::read(udp).unwrap();
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
     // perf_file_header: the data section's offset and size at bytes 40, 48.
     let data_end = word(40) + word(48);
     assert!(data_end <= bytes.len() && word(48) > 8192, "{data_end}");
-    let cut = dir.path().join("cut.data");
+    let cut = dir.join("cut.data");
     std::fs::write(&cut, &bytes[..data_end - 4096]).unwrap();
     let o = run(&["packets", cut.to_str().unwrap(), "--json"]);
     assert_eq!(o.status.code(), Some(2));

@@ -89,80 +89,13 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
     let states = &v["states"];
     let len = ns(&v["critical_path"]["length_ns"]);
 
-    // chain's own work (40 x 4 ms of its CPU time) is on the path, whatever
-    // else loads the machine. Its CPU clock also counts the interrupts
-    // taken while it ran (`interrupted:*` here), and a switch-in whose
-    // event was lost leaves time critpath cannot place, which it reports.
-    let ran = total_ns(&rows(&v, "chain", "running"));
-    let interrupted = total_ns(&rows_where(&v, "chain", |s| s.starts_with("interrupted:")));
-    let unplaced: u64 = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["kind"] == "lost-switch-in")
-        .filter(|d| d["sm"].as_str().is_some_and(|sm| sm.starts_with("chain:")))
-        .map(|d| d["ns"].as_u64().unwrap())
-        .sum();
-    let worked = ran + interrupted;
-    assert!(
-        worked + unplaced >= 150_000_000 && worked <= 200_000_000,
-        "chain ran {ran} ns, interrupted {interrupted} ns, {unplaced} ns unplaced"
-    );
+    let ran = chain_ran(&v);
     let chain = criticality(&v, "chain", "running");
     assert!(chain * len >= 0.9 * ran as f64, "chain {chain}: {states}");
-    // chain's runnable row blames the threads that held the CPU it waited
-    // for; a hog (whose whole life the recording holds) for no longer than
-    // it held a CPU. (A thread that predates the recording may be blamed
-    // for a CPU it held before its first event, where its states begin.)
-    let blame: Vec<(String, f64)> = rows(&v, "chain", "runnable")
-        .iter()
-        .flat_map(|r| r["blame"].as_array().cloned().unwrap_or_default())
-        .map(|b| (b["sm"].as_str().unwrap().to_string(), ns(&b["ns"])))
-        .collect();
-    let on_cpu = |sm: &str| -> f64 {
-        v["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|s| s["sm"] == sm)
-            .filter(|s| {
-                s["state"] != "runnable" && !s["state"].as_str().unwrap().starts_with("blocked")
-            })
-            .map(|s| ns(&s["total_ns"]))
-            .sum()
-    };
-    for (sm, b) in blame.iter().filter(|b| b.0.starts_with("hog:")) {
-        let held = on_cpu(sm);
-        assert!(*b <= held + 1e3, "{sm} blamed {b} ns, held a CPU {held} ns");
-    }
-    let blamed: f64 = blame.iter().map(|b| b.1).sum();
-    assert!(blamed >= 0.10 * len, "blamed {blamed} ns: {states}");
-    // The wait is charged to its holders, not left on chain's runnable row.
-    let waiting = criticality(&v, "chain", "runnable");
-    assert!(waiting < 0.05, "chain runnable {waiting}: {states}");
-    let hogs_blamed: f64 = blame
-        .iter()
-        .filter(|b| b.0.starts_with("hog:"))
-        .map(|b| b.1)
-        .sum();
-    let running: Vec<&Value> = v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["state"] == "running")
-        .collect();
-    let others_ran = (total_ns(&running) - ran) as f64;
-    let hog_share = total_ns(&rows(&v, "hog", "running")) as f64 / others_ran;
+    let (blamed, hogs_blamed) = chain_wait_blamed(&v, len);
+    let hog_share = hog_share(&v, ran);
     let hogs = criticality(&v, "hog", "running");
-    let hog_sms: Vec<String> = rows(&v, "hog", "running")
-        .iter()
-        .map(|r| format!("--speedup={}:running=1e9", r["sm"].as_str().unwrap()))
-        .collect();
-    assert_eq!(hog_sms.len(), 2, "{states}");
-    let w = whatif(&data, &hog_sms);
-    let pred = ns(&w["predicted_length_ns"]);
-    let [lo, hi] = [0, 1].map(|i| ns(&w["predicted_range_ns"][i]));
-    assert!(lo <= pred && pred <= hi && lo < hi, "{w}");
+    let (w, pred, [lo, hi]) = without_hogs(&data, &v);
     // Where the hogs had the machine to themselves (90% of the CPU the
     // other threads took), they held the CPU chain waited for: half its
     // blamed wait at least is theirs, they lie on the path, and removing
@@ -198,4 +131,100 @@ fn cpu_holders_take_the_blame_and_chains_own_run_is_predicted_alike_from_both_ru
     // (a parallel build made the run without hogs 316 ms against 241 ms
     // predicted). What must hold is above: chain's own run agrees.
     assert!(real >= own_alone, "{real} ns real, {own_alone} ns alone");
+}
+
+/// chain's running time in `v`, checked to be its own work.
+fn chain_ran(v: &Value) -> u64 {
+    // chain's own work (40 x 4 ms of its CPU time) is on the path, whatever
+    // else loads the machine. Its CPU clock also counts the interrupts
+    // taken while it ran (`interrupted:*` here), and a switch-in whose
+    // event was lost leaves time critpath cannot place, which it reports.
+    let ran = total_ns(&rows(v, "chain", "running"));
+    let interrupted = total_ns(&rows_where(v, "chain", |s| s.starts_with("interrupted:")));
+    let unplaced: u64 = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "lost-switch-in")
+        .filter(|d| d["sm"].as_str().is_some_and(|sm| sm.starts_with("chain:")))
+        .map(|d| d["ns"].as_u64().unwrap())
+        .sum();
+    let worked = ran + interrupted;
+    assert!(
+        worked + unplaced >= 150_000_000 && worked <= 200_000_000,
+        "chain ran {ran} ns, interrupted {interrupted} ns, {unplaced} ns unplaced"
+    );
+    ran
+}
+
+/// The time blamed in chain's runnable row of `v` (path length `len`), in
+/// all and on the hogs, checked against the CPU time of those blamed.
+fn chain_wait_blamed(v: &Value, len: f64) -> (f64, f64) {
+    let states = &v["states"];
+    // chain's runnable row blames the threads that held the CPU it waited
+    // for; a hog (whose whole life the recording holds) for no longer than
+    // it held a CPU. (A thread that predates the recording may be blamed
+    // for a CPU it held before its first event, where its states begin.)
+    let blame: Vec<(String, f64)> = rows(v, "chain", "runnable")
+        .iter()
+        .flat_map(|r| r["blame"].as_array().cloned().unwrap_or_default())
+        .map(|b| (b["sm"].as_str().unwrap().to_string(), ns(&b["ns"])))
+        .collect();
+    for (sm, b) in blame.iter().filter(|b| b.0.starts_with("hog:")) {
+        let held = on_cpu(v, sm);
+        assert!(*b <= held + 1e3, "{sm} blamed {b} ns, held a CPU {held} ns");
+    }
+    let blamed: f64 = blame.iter().map(|b| b.1).sum();
+    assert!(blamed >= 0.10 * len, "blamed {blamed} ns: {states}");
+    // The wait is charged to its holders, not left on chain's runnable row.
+    let waiting = criticality(v, "chain", "runnable");
+    assert!(waiting < 0.05, "chain runnable {waiting}: {states}");
+    let hogs_blamed: f64 = blame
+        .iter()
+        .filter(|b| b.0.starts_with("hog:"))
+        .map(|b| b.1)
+        .sum();
+    (blamed, hogs_blamed)
+}
+
+/// The time `sm` held a CPU: its states other than runnable and blocked.
+fn on_cpu(v: &Value, sm: &str) -> f64 {
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["sm"] == sm)
+        .filter(|s| {
+            s["state"] != "runnable" && !s["state"].as_str().unwrap().starts_with("blocked")
+        })
+        .map(|s| ns(&s["total_ns"]))
+        .sum()
+}
+
+/// The hogs' share of the running time of the threads other than chain
+/// (which ran `ran`).
+fn hog_share(v: &Value, ran: u64) -> f64 {
+    let running: Vec<&Value> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "running")
+        .collect();
+    let others_ran = (total_ns(&running) - ran) as f64;
+    total_ns(&rows(v, "hog", "running")) as f64 / others_ran
+}
+
+/// `whatif` of `data` (analyzed in `v`) with both hogs removed: its JSON,
+/// the predicted length and its range, checked to hold the prediction.
+fn without_hogs(data: &str, v: &Value) -> (Value, f64, [f64; 2]) {
+    let hog_sms: Vec<String> = rows(v, "hog", "running")
+        .iter()
+        .map(|r| format!("--speedup={}:running=1e9", r["sm"].as_str().unwrap()))
+        .collect();
+    assert_eq!(hog_sms.len(), 2, "{}", v["states"]);
+    let w = whatif(data, &hog_sms);
+    let pred = ns(&w["predicted_length_ns"]);
+    let [lo, hi] = [0, 1].map(|i| ns(&w["predicted_range_ns"][i]));
+    assert!(lo <= pred && pred <= hi && lo < hi, "{w}");
+    (w, pred, [lo, hi])
 }

@@ -62,194 +62,163 @@ struct Result_ {
     blame: BTreeMap<(String, String, String), u64>,
 }
 
+/// The simple resolver's state, all by name: each thread's stack of SMs, the
+/// thread on each CPU, each SM's call stack of (function, caller's state)
+/// and current state, and the (t, sm, action) resolved so far.
+struct Resolver<'a> {
+    s: &'a Interner,
+    stacks: HashMap<String, Vec<String>>,
+    cpus: HashMap<String, String>,
+    calls: HashMap<String, Vec<(String, Option<String>)>>,
+    cur: HashMap<String, Option<String>>,
+    out: Vec<(u64, String, Act)>,
+}
+
 /// Resolves records to (t, sm, action) the simple way.
 fn resolve(records: &[Record], s: &Interner) -> Vec<(u64, String, Act)> {
-    let mut stacks: HashMap<String, Vec<String>> = HashMap::new();
-    let mut cpus: HashMap<String, String> = HashMap::new();
-    let mut calls: HashMap<String, Vec<(String, Option<String>)>> = HashMap::new();
-    let mut cur: HashMap<String, Option<String>> = HashMap::new();
-    let mut out = Vec::new();
-    let name = |x: Sym| s.resolve(x).to_string();
-    for r in records {
-        let who = |w: Who,
-                   stacks: &HashMap<String, Vec<String>>,
-                   cpus: &HashMap<String, String>|
-         -> Option<String> {
-            match w {
-                Who::Sm(x) => Some(name(x)),
-                Who::Thread(th) => stacks.get(&name(th)).and_then(|v| v.last().cloned()),
-                Who::Cpu(c) => cpus
-                    .get(&name(c))
-                    .and_then(|th| stacks.get(th))
-                    .and_then(|v| v.last().cloned()),
+    let mut r = Resolver {
+        s,
+        stacks: HashMap::new(),
+        cpus: HashMap::new(),
+        calls: HashMap::new(),
+        cur: HashMap::new(),
+        out: Vec::new(),
+    };
+    for rec in records {
+        r.record(rec);
+    }
+    r.out
+}
+
+/// A transition into `state` (None for end).
+fn trans(state: Option<String>, wait: Wait, recv: Option<(u64, bool)>) -> Act {
+    Act::Trans { state, wait, recv }
+}
+
+/// The number of a numeric link id.
+fn num(id: LinkId) -> u64 {
+    let LinkId::Num(id) = id else {
+        panic!("numeric ids only")
+    };
+    id
+}
+
+impl Resolver<'_> {
+    /// The string of symbol `x`.
+    fn name(&self, x: Sym) -> String {
+        self.s.resolve(x).to_string()
+    }
+
+    /// The SM `w` names now: the top of a thread's stack, or of the stack
+    /// of the thread on a CPU.
+    fn who(&self, w: Who) -> Option<String> {
+        let top = |th: &String| self.stacks.get(th).and_then(|v| v.last().cloned());
+        match w {
+            Who::Sm(x) => Some(self.name(x)),
+            Who::Thread(th) => top(&self.name(th)),
+            Who::Cpu(c) => self.cpus.get(&self.name(c)).and_then(top),
+        }
+    }
+
+    /// Adds `sm`'s action at `t`; a transition sets its current state, and
+    /// its end drops its call stack.
+    fn push(&mut self, t: u64, sm: String, act: Act) {
+        if let Act::Trans { state, .. } = &act {
+            self.cur.insert(sm.clone(), state.clone());
+            if state.is_none() {
+                self.calls.remove(&sm);
             }
-        };
-        let mut push =
-            |sm: String,
-             act: Act,
-             cur: &mut HashMap<String, Option<String>>,
-             calls: &mut HashMap<String, Vec<(String, Option<String>)>>| {
-                if let Act::Trans { state, .. } = &act {
-                    cur.insert(sm.clone(), state.clone());
-                    if state.is_none() {
-                        calls.remove(&sm);
-                    }
-                }
-                out.push((r.t, sm, act));
-            };
+        }
+        self.out.push((t, sm, act));
+    }
+
+    /// Handles one record.
+    fn record(&mut self, r: &Record) {
         match r.ev {
-            Event::State { who: w, state } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    push(
-                        sm,
-                        Act::Trans {
-                            state: Some(name(state)),
-                            wait: Wait::No,
-                            recv: None,
-                        },
-                        &mut cur,
-                        &mut calls,
-                    );
+            Event::Push { thread, sm } => {
+                let sm = self.name(sm);
+                self.stacks.entry(self.name(thread)).or_default().push(sm);
+            }
+            Event::Pop { thread, sm } => {
+                let sm = self.name(sm);
+                let st = self.stacks.entry(self.name(thread)).or_default();
+                if let Some(i) = st.iter().rposition(|x| *x == sm) {
+                    st.truncate(i);
                 }
             }
+            Event::Switch { cpu, thread } => {
+                self.cpus.insert(self.name(cpu), self.name(thread));
+            }
+            Event::State { who, .. }
+            | Event::Wait { who, .. }
+            | Event::Recv { who, .. }
+            | Event::End { who }
+            | Event::Send { who, .. }
+            | Event::Held { who, .. }
+            | Event::Call { who, .. }
+            | Event::Ret { who, .. } => {
+                if let Some(sm) = self.who(who) {
+                    self.act(r.t, sm, r.ev);
+                }
+            }
+        }
+    }
+
+    /// Handles an SM's record `ev` at `t`, resolved to `sm`.
+    fn act(&mut self, t: u64, sm: String, ev: Event) {
+        let act = match ev {
+            Event::State { state, .. } => trans(Some(self.name(state)), Wait::No, None),
             Event::Wait {
-                who: w,
                 state,
                 on,
                 on_state,
                 ..
             } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    let wait = match on {
-                        None => Wait::Open,
-                        Some(b) => Wait::On(name(b), on_state.map(name)),
-                    };
-                    push(
-                        sm,
-                        Act::Trans {
-                            state: Some(name(state)),
-                            wait,
-                            recv: None,
-                        },
-                        &mut cur,
-                        &mut calls,
-                    );
-                }
+                let wait = match on {
+                    None => Wait::Open,
+                    Some(b) => Wait::On(self.name(b), on_state.map(|x| self.name(x))),
+                };
+                trans(Some(self.name(state)), wait, None)
             }
             Event::Recv {
-                who: w,
-                id,
-                state,
-                waited,
-            } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    let LinkId::Num(id) = id else {
-                        panic!("numeric ids only")
-                    };
-                    push(
-                        sm,
-                        Act::Trans {
-                            state: Some(name(state)),
-                            wait: Wait::No,
-                            recv: Some((id, waited)),
-                        },
-                        &mut cur,
-                        &mut calls,
-                    );
-                }
+                id, state, waited, ..
+            } => trans(Some(self.name(state)), Wait::No, Some((num(id), waited))),
+            Event::End { .. } => trans(None, Wait::No, None),
+            Event::Send { id, .. } => Act::Send(num(id)),
+            Event::Held { on, on_state, .. } => Act::Held(self.name(on), self.name(on_state)),
+            Event::Call { func, .. } => {
+                let (func, caller) = (self.name(func), self.cur.get(&sm).cloned().flatten());
+                let st = self.calls.entry(sm.clone()).or_default();
+                st.push((func.clone(), caller));
+                trans(Some(func), Wait::No, None)
             }
-            Event::End { who: w } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    push(
-                        sm,
-                        Act::Trans {
-                            state: None,
-                            wait: Wait::No,
-                            recv: None,
-                        },
-                        &mut cur,
-                        &mut calls,
-                    );
-                }
+            Event::Ret { func, .. } => match self.ret(&sm, func) {
+                Some(caller) => trans(Some(caller), Wait::No, None),
+                None => return,
+            },
+            Event::Push { .. } | Event::Pop { .. } | Event::Switch { .. } => {
+                unreachable!("not an SM's record")
             }
-            Event::Send { who: w, id } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    let LinkId::Num(id) = id else {
-                        panic!("numeric ids only")
-                    };
-                    out.push((r.t, sm, Act::Send(id)));
-                }
-            }
-            Event::Held {
-                who: w,
-                on,
-                on_state,
-            } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    out.push((r.t, sm, Act::Held(name(on), name(on_state))));
-                }
-            }
-            Event::Call { who: w, func } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    let caller = cur.get(&sm).cloned().flatten();
-                    calls
-                        .entry(sm.clone())
-                        .or_default()
-                        .push((name(func), caller));
-                    push(
-                        sm,
-                        Act::Trans {
-                            state: Some(name(func)),
-                            wait: Wait::No,
-                            recv: None,
-                        },
-                        &mut cur,
-                        &mut calls,
-                    );
-                }
-            }
-            Event::Ret { who: w, func } => {
-                if let Some(sm) = who(w, &stacks, &cpus) {
-                    let st = calls.entry(sm.clone()).or_default();
-                    if let Some(i) = st.iter().rposition(|(f, _)| *f == name(func)) {
-                        let caller = st[i].1.clone();
-                        st.truncate(i);
-                        if let Some(c) = caller {
-                            push(
-                                sm,
-                                Act::Trans {
-                                    state: Some(c),
-                                    wait: Wait::No,
-                                    recv: None,
-                                },
-                                &mut cur,
-                                &mut calls,
-                            );
-                        }
-                    }
-                }
-            }
-            Event::Push { thread, sm } => stacks.entry(name(thread)).or_default().push(name(sm)),
-            Event::Pop { thread, sm } => {
-                let st = stacks.entry(name(thread)).or_default();
-                if let Some(i) = st.iter().rposition(|x| *x == name(sm)) {
-                    st.truncate(i);
-                }
-            }
-            Event::Switch { cpu, thread } => {
-                cpus.insert(name(cpu), name(thread));
-            }
-        }
+        };
+        self.push(t, sm, act);
     }
-    out
+
+    /// Pops `sm`'s call stack down to below its innermost call of `func`;
+    /// the state of that call's caller, if it had one.
+    fn ret(&mut self, sm: &str, func: Sym) -> Option<String> {
+        let func = self.name(func);
+        let st = self.calls.entry(sm.to_string()).or_default();
+        let i = st.iter().rposition(|(f, _)| *f == func)?;
+        let caller = st[i].1.clone();
+        st.truncate(i);
+        caller
+    }
 }
 
 fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
     oracle_with(records, s, from, &HashMap::new())
 }
 
-/// The oracle with what-if speedups: intra-SM edges of a sped-up state
-/// weigh their time divided by the factor, rounded.
 /// The whole dependence graph: nodes, each node's in-edges, per-state
 /// (visits, total), and the `--from` SM's first node.
 type Graph = (
@@ -259,6 +228,8 @@ type Graph = (
     Option<usize>,
 );
 
+/// The oracle with what-if speedups: intra-SM edges of a sped-up state
+/// weigh their time divided by the factor, rounded.
 fn oracle_with(
     records: &[Record],
     s: &Interner,
@@ -269,172 +240,235 @@ fn oracle_with(
     longest(nodes, ins, visits, from_first, from)
 }
 
+/// A live SM: (state, entered, piece start, wait, last node).
+type Live = (String, u64, u64, Wait, usize);
+
+/// The dependence graph being built: nodes and their in-edges, the live
+/// SMs, the sends already received, and per-state (visits, total).
+struct Builder<'a> {
+    speed: &'a HashMap<(String, String), f64>,
+    nodes: Vec<Node>,
+    ins: Vec<Vec<Edge>>,
+    live: HashMap<String, Live>,
+    consumed: HashSet<usize>,
+    visits: BTreeMap<(String, String), (u64, u64, u64)>,
+}
+
 fn graph(
     records: &[Record],
     s: &Interner,
     from: Option<&str>,
     speed: &HashMap<(String, String), f64>,
 ) -> Graph {
-    let scale = |key: &(String, String), w: u64| -> u64 {
-        match speed.get(key) {
+    let mut g = Builder {
+        speed,
+        nodes: Vec::new(),
+        ins: Vec::new(),
+        live: HashMap::new(),
+        consumed: HashSet::new(),
+        visits: BTreeMap::new(),
+    };
+    let mut seen_sm: HashSet<String> = HashSet::new();
+    let mut from_first: Option<usize> = None;
+    for (t, sm, act) in resolve(records, s) {
+        // A `held` point of an SM in no state is not a node.
+        if matches!(act, Act::Held(..)) && !g.live.contains_key(&sm) {
+            continue;
+        }
+        let first_ever = seen_sm.insert(sm.clone());
+        if first_ever && from == Some(sm.as_str()) {
+            from_first = Some(g.nodes.len());
+        }
+        match act {
+            Act::Send(id) => g.send(t, sm, id),
+            Act::Held(holder, hstate) => g.held(t, sm, (holder, hstate)),
+            Act::Trans { state, wait, recv } => g.trans(t, sm, state, wait, recv),
+        }
+    }
+    (g.nodes, g.ins, g.visits, from_first)
+}
+
+impl Builder<'_> {
+    /// `w` of state `key`, divided by its speedup.
+    fn scale(&self, key: &(String, String), w: u64) -> u64 {
+        match self.speed.get(key) {
             Some(f) => (w as f64 / f).round() as u64,
             None => w,
         }
-    };
-    let acts = resolve(records, s);
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut ins: Vec<Vec<Edge>> = Vec::new();
-    // Per SM: (state, entered, piece start, wait, last node) while alive.
-    let mut live: HashMap<String, (String, u64, u64, Wait, usize)> = HashMap::new();
-    let mut consumed: HashSet<usize> = HashSet::new();
-    let mut visits: BTreeMap<(String, String), (u64, u64, u64)> = BTreeMap::new();
-    let mut seen_sm: HashSet<String> = HashSet::new();
-    let mut from_first: Option<usize> = None;
-    for (t, sm, act) in acts {
-        // A `held` point of an SM in no state is not a node.
-        if matches!(act, Act::Held(..)) && !live.contains_key(&sm) {
-            continue;
-        }
-        let n = nodes.len();
-        let mut edges = Vec::new();
-        let first_ever = seen_sm.insert(sm.clone());
-        if first_ever && from == Some(sm.as_str()) {
-            from_first = Some(n);
-        }
-        match act {
-            Act::Send(id) => {
-                let first = match live.get_mut(&sm) {
-                    Some((st, _, piece, _, last)) => {
-                        let key = (sm.clone(), st.clone());
-                        edges.push(Edge {
-                            from: *last,
-                            w: scale(&key, t - *piece),
-                            key,
-                            inter: false,
-                            held: false,
-                            held_for: None,
-                        });
-                        visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
-                        *piece = t;
-                        *last = n;
-                        false
-                    }
-                    None => true,
-                };
-                nodes.push(Node {
-                    sm: sm.clone(),
-                    t,
-                    into: None,
-                    send: Some(id),
-                    first,
-                });
-            }
-            Act::Held(holder, hstate) => {
-                let (st, _, piece, _, last) = live.get_mut(&sm).expect("alive");
-                let key = (holder, hstate);
-                edges.push(Edge {
-                    from: *last,
-                    w: scale(&key, t - *piece),
+    }
+
+    /// Adds a node with its in-edges.
+    fn add(&mut self, node: Node, edges: Vec<Edge>) {
+        self.nodes.push(node);
+        self.ins.push(edges);
+    }
+
+    /// Ends the piece of `sm`'s state so far at `t`, where its next node
+    /// is, if it is alive: its state, the piece's time (added to the
+    /// state's total) and the node the piece began at.
+    fn piece(&mut self, t: u64, sm: &str) -> Option<(String, u64, usize)> {
+        let n = self.nodes.len();
+        let (st, _, piece, _, last) = self.live.get_mut(sm)?;
+        let (occ, from) = (t - *piece, *last);
+        *piece = t;
+        *last = n;
+        self.visits
+            .entry((sm.to_string(), st.clone()))
+            .or_default()
+            .1 += occ;
+        Some((st.clone(), occ, from))
+    }
+
+    /// A send of `sm` at `t`: a point node that ends the piece of its state
+    /// so far, if it has one.
+    fn send(&mut self, t: u64, sm: String, id: u64) {
+        let (first, edges) = match self.piece(t, &sm) {
+            Some((st, occ, from)) => {
+                let key = (sm.clone(), st);
+                let edge = Edge {
+                    from,
+                    w: self.scale(&key, occ),
                     key,
                     inter: false,
                     held: false,
-                    held_for: Some((sm.clone(), st.clone())),
-                });
-                visits.entry((sm.clone(), st.clone())).or_default().1 += t - *piece;
-                *piece = t;
-                *last = n;
-                nodes.push(Node {
-                    sm: sm.clone(),
-                    t,
-                    into: None,
-                    send: None,
-                    first: false,
-                });
+                    held_for: None,
+                };
+                (false, vec![edge])
             }
-            Act::Trans { state, wait, recv } => {
-                let prev = live.remove(&sm);
-                // Inter-SM candidate, found by searching the whole graph so far.
-                let mut inter: Option<(usize, u64)> = None;
-                let mut zero = false;
-                let mut held = false;
-                if let Some((id, waited)) = recv {
-                    let snd = (0..n)
-                        .rev()
-                        .find(|&i| nodes[i].send == Some(id) && !consumed.contains(&i));
-                    if let Some(i) = snd {
-                        // A send supersedes earlier unreceived sends of its id.
-                        consumed.extend((0..=i).filter(|&j| nodes[j].send == Some(id)));
-                        inter = Some((i, t - nodes[i].t));
-                        held = waited;
-                        // A waiting state, or a recv that says its state
-                        // waited for the link, costs nothing itself.
-                        zero = waited || matches!(&prev, Some((_, _, _, w, _)) if *w != Wait::No);
+            None => (true, Vec::new()),
+        };
+        let node = Node {
+            sm,
+            t,
+            into: None,
+            send: Some(id),
+            first,
+        };
+        self.add(node, edges);
+    }
+
+    /// A `held` point of live `sm` at `t`: the piece of its state so far is
+    /// charged to `holder` (SM, state).
+    fn held(&mut self, t: u64, sm: String, holder: (String, String)) {
+        let (st, occ, from) = self.piece(t, &sm).expect("alive");
+        let edge = Edge {
+            from,
+            w: self.scale(&holder, occ),
+            key: holder,
+            inter: false,
+            held: false,
+            held_for: Some((sm.clone(), st)),
+        };
+        let node = Node {
+            sm,
+            t,
+            into: None,
+            send: None,
+            first: false,
+        };
+        self.add(node, vec![edge]);
+    }
+
+    /// A transition of `sm` at `t` into `state` (None for end): the last
+    /// piece of the visit it ends, and an inter-SM edge.
+    fn trans(
+        &mut self,
+        t: u64,
+        sm: String,
+        state: Option<String>,
+        wait: Wait,
+        recv: Option<(u64, bool)>,
+    ) {
+        let n = self.nodes.len();
+        let prev = self.live.remove(&sm);
+        let (inter, zero, held) = self.inter(t, prev.as_ref(), recv);
+        let mut edges = Vec::new();
+        if let Some((st, _, piece, _, last)) = &prev {
+            // The last piece of the visit (sends added the earlier ones).
+            let occ = t - piece;
+            let key = (sm.clone(), st.clone());
+            edges.push(Edge {
+                from: *last,
+                w: if zero { 0 } else { self.scale(&key, occ) },
+                key,
+                inter: false,
+                held: false,
+                held_for: None,
+            });
+            self.visits.entry((sm.clone(), st.clone())).or_default().1 += occ;
+        }
+        if let Some((i, w)) = inter {
+            let key = match &prev {
+                Some((st, ..)) => (sm.clone(), st.clone()),
+                None => (sm.clone(), state.clone().unwrap_or_default()),
+            };
+            // A first node's wait is time spent in the state it enters.
+            if prev.is_none() {
+                self.visits.entry(key.clone()).or_default().1 += w;
+            }
+            edges.push(Edge {
+                from: i,
+                w,
+                key,
+                inter: true,
+                held,
+                held_for: None,
+            });
+        }
+        if let Some(st) = &state {
+            self.visits.entry((sm.clone(), st.clone())).or_default().0 += 1;
+            self.live.insert(sm.clone(), (st.clone(), t, t, wait, n));
+        }
+        let node = Node {
+            sm,
+            t,
+            into: Some(state),
+            send: None,
+            first: prev.is_none(),
+        };
+        self.add(node, edges);
+    }
+
+    /// The inter-SM candidate of a transition at `t` from `prev`, found by
+    /// searching the whole graph so far: (source node, weight), whether the
+    /// state it ends costs nothing itself, and whether it is a waited recv.
+    fn inter(
+        &mut self,
+        t: u64,
+        prev: Option<&Live>,
+        recv: Option<(u64, bool)>,
+    ) -> (Option<(usize, u64)>, bool, bool) {
+        let n = self.nodes.len();
+        if let Some((id, waited)) = recv {
+            let snd = (0..n)
+                .rev()
+                .find(|&i| self.nodes[i].send == Some(id) && !self.consumed.contains(&i));
+            if let Some(i) = snd {
+                // A send supersedes earlier unreceived sends of its id.
+                self.consumed
+                    .extend((0..=i).filter(|&j| self.nodes[j].send == Some(id)));
+                // A waiting state, or a recv that says its state
+                // waited for the link, costs nothing itself.
+                let zero = waited || matches!(prev, Some((_, _, _, w, _)) if *w != Wait::No);
+                return (Some((i, t - self.nodes[i].t)), zero, waited);
+            }
+        } else if let Some((_, entered, _, Wait::On(b, z), _)) = prev {
+            let m = (0..n).rev().find(|&i| {
+                self.nodes[i].sm == *b
+                    && match (&self.nodes[i].into, z) {
+                        (Some(_), None) => true,
+                        (Some(Some(st)), Some(z)) => st == z,
+                        _ => false,
                     }
-                } else if let Some((_, entered, _, Wait::On(b, z), _)) = &prev {
-                    let m = (0..n).rev().find(|&i| {
-                        nodes[i].sm == *b
-                            && match (&nodes[i].into, z) {
-                                (Some(_), None) => true,
-                                (Some(Some(st)), Some(z)) => st == z,
-                                _ => false,
-                            }
-                    });
-                    if let Some(i) = m {
-                        if nodes[i].t >= *entered && nodes[i].t <= t {
-                            inter = Some((i, t - nodes[i].t));
-                            zero = true;
-                        }
-                    }
+            });
+            if let Some(i) = m {
+                if self.nodes[i].t >= *entered && self.nodes[i].t <= t {
+                    return (Some((i, t - self.nodes[i].t)), true, false);
                 }
-                let first = prev.is_none();
-                if let Some((st, _, piece, _, last)) = &prev {
-                    // The last piece of the visit (sends added the earlier ones).
-                    let occ = t - piece;
-                    let key = (sm.clone(), st.clone());
-                    edges.push(Edge {
-                        from: *last,
-                        w: if zero { 0 } else { scale(&key, occ) },
-                        key,
-                        inter: false,
-                        held: false,
-                        held_for: None,
-                    });
-                    visits.entry((sm.clone(), st.clone())).or_default().1 += occ;
-                }
-                if let Some((i, w)) = inter {
-                    let key = match &prev {
-                        Some((st, ..)) => (sm.clone(), st.clone()),
-                        None => (sm.clone(), state.clone().unwrap_or_default()),
-                    };
-                    // A first node's wait is time spent in the state it enters.
-                    if prev.is_none() {
-                        visits.entry(key.clone()).or_default().1 += w;
-                    }
-                    edges.push(Edge {
-                        from: i,
-                        w,
-                        key,
-                        inter: true,
-                        held,
-                        held_for: None,
-                    });
-                }
-                if let Some(st) = &state {
-                    visits.entry((sm.clone(), st.clone())).or_default().0 += 1;
-                    live.insert(sm.clone(), (st.clone(), t, t, wait, n));
-                }
-                nodes.push(Node {
-                    sm: sm.clone(),
-                    t,
-                    into: Some(state),
-                    send: None,
-                    first,
-                });
             }
         }
-        ins.push(edges);
+        (None, false, false)
     }
-    (nodes, ins, visits, from_first)
 }
 
 /// Longest path by DP in node order (a topological order).
