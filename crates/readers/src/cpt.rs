@@ -521,54 +521,8 @@ fn decode(
             who,
             state: sym_at(buf, pos, direct, map)?,
         },
-        1 => {
-            let flags = *buf.get(*pos)?;
-            *pos += 1;
-            let state = sym_at(buf, pos, direct, map)?;
-            let on = if flags & 1 != 0 {
-                Some(sym_at(buf, pos, direct, map)?)
-            } else {
-                None
-            };
-            let on_state = if flags & 2 != 0 {
-                Some(sym_at(buf, pos, direct, map)?)
-            } else {
-                None
-            };
-            let on_sys = if flags & 4 != 0 {
-                Some(sym_at(buf, pos, direct, map)?)
-            } else {
-                None
-            };
-            Event::Wait {
-                who,
-                state,
-                on,
-                on_sys,
-                on_state,
-            }
-        }
-        2 | 3 | K_RECV_WAITED => {
-            let id = if op & F_STRID != 0 {
-                let sym = sym_at(buf, pos, direct, map)?;
-                LinkId::Str {
-                    sym,
-                    key: critpath_trace::strings::link_key(strings.resolve(sym)),
-                }
-            } else {
-                LinkId::Num(vint(buf, pos)?)
-            };
-            if kind == 2 {
-                Event::Send { who, id }
-            } else {
-                Event::Recv {
-                    who,
-                    id,
-                    state: sym_at(buf, pos, direct, map)?,
-                    waited: kind == K_RECV_WAITED,
-                }
-            }
-        }
+        1 => decode_wait(buf, pos, who, (direct, map))?,
+        2 | 3 | K_RECV_WAITED => decode_link(buf, pos, op, who, strings, (direct, map))?,
         K_SEND_INLINE..=K_RECV_WAITED_INLINE => {
             decode_inline(buf, pos, kind, who, strings, (direct, map))?
         }
@@ -601,6 +555,69 @@ fn decode(
         _ => return None,
     };
     Some(Record { t, sys, ev })
+}
+
+/// The rest of a wait (kind 1): its flags, state and what it waits on.
+#[inline(always)]
+fn decode_wait(
+    buf: &[u8],
+    pos: &mut usize,
+    who: Who,
+    (direct, map): (u64, &[Sym]),
+) -> Option<Event> {
+    let flags = *buf.get(*pos)?;
+    *pos += 1;
+    let state = sym_at(buf, pos, direct, map)?;
+    let mut opt = |bit: u8| -> Option<Option<Sym>> {
+        Some(if flags & bit != 0 {
+            Some(sym_at(buf, pos, direct, map)?)
+        } else {
+            None
+        })
+    };
+    let on = opt(1)?;
+    let on_state = opt(2)?;
+    let on_sys = opt(4)?;
+    Some(Event::Wait {
+        who,
+        state,
+        on,
+        on_sys,
+        on_state,
+    })
+}
+
+/// The rest of a send or recv (kinds 2, 3 and 10) whose id is a number or
+/// a string of the table.
+#[inline(always)]
+fn decode_link(
+    buf: &[u8],
+    pos: &mut usize,
+    op: u8,
+    who: Who,
+    strings: &Interner,
+    (direct, map): (u64, &[Sym]),
+) -> Option<Event> {
+    let kind = op & 0x0f;
+    let id = if op & F_STRID != 0 {
+        let sym = sym_at(buf, pos, direct, map)?;
+        LinkId::Str {
+            sym,
+            key: critpath_trace::strings::link_key(strings.resolve(sym)),
+        }
+    } else {
+        LinkId::Num(vint(buf, pos)?)
+    };
+    Some(if kind == 2 {
+        Event::Send { who, id }
+    } else {
+        Event::Recv {
+            who,
+            id,
+            state: sym_at(buf, pos, direct, map)?,
+            waited: kind == K_RECV_WAITED,
+        }
+    })
 }
 
 /// The rest of a send or recv whose string id is inline (kinds 11 to 13):
