@@ -12,6 +12,45 @@
 use super::{Builder, St};
 use critpath_trace::{Event, Sym};
 
+/// The CPU each SM holds, by the SM's symbol (an array, not a map: every
+/// record the builder emits asks it).
+#[derive(Default)]
+pub(super) struct HoldSms {
+    cpu: Vec<u32>,
+    held: usize,
+}
+
+/// No CPU.
+const NONE: u32 = u32::MAX;
+
+impl HoldSms {
+    pub(super) fn is_empty(&self) -> bool {
+        self.held == 0
+    }
+
+    fn get(&self, sm: Sym) -> Option<u32> {
+        self.cpu.get(sm.index()).copied().filter(|&c| c != NONE)
+    }
+
+    fn insert(&mut self, sm: Sym, cpu: u32) {
+        if sm.is_transient() {
+            return;
+        }
+        if self.cpu.len() <= sm.index() {
+            self.cpu.resize(sm.index() + 1, NONE);
+        }
+        let had = std::mem::replace(&mut self.cpu[sm.index()], cpu);
+        self.held += usize::from(had == NONE);
+    }
+
+    fn remove(&mut self, sm: Sym) {
+        if let Some(c) = self.cpu.get_mut(sm.index()) {
+            self.held -= usize::from(*c != NONE);
+            *c = NONE;
+        }
+    }
+}
+
 /// Who holds a CPU, as its records say: the holder's SM and its state.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Hold {
@@ -57,7 +96,7 @@ impl Builder {
             .is_some_and(|th| th.st == St::Runnable && th.ready.is_some_and(|c| c != cpu));
         self.charge_waiters(t, cpu, elsewhere.then_some(next));
         if let Some(h) = self.cpus[cpu as usize].hold.take() {
-            self.hold_sms.remove(&h.sm);
+            self.hold_sms.remove(h.sm);
         }
         self.leave_waiters(next);
     }
@@ -86,7 +125,7 @@ impl Builder {
     /// changes its state, the waiters' time so far was held in the state it
     /// leaves.
     pub(super) fn holder_moves(&mut self, t: u64, sm: Sym, ev: &Event) {
-        let Some(&cpu) = self.hold_sms.get(&sm) else {
+        let Some(cpu) = self.hold_sms.get(sm) else {
             return;
         };
         let next = match *ev {
@@ -102,7 +141,7 @@ impl Builder {
             (Some(state), Some(h)) => h.state = state,
             _ => {
                 c.hold = None;
-                self.hold_sms.remove(&sm);
+                self.hold_sms.remove(sm);
             }
         }
     }
@@ -116,6 +155,9 @@ impl Builder {
             return;
         }
         self.cpus[cpu as usize].charged_at = t;
+        if extra.is_none() && self.cpus[cpu as usize].waiters.is_empty() {
+            return;
+        }
         let mut waiters = std::mem::take(&mut self.cpus[cpu as usize].waiters);
         waiters.retain(|&w| self.threads.get(&w).is_some_and(|th| th.st == St::Runnable));
         let hold = self.cpus[cpu as usize].hold;

@@ -269,7 +269,7 @@ pub struct Builder {
     /// Charge waits for a CPU to its holders ([`set_cpu_holders`]).
     holders: bool,
     /// The SMs of the threads holding a CPU, and the CPU.
-    hold_sms: FxHashMap<Sym, u32>,
+    hold_sms: holders::HoldSms,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -388,7 +388,7 @@ impl Builder {
             target,
             target_started: false,
             holders: CPU_HOLDERS.load(std::sync::atomic::Ordering::Relaxed),
-            hold_sms: FxHashMap::default(),
+            hold_sms: holders::HoldSms::default(),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),
