@@ -375,13 +375,17 @@ fn the_commands_thread_is_the_recorders_child_not_a_namesake() {
         let r = read_path_with(&path, in_place, thread);
         let guess = r.scope.clone().expect("a guess");
         assert!(guess.starts_with("namesake:"), "{guess}");
-        let said = guessed(&r).expect("command-guessed").message;
+        let d = guessed(&r).expect("command-guessed");
+        let said = &d.message;
         assert!(
             said.contains(&format!("the earliest, {guess} at t=")),
             "{said}"
         );
-        let rivals: usize = said.split(' ').next().unwrap().parse().unwrap();
-        assert!(rivals >= 2, "{said}");
+        assert!(said.contains("the recorder (perf, pid 1, from "), "{said}");
+        // (this file) 50 execs of `namesake`, the first at 17776458912210.
+        assert_eq!(d.count, Some(50), "{said}");
+        assert!(said.starts_with("50 threads exec'd `namesake`"), "{said}");
+        assert!(said.contains(" at t=17776458912210, is taken"), "{said}");
     }
 }
 

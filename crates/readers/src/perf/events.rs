@@ -138,6 +138,18 @@ fn recorder_pid(trace: &Path) -> Option<u32> {
     text.trim().parse().ok()
 }
 
+/// How the recorder was known: by its pid in the `.recorder` file beside
+/// `trace`, or by its name.
+fn recorder_named(trace: &Path, recorder: Option<u32>) -> String {
+    match recorder {
+        Some(pid) => format!(
+            "perf, pid {pid}, from {}",
+            crate::companion(trace, ".recorder").display()
+        ),
+        None => "a process named perf; no .recorder file beside the trace".to_string(),
+    }
+}
+
 /// The diagnostic of a cut file's lost header features: the host name and
 /// command line are gone; the command's thread inferred (`target`) or not.
 fn header_lost(
@@ -146,13 +158,7 @@ fn header_lost(
     target: Option<(u32, u64)>,
     names: &FxHashMap<u32, String>,
 ) -> Diagnostic {
-    let by = match recorder {
-        Some(pid) => format!(
-            "perf, pid {pid}, from {}",
-            crate::companion(trace, ".recorder").display()
-        ),
-        None => "a process named perf; no .recorder file beside the trace".to_string(),
-    };
+    let by = recorder_named(trace, recorder);
     let scope = match target {
         Some((tid, t)) => format!(
             "the recorded command's main thread was inferred instead: {}:{tid}, the first process the recorder ({by}) forked to exec a program, at t={t}; the analysis starts and ends on it",
@@ -171,16 +177,24 @@ fn header_lost(
 }
 
 /// The diagnostic of a command's thread chosen among namesakes: `rivals`
-/// other threads exec'd `cmd` too, and no fork record shows which one the
-/// recorder forked.
-fn namesakes(cmd: &str, (tid, t): (u32, u64), rivals: usize) -> Diagnostic {
+/// other threads exec'd `cmd` too, and the fork records do not single out
+/// the recorder's child.
+fn namesakes(
+    trace: &Path,
+    recorder: Option<u32>,
+    cmd: &str,
+    (tid, t): (u32, u64),
+    rivals: usize,
+) -> Diagnostic {
+    let by = recorder_named(trace, recorder);
     Diagnostic::new(
         DiagnosticKind::CommandGuessed,
         format!(
-            "{} threads exec'd `{cmd}` during the recording and no fork record shows which one the recorder forked: the earliest, {cmd}:{tid} at t={t}, is taken as the recorded command, where the analysis starts and ends; if it is another's, choose the ends with --from/--to",
+            "{} threads exec'd `{cmd}` during the recording (other programs of that name, or the command's own children) and the fork records do not single out the one the recorder ({by}) forked: the earliest, {cmd}:{tid} at t={t}, is taken as the recorded command, where the analysis starts and ends; if it is another's, choose the ends with --from/--to",
             rivals + 1
         ),
     )
+    .count(rivals as u64 + 1)
 }
 
 /// Samples are decoded by the tracepoint id each one carries in its first
@@ -281,7 +295,7 @@ impl KernelEvents {
             problems.push(header_lost(path, recorder, target, &names));
         }
         if let (Some(cmd), Some((tid, t)), 1..) = (&cmd, target, found.rivals) {
-            problems.push(namesakes(cmd, (tid, t), found.rivals));
+            problems.push(namesakes(path, recorder, cmd, (tid, t), found.rivals));
         }
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
         // Timer events name their callbacks: by the names saved when the

@@ -123,6 +123,10 @@ impl Latest {
     }
 }
 
+/// When a thread exec'd: its time, then its place in the file (which
+/// orders records of equal time, or of none).
+type Exec = (u64, usize);
+
 /// What a walk over part of the records found, and where it stopped.
 #[derive(Default)]
 struct Walk {
@@ -132,7 +136,7 @@ struct Walk {
     /// known), and each thread's earliest exec (of the command when it is
     /// known).
     parents: FxHashMap<u32, u32>,
-    execs: FxHashMap<u32, u64>,
+    execs: FxHashMap<u32, Exec>,
     /// Where the walk stopped: the first record at or past its stop, or a
     /// bad header it could not step over.
     at: usize,
@@ -161,7 +165,10 @@ impl Walk {
     }
 
     /// The earliest exec by a process whose parent is the recorder; else,
-    /// with `fallback`, the earliest of all and how many others there are.
+    /// with `fallback`, the earliest of all. With how many others there
+    /// are when the choice is not sure: other execs of the fallback, or
+    /// other children that exec'd of processes named perf (two recorders
+    /// at once, and no pid to tell which).
     fn first_exec(&self, fallback: bool, recorder: Option<u32>) -> (Option<(u32, u64)>, usize) {
         let is_recorder = |pid: u32| match recorder {
             Some(r) => pid == r,
@@ -170,12 +177,13 @@ impl Walk {
         let forked = |tid: &u32| self.parents.get(tid).is_some_and(|&p| is_recorder(p));
         let first = |keep: &dyn Fn(&u32) -> bool| {
             let execs = self.execs.iter().filter(|(tid, _)| keep(tid));
-            let (t, tid) = execs.map(|(&tid, &t)| (t, tid)).min()?;
-            Some((tid, t))
+            let execs: Vec<(Exec, u32)> = execs.map(|(&tid, &e)| (e, tid)).collect();
+            let ((t, _), tid) = execs.iter().min().copied()?;
+            Some(((tid, t), execs.len() - 1))
         };
         match first(&forked) {
-            Some(child) => (Some(child), 0),
-            None if fallback => (first(&|_| true), self.execs.len().saturating_sub(1)),
+            Some((child, others)) => (Some(child), if recorder.is_some() { 0 } else { others }),
+            None if fallback => first(&|_| true).map_or((None, 0), |(e, n)| (Some(e), n)),
             None => (None, 0),
         }
     }
@@ -184,9 +192,9 @@ impl Walk {
     fn extend(&mut self, later: Walk) {
         self.names.extend(later.names);
         self.parents.extend(later.parents);
-        for (tid, t) in later.execs {
-            let e = self.execs.entry(tid).or_insert(t);
-            *e = (*e).min(t);
+        for (tid, e) in later.execs {
+            let had = self.execs.entry(tid).or_insert(e);
+            *had = (*had).min(e);
         }
         (self.broken, self.at) = (later.broken, later.at);
     }
@@ -253,6 +261,7 @@ impl Scan<'_> {
     /// A PERF_RECORD_COMM's body: the thread's name, and its exec
     /// (PERF_RECORD_MISC_COMM_EXEC) when it may be the command's.
     fn comm(&self, w: &mut Walk, body: &[u8], misc: u16) {
+        let at = w.at;
         let tid = u32::from_le_bytes(body[4..8].try_into().unwrap());
         let s = &body[8..];
         let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
@@ -263,8 +272,8 @@ impl Scan<'_> {
             Wanted::Nothing => false,
         };
         if misc & 0x2000 != 0 && wanted {
-            let e = w.execs.entry(tid).or_insert(t);
-            *e = (*e).min(t);
+            let had = w.execs.entry(tid).or_insert((t, at));
+            *had = (*had).min((t, at));
         }
         w.names.name(tid, t, comm);
     }
@@ -603,5 +612,57 @@ mod tests {
             let found = scan_split(&bytes, &l, (what, 6, true), split);
             assert_eq!((found.target, found.rivals), (Some((6, 30)), 1), "{split}");
         }
+    }
+
+    /// Two recorders at once, no `.recorder` to tell them apart: each
+    /// perf's child exec'd the command; the earliest is taken, and said to
+    /// be one of two. A thread's fork (pid not its tid), a fork record too
+    /// short for its ids, and execs of no time (the first in the file
+    /// wins) are handled too.
+    #[test]
+    fn two_recorders_and_odd_forks() {
+        let mut out = vec![0u8; 104];
+        comm(&mut out, 5, "perf", false, 0);
+        comm(&mut out, 11, "perf", false, 0);
+        fork(&mut out, 7, 5, 10);
+        fork(&mut out, 12, 11, 20);
+        // A thread 13 of process 12, forked by perf 5 (not a process).
+        let body: Vec<u8> = [12u32, 5, 13, 5]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        record(&mut out, 7, 0, &body, 25);
+        // A fork record of 8 bytes: its header only.
+        out.extend(7u32.to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out.extend(8u16.to_le_bytes());
+        comm(&mut out, 12, "cmd", true, 30);
+        comm(&mut out, 13, "cmd", true, 35);
+        comm(&mut out, 7, "cmd", true, 40);
+        let (bytes, l) = file_of(out);
+        let exec = |recorder| {
+            (
+                Wanted::Exec {
+                    comm: Some("cmd"),
+                    recorder,
+                },
+                6,
+                true,
+            )
+        };
+        for split in [u64::MAX, 1] {
+            let found = scan_split(&bytes, &l, exec(None), split);
+            assert_eq!((found.target, found.rivals), (Some((12, 30)), 1), "{split}");
+            let found = scan_split(&bytes, &l, exec(Some(5)), split);
+            assert_eq!((found.target, found.rivals), (Some((7, 40)), 0), "{split}");
+            assert_eq!(found.stopped, None);
+        }
+        // No time: the first exec in the file, not the lowest tid.
+        let mut out = vec![0u8; 104];
+        comm(&mut out, 9, "cmd", true, 0);
+        comm(&mut out, 4, "cmd", true, 0);
+        let (bytes, l) = file_of(out);
+        let found = scan_split(&bytes, &l, exec(None), u64::MAX);
+        assert_eq!((found.target, found.rivals), (Some((9, 0)), 1));
     }
 }
