@@ -531,11 +531,13 @@ mod tests {
 
     /// A process `child` forked by `parent` (PERF_RECORD_FORK).
     fn fork(out: &mut Vec<u8>, child: u32, parent: u32, t: u64) {
-        let body: Vec<u8> = [child, parent, child, parent]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .chain(t.to_le_bytes())
-            .collect();
+        fork_of(out, [child, parent, child, parent], t);
+    }
+
+    /// A PERF_RECORD_FORK of these pid, ppid, tid and ptid.
+    fn fork_of(out: &mut Vec<u8>, ids: [u32; 4], t: u64) {
+        let ids = ids.iter().flat_map(|x| x.to_le_bytes());
+        let body: Vec<u8> = ids.chain(t.to_le_bytes()).collect();
         record(out, 7, 0, &body, t);
     }
 
@@ -627,11 +629,7 @@ mod tests {
         fork(&mut out, 7, 5, 10);
         fork(&mut out, 12, 11, 20);
         // A thread 13 of process 12, forked by perf 5 (not a process).
-        let body: Vec<u8> = [12u32, 5, 13, 5]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
-        record(&mut out, 7, 0, &body, 25);
+        fork_of(&mut out, [12, 5, 13, 5], 25);
         // A fork record of 8 bytes: its header only.
         out.extend(7u32.to_le_bytes());
         out.extend(0u16.to_le_bytes());
