@@ -7,19 +7,15 @@
 //! perf directly), every thread named `perf` is taken for the recorder,
 //! and the diagnostic says it was inferred.
 
-use critpath_readers::perf::{Comm, KEvent, KRecord};
+use critpath_readers::perf::{recorder_path, Comm, KEvent, KRecord};
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::FxHashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The file beside a recording that holds the recorder's pid.
-pub fn sidecar(trace: &Path) -> PathBuf {
-    critpath_readers::companion(trace, ".recorder")
-}
-
-/// Saves the recorder's pid beside the recording.
+/// Saves the recorder's pid beside the recording
+/// ([`critpath_readers::perf::recorder_path`]).
 pub fn save(trace: &Path, pid: u32) -> std::io::Result<()> {
-    std::fs::write(sidecar(trace), format!("{pid}\n"))
+    std::fs::write(recorder_path(trace), format!("{pid}\n"))
 }
 
 /// The recorder's running time, tallied from the context switches.
@@ -37,11 +33,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// The tally for the recording at `trace`.
-    pub fn new(trace: &Path) -> Self {
-        let pid = std::fs::read_to_string(sidecar(trace))
-            .ok()
-            .and_then(|s| s.trim().parse().ok());
+    /// The tally for a recording whose recorder's pid is `pid`, when
+    /// known ([`critpath_readers::perf::events::Recording::recorder`]).
+    pub fn new(pid: Option<u32>) -> Self {
         Recorder {
             pid,
             ..Recorder::default()

@@ -282,9 +282,8 @@ fn cut_rename(dir: &std::path::Path, len: usize, recorder: bool) -> std::path::P
     let path = dir.join(format!("cut{len}{recorder}.data"));
     std::fs::write(&path, &bytes[..len]).unwrap();
     if recorder {
-        let pid =
-            std::fs::read(critpath_readers::companion(&fixture("rename"), ".recorder")).unwrap();
-        std::fs::write(critpath_readers::companion(&path, ".recorder"), pid).unwrap();
+        let pid = std::fs::read(critpath_readers::perf::recorder_path(&fixture("rename"))).unwrap();
+        std::fs::write(critpath_readers::perf::recorder_path(&path), pid).unwrap();
     }
     path
 }
@@ -370,7 +369,7 @@ fn the_commands_thread_is_the_recorders_child_not_a_namesake() {
         assert_eq!(r.scope.as_ref(), Some(&scope), "no .recorder, {in_place}");
         assert!(guessed(&r).is_none());
     }
-    std::fs::write(critpath_readers::companion(&path, ".recorder"), "1\n").unwrap();
+    std::fs::write(critpath_readers::perf::recorder_path(&path), "1\n").unwrap();
     for (in_place, thread) in [(true, true), (false, false)] {
         let r = read_path_with(&path, in_place, thread);
         let guess = r.scope.clone().expect("a guess");

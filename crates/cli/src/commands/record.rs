@@ -238,7 +238,7 @@ fn record(req: &Request) -> Result<u8> {
     if req.calibrate {
         command.env("CRITPATH_CALIBRATE", "1");
     }
-    let recorder = critpath_os::recorder::sidecar(&req.output);
+    let recorder = critpath_readers::perf::recorder_path(&req.output);
     let _ = std::fs::remove_file(&recorder);
     let status = command.spawn().and_then(|mut child| {
         // The analysis reports the recorder's own share of the CPUs.

@@ -93,7 +93,7 @@ impl PerfSource {
         let scope = scope(&reader);
         let rec = &mut reader.recording;
         let names = std::mem::take(&mut rec.names);
-        let recorder = Recorder::new(path);
+        let recorder = Recorder::new(rec.recorder);
         let builder = Builder::new(strings, &rec.host, names, rec.target);
         let problems = std::mem::take(&mut reader.problems);
         let error = reader.error.take();

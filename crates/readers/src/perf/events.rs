@@ -19,7 +19,7 @@ use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::io::Cursor;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What one step of reading gave.
 pub enum Step {
@@ -45,6 +45,9 @@ pub struct Recording {
     pub range: Option<(u64, u64)>,
     /// The file's size on disk.
     pub size: u64,
+    /// The recorder's pid, from the file beside the recording
+    /// ([`recorder_path`]).
+    pub recorder: Option<u32>,
 }
 
 impl Recording {
@@ -131,10 +134,15 @@ fn command_and_host(perf_file: &PerfFile) -> (Option<String>, String) {
     (cmd, host)
 }
 
-/// The recorder's pid, from the `.recorder` file `critpath record` writes
-/// beside the trace.
-fn recorder_pid(trace: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(crate::companion(trace, ".recorder")).ok()?;
+/// The file beside a recording that holds the recorder's pid
+/// (`OUT.recorder`, written by `critpath record`).
+pub fn recorder_path(trace: &Path) -> PathBuf {
+    crate::companion(trace, ".recorder")
+}
+
+/// The recorder's pid, from the file [`recorder_path`] names.
+pub fn recorder_pid(trace: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(recorder_path(trace)).ok()?;
     text.trim().parse().ok()
 }
 
@@ -142,10 +150,7 @@ fn recorder_pid(trace: &Path) -> Option<u32> {
 /// `trace`, or by its name.
 fn recorder_named(trace: &Path, recorder: Option<u32>) -> String {
     match recorder {
-        Some(pid) => format!(
-            "perf, pid {pid}, from {}",
-            crate::companion(trace, ".recorder").display()
-        ),
+        Some(pid) => format!("perf, pid {pid}, from {}", recorder_path(trace).display()),
         None => "a process named perf; no .recorder file beside the trace".to_string(),
     }
 }
@@ -315,6 +320,7 @@ impl KernelEvents {
                 .flatten()
                 .map(|r| (r.first_sample_time, r.last_sample_time)),
             size: mapped.size,
+            recorder,
         };
         if recording.has("sched:sched_waking") {
             // The waking is the earlier, truer point of a wakeup.

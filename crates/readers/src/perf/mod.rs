@@ -17,5 +17,5 @@ pub mod symbols;
 pub mod tracefmt;
 
 pub use decode::{CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS};
-pub use events::{KernelEvents, Step};
+pub use events::{recorder_path, recorder_pid, KernelEvents, Step};
 pub use kevent::{Comm, KEvent, KRecord};
