@@ -239,6 +239,37 @@ fn perf_data_on_a_pipe_or_compressed_is_refused_plainly() {
     );
 }
 
+/// A perf.data whose `perf record` was killed: perf writes the header
+/// first, with the data size 0 and the feature bits it means to write at
+/// the end, which never comes. The records are all there: the analysis is
+/// the complete file's (its command's thread inferred from the recorder's
+/// child), exit 2 and an error that says the file was never finished.
+#[test]
+fn a_perf_data_whose_recorder_was_killed_is_read_to_its_last_record() {
+    let os = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
+    let whole = os.join("rename.data");
+    let b = std::fs::read(&whole).unwrap();
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    assert_ne!(b[72..104], [0u8; 32], "the fixture has feature sections");
+    let dir = tempfile::tempdir().unwrap();
+    let mut killed = b[..word(40) + word(48)].to_vec();
+    killed[48..56].fill(0);
+    let p = write(dir.path(), "killed.data", killed);
+    for ext in ["recorder", "syms"] {
+        let from = os.join(format!("rename.data.{ext}"));
+        std::fs::copy(from, dir.path().join(format!("killed.data.{ext}"))).unwrap();
+    }
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("never finished"), "{}", stderr(&o));
+    let got: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let want = json(&run(&["analyze", whole.to_str().unwrap(), "--json"]));
+    assert_eq!(got["stats"]["records"], want["stats"]["records"]);
+    let length = |v: &serde_json::Value| v["critical_path"]["length_ns"].as_u64();
+    assert!(length(&want).is_some_and(|l| l > 0));
+    assert_eq!(length(&got), length(&want));
+}
+
 #[test]
 fn chrome_array_without_its_closing_bracket() {
     let p = fixture("chrome-array.json");

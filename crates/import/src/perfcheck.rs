@@ -18,9 +18,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 fn misfit(f: &mut File, len: u64) -> std::io::Result<Option<(usize, u64, u64)>> {
     let mut h = [0u8; 104];
     f.read_exact(&mut h)?;
-    let data_end = u64_at(&h, 40).saturating_add(u64_at(&h, 48));
-    if data_end > len {
-        // A cut file: the perf reader ignores its feature sections.
+    let data_size = u64_at(&h, 48);
+    let data_end = u64_at(&h, 40).saturating_add(data_size);
+    if data_size == 0 || data_end > len {
+        // A cut file (or one perf never finished: killed, it left the
+        // size 0 and the feature bits it meant to write): the perf
+        // reader ignores its feature sections.
         return Ok(None);
     }
     let features: Vec<usize> = (0..256)

@@ -6,10 +6,15 @@ use critpath_trace::{Location, ReadError};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The bytes of a perf.data file: mapped, or a repaired copy.
+/// The bytes of a perf.data file: mapped; mapped up to its last complete
+/// record under a repaired header (a cut file); or held in memory.
 #[derive(Clone)]
 pub enum Bytes {
     Map(Arc<memmap2::Mmap>),
+    /// A private (copy-on-write) mapping whose first page holds the
+    /// repaired header, and how many of its bytes are records' (the rest
+    /// is cut off).
+    Cut(Arc<memmap2::Mmap>, usize),
     Owned(Arc<Vec<u8>>),
 }
 
@@ -20,16 +25,22 @@ impl Bytes {
     /// Tells the kernel the mapped pages of `from..to` are done with: they
     /// leave this process's resident memory (the page cache keeps them), so
     /// that reading a file front to back keeps memory flat. Any whole pages
-    /// of the range go; a copy keeps its bytes.
+    /// of the range go, never the first (a cut file's repaired header,
+    /// which only this process holds); a copy keeps its bytes.
     pub fn release(&self, from: usize, to: usize) {
         #[cfg(unix)]
-        if let Bytes::Map(m) = self {
+        if let Bytes::Map(m) | Bytes::Cut(m, _) = self {
             const PAGE: usize = 4096;
-            let (from, to) = (from.div_ceil(PAGE) * PAGE, (to.min(m.len()) / PAGE) * PAGE);
+            let (from, to) = (
+                from.max(1).div_ceil(PAGE) * PAGE,
+                (to.min(m.len()) / PAGE) * PAGE,
+            );
             if to > from {
                 // SAFETY: the mapping is a read-only map of a file: pages
                 // dropped are read again from the file when touched, with
-                // the same bytes, so no borrow of the mapping sees a change.
+                // the same bytes (the first page, the only one a cut file's
+                // mapping changed, is never dropped), so no borrow of the
+                // mapping sees a change.
                 let _ = unsafe {
                     m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
                 };
@@ -44,6 +55,7 @@ impl AsRef<[u8]> for Bytes {
     fn as_ref(&self) -> &[u8] {
         match self {
             Bytes::Map(m) => m,
+            Bytes::Cut(m, len) => &m[..*len],
             Bytes::Owned(v) => v,
         }
     }
@@ -62,51 +74,6 @@ pub struct Layout {
 
 /// The size of a perf.data file header (`struct perf_file_header`).
 pub const HEADER_SIZE: u64 = 104;
-
-/// The layout of the file `b` from its header: an error says why there is
-/// none (the header cut short, or a data section outside the file).
-pub fn layout(b: &[u8]) -> Result<Layout, String> {
-    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let len = b.len() as u64;
-    if len < HEADER_SIZE {
-        return Err(format!(
-            "the perf.data header is cut short (the file has {len} bytes, a header {HEADER_SIZE})"
-        ));
-    }
-    let (data_offset, data_size) = (u(40), u(48));
-    if !(HEADER_SIZE..=len).contains(&data_offset) {
-        return Err(format!(
-            "the perf.data header is damaged: its data section starts at byte {data_offset}, outside the file ({len} bytes, a header of {HEADER_SIZE})"
-        ));
-    }
-    Ok(Layout {
-        data_offset,
-        data_size,
-    })
-}
-
-/// The end of the last complete record from `start`, scanning headers: a
-/// record reaching past the file is where it was cut; a header shorter than
-/// a header is damage, stepped over as the readers do
-/// ([`next_boundary`](super::records::next_boundary)).
-fn complete_records_end(b: &[u8], start: u64) -> u64 {
-    let start = start as usize;
-    let mut at = start;
-    while let Some((_, _, size)) = super::records::header(b, at) {
-        if size < 8 {
-            match super::records::next_boundary(b, start, at + 8, (b.len(), b.len())) {
-                Some(next) => at = next,
-                None => break,
-            }
-            continue;
-        }
-        if at + size > b.len() {
-            break;
-        }
-        at += size;
-    }
-    at as u64
-}
 
 /// The command a `perf record ... -- CMD` recorded, as its comm (the first
 /// 15 bytes of the program's file name).
@@ -133,8 +100,8 @@ pub struct Mapped {
     pub cut: Option<ReadError>,
 }
 
-/// Maps the file `path` (called `name` in messages); repairs a copy of it
-/// when its header does not cover its records.
+/// Maps the file `path` (called `name` in messages); with its header
+/// repaired when that does not cover its records.
 pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     let f = std::fs::File::open(path).map_err(|e| file_error(name, format!("cannot open: {e}")))?;
     // SAFETY: the file is only read; a file changed underneath is the
@@ -148,16 +115,20 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     let size = map.len() as u64;
     let lay = layout(&map).map_err(|m| file_error(name, m))?;
     let data_end = lay.data_offset.saturating_add(lay.data_size);
+    let bytes = Bytes::Map(Arc::new(map));
     if lay.data_size != 0 && data_end <= size {
         return Ok(Mapped {
-            bytes: Bytes::Map(Arc::new(map)),
+            bytes,
             size,
             layout: lay,
             cut: None,
         });
     }
-    let (bytes, cut) = repair(&map, &lay, name);
+    let end = complete_records_end(&bytes, lay.data_offset);
+    let bytes =
+        repaired(&f, &lay, end).map_err(|e| file_error(name, format!("cannot map: {e}")))?;
     let layout = layout(bytes.as_ref()).expect("repaired header");
+    let cut = cut_error(name, &lay, size, end);
     Ok(Mapped {
         bytes,
         size,
@@ -166,31 +137,89 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     })
 }
 
-/// perf was killed or the file was cut: a copy whose header covers the
-/// complete records and claims no feature sections, and the error that
-/// says so.
-fn repair(map: &[u8], lay: &Layout, name: &str) -> (Bytes, ReadError) {
-    let size = map.len() as u64;
+/// perf was killed or the file was cut: the file mapped privately with its
+/// header changed (only that page is copied) to cover the records up to
+/// `end` and claim no feature sections.
+fn repaired(f: &std::fs::File, lay: &Layout, end: u64) -> std::io::Result<Bytes> {
+    // SAFETY: as in `map`; the mapping is private, so the header changed
+    // here is this process's alone.
+    let mut m = unsafe { memmap2::MmapOptions::new().map_copy(f) }?;
+    m[48..56].copy_from_slice(&(end - lay.data_offset.min(end)).to_le_bytes());
+    m[72..104].fill(0);
+    let m = m.make_read_only()?;
+    #[cfg(unix)]
+    let _ = m.advise(memmap2::Advice::Sequential);
+    Ok(Bytes::Cut(Arc::new(m), end as usize))
+}
+
+/// The error that says the file was cut and where its records end.
+fn cut_error(name: &str, lay: &Layout, size: u64, end: u64) -> ReadError {
     let data_end = lay.data_offset.saturating_add(lay.data_size);
-    let end = complete_records_end(map, lay.data_offset);
-    let mut v = map.to_vec();
-    v[48..56].copy_from_slice(&(end - lay.data_offset.min(end)).to_le_bytes());
-    v[72..104].fill(0);
-    v.truncate(end as usize);
     let header = if lay.data_size == 0 {
         "was never finished: perf was stopped before writing it".to_string()
     } else {
         format!("promises {data_end} bytes, the file has {size}")
     };
-    let e = ReadError::new(
+    ReadError::new(
         name,
         Location::Offset(end),
         format!(
             "the perf.data file is cut short (its header {header}; complete records end at byte {end}); the analysis covers the records up to there"
         ),
         false,
-    );
-    (Bytes::Owned(Arc::new(v)), e)
+    )
+}
+
+/// The layout of the file `b` from its header: an error says why there is
+/// none (the header cut short, or a data section outside the file).
+pub fn layout(b: &[u8]) -> Result<Layout, String> {
+    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let len = b.len() as u64;
+    if len < HEADER_SIZE {
+        return Err(format!(
+            "the perf.data header is cut short (the file has {len} bytes, a header {HEADER_SIZE})"
+        ));
+    }
+    let (data_offset, data_size) = (u(40), u(48));
+    if !(HEADER_SIZE..=len).contains(&data_offset) {
+        return Err(format!(
+            "the perf.data header is damaged: its data section starts at byte {data_offset}, outside the file ({len} bytes, a header of {HEADER_SIZE})"
+        ));
+    }
+    Ok(Layout {
+        data_offset,
+        data_size,
+    })
+}
+
+/// The end of the last complete record from `start`, scanning headers: a
+/// record reaching past the file is where it was cut; a header shorter than
+/// a header is damage, stepped over as the readers do
+/// ([`next_boundary`](super::records::next_boundary)). The pages read are
+/// released as it goes.
+fn complete_records_end(bytes: &Bytes, start: u64) -> u64 {
+    let b = bytes.as_ref();
+    let start = start as usize;
+    let (mut at, mut released) = (start, start);
+    while let Some((_, _, size)) = super::records::header(b, at) {
+        if at - released >= RELEASE_STEP {
+            bytes.release(released, at);
+            released = at;
+        }
+        if size < 8 {
+            match super::records::next_boundary(b, start, at + 8, (b.len(), b.len())) {
+                Some(next) => at = next,
+                None => break,
+            }
+            continue;
+        }
+        if at + size > b.len() {
+            break;
+        }
+        at += size;
+    }
+    bytes.release(released, b.len());
+    at as u64
 }
 
 #[cfg(test)]
@@ -253,7 +282,10 @@ mod tests {
         let complete = b.len() as u64;
         // The last record, cut.
         b.extend(&header(64)[..20]);
-        assert_eq!(complete_records_end(&b, 0), complete);
+        assert_eq!(
+            complete_records_end(&Bytes::Owned(Arc::new(b)), 0),
+            complete
+        );
     }
 
     #[test]
@@ -264,6 +296,8 @@ mod tests {
         let e = m.cut.expect("cut");
         assert!(e.message.contains("never finished"), "{}", e.message);
         assert_eq!((m.layout.data_offset, m.layout.data_size), (104, 40));
+        // The file itself, mapped (only the header's page is copied).
+        assert!(matches!(m.bytes, Bytes::Cut(..)));
         let bytes = m.bytes.as_ref();
         assert_eq!(bytes.len(), 144);
         // No feature sections are claimed any more.
