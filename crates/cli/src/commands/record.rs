@@ -37,6 +37,10 @@ pub struct Args {
     /// perf's ring-buffer size per CPU, in pages (more loses fewer events).
     #[arg(long, value_name = "PAGES")]
     mmap_pages: Option<u32>,
+    /// Compress the recording as perf writes it (perf record -z, zstd):
+    /// a smaller file for some of perf's CPU time while recording.
+    #[arg(short = 'z', long)]
+    compress: bool,
     /// Have the annotated program measure its cost per annotation event
     /// (for `analyze --correct-overhead`); alone, print this machine's.
     #[arg(long)]
@@ -68,6 +72,7 @@ pub fn run(args: Args) -> Result<()> {
         kernel_functions: args.kernel_functions,
         functions: args.functions,
         mmap_pages: args.mmap_pages,
+        compress: args.compress,
         perf: args.perf,
         calibrate: args.calibrate,
         cmd: args.cmd,
@@ -86,6 +91,8 @@ pub struct Request {
     pub kernel_functions: Vec<String>,
     pub functions: Vec<String>,
     pub mmap_pages: Option<u32>,
+    /// perf record -z.
+    pub compress: bool,
     pub perf: Option<PathBuf>,
     /// Have the SDKs measure their cost per event (CRITPATH_CALIBRATE).
     pub calibrate: bool,
@@ -128,6 +135,9 @@ fn perf_args(req: &Request, tracefs: &Path) -> (Vec<String>, Vec<String>) {
     if let Some(p) = pages {
         args.push("--mmap-pages".into());
         args.push(p.to_string());
+    }
+    if req.compress {
+        args.push("-z".into());
     }
     for e in events {
         if available(e) {

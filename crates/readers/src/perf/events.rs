@@ -8,14 +8,14 @@ use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPO
 use super::file::{self, Bytes};
 use super::kevent::KRecord;
 use super::names::{self, Wanted};
-use super::records::{Damage, RawRecords, MAX_CPUS};
+use super::records::{self, Damage, RawRecords, MAX_CPUS};
 use super::repeats::Repeats;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::{Diagnostic, Interner, Location, ReadError};
 use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
-use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
+use linux_perf_data::{Feature, PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -274,7 +274,16 @@ impl KernelEvents {
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
         let bytes = mapped.bytes;
-        let raw = in_place
+        // `perf record -z`: records in zstd frames, which only the general
+        // reader opens.
+        let (start, size) = (mapped.layout.data_offset, mapped.layout.data_size);
+        let compressed = perf_file.features().has_feature(Feature::COMPRESSED)
+            || records::compressed(
+                bytes.as_ref(),
+                start as usize,
+                start.saturating_add(size) as usize,
+            );
+        let raw = (in_place && !compressed)
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
         // The command's thread is the recorder's child that exec'd it;
@@ -294,7 +303,11 @@ impl KernelEvents {
         };
         // Names are read as far as events are: past damage in place.
         let what = (wanted, raw.is_some());
-        let found = names::scan_names(&bytes, &mapped.layout, what, sample_type);
+        let found = if compressed {
+            names::scan_decompressed(&bytes, wanted, sample_type)
+        } else {
+            names::scan_names(&bytes, &mapped.layout, what, sample_type)
+        };
         let (names, target, stopped) = (found.names, found.target, found.stopped);
         if lost {
             problems.push(header_lost(path, recorder, target, &names));

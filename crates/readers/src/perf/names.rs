@@ -23,6 +23,7 @@
 use super::file::{Bytes, Layout, RELEASE_STEP};
 use super::records::{fetch_ahead, header, next_boundary};
 use critpath_trace::threads_allowed;
+use linux_perf_data::{PerfFileReader, PerfFileRecord};
 use rustc_hash::FxHashMap;
 
 /// Thread names by tid.
@@ -242,20 +243,26 @@ impl Scan<'_> {
                     }
                 }
             }
-            if ty == 3 && size >= 16 {
-                self.comm(w, &b[at + 8..at + size], misc);
-            }
-            if let (7, 24.., Wanted::Exec { recorder, .. }) = (ty, size, self.wanted) {
-                // PERF_RECORD_FORK: pid, ppid, tid, ptid. Of a process,
-                // kept only when the recorder may be its parent.
-                let u = |o: usize| u32::from_le_bytes(b[at + o..at + o + 4].try_into().unwrap());
-                if u(8) == u(16) && recorder.is_none_or(|r| r == u(12)) {
-                    w.parents.insert(u(8), u(12));
-                }
-            }
+            self.record(w, ty, misc, &b[at + 8..at + size]);
             w.at += size;
         }
         self.bytes.release(released, w.at);
+    }
+
+    /// The record at `w.at` of type `ty` whose body (after its header) is
+    /// `body`: a name, an exec or a process's fork.
+    fn record(&self, w: &mut Walk, ty: u32, misc: u16, body: &[u8]) {
+        if ty == 3 && body.len() >= 8 {
+            self.comm(w, body, misc);
+        }
+        if let (7, 16.., Wanted::Exec { recorder, .. }) = (ty, body.len(), self.wanted) {
+            // PERF_RECORD_FORK: pid, ppid, tid, ptid. Of a process,
+            // kept only when the recorder may be its parent.
+            let u = |o: usize| u32::from_le_bytes(body[o..o + 4].try_into().unwrap());
+            if u(0) == u(8) && recorder.is_none_or(|r| r == u(4)) {
+                w.parents.insert(u(0), u(4));
+            }
+        }
     }
 
     /// A PERF_RECORD_COMM's body: the thread's name, and its exec
@@ -302,6 +309,36 @@ pub fn scan_names(
         u64::MAX
     };
     scan_split(bytes, l, (wanted, sample_type, resync), split)
+}
+
+/// [`scan_names`] of a file whose records are compressed (`perf record
+/// -z`): its records as the perf reader hands them over, decompressed,
+/// numbered in that order (for names and execs of equal time). The walk
+/// stops where that reader does.
+pub fn scan_decompressed(bytes: &Bytes, wanted: Wanted, sample_type: u64) -> Found {
+    let scan = Scan {
+        bytes,
+        wanted,
+        trailer: Trailer::new(sample_type),
+        start: 0,
+        end: 0,
+        resync: false,
+    };
+    let mut w = Walk::default();
+    let file = PerfFileReader::parse_file(std::io::Cursor::new(bytes.clone()));
+    if let Ok(PerfFileReader {
+        mut perf_file,
+        mut record_iter,
+    }) = file
+    {
+        while let Ok(Some(rec)) = record_iter.next_record(&mut perf_file) {
+            if let PerfFileRecord::EventRecord { record: r, .. } = rec {
+                scan.record(&mut w, r.record_type.0, r.misc, &r.data.as_slice());
+            }
+            w.at += 1;
+        }
+    }
+    w.found(wanted)
 }
 
 /// [`scan_names`], in two halves when there are `split` bytes of records

@@ -36,7 +36,9 @@ const SAMPLE: u32 = 9;
 const LOST: u32 = 2;
 const LOST_SAMPLES: u32 = 13;
 const FINISHED_ROUND: u32 = 68;
-const COMPRESSED: u32 = 81;
+/// PERF_RECORD_COMPRESSED and PERF_RECORD_COMPRESSED2: zstd frames of
+/// records (`perf record -z`).
+const COMPRESSED: [u32; 2] = [81, 83];
 
 /// Where a sample's fixed fields lie (offsets from the record's start).
 #[derive(Clone, Copy, Debug)]
@@ -130,6 +132,26 @@ pub struct RawRecords {
     pub damage: Damage,
     /// Where the data starts: records lie at multiples of 8 bytes from it.
     start: usize,
+}
+
+/// Whether the records of `b[start..end]` are compressed (`perf record
+/// -z`): a compressed record comes before the first sample. perf writes
+/// the records it makes up for what ran before it started (names,
+/// mappings, uncompressed) first, then those of the recording, all
+/// compressed with `-z`; a file cut short has lost the header feature that
+/// says so.
+pub fn compressed(b: &[u8], start: usize, end: usize) -> bool {
+    let mut at = start;
+    while let Some((ty, _, size)) = header(b, at).filter(|_| at + 8 <= end) {
+        if COMPRESSED.contains(&ty) {
+            return true;
+        }
+        if ty == SAMPLE || size < 8 {
+            return false;
+        }
+        at += size;
+    }
+    false
 }
 
 /// The record header at `b[at..]`: type, misc and size; `None` when fewer
@@ -245,20 +267,6 @@ impl RawRecords {
             .flat_map(|(_, ids)| ids.iter().copied())
             .collect();
         foreign.sort_unstable();
-        // A compressed file says so in its first records.
-        let mut at = data_offset;
-        for _ in 0..64 {
-            let Some((ty, _, size)) = header(b, at) else {
-                break;
-            };
-            if ty == COMPRESSED {
-                return None;
-            }
-            if size < 8 {
-                break;
-            }
-            at += size;
-        }
         Some(RawRecords {
             layout,
             foreign,
@@ -533,6 +541,42 @@ mod tests {
         out.extend_from_slice(&ty.to_le_bytes());
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&(size as u16).to_le_bytes());
+    }
+
+    /// A compressed record before the first sample makes a file compressed;
+    /// after it, or with none, or past damage, not.
+    #[test]
+    fn a_compressed_record_before_the_first_sample_says_the_file_is_compressed() {
+        let file = |types: &[(u32, usize)]| {
+            let mut b = Vec::new();
+            for &(ty, size) in types {
+                header(&mut b, ty, size);
+                b.resize(b.len() + size.max(8) - 8, 0);
+            }
+            b
+        };
+        let yes = [
+            vec![(3, 40), (7, 48), (81, 100)],
+            vec![(83, 30)],
+            vec![(10, 64), (81, 9), (9, 24)],
+        ];
+        for types in yes {
+            let b = file(&types);
+            assert!(compressed(&b, 0, b.len()), "{types:?}");
+        }
+        let no = [
+            vec![],
+            vec![(3, 40), (9, 24), (81, 100)],
+            vec![(3, 4), (81, 100)],
+            vec![(3, 40)],
+        ];
+        for types in no {
+            let b = file(&types);
+            assert!(!compressed(&b, 0, b.len()), "{types:?}");
+        }
+        // Not past the end of the data.
+        let b = file(&[(3, 40), (81, 16)]);
+        assert!(!compressed(&b, 0, 40));
     }
 
     fn round(out: &mut Vec<u8>) {
