@@ -18,6 +18,10 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 fn misfit(f: &mut File, len: u64) -> std::io::Result<Option<(usize, u64, u64)>> {
     let mut h = [0u8; 104];
     f.read_exact(&mut h)?;
+    if u64_at(&h, 8) == 16 {
+        // perf's pipe format: no sections, no sizes.
+        return Ok(None);
+    }
     let data_size = u64_at(&h, 48);
     let data_end = u64_at(&h, 40).saturating_add(data_size);
     if data_size == 0 || data_end > len {

@@ -374,6 +374,13 @@ fn fuzz_perf_data() {
     let word = (prop::sample::select(words), extreme()).prop_map(|(i, w)| Mutation::Word(i, w));
     let strategy = prop::collection::vec(word, 1..4).boxed();
     fuzz_with("perf.data header", base, true, CASES / 2, strategy, |b| b);
+    // perf's pipe format (`perf record -o -` saved) and a compressed file
+    // (`perf record -z`): records standing for the header, zstd frames.
+    let os = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
+    for name in ["rename_pipe.data", "rename_z.data"] {
+        let base = std::fs::read(os.join(name)).unwrap();
+        fuzz(name, base, true, CASES / 4);
+    }
 }
 
 /// Values a damaged length or count field may hold.

@@ -18,7 +18,6 @@ use linux_perf_data::linux_perf_event_reader::{EventRecord, PerfEventType};
 use linux_perf_data::{Feature, PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 /// What one step of reading gave.
@@ -61,7 +60,7 @@ impl Recording {
 pub struct KernelEvents {
     name: String,
     file: PerfFile,
-    iter: PerfRecordIter<Cursor<Bytes>>,
+    iter: PerfRecordIter<file::Stream>,
     /// The file's bytes and, where the file allows, the in-place reader of
     /// its records (else `iter` reads them).
     bytes: Bytes,
@@ -98,13 +97,27 @@ fn all_tracepoints() -> Vec<&'static str> {
         .collect()
 }
 
-/// Tracepoint layouts: the file's own, else the running kernel's (with a
-/// diagnostic saying so).
-fn formats(perf_file: &PerfFile, problems: &mut Vec<Diagnostic>) -> Vec<EventFormat> {
-    let why = match perf_file
-        .feature_section_data(linux_perf_data::Feature::TRACING_DATA)
-        .map(tracefmt::parse_tracing_data)
-    {
+/// The perf parser on a file's bytes, from its start.
+fn parse(mapped: &file::Mapped) -> Result<PerfFileReader<file::Stream>, linux_perf_data::Error> {
+    let tracing = mapped.pipe.as_ref().and_then(|p| p.tracing);
+    let stream = file::Stream::new(mapped.bytes.clone(), tracing);
+    match mapped.pipe {
+        Some(_) => PerfFileReader::parse_pipe(stream),
+        None => PerfFileReader::parse_file(stream),
+    }
+}
+
+/// Tracepoint layouts: the file's own (its tracing-data section, or in the
+/// pipe format the bytes after its HEADER_TRACING_DATA record), else the
+/// running kernel's (with a diagnostic saying so).
+fn formats(
+    perf_file: &PerfFile,
+    pipe: Option<&[u8]>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<EventFormat> {
+    let section =
+        pipe.or_else(|| perf_file.feature_section_data(linux_perf_data::Feature::TRACING_DATA));
+    let why = match section.map(tracefmt::parse_tracing_data) {
         Some(Ok(f)) => return f,
         Some(Err(e)) => e,
         None => "the file has no tracing-data section".into(),
@@ -259,21 +272,23 @@ impl KernelEvents {
     pub fn open(path: &Path, in_place: bool, strings: &mut Interner) -> Result<Self, ReadError> {
         let name = path.display().to_string();
         let mapped = file::map(path, &name)?;
+        let tracing = mapped.pipe.as_ref().and_then(|p| p.tracing);
         let PerfFileReader {
             perf_file,
             record_iter,
-        } = PerfFileReader::parse_file(Cursor::new(mapped.bytes.clone())).map_err(|e| {
+        } = parse(&mapped).map_err(|e| {
             file::file_error(
                 &name,
                 format!("not a readable perf.data file ({e}); expected a file written by `perf record` or `critpath record`"),
             )
         })?;
         let mut problems = Vec::new();
-        let by_id = tracefmt::by_id(formats(&perf_file, &mut problems));
+        let layouts = tracing.map(|(from, to)| &mapped.bytes.as_ref()[from..to]);
+        let by_id = tracefmt::by_id(formats(&perf_file, layouts, &mut problems));
         let (cmd, host) = command_and_host(&perf_file);
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
-        let bytes = mapped.bytes;
+        let bytes = mapped.bytes.clone();
         // `perf record -z`: records in zstd frames, which only the general
         // reader opens.
         let (start, size) = (mapped.layout.data_offset, mapped.layout.data_size);
@@ -304,7 +319,7 @@ impl KernelEvents {
         // Names are read as far as events are: past damage in place.
         let what = (wanted, raw.is_some());
         let found = if compressed {
-            names::scan_decompressed(&bytes, wanted, sample_type)
+            names::scan_decompressed(parse(&mapped).ok(), wanted, sample_type)
         } else {
             names::scan_names(&bytes, &mapped.layout, what, sample_type)
         };

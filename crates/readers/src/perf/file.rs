@@ -98,6 +98,118 @@ pub struct Mapped {
     pub layout: Layout,
     /// Set when the file was cut short and its header repaired.
     pub cut: Option<ReadError>,
+    /// Set when the file is in perf's pipe format.
+    pub pipe: Option<Pipe>,
+}
+
+/// A file in perf's pipe format (`perf record -o -` saved to a file): a
+/// 16-byte header, then the event attributes, the header's features and the
+/// tracepoint layouts as records (`PERF_RECORD_HEADER_*`) before the
+/// events, and no sizes or offsets anywhere.
+pub struct Pipe {
+    /// Where the tracepoint layouts lie: the bytes after a
+    /// HEADER_TRACING_DATA record, which its header's size does not count.
+    pub tracing: Option<(usize, usize)>,
+}
+
+/// The size of a pipe-format header: magic and this size.
+const PIPE_HEADER: u64 = 16;
+
+/// The layout of a pipe-format file `b`: its events start after the
+/// records that stand for a header (attributes, event types, tracepoint
+/// layouts, build ids, features) and end with the file. `None` for a file
+/// that is not in the pipe format.
+fn pipe_layout(b: &[u8]) -> Option<(Layout, Pipe)> {
+    let u = |at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().unwrap()));
+    if !is_perf_data(b) || u(8)? != PIPE_HEADER {
+        return None;
+    }
+    let (mut at, mut tracing) = (PIPE_HEADER as usize, None);
+    while let Some((ty, _, size)) = super::records::header(b, at).filter(|h| h.2 >= 8) {
+        match ty {
+            // HEADER_ATTR, EVENT_TYPE, BUILD_ID, FEATURE.
+            64 | 65 | 67 | 80 => at += size,
+            // HEADER_TRACING_DATA: its size, then as many bytes (8-aligned).
+            66 => {
+                let Some(n) = b.get(at + 8..at + 12) else {
+                    break;
+                };
+                let n = u32::from_le_bytes(n.try_into().unwrap()) as usize;
+                let from = at + size;
+                let to = (from + n.div_ceil(8) * 8).min(b.len());
+                tracing = Some((from, to));
+                at = to;
+            }
+            _ => break,
+        }
+    }
+    let at = at.min(b.len());
+    let layout = Layout {
+        data_offset: at as u64,
+        data_size: (b.len() - at) as u64,
+    };
+    Some((layout, Pipe { tracing }))
+}
+
+/// A [`Bytes`] read as a stream (by the perf parser), without the bytes of
+/// `hole`: a pipe-format file's tracepoint layouts, which follow their
+/// record uncounted and would read as records.
+pub struct Stream {
+    bytes: Bytes,
+    /// The position in the stream (the bytes less the hole).
+    pos: u64,
+    /// Where the hole starts in the bytes, and its length.
+    hole: (u64, u64),
+}
+
+impl Stream {
+    pub fn new(bytes: Bytes, hole: Option<(usize, usize)>) -> Stream {
+        let hole = hole.map_or((u64::MAX, 0), |(from, to)| {
+            (from as u64, (to - from) as u64)
+        });
+        Stream {
+            bytes,
+            pos: 0,
+            hole,
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.bytes.as_ref().len() as u64 - self.hole.1
+    }
+}
+
+impl std::io::Read for Stream {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let b = self.bytes.as_ref();
+        let (at, until) = if self.pos < self.hole.0 {
+            (self.pos, self.hole.0.min(b.len() as u64))
+        } else {
+            (self.pos + self.hole.1, b.len() as u64)
+        };
+        let n = (until.saturating_sub(at) as usize).min(out.len());
+        if n > 0 {
+            out[..n].copy_from_slice(&b[at as usize..at as usize + n]);
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Stream {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        use std::io::SeekFrom;
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.len().checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let pos = pos.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        self.pos = pos;
+        Ok(pos)
+    }
 }
 
 /// Maps the file `path` (called `name` in messages); with its header
@@ -113,6 +225,15 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     let size = map.len() as u64;
+    if let Some((layout, pipe)) = pipe_layout(&map) {
+        return Ok(Mapped {
+            bytes: Bytes::Map(Arc::new(map)),
+            size,
+            layout,
+            cut: None,
+            pipe: Some(pipe),
+        });
+    }
     let lay = layout(&map).map_err(|m| file_error(name, m))?;
     let data_end = lay.data_offset.saturating_add(lay.data_size);
     let bytes = Bytes::Map(Arc::new(map));
@@ -122,6 +243,7 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
             size,
             layout: lay,
             cut: None,
+            pipe: None,
         });
     }
     let end = complete_records_end(&bytes, lay.data_offset);
@@ -134,6 +256,7 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
         size,
         layout,
         cut: Some(cut),
+        pipe: None,
     })
 }
 
@@ -254,6 +377,41 @@ mod tests {
         let path = dir.path().join("perf.data");
         std::fs::write(&path, bytes).unwrap();
         map(&path, "perf.data")
+    }
+
+    /// A stream without its hole reads and seeks as the bytes around it
+    /// put end to end, whatever the size of each read.
+    #[test]
+    fn a_stream_leaves_its_hole_out() {
+        use std::io::{Read, Seek, SeekFrom};
+        let b: Vec<u8> = (0..100u8).collect();
+        let want: Vec<u8> = (0..30u8).chain(50..100).collect();
+        for chunk in [1, 7, 30, 64, 200] {
+            let mut s = Stream::new(Bytes::Owned(Arc::new(b.clone())), Some((30, 50)));
+            let (mut got, mut buf) = (Vec::new(), vec![0u8; chunk]);
+            loop {
+                let n = s.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(got, want, "reads of {chunk}");
+        }
+        let mut s = Stream::new(Bytes::Owned(Arc::new(b.clone())), Some((30, 50)));
+        assert_eq!(s.seek(SeekFrom::End(-2)).unwrap(), 78);
+        let mut two = [0u8; 2];
+        s.read_exact(&mut two).unwrap();
+        assert_eq!(two, [98, 99]);
+        assert_eq!(s.seek(SeekFrom::Start(29)).unwrap(), 29);
+        s.read_exact(&mut two).unwrap();
+        assert_eq!(two, [29, 50]);
+        assert!(s.seek(SeekFrom::Current(-100)).is_err());
+        // Without a hole: the bytes.
+        let mut s = Stream::new(Bytes::Owned(Arc::new(b.clone())), None);
+        let mut all = Vec::new();
+        s.read_to_end(&mut all).unwrap();
+        assert_eq!(all, b);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! general one stops at damage), the walk stops there too, so that no name
 //! comes from records whose events are never read.
 
-use super::file::{Bytes, Layout, RELEASE_STEP};
+use super::file::{Bytes, Layout, Stream, RELEASE_STEP};
 use super::records::{fetch_ahead, header, next_boundary};
 use critpath_trace::threads_allowed;
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
@@ -201,11 +201,17 @@ impl Walk {
     }
 }
 
+/// What a walk looks for in each record.
+#[derive(Clone, Copy)]
+struct Looking<'a> {
+    wanted: Wanted<'a>,
+    trailer: Trailer,
+}
+
 /// What a walk is looking for, and in what.
 struct Scan<'a> {
     bytes: &'a Bytes,
-    wanted: Wanted<'a>,
-    trailer: Trailer,
+    looking: Looking<'a>,
     /// The start and end of the records.
     start: usize,
     end: usize,
@@ -213,42 +219,7 @@ struct Scan<'a> {
     resync: bool,
 }
 
-impl Scan<'_> {
-    /// Walks the records from `w.at` until one starts at or past `stop`.
-    fn walk(&self, w: &mut Walk, stop: usize) {
-        let b = self.bytes.as_ref();
-        let mut released = w.at;
-        while w.at < stop && w.at + 8 <= self.end {
-            let at = w.at;
-            fetch_ahead(b, at);
-            if at - released >= RELEASE_STEP {
-                self.bytes.release(released, at);
-                released = at;
-            }
-            let (ty, misc, size) = header(b, at).expect("8 bytes before the end");
-            if size < 8 || at + size > self.end {
-                // Damage: on from where records read again, as the
-                // events' reader goes on (records::RawRecords).
-                let next = self
-                    .resync
-                    .then(|| next_boundary(b, self.start, at + 8, (self.end, self.end)));
-                match next.flatten() {
-                    Some(next) => {
-                        w.at = next;
-                        continue;
-                    }
-                    None => {
-                        w.broken = true;
-                        break;
-                    }
-                }
-            }
-            self.record(w, ty, misc, &b[at + 8..at + size]);
-            w.at += size;
-        }
-        self.bytes.release(released, w.at);
-    }
-
+impl Looking<'_> {
     /// The record at `w.at` of type `ty` whose body (after its header) is
     /// `body`: a name, an exec or a process's fork.
     fn record(&self, w: &mut Walk, ty: u32, misc: u16, body: &[u8]) {
@@ -284,6 +255,43 @@ impl Scan<'_> {
         }
         w.names.name(tid, t, comm);
     }
+}
+
+impl Scan<'_> {
+    /// Walks the records from `w.at` until one starts at or past `stop`.
+    fn walk(&self, w: &mut Walk, stop: usize) {
+        let b = self.bytes.as_ref();
+        let mut released = w.at;
+        while w.at < stop && w.at + 8 <= self.end {
+            let at = w.at;
+            fetch_ahead(b, at);
+            if at - released >= RELEASE_STEP {
+                self.bytes.release(released, at);
+                released = at;
+            }
+            let (ty, misc, size) = header(b, at).expect("8 bytes before the end");
+            if size < 8 || at + size > self.end {
+                // Damage: on from where records read again, as the
+                // events' reader goes on (records::RawRecords).
+                let next = self
+                    .resync
+                    .then(|| next_boundary(b, self.start, at + 8, (self.end, self.end)));
+                match next.flatten() {
+                    Some(next) => {
+                        w.at = next;
+                        continue;
+                    }
+                    None => {
+                        w.broken = true;
+                        break;
+                    }
+                }
+            }
+            self.looking.record(w, ty, misc, &b[at + 8..at + size]);
+            w.at += size;
+        }
+        self.bytes.release(released, w.at);
+    }
 
     /// A place past `from` (and before `from + GUESS_SPAN`) that looks
     /// like a record boundary ([`next_boundary`]).
@@ -312,28 +320,28 @@ pub fn scan_names(
 }
 
 /// [`scan_names`] of a file whose records are compressed (`perf record
-/// -z`): its records as the perf reader hands them over, decompressed,
-/// numbered in that order (for names and execs of equal time). The walk
-/// stops where that reader does.
-pub fn scan_decompressed(bytes: &Bytes, wanted: Wanted, sample_type: u64) -> Found {
-    let scan = Scan {
-        bytes,
+/// -z`): its records as the perf parser `file` (opened on it from its
+/// start) hands them over, decompressed, numbered in that order (for names
+/// and execs of equal time). The walk stops where that reader does.
+pub fn scan_decompressed(
+    file: Option<PerfFileReader<Stream>>,
+    wanted: Wanted,
+    sample_type: u64,
+) -> Found {
+    let looking = Looking {
         wanted,
         trailer: Trailer::new(sample_type),
-        start: 0,
-        end: 0,
-        resync: false,
     };
     let mut w = Walk::default();
-    let file = PerfFileReader::parse_file(std::io::Cursor::new(bytes.clone()));
-    if let Ok(PerfFileReader {
+    if let Some(PerfFileReader {
         mut perf_file,
         mut record_iter,
     }) = file
     {
         while let Ok(Some(rec)) = record_iter.next_record(&mut perf_file) {
             if let PerfFileRecord::EventRecord { record: r, .. } = rec {
-                scan.record(&mut w, r.record_type.0, r.misc, &r.data.as_slice());
+                let body = r.data.as_slice();
+                looking.record(&mut w, r.record_type.0, r.misc, &body);
             }
             w.at += 1;
         }
@@ -353,8 +361,10 @@ fn scan_split(
     let end = (l.data_offset.saturating_add(l.data_size)).min(bytes.as_ref().len() as u64) as usize;
     let scan = Scan {
         bytes,
-        wanted,
-        trailer: Trailer::new(sample_type),
+        looking: Looking {
+            wanted,
+            trailer: Trailer::new(sample_type),
+        },
         start,
         end,
         resync,
