@@ -270,6 +270,41 @@ fn a_perf_data_whose_recorder_was_killed_is_read_to_its_last_record() {
     assert_eq!(length(&got), length(&want));
 }
 
+/// A recording in perf's pipe format (`perf record -o -` saved) whose
+/// last record is cut off: the format has no sizes, so only that record
+/// says so. Analyzed up to the record before it, exit 2, an error that
+/// says where; cut among its header's records (in the tracepoint layouts),
+/// nothing to analyze but the same error, and never a panic.
+#[test]
+fn a_pipe_format_perf_data_cut_short_says_so() {
+    let os = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
+    let b = std::fs::read(os.join("rename_pipe.data")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = json(&run(&[
+        "analyze",
+        os.join("rename_pipe.data").to_str().unwrap(),
+        "--json",
+    ]));
+    let records = |v: &serde_json::Value| v["stats"]["records"].as_u64().unwrap_or(0);
+    // Into its last event; into its tracepoint layouts (bytes 12 460 to
+    // 34 164, after their record at 12 444).
+    for (len, some) in [(b.len() - 3, true), (20_000, false)] {
+        let p = write(dir.path(), &format!("cut{len}.data"), &b[..len]);
+        let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+        assert_eq!(o.status.code(), Some(2), "{len}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("cut short (perf's pipe format"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        if some {
+            let got: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+            assert!(
+                records(&got) > 0 && records(&got) <= records(&whole),
+                "{got}"
+            );
+        }
+    }
+}
+
 #[test]
 fn chrome_array_without_its_closing_bracket() {
     let p = fixture("chrome-array.json");

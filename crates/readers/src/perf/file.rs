@@ -11,9 +11,9 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub enum Bytes {
     Map(Arc<memmap2::Mmap>),
-    /// A private (copy-on-write) mapping whose first page holds the
-    /// repaired header, and how many of its bytes are records' (the rest
-    /// is cut off).
+    /// A mapping and how many of its bytes are whole records' (the rest is
+    /// cut off). A cut file's (not a pipe-format one's) is private
+    /// (copy-on-write), its first page holding the repaired header.
     Cut(Arc<memmap2::Mmap>, usize),
     Owned(Arc<Vec<u8>>),
 }
@@ -30,10 +30,11 @@ impl Bytes {
     pub fn release(&self, from: usize, to: usize) {
         #[cfg(unix)]
         if let Bytes::Map(m) | Bytes::Cut(m, _) = self {
-            const PAGE: usize = 4096;
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
             let (from, to) = (
-                from.max(1).div_ceil(PAGE) * PAGE,
-                (to.min(m.len()) / PAGE) * PAGE,
+                from.max(1).div_ceil(page) * page,
+                (to.min(m.len()) / page) * page,
             );
             if to > from {
                 // SAFETY: the mapping is a read-only map of a file: pages
@@ -110,6 +111,38 @@ pub struct Pipe {
     /// Where the tracepoint layouts lie: the bytes after a
     /// HEADER_TRACING_DATA record, which its header's size does not count.
     pub tracing: Option<(usize, usize)>,
+    /// The file ends (or is damaged) among the records of its header.
+    pub cut: bool,
+}
+
+/// A pipe-format file mapped: up to its last complete record, with an
+/// error saying so when the last one is cut (perf stopped mid-write; the
+/// format has no sizes to tell it otherwise). The walk to that record
+/// releases the pages it read.
+fn pipe_mapped(map: Arc<memmap2::Mmap>, mut layout: Layout, pipe: Pipe, name: &str) -> Mapped {
+    let (size, bytes) = (map.len() as u64, Bytes::Map(map.clone()));
+    let end = match pipe.cut {
+        true => layout.data_offset,
+        false => complete_records_end(&bytes, layout.data_offset),
+    };
+    if end == size {
+        return Mapped {
+            bytes,
+            size,
+            layout,
+            cut: None,
+            pipe: Some(pipe),
+        };
+    }
+    layout.data_size = end - layout.data_offset;
+    let why = "perf's pipe format, whose last record is cut off";
+    Mapped {
+        bytes: Bytes::Cut(map, end as usize),
+        size,
+        layout,
+        cut: Some(cut_at(name, why, end)),
+        pipe: Some(pipe),
+    }
 }
 
 /// The size of a pipe-format header: magic and this size.
@@ -124,31 +157,30 @@ fn pipe_layout(b: &[u8]) -> Option<(Layout, Pipe)> {
     if !is_perf_data(b) || u(8)? != PIPE_HEADER {
         return None;
     }
-    let (mut at, mut tracing) = (PIPE_HEADER as usize, None);
-    while let Some((ty, _, size)) = super::records::header(b, at).filter(|h| h.2 >= 8) {
-        match ty {
-            // HEADER_ATTR, EVENT_TYPE, BUILD_ID, FEATURE.
-            64 | 65 | 67 | 80 => at += size,
-            // HEADER_TRACING_DATA: its size, then as many bytes (8-aligned).
-            66 => {
-                let Some(n) = b.get(at + 8..at + 12) else {
-                    break;
-                };
-                let n = u32::from_le_bytes(n.try_into().unwrap()) as usize;
-                let from = at + size;
-                let to = (from + n.div_ceil(8) * 8).min(b.len());
-                tracing = Some((from, to));
-                at = to;
-            }
-            _ => break,
+    let (mut at, mut tracing, mut cut) = (PIPE_HEADER as usize, None, false);
+    while let Some((ty, _, size)) = super::records::header(b, at) {
+        if !matches!(ty, 64..=67 | 80) {
+            break;
         }
+        // HEADER_TRACING_DATA: its size, then as many bytes (8-aligned).
+        let layouts = b.get(at + 8..at + 12).filter(|_| ty == 66);
+        let n = layouts.map_or(0, |n| u32::from_le_bytes(n.try_into().unwrap()) as usize);
+        let next = at + size + n.div_ceil(8) * 8;
+        if size < 8 || next > b.len() {
+            // Cut (or damaged) among the header's records: no events.
+            cut = true;
+            break;
+        }
+        if ty == 66 {
+            tracing = Some((at + size, next));
+        }
+        at = next;
     }
-    let at = at.min(b.len());
     let layout = Layout {
         data_offset: at as u64,
         data_size: (b.len() - at) as u64,
     };
-    Some((layout, Pipe { tracing }))
+    Some((layout, Pipe { tracing, cut }))
 }
 
 /// A [`Bytes`] read as a stream (by the perf parser), without the bytes of
@@ -160,17 +192,21 @@ pub struct Stream {
     pos: u64,
     /// Where the hole starts in the bytes, and its length.
     hole: (u64, u64),
+    /// The pages before this place in the bytes were released (read front
+    /// to back, the stream keeps memory flat as the in-place readers do).
+    released: u64,
 }
 
 impl Stream {
     pub fn new(bytes: Bytes, hole: Option<(usize, usize)>) -> Stream {
         let hole = hole.map_or((u64::MAX, 0), |(from, to)| {
-            (from as u64, (to - from) as u64)
+            (from as u64, to.saturating_sub(from) as u64)
         });
         Stream {
             bytes,
             pos: 0,
             hole,
+            released: 0,
         }
     }
 
@@ -192,6 +228,13 @@ impl std::io::Read for Stream {
             out[..n].copy_from_slice(&b[at as usize..at as usize + n]);
         }
         self.pos += n as u64;
+        if at < self.released {
+            // Sought back: released from here on.
+            self.released = at;
+        } else if at - self.released >= RELEASE_STEP as u64 {
+            self.bytes.release(self.released as usize, at as usize);
+            self.released = at;
+        }
         Ok(n)
     }
 }
@@ -226,13 +269,7 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     let _ = map.advise(memmap2::Advice::Sequential);
     let size = map.len() as u64;
     if let Some((layout, pipe)) = pipe_layout(&map) {
-        return Ok(Mapped {
-            bytes: Bytes::Map(Arc::new(map)),
-            size,
-            layout,
-            cut: None,
-            pipe: Some(pipe),
-        });
+        return Ok(pipe_mapped(Arc::new(map), layout, pipe, name));
     }
     let lay = layout(&map).map_err(|m| file_error(name, m))?;
     let data_end = lay.data_offset.saturating_add(lay.data_size);
@@ -267,6 +304,13 @@ fn repaired(f: &std::fs::File, lay: &Layout, end: u64) -> std::io::Result<Bytes>
     // SAFETY: as in `map`; the mapping is private, so the header changed
     // here is this process's alone.
     let mut m = unsafe { memmap2::MmapOptions::new().map_copy(f) }?;
+    if (m.len() as u64) < end.max(HEADER_SIZE) {
+        let shrunk = "the file became shorter while it was read";
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            shrunk,
+        ));
+    }
     m[48..56].copy_from_slice(&(end - lay.data_offset.min(end)).to_le_bytes());
     m[72..104].fill(0);
     let m = m.make_read_only()?;
@@ -279,15 +323,21 @@ fn repaired(f: &std::fs::File, lay: &Layout, end: u64) -> std::io::Result<Bytes>
 fn cut_error(name: &str, lay: &Layout, size: u64, end: u64) -> ReadError {
     let data_end = lay.data_offset.saturating_add(lay.data_size);
     let header = if lay.data_size == 0 {
-        "was never finished: perf was stopped before writing it".to_string()
+        "its header was never finished: perf was stopped before writing it".to_string()
     } else {
-        format!("promises {data_end} bytes, the file has {size}")
+        format!("its header promises {data_end} bytes, the file has {size}")
     };
+    cut_at(name, &header, end)
+}
+
+/// The error that says the file was cut (`why`) and where its complete
+/// records end.
+fn cut_at(name: &str, why: &str, end: u64) -> ReadError {
     ReadError::new(
         name,
         Location::Offset(end),
         format!(
-            "the perf.data file is cut short (its header {header}; complete records end at byte {end}); the analysis covers the records up to there"
+            "the perf.data file is cut short ({why}; complete records end at byte {end}); the analysis covers the records up to there"
         ),
         false,
     )

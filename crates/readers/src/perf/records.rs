@@ -134,6 +134,9 @@ pub struct RawRecords {
     start: usize,
 }
 
+/// How far from the start of the records [`compressed`] looks.
+const COMPRESSED_WITHIN: usize = 64 << 20;
+
 /// Whether the records of `b[start..end]` are compressed (`perf record
 /// -z`): a compressed record comes before the first sample. perf writes
 /// the records it makes up for what ran before it started (names,
@@ -142,6 +145,9 @@ pub struct RawRecords {
 /// says so.
 pub fn compressed(b: &[u8], start: usize, end: usize) -> bool {
     let mut at = start;
+    // Past this, whatever came first was not what perf makes up at the
+    // start (a few thousand records on a busy machine).
+    let end = end.min(start.saturating_add(COMPRESSED_WITHIN));
     while let Some((ty, _, size)) = header(b, at).filter(|_| at + 8 <= end) {
         if COMPRESSED.contains(&ty) {
             return true;
