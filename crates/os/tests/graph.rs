@@ -340,6 +340,29 @@ fn a_recording_in_perfs_pipe_format_reads_as_a_file() {
     }
 }
 
+/// perf without `-a` records the command's own threads only: the file's
+/// command line says so, and so does a `not-system-wide` diagnostic,
+/// naming it. No system-wide recording gets one.
+#[test]
+fn a_recording_of_the_commands_threads_only_says_so() {
+    let kinds = |name: &str| {
+        let r = read(name);
+        let d = r.summary.diagnostics.into_iter();
+        d.filter(|d| d.kind == DiagnosticKind::NotSystemWide)
+            .map(|d| d.message)
+            .collect::<Vec<_>>()
+    };
+    let said = kinds("pingpong_own");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains("perf record") && said[0].contains("has no -a"),
+        "{said:?}"
+    );
+    for name in ALL {
+        assert!(kinds(name).is_empty(), "{name}");
+    }
+}
+
 /// `rename.data` cut at `len` bytes (its records end at 50 872; the
 /// command's exec is at byte 45 040), with its `.recorder` file or not.
 fn cut_rename(dir: &std::path::Path, len: usize, recorder: bool) -> std::path::PathBuf {

@@ -63,6 +63,8 @@ pub enum DiagnosticKind {
     RecorderShare,
     /// The recorded command's thread was chosen among namesakes.
     CommandGuessed,
+    /// perf recorded only the command's own threads, not the whole system.
+    NotSystemWide,
     /// The path is shorter than the time between its ends: waits on it are
     /// charged to no state.
     PathGap,
@@ -72,7 +74,7 @@ use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 28] = [
+    pub const ALL: [DiagnosticKind; 29] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -100,6 +102,7 @@ impl DiagnosticKind {
         DuplicateRank,
         RecorderShare,
         CommandGuessed,
+        NotSystemWide,
         PathGap,
     ];
 
@@ -133,6 +136,7 @@ impl DiagnosticKind {
             DuplicateRank => "duplicate-rank",
             RecorderShare => "recorder-share",
             CommandGuessed => "command-guessed",
+            NotSystemWide => "not-system-wide",
             PathGap => "path-gap",
         }
     }
@@ -172,6 +176,7 @@ impl DiagnosticKind {
             DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
+            NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
     }

@@ -215,6 +215,55 @@ fn namesakes(
     .count(rivals as u64 + 1)
 }
 
+/// Whether `perf record`'s command line `cmdline` (the perf binary,
+/// `record`, its options, the command) records the whole system: `-a` /
+/// `--all-cpus`, or CPUs (`-C` / `--cpu`), alone or among short options
+/// run together (`-ag`). `None` when it is not perf record's.
+fn system_wide(cmdline: &[&str]) -> Option<bool> {
+    let (_, rest) = cmdline.split_first()?;
+    let (sub, args) = rest.split_first()?;
+    if *sub != "record" {
+        return None;
+    }
+    // perf record's short options that take a value.
+    const VALUED: &str = "eoFcmCptukGjIrdbBlwzD";
+    let mut args = args.iter().take_while(|a| **a != "--");
+    while let Some(a) = args.next() {
+        if ["--all-cpus", "--cpu"]
+            .iter()
+            .any(|o| a.split('=').next() == Some(o))
+        {
+            return Some(true);
+        }
+        let Some(cluster) = a.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+            continue;
+        };
+        for (i, c) in cluster.char_indices() {
+            if c == 'a' || c == 'C' {
+                return Some(true);
+            }
+            if VALUED.contains(c) {
+                if i + 1 == cluster.len() {
+                    args.next();
+                }
+                break;
+            }
+        }
+    }
+    Some(false)
+}
+
+/// The diagnostic of a recording of the command's threads only.
+fn not_system_wide(cmdline: &[&str]) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::NotSystemWide,
+        format!(
+            "perf recorded only the command's own threads (`{}` has no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so the waits they ended end without their causes and show as the command's own blocked time; record the whole system (perf record -a, or critpath record)",
+            cmdline.join(" ")
+        ),
+    )
+}
+
 /// Samples are decoded by the tracepoint id each one carries in its first
 /// field (common_type), so a file whose event-id table was never written
 /// still decodes right. Returns the decoders and the kind of each event.
@@ -326,6 +375,10 @@ impl KernelEvents {
         let (names, target, stopped) = (found.names, found.target, found.stopped);
         if lost {
             problems.push(header_lost(path, recorder, target, &names));
+        }
+        let cmdline = perf_file.cmdline().ok().flatten().unwrap_or_default();
+        if system_wide(&cmdline) == Some(false) {
+            problems.push(not_system_wide(&cmdline));
         }
         if let (Some(cmd), Some((tid, t)), 1..) = (&cmd, target, found.rivals) {
             problems.push(namesakes(path, recorder, cmd, (tid, t), found.rivals));
@@ -602,4 +655,46 @@ fn raw_reader(perf_file: &PerfFile, bytes: &Bytes, lay: &file::Layout) -> Option
         lay.data_offset.saturating_add(lay.data_size) as usize,
         &events,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::system_wide;
+
+    /// perf record's options before `--`: `-a`, `--all-cpus` or CPUs make
+    /// a recording of the whole system, also among short options run
+    /// together; an option's value (or the command's own `-a`) does not.
+    #[test]
+    fn a_command_line_says_whether_perf_recorded_the_whole_system() {
+        fn line(s: &str) -> Vec<&str> {
+            s.split(' ').collect()
+        }
+        let wide = [
+            "perf record -a -e sched:* -- cmd",
+            "/usr/bin/perf record -q -a -k CLOCK_MONOTONIC -o f -- cmd",
+            "perf record -ag -- cmd",
+            "perf record -qa -- cmd",
+            "perf record --all-cpus cmd",
+            "perf record -C 0,1 -- cmd",
+            "perf record --cpu=1 -- cmd",
+        ];
+        for s in wide {
+            assert_eq!(system_wide(&line(s)), Some(true), "{s}");
+        }
+        let own = [
+            "perf record -e sched:* -- cmd -a",
+            "perf record -o -a -- cmd",
+            "perf record -eall -- cmd",
+            "perf record -p 123",
+            "perf record -e sched:sched_switch -k CLOCK_MONOTONIC cmd",
+            "perf record",
+        ];
+        for s in own {
+            assert_eq!(system_wide(&line(s)), Some(false), "{s}");
+        }
+        for s in ["perf stat -a -- cmd", "perf", ""] {
+            assert_eq!(system_wide(&line(s)), None, "{s}");
+        }
+        assert_eq!(system_wide(&[]), None);
+    }
 }
