@@ -225,8 +225,9 @@ fn system_wide(cmdline: &[&str]) -> Option<bool> {
     if *sub != "record" {
         return None;
     }
-    // perf record's short options that take a value.
-    const VALUED: &str = "eoFcmCptukGjIrdbBlwzD";
+    // perf record's short options that take a value (not an optional
+    // one, which is written attached).
+    const VALUED: &str = "eoFcmCptukGjrD";
     let mut args = args.iter().take_while(|a| **a != "--");
     while let Some(a) = args.next() {
         if ["--all-cpus", "--cpu"]
@@ -674,6 +675,8 @@ mod tests {
             "/usr/bin/perf record -q -a -k CLOCK_MONOTONIC -o f -- cmd",
             "perf record -ag -- cmd",
             "perf record -qa -- cmd",
+            "perf record -z -a -- cmd",
+            "perf record -I -a -- cmd",
             "perf record --all-cpus cmd",
             "perf record -C 0,1 -- cmd",
             "perf record --cpu=1 -- cmd",
