@@ -18,7 +18,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 fn misfit(f: &mut File, len: u64) -> std::io::Result<Option<(usize, u64, u64)>> {
     let mut h = [0u8; 104];
     f.read_exact(&mut h)?;
-    if u64_at(&h, 8) == 16 {
+    if critpath_readers::perf::file::is_pipe(&h) {
         // perf's pipe format: no sections, no sizes.
         return Ok(None);
     }

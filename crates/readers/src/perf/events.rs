@@ -99,8 +99,7 @@ fn all_tracepoints() -> Vec<&'static str> {
 
 /// The perf parser on a file's bytes, from its start.
 fn parse(mapped: &file::Mapped) -> Result<PerfFileReader<file::Stream>, linux_perf_data::Error> {
-    let tracing = mapped.pipe.as_ref().and_then(|p| p.tracing);
-    let stream = file::Stream::new(mapped.bytes.clone(), tracing);
+    let stream = file::Stream::new(mapped.bytes.clone(), mapped.layouts());
     match mapped.pipe {
         Some(_) => PerfFileReader::parse_pipe(stream),
         None => PerfFileReader::parse_file(stream),
@@ -133,18 +132,12 @@ fn formats(
     f
 }
 
-/// The command line and host name in the file's header.
-fn command_and_host(perf_file: &PerfFile) -> (Option<String>, String) {
-    let cmdline: Vec<&str> = perf_file.cmdline().ok().flatten().unwrap_or_default();
-    let cmd = file::recorded_command(&cmdline);
-    let host = perf_file
-        .hostname()
-        .ok()
-        .flatten()
-        .filter(|h| !h.is_empty())
+/// The host name in the file's header (`local` when it has none).
+fn host_name(perf_file: &PerfFile) -> String {
+    let host = perf_file.hostname().ok().flatten();
+    host.filter(|h| !h.is_empty())
         .unwrap_or("local")
-        .to_string();
-    (cmd, host)
+        .to_string()
 }
 
 /// The file beside a recording that holds the recorder's pid
@@ -322,7 +315,6 @@ impl KernelEvents {
     pub fn open(path: &Path, in_place: bool, strings: &mut Interner) -> Result<Self, ReadError> {
         let name = path.display().to_string();
         let mapped = file::map(path, &name)?;
-        let tracing = mapped.pipe.as_ref().and_then(|p| p.tracing);
         let PerfFileReader {
             perf_file,
             record_iter,
@@ -333,9 +325,12 @@ impl KernelEvents {
             )
         })?;
         let mut problems = Vec::new();
-        let layouts = tracing.map(|(from, to)| &mapped.bytes.as_ref()[from..to]);
+        let layouts = mapped
+            .layouts()
+            .map(|(from, to)| &mapped.bytes.as_ref()[from..to]);
         let by_id = tracefmt::by_id(formats(&perf_file, layouts, &mut problems));
-        let (cmd, host) = command_and_host(&perf_file);
+        let cmdline = perf_file.cmdline().ok().flatten().unwrap_or_default();
+        let (cmd, host) = (file::recorded_command(&cmdline), host_name(&perf_file));
         let first_format = perf_file.event_attributes().first();
         let sample_type = first_format.map_or(0, |a| a.attributes().sample_format.bits());
         let bytes = mapped.bytes.clone();
@@ -377,7 +372,6 @@ impl KernelEvents {
         if lost {
             problems.push(header_lost(path, recorder, target, &names));
         }
-        let cmdline = perf_file.cmdline().ok().flatten().unwrap_or_default();
         if system_wide(&cmdline) == Some(false) {
             problems.push(not_system_wide(&cmdline));
         }

@@ -103,6 +103,13 @@ pub struct Mapped {
     pub pipe: Option<Pipe>,
 }
 
+impl Mapped {
+    /// Where a pipe-format file's tracepoint layouts lie ([`Pipe`]).
+    pub fn layouts(&self) -> Option<(usize, usize)> {
+        self.pipe.as_ref().and_then(|p| p.tracing)
+    }
+}
+
 /// A file in perf's pipe format (`perf record -o -` saved to a file): a
 /// 16-byte header, then the event attributes, the header's features and the
 /// tracepoint layouts as records (`PERF_RECORD_HEADER_*`) before the
@@ -148,13 +155,21 @@ fn pipe_mapped(map: Arc<memmap2::Mmap>, mut layout: Layout, pipe: Pipe, name: &s
 /// The size of a pipe-format header: magic and this size.
 const PIPE_HEADER: u64 = 16;
 
+/// Whether a perf.data file whose first bytes are `head` is in perf's pipe
+/// format.
+pub fn is_pipe(head: &[u8]) -> bool {
+    let size = head
+        .get(8..16)
+        .map(|x| u64::from_le_bytes(x.try_into().unwrap()));
+    is_perf_data(head) && size == Some(PIPE_HEADER)
+}
+
 /// The layout of a pipe-format file `b`: its events start after the
 /// records that stand for a header (attributes, event types, tracepoint
 /// layouts, build ids, features) and end with the file. `None` for a file
 /// that is not in the pipe format.
 fn pipe_layout(b: &[u8]) -> Option<(Layout, Pipe)> {
-    let u = |at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().unwrap()));
-    if !is_perf_data(b) || u(8)? != PIPE_HEADER {
+    if !is_pipe(b) {
         return None;
     }
     let (mut at, mut tracing, mut cut) = (PIPE_HEADER as usize, None, false);
