@@ -9,6 +9,11 @@
 //! records introduced, so the engine's copy of the string table always
 //! covers what it is fed. Batches, errors and their order are those of the
 //! one-thread pump, so the results are the same.
+//!
+//! [`analyze`] and [`analyze_parallel`] let a source name its SMs late
+//! ([`RecordSource::prepare`]) when nothing in the options matches names
+//! while records are read, and read it again when the source says its
+//! late names showed the first pass wrong.
 
 use crate::engine::{Engine, Options};
 use crate::error::Result;
@@ -39,7 +44,7 @@ const SKIPPED_DETAIL: u64 = 10;
 
 /// `opts` with the source's scope (for a recording: the command's main
 /// thread) as start and destination when neither is given.
-pub fn scoped<S: RecordSource + ?Sized>(source: &S, mut opts: Options) -> Options {
+pub fn scoped<S: RecordSource + ?Sized>(source: &mut S, mut opts: Options) -> Options {
     if opts.from.is_none() && opts.to.is_none() {
         let scope = source.scope();
         opts.from = scope.from;
@@ -57,10 +62,11 @@ pub fn scoped<S: RecordSource + ?Sized>(source: &S, mut opts: Options) -> Option
 pub fn analyze<S: RecordSource + ?Sized>(
     source: &mut S,
     opts: Options,
-    progress: impl FnMut(u64, u64),
+    mut progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
-    let opts = scoped(source, opts);
-    run(source, Engine::new(opts), progress)
+    late_names_pass(source, opts, |source, opts| {
+        run(source, Engine::new(opts), &mut progress)
+    })
 }
 
 /// [`analyze`], telling `observer` of every state visit and dependence.
@@ -70,6 +76,8 @@ pub fn analyze_observed<S: RecordSource + ?Sized>(
     observer: &mut dyn Observer,
     progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
+    // The observer may keep names as it sees them: they are final first.
+    source.prepare(false);
     let opts = scoped(source, opts);
     run(source, Engine::observed(opts, observer), progress)
 }
@@ -79,10 +87,32 @@ pub fn analyze_observed<S: RecordSource + ?Sized>(
 pub fn analyze_parallel<S: RecordSource + Send + ?Sized>(
     source: &mut S,
     opts: Options,
-    progress: impl FnMut(u64, u64),
+    mut progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
-    let opts = scoped(source, opts);
-    run_parallel(source, Engine::new(opts), progress)
+    late_names_pass(source, opts, |source, opts| {
+        run_parallel(source, Engine::new(opts), &mut progress)
+    })
+}
+
+/// Runs `pass` over `source` prepared for late names when nothing in
+/// `opts` matches SM names while records are read (see
+/// [`RecordSource::prepare`]), and again, names final first, when the
+/// source says the late names showed the first pass wrong.
+fn late_names_pass<S: RecordSource + ?Sized>(
+    source: &mut S,
+    opts: Options,
+    mut pass: impl FnMut(&mut S, Options) -> Result<(Analysis, Option<ReadError>)>,
+) -> Result<(Analysis, Option<ReadError>)> {
+    let late = opts.from.is_none() && opts.speedups.is_empty();
+    source.prepare(late);
+    let scope = scoped(source, opts.clone());
+    let first = pass(source, scope)?;
+    if !(late && source.restart()) {
+        return Ok(first);
+    }
+    source.prepare(false);
+    let scope = scoped(source, opts);
+    pass(source, scope)
 }
 
 /// One hand-off from the reader's thread to the engine's: records, the
@@ -231,6 +261,7 @@ fn finish<S: RecordSource + ?Sized>(
     for d in summary.diagnostics {
         engine.add_diagnostic(d);
     }
+    engine.renamed(&summary.renamed);
     let first_error = errors.first.or(summary.error);
     let mut analysis = engine.finish(source.strings())?;
     analysis.annotation_costs = summary.annotation_costs;

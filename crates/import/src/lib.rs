@@ -103,10 +103,21 @@ impl RecordSource for AnySource {
             _ => Default::default(),
         }
     }
-    fn scope(&self) -> critpath_trace::Scope {
+    fn scope(&mut self) -> critpath_trace::Scope {
         match self {
             AnySource::Perf(r) => r.scope(),
             _ => Default::default(),
+        }
+    }
+    fn prepare(&mut self, late_names: bool) {
+        if let AnySource::Perf(r) = self {
+            r.prepare(late_names);
+        }
+    }
+    fn restart(&mut self) -> bool {
+        match self {
+            AnySource::Perf(r) => r.restart(),
+            _ => false,
         }
     }
     fn bytes_read(&self) -> u64 {

@@ -435,6 +435,6 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_trace::Summary {
     critpath_trace::Summary {
         diagnostics: out,
         error,
-        annotation_costs: Vec::new(),
+        ..Default::default()
     }
 }

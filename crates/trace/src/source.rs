@@ -95,8 +95,25 @@ pub trait RecordSource {
     /// The part of the trace worth analysing when the user names none
     /// (`--from`/`--to`): a recording of one command runs from its start to
     /// the exit of its main thread.
-    fn scope(&self) -> Scope {
+    fn scope(&mut self) -> Scope {
         Scope::default()
+    }
+    /// Called once before the first record. `late_names` true says that
+    /// nothing will match SM names while records are read (no `--from`, no
+    /// speedups, no observer): a source whose SMs' final names are known
+    /// only at its end (a perf.data file names a thread by its latest name)
+    /// may then name them as it goes and rename them by [`Self::summary`]
+    /// ([`Summary::renamed`]). Without the call, names are final from the
+    /// first record.
+    fn prepare(&mut self, late_names: bool) {
+        let _ = late_names;
+    }
+    /// After a pass prepared with late names: true when what the source
+    /// learned at its end shows that pass was made on a wrong guess (a
+    /// perf.data file's recorded command turned out to be another thread);
+    /// the source is then ready to be read again, names final first.
+    fn restart(&mut self) -> bool {
+        false
     }
 }
 
@@ -109,6 +126,9 @@ pub struct Summary {
     /// of one event in ns (`critpath record --calibrate`), for
     /// the engine's overhead correction.
     pub annotation_costs: Vec<AnnotationCost>,
+    /// SMs the source renamed at its end (see [`RecordSource::prepare`]):
+    /// each one's name while it was read, and its final name.
+    pub renamed: Vec<(String, String)>,
 }
 
 /// See [`Summary::annotation_costs`].

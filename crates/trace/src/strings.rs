@@ -106,6 +106,29 @@ impl Interner {
         sym
     }
 
+    /// Gives permanent symbol `sym` the text `text` (a source that names
+    /// an SM before it knows its final name renames it at its end). False,
+    /// and nothing changed, when another symbol already has that text.
+    pub fn rename(&mut self, sym: Sym, text: &str) -> bool {
+        let Some(had) = self.strings.get(sym.index()) else {
+            return false;
+        };
+        if **had == *text {
+            return true;
+        }
+        if self.index.contains_key(text) {
+            return false;
+        }
+        let had = had.clone();
+        if self.index.get(&had) == Some(&sym) {
+            self.index.remove(&had);
+        }
+        let boxed: Box<str> = text.into();
+        self.strings[sym.index()] = boxed.clone();
+        self.index.insert(boxed, sym);
+        true
+    }
+
     pub fn get(&self, s: &str) -> Option<Sym> {
         self.index.get(s).copied()
     }
@@ -213,6 +236,21 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_renamed_symbol_keeps_its_place_and_answers_to_its_new_name_only() {
+        let mut s = Interner::new();
+        let (a, b) = (s.intern("perf-exec:7"), s.intern("late:8"));
+        assert!(s.rename(a, "early:7"));
+        assert_eq!((s.resolve(a), s.get("early:7")), ("early:7", Some(a)));
+        assert_eq!(s.get("perf-exec:7"), None);
+        assert_eq!(s.intern("early:7"), a);
+        // Another symbol's text is refused, and nothing changes.
+        assert!(!s.rename(a, "late:8"));
+        assert_eq!((s.resolve(a), s.resolve(b)), ("early:7", "late:8"));
+        assert!(s.rename(b, "late:8"));
+        assert_eq!(s.len(), 3);
+    }
 
     #[test]
     fn transient_ids_resolve_while_in_the_ring_and_leave_the_table_alone() {

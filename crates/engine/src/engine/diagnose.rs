@@ -2,6 +2,7 @@
 //! stack, receives without a send, waits that advanced early, states that
 //! are long with no wait, and a destination the start does not reach. At
 //! most [`DIAG_DETAIL`] of a kind are kept one by one; the rest are counted.
+//! They are put in words at the end, when SM names are final.
 
 use super::names::{link_label, sm_label};
 use super::walk::Walked;
@@ -12,10 +13,16 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// Detailed diagnostics kept per kind; the rest are counted.
 pub(super) const DIAG_DETAIL: usize = 10;
 
+/// A diagnostic as the engine meets it, put in words at the end: SM names
+/// are final only then (a source may rename SMs at its end, see
+/// `RecordSource::prepare`). What may be gone by then (a transient link
+/// id's text) is put in words at once.
+type Late = Box<dyn FnOnce(&Interner) -> Diagnostic + Send>;
+
 /// The engine's diagnostics so far, and those handed to it from outside.
 #[derive(Default)]
 pub(super) struct DiagSink {
-    detail: Vec<Diagnostic>,
+    detail: Vec<Late>,
     counts: FxHashMap<DiagnosticKind, u64>,
     /// Diagnostics that do not come from the engine (a reader's errors...).
     pub extra: Vec<Diagnostic>,
@@ -29,14 +36,16 @@ impl DiagSink {
         *c as usize <= DIAG_DETAIL
     }
 
-    pub fn push(&mut self, d: Diagnostic) {
-        self.detail.push(d);
+    /// Keeps a diagnostic, to be put in words with the final names.
+    pub fn push(&mut self, d: impl FnOnce(&Interner) -> Diagnostic + Send + 'static) {
+        self.detail.push(Box::new(d));
     }
 
-    /// The detailed diagnostics, then one count per kind with more than
-    /// were shown (by kind name), then `findings` and the outside ones.
-    pub fn take_all(&mut self, findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        let mut all = std::mem::take(&mut self.detail);
+    /// The detailed diagnostics (in words, with `strings`' names), then one
+    /// count per kind with more than were shown (by kind name), then
+    /// `findings` and the outside ones.
+    pub fn take_all(&mut self, findings: Vec<Diagnostic>, strings: &Interner) -> Vec<Diagnostic> {
+        let mut all: Vec<Diagnostic> = self.detail.drain(..).map(|d| d(strings)).collect();
         let mut kinds: Vec<_> = self
             .counts
             .iter()
@@ -136,31 +145,32 @@ impl Engine<'_> {
         func: Sym,
         why: RetMismatch,
         (t, pos): (u64, Pos),
-        strings: &Interner,
     ) {
         if !self.diags.want(DiagnosticKind::StackMismatch) {
             return;
         }
         let s = &self.m.sms[sm as usize];
-        let (label, func) = (sm_label(strings, s.sys, s.name), strings.resolve(func));
-        let message = match why {
-            RetMismatch::SkipsInner { depth } => format!(
-                "{label}: ret from {func} at t={t} ({pos}) skips {depth} inner call(s) that never returned"
-            ),
-            RetMismatch::BeforeAnyState => format!(
-                "{label}: ret from {func} at t={t} ({pos}) but the call was made before any state; no state to return to"
-            ),
-            RetMismatch::NoSuchCall { inner } => {
-                let inner = inner
-                    .map(|f| format!("the innermost call is {}", strings.resolve(f)))
-                    .unwrap_or_else(|| "there is no call to return from".to_string());
-                format!("{label}: ret from {func} at t={t} ({pos}) but {inner}; record ignored")
-            }
-        };
-        let d = Diagnostic::new(DiagnosticKind::StackMismatch, message)
-            .on(strings, s.sys, s.name)
-            .at(t, pos);
-        self.diags.push(d);
+        let (sys, name) = (s.sys, s.name);
+        self.diags.push(move |strings| {
+            let (label, func) = (sm_label(strings, sys, name), strings.resolve(func));
+            let message = match why {
+                RetMismatch::SkipsInner { depth } => format!(
+                    "{label}: ret from {func} at t={t} ({pos}) skips {depth} inner call(s) that never returned"
+                ),
+                RetMismatch::BeforeAnyState => format!(
+                    "{label}: ret from {func} at t={t} ({pos}) but the call was made before any state; no state to return to"
+                ),
+                RetMismatch::NoSuchCall { inner } => {
+                    let inner = inner
+                        .map(|f| format!("the innermost call is {}", strings.resolve(f)))
+                        .unwrap_or_else(|| "there is no call to return from".to_string());
+                    format!("{label}: ret from {func} at t={t} ({pos}) but {inner}; record ignored")
+                }
+            };
+            Diagnostic::new(DiagnosticKind::StackMismatch, message)
+                .on(strings, sys, name)
+                .at(t, pos)
+        });
     }
 
     /// Reports a `recv` of SM `sm` whose id was never sent.
@@ -175,17 +185,20 @@ impl Engine<'_> {
             return;
         }
         let s = &self.m.sms[sm as usize];
-        let d = Diagnostic::new(
-            DiagnosticKind::RecvWithoutSend,
-            format!(
-                "{}: recv of id {} at t={t} ({pos}) has no earlier send; the dependence is missing (record the send before the recv)",
-                sm_label(strings, s.sys, s.name),
-                link_label(strings, id)
-            ),
-        )
-        .on(strings, s.sys, s.name)
-        .at(t, pos);
-        self.diags.push(d);
+        let (sys, name) = (s.sys, s.name);
+        // A transient id's text may be gone by the end.
+        let id = link_label(strings, id);
+        self.diags.push(move |strings| {
+            Diagnostic::new(
+                DiagnosticKind::RecvWithoutSend,
+                format!(
+                    "{}: recv of id {id} at t={t} ({pos}) has no earlier send; the dependence is missing (record the send before the recv)",
+                    sm_label(strings, sys, name),
+                ),
+            )
+            .on(strings, sys, name)
+            .at(t, pos)
+        });
     }
 
     /// Reports that SM `sm` left its waiting state `key` too early: it
@@ -196,25 +209,26 @@ impl Engine<'_> {
         key: u32,
         (wait, seen, entered): (WaitOn, Option<u64>, u64),
         (t, pos): (u64, Pos),
-        strings: &Interner,
     ) {
         if !self.diags.want(DiagnosticKind::WaitAdvancedEarly) {
             return;
         }
-        let why = why_early(wait, seen, entered, strings);
         let s = &self.m.sms[sm as usize];
-        let state = strings.resolve(self.m.keys[key as usize].state);
-        let d = Diagnostic::new(
-            DiagnosticKind::WaitAdvancedEarly,
-            format!(
-                "{}: left waiting state '{state}' at t={t} ({pos}) too early: {why}; the dependence is probably wrong or incomplete",
-                sm_label(strings, s.sys, s.name),
-            ),
-        )
-        .on(strings, s.sys, s.name)
-        .state(state)
-        .at(t, pos);
-        self.diags.push(d);
+        let (sys, name, state) = (s.sys, s.name, self.m.keys[key as usize].state);
+        self.diags.push(move |strings| {
+            let why = why_early(wait, seen, entered, strings);
+            let state = strings.resolve(state);
+            Diagnostic::new(
+                DiagnosticKind::WaitAdvancedEarly,
+                format!(
+                    "{}: left waiting state '{state}' at t={t} ({pos}) too early: {why}; the dependence is probably wrong or incomplete",
+                    sm_label(strings, sys, name),
+                ),
+            )
+            .on(strings, sys, name)
+            .state(state)
+            .at(t, pos)
+        });
     }
 }
 

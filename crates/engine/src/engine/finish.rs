@@ -27,7 +27,7 @@ impl Engine<'_> {
         findings.extend(self.long_states(strings));
         findings.extend(self.pending_dropped());
         findings.extend(self.path_gap(&walked, strings));
-        let diagnostics = self.diags.take_all(findings);
+        let diagnostics = self.diags.take_all(findings, strings);
         let cgraph = self.cgraph_rows(strings);
         let path = self
             .opts

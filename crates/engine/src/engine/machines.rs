@@ -221,8 +221,8 @@ impl Engine<'_> {
                 Some(&th) => th,
                 None => {
                     if self.diags.want(DiagnosticKind::StackMismatch) {
-                        let d = diagnose::cpu_unswitched(strings, cpu, t, pos);
-                        self.diags.push(d);
+                        self.diags
+                            .push(move |s| diagnose::cpu_unswitched(s, cpu, t, pos));
                     }
                     return None;
                 }
@@ -232,8 +232,8 @@ impl Engine<'_> {
             Some(&sm) => Some(sm),
             None => {
                 if self.diags.want(DiagnosticKind::StackMismatch) {
-                    let d = diagnose::empty_stack(strings, thread, t, pos);
-                    self.diags.push(d);
+                    self.diags
+                        .push(move |s| diagnose::empty_stack(s, thread, t, pos));
                 }
                 None
             }
@@ -248,15 +248,7 @@ impl Engine<'_> {
 
     /// Thread `thread` leaves SM `name`: pops it, or the SMs above it too
     /// when it is not on top (a stack mismatch).
-    pub(super) fn pop(
-        &mut self,
-        sys: Sym,
-        thread: Sym,
-        name: Sym,
-        t: u64,
-        pos: Pos,
-        strings: &Interner,
-    ) {
+    pub(super) fn pop(&mut self, sys: Sym, thread: Sym, name: Sym, t: u64, pos: Pos) {
         let target = self.m.sm_index.get(&(sys, name)).copied();
         let stack = self.m.stacks.entry((sys, thread)).or_default();
         let top = stack.last().copied();
@@ -276,7 +268,7 @@ impl Engine<'_> {
                 top,
                 popped: found.is_some(),
             };
-            self.diags.push(mismatch.diagnostic(strings, t, pos));
+            self.diags.push(move |s| mismatch.diagnostic(s, t, pos));
         }
     }
 }

@@ -191,4 +191,20 @@ impl<'o> Engine<'o> {
     pub fn add_diagnostic(&mut self, d: Diagnostic) {
         self.diags.extra.push(d);
     }
+
+    /// The source renamed these SMs at its end (old name, new name): a
+    /// start or destination given by an old name now goes by the new one
+    /// (the start was matched when its SM appeared, under the old name).
+    pub fn renamed(&mut self, renames: &[(String, String)]) {
+        for (old, new) in renames {
+            for spec in [&mut self.opts.from, &mut self.opts.to]
+                .into_iter()
+                .flatten()
+            {
+                if spec == old {
+                    spec.clone_from(new);
+                }
+            }
+        }
+    }
 }

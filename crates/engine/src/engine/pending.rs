@@ -171,18 +171,20 @@ impl Engine<'_> {
             return;
         }
         let s = &self.m.sms[sm as usize];
-        let d = Diagnostic::new(
-            DiagnosticKind::PendingSendDropped,
-            format!(
-                "{}: recv of id {} at t={t} ({pos}): its send was dropped unreceived for the bound of {} pending sends (CRITPATH_PENDING_SENDS); the dependence is missing",
-                sm_label(strings, s.sys, s.name),
-                link_label(strings, id),
-                self.pending.limit()
-            ),
-        )
-        .on(strings, s.sys, s.name)
-        .at(t, pos);
-        self.diags.push(d);
+        let (sys, name, limit) = (s.sys, s.name, self.pending.limit());
+        // A transient id's text may be gone by the end.
+        let id = link_label(strings, id);
+        self.diags.push(move |strings| {
+            Diagnostic::new(
+                DiagnosticKind::PendingSendDropped,
+                format!(
+                    "{}: recv of id {id} at t={t} ({pos}): its send was dropped unreceived for the bound of {limit} pending sends (CRITPATH_PENDING_SENDS); the dependence is missing",
+                    sm_label(strings, sys, name),
+                ),
+            )
+            .on(strings, sys, name)
+            .at(t, pos)
+        });
     }
 
     /// How many sends were dropped for the bound, if any.

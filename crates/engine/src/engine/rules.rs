@@ -101,7 +101,7 @@ impl Engine<'_> {
                 }
             }
             Event::Push { thread, sm } => self.push(sys, thread, sm, strings),
-            Event::Pop { thread, sm } => self.pop(sys, thread, sm, t, pos, strings),
+            Event::Pop { thread, sm } => self.pop(sys, thread, sm, t, pos),
             Event::Switch { cpu, thread } => {
                 self.m.cpus.insert((sys, cpu), thread);
             }
@@ -118,17 +118,17 @@ impl Engine<'_> {
         let s = &mut self.m.sms[sm as usize];
         let Some(i) = s.calls.iter().rposition(|&(f, _)| f == func) else {
             let inner = s.calls.last().map(|&(f, _)| f);
-            self.ret_mismatch(sm, func, RetMismatch::NoSuchCall { inner }, at, strings);
+            self.ret_mismatch(sm, func, RetMismatch::NoSuchCall { inner }, at);
             return;
         };
         let depth = s.calls.len() - 1 - i;
         let (_, caller) = s.calls[i];
         s.calls.truncate(i);
         if depth > 0 {
-            self.ret_mismatch(sm, func, RetMismatch::SkipsInner { depth }, at, strings);
+            self.ret_mismatch(sm, func, RetMismatch::SkipsInner { depth }, at);
         }
         if caller == NONE32 {
-            self.ret_mismatch(sm, func, RetMismatch::BeforeAnyState, at, strings);
+            self.ret_mismatch(sm, func, RetMismatch::BeforeAnyState, at);
             return;
         }
         self.transition_out(sm, caller, WaitOn::No, None, at, strings);
@@ -264,7 +264,7 @@ impl Engine<'_> {
         // Inter-SM candidate: the matching send, or the awaited transition.
         let (inter, intra_zero) = match recv {
             Some((id, waited)) => self.matching_send(sm, (id, waited), &b, (t, pos), strings),
-            None if alive => self.awaited(sm, &b, (t, pos), strings),
+            None if alive => self.awaited(sm, &b, (t, pos)),
             None => (None, false),
         };
 
@@ -335,13 +335,7 @@ impl Engine<'_> {
     /// SM waited (then the intra-SM edge weighs nothing); else reports the
     /// wait as advanced early.
     #[inline]
-    fn awaited(
-        &mut self,
-        sm: u32,
-        b: &Before,
-        (t, pos): (u64, Pos),
-        strings: &Interner,
-    ) -> (Option<NodeRef>, bool) {
+    fn awaited(&mut self, sm: u32, b: &Before, (t, pos): (u64, Pos)) -> (Option<NodeRef>, bool) {
         let (on_sys, on, state) = match b.wait {
             WaitOn::No => return (None, false),
             WaitOn::Open => (Sym(0), Sym(0), NONE32),
@@ -356,7 +350,7 @@ impl Engine<'_> {
             Some(m) if m.t >= b.entered && m.t <= t => (Some(m), true),
             _ => {
                 let seen = m.map(|m| m.t);
-                self.early(sm, b.cur_key, (b.wait, seen, b.entered), (t, pos), strings);
+                self.early(sm, b.cur_key, (b.wait, seen, b.entered), (t, pos));
                 (None, false)
             }
         }

@@ -6,6 +6,7 @@ use super::{Armed, Builder, Comm, St, Thread};
 use crate::names::OsSm;
 use critpath_readers::perf::kevent::preempted;
 use critpath_trace::Sym;
+use rustc_hash::FxHashMap;
 
 impl Builder {
     pub(super) fn thread(&mut self, tid: u32, comm: Option<&Comm>) -> &mut Thread {
@@ -22,6 +23,48 @@ impl Builder {
             let sm = strings.intern(&OsSm::Thread { comm: name, tid }.to_string());
             Thread::new(sm, running, St::Unknown, 0, false)
         })
+    }
+
+    /// Names threads by `names` (each one's latest name), and sets the
+    /// recorded command's thread and its exec: before the first event.
+    pub fn name_threads(&mut self, names: FxHashMap<u32, String>, target: Option<(u32, u64)>) {
+        (self.names, self.target) = (names, target);
+    }
+
+    /// The recorded command's thread and its exec, as set.
+    pub fn target(&self) -> Option<(u32, u64)> {
+        self.target
+    }
+
+    /// At the end, gives every thread its latest name in `names` (a thread
+    /// first seen before it was renamed was named by what was known then):
+    /// each renamed SM's name before and after. `Err` when a new name is
+    /// another SM's already (nothing is renamed then).
+    pub fn rename_threads(
+        &mut self,
+        names: &FxHashMap<u32, String>,
+    ) -> Result<Vec<(String, String)>, String> {
+        let mut renames = Vec::new();
+        for (tid, th) in &self.threads {
+            let Some(comm) = names.get(tid) else { continue };
+            if self.names.get(tid) == Some(comm) {
+                continue;
+            }
+            let new = OsSm::Thread { comm, tid: *tid }.to_string();
+            match self.strings.get(&new) {
+                Some(_) => return Err(new),
+                None => renames.push((th.sm, new)),
+            }
+        }
+        let mut said = Vec::with_capacity(renames.len());
+        for (sm, new) in renames {
+            let old = self.strings.resolve(sm).to_string();
+            if !self.strings.rename(sm, &new) {
+                return Err(new);
+            }
+            said.push((old, new));
+        }
+        Ok(said)
     }
 
     /// Is this thread's event to be ignored (the recorder's child before

@@ -9,9 +9,10 @@
 //! introduced; [`Decoding::next`] adds them to the graph's table and gives
 //! the events with their symbols moved to it.
 
+use critpath_readers::perf::names::Found;
 use critpath_readers::perf::records::Damage;
 use critpath_readers::perf::{KRecord, KernelEvents};
-use critpath_trace::{threads_allowed, Interner, ReadError, Sym};
+use critpath_trace::{threads_allowed, Diagnostic, Interner, ReadError, Sym};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -41,6 +42,10 @@ pub(super) struct Batch {
     pub malformed: (u64, Option<usize>),
     /// Damaged record headers skipped over so far.
     pub damage: Damage,
+    /// With the last batch of a file whose names came late: what the names
+    /// pass over the whole file finds, and its diagnostic
+    /// ([`KernelEvents::gathered`]).
+    pub gathered: Option<(Found, Option<Diagnostic>)>,
 }
 
 /// The reader and its own string table.
@@ -75,6 +80,7 @@ impl Decoder {
         b.repeated = self.reader.repeated();
         b.malformed = self.reader.malformed();
         b.damage = self.reader.damage();
+        b.gathered = if b.done { self.reader.gathered() } else { None };
     }
 
     /// Decodes the whole file into batches sent over `tx`, reusing the
@@ -132,6 +138,14 @@ impl Decoding {
             moved: Vec::new(),
             base,
             batch: Batch::default(),
+        }
+    }
+
+    /// The reader, before the first batch.
+    pub fn reader(&mut self) -> Option<&mut KernelEvents> {
+        match &mut self.stage {
+            Stage::Idle(d) | Stage::Inline(d) => Some(&mut d.reader),
+            _ => None,
         }
     }
 

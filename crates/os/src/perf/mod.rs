@@ -15,6 +15,7 @@ use crate::observer::KernelObserver;
 use crate::osgraph::Builder;
 use crate::recorder::Recorder;
 use critpath_readers::annot::AnnotReader;
+use critpath_readers::perf::names::Found;
 use critpath_readers::perf::records::Damage;
 use critpath_readers::perf::{KernelEvents, Step};
 use critpath_trace::DiagnosticKind;
@@ -22,7 +23,8 @@ use critpath_trace::{
     Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Scope, Summary,
 };
 use decoding::Decoding;
-use std::path::Path;
+use rustc_hash::FxHashMap;
+use std::path::{Path, PathBuf};
 
 pub use critpath_readers::perf::file::is_perf_data;
 pub use critpath_readers::perf::symbols::symbols_path;
@@ -58,6 +60,37 @@ pub struct PerfSource {
     observer: Option<Box<dyn KernelObserver + Send>>,
     /// The recorder's own running time (diagnostic `recorder-share`).
     recorder: Recorder,
+    /// How thread names stand ([`RecordSource::prepare`]).
+    names: Names,
+    /// With the last batch of a file whose names came late: the whole
+    /// file's names ([`KernelEvents::gathered`]).
+    gathered: Option<(Found, Option<Diagnostic>)>,
+    /// How much of the file's head is walked for names when the rest come
+    /// late (`HEAD_BYTES`; tests make it small).
+    head: u64,
+    /// Threads renamed at the end, when names came late.
+    renamed: Option<usize>,
+    /// Times the file was read again ([`RecordSource::restart`]).
+    restarts: u32,
+    /// The file and how it was opened, to read it again
+    /// ([`RecordSource::restart`]).
+    path: PathBuf,
+    in_place: bool,
+}
+
+/// How the thread names of a source stand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Names {
+    /// Not settled yet (see [`KernelEvents::settle_names`]).
+    Open,
+    /// Final from the first event.
+    Final,
+    /// As known from the file's head: the rest come with the last event,
+    /// and threads are renamed by the summary.
+    Late,
+    /// The summary found the head's recorded command wrong: the file is to
+    /// be read again.
+    Redo,
 }
 
 /// The analysis's default scope: the recorded command's main thread, when
@@ -90,11 +123,9 @@ impl PerfSource {
     pub fn open_with(path: &Path, in_place: bool) -> Result<PerfSource, ReadError> {
         let mut strings = Interner::new();
         let mut reader = KernelEvents::open(path, in_place, &mut strings)?;
-        let scope = scope(&reader);
         let rec = &mut reader.recording;
-        let names = std::mem::take(&mut rec.names);
         let recorder = Recorder::new(rec.recorder);
-        let builder = Builder::new(strings, &rec.host, names, rec.target);
+        let builder = Builder::new(strings, &rec.host, FxHashMap::default(), None);
         let problems = std::mem::take(&mut reader.problems);
         let error = reader.error.take();
         let annot_path = critpath_readers::annot::sibling(path);
@@ -116,11 +147,105 @@ impl PerfSource {
             malformed: (0, None),
             damage: Damage::default(),
             name: path.display().to_string(),
-            scope,
+            scope: Scope::default(),
             annot,
             observer: None,
             recorder,
+            names: Names::Open,
+            gathered: None,
+            head: critpath_readers::perf::events::HEAD_BYTES,
+            renamed: None,
+            restarts: 0,
+            path: path.to_path_buf(),
+            in_place,
         })
+    }
+
+    /// Settles the thread names before the first event: late (see
+    /// [`RecordSource::prepare`]) when `late` and neither annotations nor
+    /// an observer may take a thread's name as it goes.
+    fn settle(&mut self, late: bool) {
+        if self.names != Names::Open {
+            return;
+        }
+        let late = late && self.annot.is_none() && self.observer.is_none();
+        let reader = self
+            .decoding
+            .reader()
+            .expect("names settle before the first batch");
+        let came_late = reader.settle_names(late.then_some(self.head));
+        self.problems.append(&mut reader.problems);
+        self.scope = scope(reader);
+        let rec = &mut reader.recording;
+        let names = std::mem::take(&mut rec.names);
+        self.builder.name_threads(names, rec.target);
+        self.names = if came_late { Names::Late } else { Names::Final };
+    }
+
+    /// At the end of a file whose names came late: every thread renamed
+    /// to its latest name (the old and new names), the whole file's
+    /// diagnostic of the command's thread, and whether the head's choice
+    /// of that thread holds (else the file is read again).
+    fn settle_late(
+        &mut self,
+        gathered: Option<(Found, Option<Diagnostic>)>,
+    ) -> Vec<(String, String)> {
+        let Some((found, said)) = gathered else {
+            return Vec::new();
+        };
+        self.problems.extend(said);
+        if found.target != self.builder.target() {
+            self.redo("the recorded command's thread");
+            return Vec::new();
+        }
+        match self.builder.rename_threads(&found.names) {
+            Ok(renamed) => {
+                self.renamed = Some(renamed.len());
+                for spec in [&mut self.scope.from, &mut self.scope.to]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some((_, new)) = renamed.iter().find(|(old, _)| old == spec) {
+                        spec.clone_from(new);
+                    }
+                }
+                renamed
+            }
+            Err(name) => {
+                self.redo(&format!("a thread's latest name ({name}, another SM's)"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// The pass over a file whose names came late was made on a wrong
+    /// guess (`what`): it is read again ([`RecordSource::restart`]); should
+    /// that fail, the analysis says so.
+    fn redo(&mut self, what: &str) {
+        self.names = Names::Redo;
+        let e = ReadError::new(
+            &self.name,
+            Location::File,
+            format!("{what} differs at the end of the file from what its first records said, and reading it again failed: the analysis is of the first guess"),
+            false,
+        );
+        self.error = self.error.take().or(Some(e));
+    }
+
+    /// For tests: walks only `bytes` of the file's head for names when the
+    /// rest may come late (see [`RecordSource::prepare`]), so that small
+    /// files have threads renamed at the end.
+    #[doc(hidden)]
+    pub fn names_head(&mut self, bytes: u64) {
+        self.head = bytes;
+    }
+
+    /// For tests: how many threads were renamed at the end (`None`: the
+    /// names did not come late), and how many times the file was read
+    /// again.
+    #[doc(hidden)]
+    pub fn late_names(&self) -> (Option<usize>, u32) {
+        (self.renamed, self.restarts)
     }
 
     /// Decodes on the caller's thread, as with `CRITPATH_THREADS=1`
@@ -165,6 +290,7 @@ impl PerfSource {
         self.malformed = b.malformed;
         self.damage = b.damage;
         let (done, error) = (b.done, b.error.take());
+        self.gathered = self.gathered.take().or(b.gathered.take());
         if done {
             self.finish_input();
         }
@@ -183,6 +309,7 @@ impl PerfSource {
     /// Appends up to `max` records to `out`, numbered; fewer only at the
     /// end.
     fn fill(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
+        self.settle(false);
         loop {
             let room = max - out.len();
             let index = &mut self.index;
@@ -330,6 +457,12 @@ impl RecordSource for PerfSource {
         self.progress
     }
     fn summary(&mut self) -> Summary {
+        // Renamed first: the graph's own diagnostics name threads.
+        let gathered = self.gathered.take();
+        let renamed = match self.names {
+            Names::Late => self.settle_late(gathered),
+            _ => Vec::new(),
+        };
         let mut diagnostics = std::mem::take(&mut self.problems);
         diagnostics.extend(self.lost_events());
         diagnostics.extend(self.repeated_samples());
@@ -354,9 +487,30 @@ impl RecordSource for PerfSource {
             diagnostics,
             error,
             annotation_costs,
+            renamed,
         }
     }
-    fn scope(&self) -> Scope {
+    fn scope(&mut self) -> Scope {
+        self.settle(false);
         self.scope.clone()
+    }
+    fn prepare(&mut self, late_names: bool) {
+        self.settle(late_names);
+    }
+    fn restart(&mut self) -> bool {
+        if self.names != Names::Redo {
+            return false;
+        }
+        // Names final first this time: the file as if just opened.
+        match PerfSource::open_with(&self.path, self.in_place) {
+            Ok(mut again) => {
+                again.observer = self.observer.take();
+                (again.head, again.restarts) = (self.head, self.restarts + 1);
+                again.settle(false);
+                *self = again;
+                true
+            }
+            Err(_) => false,
+        }
     }
 }

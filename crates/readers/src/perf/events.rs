@@ -7,7 +7,7 @@
 use super::decode::{Decoders, CORE_TRACEPOINTS, NET_TRACEPOINTS, SYSCALL_TRACEPOINTS};
 use super::file::{self, Bytes};
 use super::kevent::KRecord;
-use super::names::{self, Wanted};
+use super::names::{self, Found, Gather, Wanted};
 use super::records::{self, Damage, RawRecords, MAX_CPUS};
 use super::repeats::Repeats;
 use super::symbols::{load_symbols, symbols_path, FunctionNames};
@@ -86,6 +86,99 @@ pub struct KernelEvents {
     pub problems: Vec<Diagnostic>,
     /// The first problem that makes the analysis partial.
     pub error: Option<ReadError>,
+    /// The names pass, when the open left it to [`Self::settle_names`].
+    todo: Option<NamesTodo>,
+    /// The recorded command, when names come late.
+    late: Option<Command>,
+}
+
+/// Records walked for names at first when the rest of the names are
+/// gathered on the way ([`KernelEvents::settle_names`]): enough for the
+/// exec of the recorded command, which comes with the recording's first
+/// records, after those perf makes up for what ran before it.
+pub const HEAD_BYTES: u64 = 32 << 20;
+
+/// The names pass an open left to do.
+struct NamesTodo {
+    command: Command,
+    layout: file::Layout,
+    sample_type: u64,
+}
+
+impl NamesTodo {
+    fn wanted(&self) -> Wanted<'_> {
+        self.command.wanted()
+    }
+}
+
+/// The names pass at open: what it found, or, for a complete file read in
+/// place (`how`: in place, compressed, the sample type) whose header names
+/// its command, nothing yet and what is left to do (see
+/// [`KernelEvents::settle_names`]). Names are read as far as events are:
+/// past damage in place.
+fn names_at_open(
+    mapped: &file::Mapped,
+    (command, recorder): (Option<&Command>, Option<u32>),
+    (in_place, compressed, sample_type): (bool, bool, u64),
+) -> (Option<NamesTodo>, Found) {
+    let lost = mapped.cut.is_some();
+    if let (Some(c), true, false) = (command, in_place, lost) {
+        let todo = NamesTodo {
+            command: c.clone(),
+            layout: mapped.layout,
+            sample_type,
+        };
+        return (Some(todo), Found::default());
+    }
+    // The command's thread is the recorder's child that exec'd it; a cut
+    // file's header lost the command line: its first exec.
+    let wanted = match command {
+        Some(c) => c.wanted(),
+        None if lost => Wanted::Exec {
+            comm: None,
+            recorder,
+        },
+        None => Wanted::Nothing,
+    };
+    let found = match compressed {
+        true => names::scan_decompressed(parse(mapped).ok(), wanted, sample_type),
+        false => names::scan_names(
+            &mapped.bytes,
+            &mapped.layout,
+            (wanted, in_place),
+            sample_type,
+        ),
+    };
+    (None, found)
+}
+
+/// The command a file recorded, and how its recorder is known.
+#[derive(Clone)]
+struct Command {
+    trace: PathBuf,
+    cmd: String,
+    recorder: Option<u32>,
+}
+
+impl Command {
+    fn wanted(&self) -> Wanted<'_> {
+        Wanted::Exec {
+            comm: Some(&self.cmd),
+            recorder: self.recorder,
+        }
+    }
+
+    /// The diagnostic of the command's thread chosen among namesakes.
+    fn namesakes(&self, target: Option<(u32, u64)>, rivals: usize) -> Option<Diagnostic> {
+        let (tid, t) = target.filter(|_| rivals > 0)?;
+        Some(namesakes(
+            &self.trace,
+            self.recorder,
+            &self.cmd,
+            (tid, t),
+            rivals,
+        ))
+    }
 }
 
 /// Every tracepoint critpath decodes, for layouts read from the kernel.
@@ -346,37 +439,23 @@ impl KernelEvents {
         let raw = (in_place && !compressed)
             .then(|| raw_reader(&perf_file, &bytes, &mapped.layout))
             .flatten();
-        // The command's thread is the recorder's child that exec'd it;
-        // a cut file's header lost the command line: its first exec.
-        let lost = mapped.cut.is_some();
         let recorder = recorder_pid(path);
-        let wanted = match &cmd {
-            Some(c) => Wanted::Exec {
-                comm: Some(c),
-                recorder,
-            },
-            None if lost => Wanted::Exec {
-                comm: None,
-                recorder,
-            },
-            None => Wanted::Nothing,
-        };
-        // Names are read as far as events are: past damage in place.
-        let what = (wanted, raw.is_some());
-        let found = if compressed {
-            names::scan_decompressed(parse(&mapped).ok(), wanted, sample_type)
-        } else {
-            names::scan_names(&bytes, &mapped.layout, what, sample_type)
-        };
+        let command = cmd.map(|cmd| Command {
+            trace: path.to_path_buf(),
+            cmd,
+            recorder,
+        });
+        let how = (raw.is_some(), compressed, sample_type);
+        let (todo, found) = names_at_open(&mapped, (command.as_ref(), recorder), how);
         let (names, target, stopped) = (found.names, found.target, found.stopped);
-        if lost {
+        if mapped.cut.is_some() {
             problems.push(header_lost(path, recorder, target, &names));
         }
         if system_wide(&cmdline) == Some(false) {
             problems.push(not_system_wide(&cmdline));
         }
-        if let (Some(cmd), Some((tid, t)), 1..) = (&cmd, target, found.rivals) {
-            problems.push(namesakes(path, recorder, cmd, (tid, t), found.rivals));
+        if let Some(c) = &command {
+            problems.extend(c.namesakes(target, found.rivals));
         }
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
         // Timer events name their callbacks: by the names saved when the
@@ -429,7 +508,52 @@ impl KernelEvents {
             recording,
             problems,
             error,
+            todo,
+            late: None,
         })
+    }
+
+    /// Settles the thread names the open left to do, if it left them:
+    /// with `late`, only the first `late` bytes of records ([`HEAD_BYTES`]
+    /// unless a test says otherwise) are walked now, for the recorded
+    /// command's thread and the names known by then,
+    /// and the in-place reader gathers every name on its way (see
+    /// [`Self::gathered`]): the thread names are then final only at the
+    /// end. Without `late`, or when the head holds no exec of the command,
+    /// the whole file is walked now. True when names come late.
+    pub fn settle_names(&mut self, late: Option<u64>) -> bool {
+        let Some(todo) = self.todo.take() else {
+            return false;
+        };
+        let wanted = todo.wanted();
+        let what = (wanted, true);
+        if let Some(bytes) = late {
+            let head = file::Layout {
+                data_offset: todo.layout.data_offset,
+                data_size: todo.layout.data_size.min(bytes),
+            };
+            let found = names::scan_names(&self.bytes, &head, what, todo.sample_type);
+            if let (Some(raw), Some(_)) = (self.raw.as_mut(), found.target) {
+                raw.gather = Some(Gather::new(wanted, todo.sample_type));
+                (self.recording.names, self.recording.target) = (found.names, found.target);
+                self.late = Some(todo.command);
+                return true;
+            }
+        }
+        let found = names::scan_names(&self.bytes, &todo.layout, what, todo.sample_type);
+        (self.recording.names, self.recording.target) = (found.names, found.target);
+        let said = todo.command.namesakes(found.target, found.rivals);
+        self.problems.extend(said);
+        false
+    }
+
+    /// After the last event of a file whose names came late
+    /// ([`Self::settle_names`]): what the names pass over the whole file
+    /// finds, and the diagnostic it makes, if any.
+    pub fn gathered(&mut self) -> Option<(Found, Option<Diagnostic>)> {
+        let found = self.raw.as_mut()?.gather.take()?.found();
+        let said = self.late.as_ref()?.namesakes(found.target, found.rivals);
+        Some((found, said))
     }
 
     /// Appends up to `max` kernel events to `out`, without the copies of

@@ -68,6 +68,7 @@ pub fn is_perf_data(head: &[u8]) -> bool {
 }
 
 /// Where the records of a perf.data file lie, read from its header.
+#[derive(Clone, Copy, Debug)]
 pub struct Layout {
     pub data_offset: u64,
     pub data_size: u64,

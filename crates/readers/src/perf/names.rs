@@ -15,6 +15,11 @@
 //! result kept only when the first half's walk lands on that boundary
 //! exactly. The result is always the one of a single walk.
 //!
+//! When the analysis can take names late, only the file's head is walked
+//! here (for the command's thread) and the in-place reader of events
+//! gathers the rest on its way ([`Gather`]), with the same result at the
+//! end: the file is then read once.
+//!
 //! A damaged header is stepped over to where records read again, as the
 //! in-place reader of events does; for files that reader cannot walk (the
 //! general one stops at damage), the walk stops there too, so that no name
@@ -49,7 +54,7 @@ pub enum Wanted<'a> {
 }
 
 /// What the pre-pass found.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Found {
     pub names: Names,
     /// The thread that exec'd the command first, and when.
@@ -347,6 +352,71 @@ pub fn scan_decompressed(
         }
     }
     w.found(wanted)
+}
+
+/// What [`scan_names`] finds, gathered by another walk over the same
+/// records in the same order (the in-place reader of events meets every
+/// record on its way): the pre-pass's result without a pass of its own,
+/// known at the walk's end.
+pub struct Gather {
+    comm: Option<String>,
+    recorder: Option<u32>,
+    exec: bool,
+    trailer: Trailer,
+    walk: Walk,
+}
+
+impl Gather {
+    pub fn new(wanted: Wanted, sample_type: u64) -> Gather {
+        let (comm, recorder, exec) = match wanted {
+            Wanted::Exec { comm, recorder } => (comm.map(str::to_string), recorder, true),
+            Wanted::Nothing => (None, None, false),
+        };
+        Gather {
+            comm,
+            recorder,
+            exec,
+            trailer: Trailer::new(sample_type),
+            walk: Walk::default(),
+        }
+    }
+
+    /// The record at byte `at` of type `ty` (a name or a fork: other types
+    /// change nothing) whose body (after its header) is `body`.
+    pub fn record(&mut self, at: usize, ty: u32, misc: u16, body: &[u8]) {
+        let Gather {
+            comm,
+            recorder,
+            exec,
+            trailer,
+            walk,
+        } = self;
+        walk.at = at;
+        let looking = Looking {
+            wanted: wanted_of(*exec, comm.as_deref(), *recorder),
+            trailer: *trailer,
+        };
+        looking.record(walk, ty, misc, body);
+    }
+
+    /// What the records met found.
+    pub fn found(self) -> Found {
+        let Gather {
+            comm,
+            recorder,
+            exec,
+            walk,
+            ..
+        } = self;
+        walk.found(wanted_of(exec, comm.as_deref(), recorder))
+    }
+}
+
+fn wanted_of(exec: bool, comm: Option<&str>, recorder: Option<u32>) -> Wanted<'_> {
+    match exec {
+        true => Wanted::Exec { comm, recorder },
+        false => Wanted::Nothing,
+    }
 }
 
 /// [`scan_names`], in two halves when there are `split` bytes of records

@@ -12,6 +12,11 @@
 //! A header that cannot be a record's (shorter than a header, or reaching
 //! past the data) is damage: reading skips to the next place where records
 //! read again ([`next_boundary`]) and counts what it skipped ([`Damage`]).
+//!
+//! On its way it can hand the names and forks it meets to a [`Gather`], so
+//! that the names pre-pass need not walk the file itself.
+
+use super::names::Gather;
 
 /// More CPUs than any Linux kernel supports (its NR_CPUS is at most 8192):
 /// a sample naming one beyond (a corrupt record) would size per-CPU tables
@@ -36,6 +41,8 @@ const SAMPLE: u32 = 9;
 const LOST: u32 = 2;
 const LOST_SAMPLES: u32 = 13;
 const FINISHED_ROUND: u32 = 68;
+const COMM: u32 = 3;
+const FORK: u32 = 7;
 /// PERF_RECORD_COMPRESSED and PERF_RECORD_COMPRESSED2: zstd frames of
 /// records (`perf record -z`).
 const COMPRESSED: [u32; 2] = [81, 83];
@@ -132,6 +139,8 @@ pub struct RawRecords {
     pub damage: Damage,
     /// Where the data starts: records lie at multiples of 8 bytes from it.
     start: usize,
+    /// The names pre-pass's findings, gathered on the way when set.
+    pub gather: Option<Gather>,
 }
 
 /// How far from the start of the records [`compressed`] looks.
@@ -290,6 +299,7 @@ impl RawRecords {
             first_malformed: None,
             damage: Damage::default(),
             start: data_offset,
+            gather: None,
         })
     }
 
@@ -305,7 +315,7 @@ impl RawRecords {
                 return !self.ready.is_empty();
             }
             fetch_ahead(b, self.at);
-            let (ty, _, size) = header(b, self.at).expect("8 bytes before the end");
+            let (ty, misc, size) = header(b, self.at).expect("8 bytes before the end");
             if size < 8 || self.at + size > self.end {
                 let next = next_boundary(b, self.start, self.at + 8, (self.end, self.end));
                 let next = next.unwrap_or(self.end);
@@ -345,6 +355,11 @@ impl RawRecords {
                     self.release(limit);
                     if !self.ready.is_empty() {
                         return true;
+                    }
+                }
+                COMM | FORK => {
+                    if let Some(g) = self.gather.as_mut() {
+                        g.record(rec, ty, misc, &b[rec + 8..rec + size]);
                     }
                 }
                 _ => {}
