@@ -191,6 +191,8 @@ impl PerfSource {
         gathered: Option<(Found, Option<Diagnostic>)>,
     ) -> Vec<(String, String)> {
         let Some((found, said)) = gathered else {
+            // Not read to its end: the latest names are not known.
+            self.redo("the thread names (the file was not read to its end)");
             return Vec::new();
         };
         self.problems.extend(said);

@@ -34,9 +34,11 @@ pub enum Step {
 pub struct Recording {
     /// The host it was recorded on (`local` when unknown).
     pub host: String,
-    /// The latest name (in time) of every thread.
+    /// The latest name (in time) of every thread: empty until
+    /// [`KernelEvents::settle_names`] when the open left them to it.
     pub names: FxHashMap<u32, String>,
-    /// The recorded command's main thread and the time it exec'd.
+    /// The recorded command's main thread and the time it exec'd (as
+    /// `names`).
     pub target: Option<(u32, u64)>,
     /// The events recorded, `system:name` for tracepoints.
     pub kinds: Vec<String>,
