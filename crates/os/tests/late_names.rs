@@ -30,16 +30,25 @@ const FIXTURES: [&str; 12] = [
 ];
 
 /// The analysis of fixture `name` with names final first (`head` None),
-/// or late after a head of `head` bytes; and how many threads were
-/// renamed at the end, and how many times the file was read again.
-fn run(name: &str, head: Option<u64>, opts: &Options) -> (Analysis, Option<usize>, u32) {
+/// or late after a head of `head` bytes (on two threads when `parallel`);
+/// and how many threads were renamed at the end, and how many times the
+/// file was read again.
+fn run(
+    name: &str,
+    (head, parallel): (Option<u64>, bool),
+    opts: &Options,
+) -> (Analysis, Option<usize>, u32) {
     critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open(&fixture(name)).expect("fixture opens");
     match head {
         Some(h) => src.names_head(h),
         None => src.prepare(false),
     }
-    let (a, _) = critpath_engine::analyze(&mut src, opts.clone(), |_, _| {}).expect("analysis");
+    let (a, _) = match parallel {
+        true => critpath_engine::analyze_parallel(&mut src, opts.clone(), |_, _| {}),
+        false => critpath_engine::analyze(&mut src, opts.clone(), |_, _| {}),
+    }
+    .expect("analysis");
     let (renamed, restarts) = src.late_names();
     (a, renamed, restarts)
 }
@@ -52,10 +61,12 @@ fn names_that_come_late_give_the_analysis_of_names_known_first() {
             keep_path: true,
             ..Options::default()
         };
-        let exact = format!("{:?}", run(name, None, &keep).0);
+        let exact = format!("{:?}", run(name, (None, false), &keep).0);
         let len = std::fs::metadata(fixture(name)).unwrap().len();
         for head in (0..len + 4096).step_by(2048) {
-            let (a, r, again) = run(name, Some(head), &keep);
+            // The one-thread pump and the one on two threads in turn.
+            let parallel = head % 4096 != 0;
+            let (a, r, again) = run(name, (Some(head), parallel), &keep);
             assert_eq!(format!("{a:?}"), exact, "{name}, head of {head} bytes");
             renamed += r.unwrap_or(0);
             late += usize::from(r.is_some());
@@ -81,7 +92,7 @@ fn a_start_or_speedup_named_by_the_user_has_names_final_first() {
     src.names_head(0);
     let (a, _) = critpath_engine::analyze(&mut src, from.clone(), |_, _| {}).unwrap();
     assert_eq!(src.late_names(), (None, 0));
-    let (exact, _, _) = run("rename", None, &from);
+    let (exact, _, _) = run("rename", (None, false), &from);
     assert_eq!(format!("{a:?}"), format!("{exact:?}"));
     assert!(a.critical_path.length_ns > 0);
 }
