@@ -50,8 +50,8 @@ pub(super) struct Pending {
 
 /// `(map index, key)` of a link id.
 #[inline]
-fn slot(id: LinkId) -> (usize, u64) {
-    match id {
+fn slot(id: &LinkId) -> (usize, u64) {
+    match *id {
         LinkId::Num(k) => (0, k),
         LinkId::Str { key, .. } => (1, key),
     }
@@ -92,7 +92,7 @@ impl Pending {
     /// replaces an earlier one.
     #[inline]
     pub fn insert(&mut self, id: LinkId, n: NodeRef) {
-        let (i, k) = slot(id);
+        let (i, k) = slot(&id);
         if self.turned || len(&self.young) >= self.half {
             self.insert_aged(i, k);
         }
@@ -131,7 +131,7 @@ impl Pending {
 
     /// Takes the pending send a `recv` of `id` matches.
     #[inline]
-    pub fn take(&mut self, id: LinkId) -> Taken {
+    pub fn take(&mut self, id: &LinkId) -> Taken {
         let (i, k) = slot(id);
         match self.young[i].remove(&k) {
             Some(n) => Taken::Send(n),
@@ -233,9 +233,9 @@ mod tests {
         assert!(p.evicted >= 990 - 10);
         // The newest half of the bound is always still pending.
         for k in 995..1000 {
-            assert_eq!(sent(p.take(LinkId::Num(k))), Some(k));
+            assert_eq!(sent(p.take(&LinkId::Num(k))), Some(k));
         }
-        assert!(matches!(p.take(LinkId::Num(3)), Taken::Missing));
+        assert!(matches!(p.take(&LinkId::Num(3)), Taken::Missing));
     }
 
     #[test]
@@ -246,12 +246,12 @@ mod tests {
         }
         // 0 and 1 were dropped when 4 arrived.
         assert_eq!(p.evicted, 2);
-        assert!(matches!(p.take(LinkId::Num(0)), Taken::Dropped));
-        assert!(matches!(p.take(LinkId::Num(0)), Taken::Missing));
-        assert_eq!(sent(p.take(LinkId::Num(2))), Some(2));
+        assert!(matches!(p.take(&LinkId::Num(0)), Taken::Dropped));
+        assert!(matches!(p.take(&LinkId::Num(0)), Taken::Missing));
+        assert_eq!(sent(p.take(&LinkId::Num(2))), Some(2));
         // Sending a dropped id again makes it pending again.
         p.insert(LinkId::Num(1), node(7));
-        assert_eq!(sent(p.take(LinkId::Num(1))), Some(7));
+        assert_eq!(sent(p.take(&LinkId::Num(1))), Some(7));
     }
 
     #[test]
@@ -259,7 +259,7 @@ mod tests {
         let mut p = Pending::new(4);
         for k in 0..10_000 {
             p.insert(LinkId::Num(k), node(k));
-            assert_eq!(sent(p.take(LinkId::Num(k))), Some(k));
+            assert_eq!(sent(p.take(&LinkId::Num(k))), Some(k));
         }
         assert_eq!(p.evicted, 0);
     }
@@ -271,7 +271,7 @@ mod tests {
         p.insert(LinkId::Num(2), node(2));
         p.insert(LinkId::Num(3), node(3)); // 1, 2 now old
         p.insert(LinkId::Num(1), node(9));
-        assert_eq!(sent(p.take(LinkId::Num(1))), Some(9));
-        assert!(matches!(p.take(LinkId::Num(1)), Taken::Missing));
+        assert_eq!(sent(p.take(&LinkId::Num(1))), Some(9));
+        assert!(matches!(p.take(&LinkId::Num(1)), Taken::Missing));
     }
 }

@@ -57,9 +57,10 @@ impl Engine<'_> {
                 };
                 (who, state.0, wait, None)
             }
+            // The id by reference, read where the record lies.
             Event::Recv {
                 who,
-                id,
+                ref id,
                 state,
                 waited,
             } => (who, state.0, WaitOn::No, Some((id, waited))),
@@ -237,7 +238,7 @@ impl Engine<'_> {
         sm: u32,
         to: u32,
         wait: WaitOn,
-        recv: Option<(LinkId, bool)>,
+        recv: Option<(&LinkId, bool)>,
         at: (u64, Pos),
         strings: &Interner,
     ) {
@@ -253,7 +254,7 @@ impl Engine<'_> {
         sm: u32,
         to: u32,
         wait: WaitOn,
-        recv: Option<(LinkId, bool)>,
+        recv: Option<(&LinkId, bool)>,
         (t, pos): (u64, Pos),
         strings: &Interner,
     ) {
@@ -313,7 +314,7 @@ impl Engine<'_> {
     fn matching_send(
         &mut self,
         sm: u32,
-        (id, waited): (LinkId, bool),
+        (id, waited): (&LinkId, bool),
         b: &Before,
         at: (u64, Pos),
         strings: &Interner,
@@ -321,11 +322,11 @@ impl Engine<'_> {
         match self.pending.take(id) {
             Taken::Send(snd) => (Some(snd), waited || b.wait != WaitOn::No),
             Taken::Dropped => {
-                self.recv_of_dropped(sm, id, at, strings);
+                self.recv_of_dropped(sm, *id, at, strings);
                 (None, false)
             }
             Taken::Missing => {
-                self.recv_without_send(sm, id, at, strings);
+                self.recv_without_send(sm, *id, at, strings);
                 (None, false)
             }
         }
