@@ -146,6 +146,19 @@ pub struct Scope {
     pub to: Option<String>,
 }
 
+impl Scope {
+    /// The scope after a source's renames (old name, new name; see
+    /// [`Summary::renamed`]): an end named by an old name goes by the new.
+    pub fn renamed(mut self, renames: &[(String, String)]) -> Scope {
+        for spec in [&mut self.from, &mut self.to].into_iter().flatten() {
+            if let Some((_, new)) = renames.iter().find(|(old, _)| old == spec) {
+                spec.clone_from(new);
+            }
+        }
+        self
+    }
+}
+
 /// A source over records already in memory (tests, generators, models).
 pub struct VecSource {
     records: std::vec::IntoIter<Record>,

@@ -41,7 +41,7 @@ pub use whatif::Speedup;
 
 use crate::observer::Observer;
 use cgraph::CGraphBuilder;
-use critpath_trace::{Diagnostic, Interner, Sym};
+use critpath_trace::{Diagnostic, Interner, Scope, Sym};
 use diagnose::DiagSink;
 use logs::Logs;
 use machines::Machines;
@@ -196,15 +196,8 @@ impl<'o> Engine<'o> {
     /// start or destination given by an old name now goes by the new one
     /// (the start was matched when its SM appeared, under the old name).
     pub fn renamed(&mut self, renames: &[(String, String)]) {
-        for (old, new) in renames {
-            for spec in [&mut self.opts.from, &mut self.opts.to]
-                .into_iter()
-                .flatten()
-            {
-                if spec == old {
-                    spec.clone_from(new);
-                }
-            }
-        }
+        let (from, to) = (self.opts.from.take(), self.opts.to.take());
+        let scope = Scope { from, to }.renamed(renames);
+        (self.opts.from, self.opts.to) = (scope.from, scope.to);
     }
 }

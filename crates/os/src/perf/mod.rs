@@ -203,14 +203,7 @@ impl PerfSource {
         match self.builder.rename_threads(&found.names) {
             Ok(renamed) => {
                 self.renamed = Some(renamed.len());
-                for spec in [&mut self.scope.from, &mut self.scope.to]
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some((_, new)) = renamed.iter().find(|(old, _)| old == spec) {
-                        spec.clone_from(new);
-                    }
-                }
+                self.scope = std::mem::take(&mut self.scope).renamed(&renamed);
                 renamed
             }
             Err(name) => {
