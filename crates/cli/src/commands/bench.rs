@@ -240,12 +240,12 @@ fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<(
         None => format,
     };
     let out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-    if format == "jsonl" {
+    let out = if format == "jsonl" {
         let mut w = JsonlWriter::new(out);
         while let Some(r) = gen.next_in(&mut strings) {
             w.write(&r, &strings)?;
         }
-        w.finish()?;
+        w.finish()?
     } else {
         let codec = if format == "cpt" {
             Codec::Zstd
@@ -256,9 +256,11 @@ fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<(
         while let Some(r) = gen.next_in(&mut strings) {
             w.write(&r, &strings)?;
         }
-        w.finish()?;
-    }
-    Ok(())
+        w.finish()?
+    };
+    // On disk before it is measured: the kernel writing the trace back
+    // would otherwise take a core from the analysis now and then.
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
 fn parse_count(s: &str) -> Result<u64> {
