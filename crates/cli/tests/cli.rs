@@ -583,6 +583,49 @@ fn bench_reports_rate_and_rss() {
     }
 }
 
+#[test]
+fn bench_makes_its_dir_and_keeps_the_traces_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("new/traces");
+    let d = dir.to_str().unwrap();
+    let o = run(&[
+        "bench",
+        "--records",
+        "5k",
+        "--formats",
+        "cpt",
+        "--dir",
+        d,
+        "--keep",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let kept = dir.join("bench-5000.cpt");
+    assert!(kept.is_file(), "{} kept", kept.display());
+    // The kept trace is a whole one: all its records read, none damaged.
+    let a = run(&["analyze", "--json", kept.to_str().unwrap()]);
+    assert!(a.status.success(), "{}", text(&a).1);
+    let v: Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(v["stats"]["records"].as_u64(), Some(5000));
+    let kinds: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["kind"].as_str())
+        .collect();
+    assert!(!kinds.iter().any(|k| k.starts_with("input-")), "{kinds:?}");
+    // A directory that cannot be made is a usage error naming it.
+    let bad = tmp.path().join("file");
+    std::fs::write(&bad, "x").unwrap();
+    let under = bad.join("sub");
+    let o = run(&["bench", "--records", "5k", "--dir", under.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains(under.to_str().unwrap()),
+        "{}",
+        text(&o).1
+    );
+}
+
 /// `critpath analyze ARGS FILE`, with `CRITPATH_THREADS=THREADS` when given.
 fn analyze_threads(args: &[&str], f: &Path, threads: Option<&str>) -> Output {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));

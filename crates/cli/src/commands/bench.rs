@@ -88,7 +88,12 @@ pub fn run(args: Args) -> Result<()> {
     }
     let tmp;
     let dir = match &args.dir {
-        Some(d) => d.clone(),
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| {
+                CliError::input(format!("--dir {}: cannot make it: {e}", d.display()))
+            })?;
+            d.clone()
+        }
         None => {
             tmp = tempfile::tempdir()
                 .map_err(|e| CliError::input(format!("cannot make a temporary directory: {e}")))?;
@@ -194,7 +199,8 @@ fn from_disk(n: u64, stages: u32, format: &str, dir: &Path, keep: bool) -> Resul
         Some(ext) => dir.join(format!("bench-{n}-unique.{ext}")),
         None => dir.join(format!("bench-{n}.{format}")),
     };
-    generate(n, stages, format, &path).map_err(io_err)?;
+    generate(n, stages, format, &path)
+        .map_err(|e| io_err(format!("cannot write {}: {e}", path.display())))?;
     let m = measure(&path)?;
     if !keep {
         let _ = std::fs::remove_file(&path);
