@@ -34,8 +34,8 @@ use std::io::{self, Read, Write};
 pub const MAGIC: &[u8; 8] = b"CRITPATH";
 pub const VERSION: u16 = 1;
 /// Payload bytes at which the writer closes a chunk: small enough that
-/// decompressing one (about 0.3 ms) is a hitch the reader's lead over
-/// the engine absorbs, large enough that zstd compresses as well as with
+/// decompressing one (a few tenths of a millisecond) is a hitch the
+/// reader's lead over the engine absorbs, large enough that zstd compresses as well as with
 /// larger ones (1.84 bytes a record on the benchmark trace, 1.83 at 1 MiB).
 const CHUNK_RAW: usize = 1 << 18;
 const OP_DEFSTR: u8 = 0x0F;
@@ -434,9 +434,7 @@ impl<R: Read> CptReader<R> {
         }
         Ok(true)
     }
-}
 
-impl<R: Read> CptReader<R> {
     /// Decompresses the stored zstd chunk at `at` into `raw`, which holds
     /// its `raw_len` bytes after (more or fewer: the caller checks).
     fn inflate(&mut self, at: u64, raw_len: usize) -> Result<(), ReadError> {
