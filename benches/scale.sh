@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The figures of README's "Memory and cores at scale": critpath bench on 20M
-# records of each trace (best of 3 by records/s), and, with a perf.data file
-# given, that recording too. Compare perf.data with `perf script` with
-# benches/perf-vs-script.sh.
+# The figures of README's "Speed and memory": critpath bench on RECORDS
+# records of each trace (each analyzed RUNS times in a process of its own;
+# the median run, with the range of all), and, with a perf.data file given,
+# that recording too, as a Markdown table. Compare perf.data with
+# `perf script` with benches/perf-vs-script.sh.
 #
 #   benches/scale.sh [RECORDS] [PERF_DATA]     (default 20M)
 #
 # CRITPATH=path/to/critpath measures another build (default: this tree's,
-# built first); RUNS=n repetitions (default 3); FORMATS=a,b,... the traces.
+# built first); RUNS=n analyses of each trace (default 5); FORMATS=a,b,...
+# the traces.
 set -euo pipefail
 records=${1:-20M}
 perf_data=${2:-}
@@ -16,29 +18,19 @@ if [ -z "${CRITPATH:-}" ]; then
   cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p critpath
   CRITPATH="$root/target/release/critpath"
 fi
-critpath=$CRITPATH
 formats=${FORMATS:-cpt,cpt-raw,jsonl,engine,cpt-unique,jsonl-unique}
 uptime
 extra=()
 [ -n "$perf_data" ] && extra=(--perf-data "$perf_data")
-for _ in $(seq "${RUNS:-3}"); do
-  "$critpath" bench --records "$records" --formats "$formats" "${extra[@]}" --json
-done | python3 -c '
+"$CRITPATH" bench --records "$records" --formats "$formats" --runs "${RUNS:-5}" \
+  "${extra[@]}" --json | python3 -c '
 import json, sys
-text, dec, i, best = sys.stdin.read(), json.JSONDecoder(), 0, {}
-while True:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    if i >= len(text):
-        break
-    rows, i = dec.raw_decode(text, i)
-    for r in rows:
-        k = (r["records"], r["format"])
-        if k not in best or r["records_per_s"] > best[k]["records_per_s"]:
-            best[k] = r
-print("| records | trace | records/s | peak RSS MiB | cores |")
+print("| records | trace | records/s, median (range) | peak RSS MiB | cores |")
 print("|---:|---|---:|---:|---:|")
-for (n, f), r in best.items():
-    rate, rss = r["records_per_s"] / 1e6, r["peak_rss_kib"] / 1024
-    print("| %d | %s | %.2f M | %.1f | %.2f |" % (n, f, rate, rss, r["cores"]))
+for r in json.load(sys.stdin):
+    n = r["records"]
+    rate = lambda s: n / s / 1e6
+    print("| %d | %s | %.1f M (%.1f–%.1f) | %.1f | %.2f |" % (
+        n, r["format"], r["records_per_s"] / 1e6, rate(r["analyze_max_s"]),
+        rate(r["analyze_min_s"]), r["peak_rss_kib"] / 1024, r["cores"]))
 '

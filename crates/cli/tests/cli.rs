@@ -567,6 +567,8 @@ fn bench_reports_rate_and_rss() {
         "20k",
         "--formats",
         "cpt,jsonl,engine",
+        "--runs",
+        "3",
         "--json",
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
@@ -578,9 +580,55 @@ fn bench_reports_rate_and_rss() {
     assert!(len > 0);
     for r in rows {
         assert_eq!(r["length_ns"].as_u64(), Some(len));
+        assert_eq!(r["records"].as_u64(), Some(20_000));
         assert!(r["records_per_s"].as_f64().unwrap() > 0.0);
         assert!(r["peak_rss_kib"].as_u64().unwrap() > 0);
+        assert!(r["cpu_s"].as_f64().unwrap() > 0.0, "{r}");
+        // The median of three runs lies within their extremes.
+        assert_eq!(r["runs"].as_u64(), Some(3));
+        let s = |k: &str| r[k].as_f64().unwrap();
+        assert!(s("analyze_min_s") <= s("analyze_s"), "{r}");
+        assert!(s("analyze_s") <= s("analyze_max_s"), "{r}");
     }
+}
+
+#[test]
+fn bench_text_fits_a_terminal_and_names_a_bad_recording() {
+    let o = run(&[
+        "bench",
+        "--records",
+        "10k",
+        "--formats",
+        "cpt",
+        "--runs",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let out = text(&o).0;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("records format"), "{out}");
+    assert!(lines[1].trim_start().starts_with("10k cpt "), "{out}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{out}");
+    // --runs 0 is refused; so is a recording analyze cannot read, by name.
+    let o = run(&["bench", "--records", "1k", "--runs", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.data");
+    std::fs::write(&bad, b"PERFILE2 cut short").unwrap();
+    let o = run(&[
+        "bench",
+        "--records",
+        "1k",
+        "--formats",
+        "engine",
+        "--runs",
+        "1",
+        "--perf-data",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    assert!(text(&o).1.contains("bad.data"), "{}", text(&o).1);
 }
 
 #[test]

@@ -136,7 +136,14 @@ pub struct BenchRow<'a> {
     pub format: &'a str,
     pub bytes: u64,
     pub generate_s: f64,
+    /// How many times the trace was analyzed; `analyze_s` is the median of
+    /// those runs, `analyze_min_s` and `analyze_max_s` their extremes, and
+    /// the other figures are the median run's, but for `peak_rss_kib`: the
+    /// highest of all.
+    pub runs: u32,
     pub analyze_s: f64,
+    pub analyze_min_s: f64,
+    pub analyze_max_s: f64,
     pub records_per_s: f64,
     pub peak_rss_kib: u64,
     /// CPU time spent analyzing, all threads, and that over the wall time:

@@ -1,19 +1,22 @@
 //! `critpath bench`: generates synthetic traces of the sizes asked for,
 //! analyzes each from disk, and prints records per second, peak RSS and the
 //! cores used (CPU time over wall time), so speed claims are measured, never
-//! asserted. The `-unique` formats give every message a string id that never
-//! repeats; `--perf-data` adds a recording of the user's.
+//! asserted. Each trace is analyzed `--runs` times, each time by
+//! `critpath analyze --json` in a process of its own, and the median run is
+//! reported with the spread of all of them. The `-unique` formats give
+//! every message a string id that never repeats; `--perf-data` adds a
+//! recording of the user's.
 
 use crate::error::{CliError, Result};
 use crate::output::stdout;
 use critpath_engine::{Engine, Options};
-use critpath_import::open;
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
 use critpath_sim::synth::Synth;
 use critpath_trace::{Interner, Pos};
 use critpath_views::json::{self, BenchRow};
-use std::io::BufWriter;
+use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// What `--formats` accepts.
@@ -52,6 +55,11 @@ pub struct Args {
     /// Keep the generated traces (in --dir) for other tools.
     #[arg(long, requires = "dir")]
     keep: bool,
+    /// Analyze each trace this many times, each in a process of its own,
+    /// and report the median run (of an even number, the faster middle one)
+    /// with the spread of all.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -60,7 +68,12 @@ pub struct Args {
 /// One measurement.
 struct Measured {
     bytes: u64,
+    records: u64,
     analyze_s: f64,
+    /// The fastest and slowest of the runs this one is the median of.
+    min_s: f64,
+    max_s: f64,
+    runs: u32,
     /// CPU time (user and system) spent analyzing.
     cpu_s: f64,
     peak_kib: u64,
@@ -86,6 +99,11 @@ pub fn run(args: Args) -> Result<()> {
             )));
         }
     }
+    if let Some(p) = &args.perf_data {
+        // Before minutes of generating, not after.
+        std::fs::File::open(p)
+            .map_err(|e| CliError::input(format!("--perf-data {}: {e}", p.display())))?;
+    }
     let tmp;
     let dir = match &args.dir {
         Some(d) => {
@@ -102,14 +120,15 @@ pub fn run(args: Args) -> Result<()> {
     };
     if !args.json {
         println!(
-            "{:>12}  {:<12}  {:>10}  {:>8}  {:>9}  {:>14}  {:>12}  {:>5}",
+            "{:>7} {:<12} {:>6} {:>6} {:>9} {:>5} {:>9} {:>9} {:>5}",
             "records",
             "format",
-            "bytes/rec",
+            "B/rec",
             "gen s",
             "analyze s",
+            "±",
             "records/s",
-            "peak RSS MiB",
+            "peak RSS",
             "cores"
         );
     }
@@ -117,14 +136,15 @@ pub fn run(args: Args) -> Result<()> {
     let print = |row: &BenchRow| {
         if !args.json {
             println!(
-                "{:>12}  {:<12}  {:>10.2}  {:>8.2}  {:>9.3}  {:>14.0}  {:>12.1}  {:>5.2}",
-                row.records,
+                "{:>7} {:<12} {:>6} {:>6.2} {:>9.3} {:>5} {:>9} {:>9} {:>5.2}",
+                count(row.records),
                 row.format,
-                row.bytes as f64 / row.records.max(1) as f64,
+                bytes_per_record(row),
                 row.generate_s,
                 row.analyze_s,
-                row.records_per_s,
-                row.peak_rss_kib as f64 / 1024.0,
+                spread(row),
+                human(row.records_per_s, " "),
+                format!("{:.1} MiB", row.peak_rss_kib as f64 / 1024.0),
                 row.cores
             );
         }
@@ -132,20 +152,27 @@ pub fn run(args: Args) -> Result<()> {
     for &n in &counts {
         for f in &args.formats {
             let t0 = Instant::now();
-            let m = if f == "engine" {
-                engine_alone(n, args.stages)?
+            let (gen_s, m) = if f == "engine" {
+                (0.0, median(args.runs, || engine_alone(n, args.stages))?)
             } else {
-                from_disk(n, args.stages, f, &dir, args.keep)?
+                let path = trace_path(n, f, &dir);
+                generate(n, args.stages, f, &path)
+                    .map_err(|e| io_err(format!("cannot write {}: {e}", path.display())))?;
+                let gen_s = t0.elapsed().as_secs_f64();
+                let m = median(args.runs, || measure(&path));
+                if !args.keep {
+                    let _ = std::fs::remove_file(&path);
+                }
+                (gen_s, m?)
             };
-            let gen_s = t0.elapsed().as_secs_f64() - m.analyze_s;
             let row = row(n, f, gen_s, &m);
             print(&row);
             rows.push(row);
         }
     }
     if let Some(p) = &args.perf_data {
-        let (n, m) = measure(p)?;
-        let row = row(n, "perf.data", 0.0, &m);
+        let m = median(args.runs, || measure(p))?;
+        let row = row(m.records, "perf.data", 0.0, &m);
         print(&row);
         rows.push(row);
     }
@@ -161,7 +188,10 @@ fn row<'a>(n: u64, format: &'a str, gen_s: f64, m: &Measured) -> BenchRow<'a> {
         format,
         bytes: m.bytes,
         generate_s: gen_s,
+        runs: m.runs,
         analyze_s: m.analyze_s,
+        analyze_min_s: m.min_s,
+        analyze_max_s: m.max_s,
         records_per_s: n as f64 / m.analyze_s,
         peak_rss_kib: m.peak_kib,
         cpu_s: m.cpu_s,
@@ -171,66 +201,136 @@ fn row<'a>(n: u64, format: &'a str, gen_s: f64, m: &Measured) -> BenchRow<'a> {
     }
 }
 
-/// Records straight from the generator: the engine alone.
+/// Runs `once` `runs` times: the median run, with the fastest and slowest
+/// times of all and the highest peak RSS.
+fn median(runs: u32, mut once: impl FnMut() -> Result<Measured>) -> Result<Measured> {
+    let mut all = (0..runs).map(|_| once()).collect::<Result<Vec<_>>>()?;
+    let peak_kib = all.iter().map(|m| m.peak_kib).max().unwrap_or(0);
+    all.sort_by(|a, b| a.analyze_s.total_cmp(&b.analyze_s));
+    let (min_s, max_s) = (all[0].analyze_s, all[all.len() - 1].analyze_s);
+    let mid = all.swap_remove((all.len() - 1) / 2);
+    Ok(Measured {
+        min_s,
+        max_s,
+        runs,
+        peak_kib,
+        ..mid
+    })
+}
+
+/// Records straight from the generator: the engine alone, in this
+/// process (its main thread, whose allocator memory is handed back first).
 fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
     let mut strings = Interner::new();
     let gen = Synth::new(n, stages, 42, &mut strings);
     reset_peak();
-    let t1 = Instant::now();
-    let c1 = cpu_s();
+    let (t0, c0) = (Instant::now(), cpu_s());
     let mut engine = Engine::new(Options::default());
     for r in gen {
         engine.feed(&r, Pos::None, &strings);
     }
     let a = engine.finish(&strings).map_err(io_err)?;
+    let analyze_s = t0.elapsed().as_secs_f64();
     Ok(Measured {
         bytes: 0,
-        analyze_s: t1.elapsed().as_secs_f64(),
-        cpu_s: cpu_s() - c1,
+        records: n,
+        analyze_s,
+        min_s: analyze_s,
+        max_s: analyze_s,
+        runs: 1,
+        cpu_s: cpu_s() - c0,
         peak_kib: peak_rss_kib(),
         nodes: a.stats.nodes,
         length_ns: a.critical_path.length_ns,
     })
 }
 
-/// Writes a trace of `n` records in `format`, then analyzes it from disk.
-fn from_disk(n: u64, stages: u32, format: &str, dir: &Path, keep: bool) -> Result<Measured> {
-    let path = match format.strip_suffix("-unique") {
+/// Where the trace of `n` records in `format` goes.
+fn trace_path(n: u64, format: &str, dir: &Path) -> PathBuf {
+    match format.strip_suffix("-unique") {
         Some(ext) => dir.join(format!("bench-{n}-unique.{ext}")),
         None => dir.join(format!("bench-{n}.{format}")),
-    };
-    generate(n, stages, format, &path)
-        .map_err(|e| io_err(format!("cannot write {}: {e}", path.display())))?;
-    let m = measure(&path)?;
-    if !keep {
-        let _ = std::fs::remove_file(&path);
     }
-    Ok(m.1)
 }
 
-/// Analyzes the trace at `path`: how many records it held, and how fast.
-fn measure(path: &Path) -> Result<(u64, Measured)> {
+/// Analyzes the trace at `path` once, as `critpath analyze --json PATH`
+/// in a process of its own: its wall time, CPU time and peak RSS are those
+/// a user running it sees, whatever was measured before.
+fn measure(path: &Path) -> Result<Measured> {
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    reset_peak();
-    let t1 = Instant::now();
-    let c1 = cpu_s();
-    let mut src = open(path)?;
-    let (a, err) = crate::inputs::pump(&mut src, Options::default(), |_, _| {}).map_err(io_err)?;
-    if let Some(e) = err {
-        return Err(e.into());
-    }
-    let analyze_s = t1.elapsed().as_secs_f64();
-    let cpu_s = cpu_s() - c1;
-    let peak_kib = peak_rss_kib();
-    let m = Measured {
-        bytes,
-        analyze_s,
-        cpu_s,
-        peak_kib,
-        nodes: a.stats.nodes,
-        length_ns: a.critical_path.length_ns,
+    let exe = std::env::current_exe()
+        .map_err(|e| io_err(format!("cannot find critpath's own executable: {e}")))?;
+    let t0 = Instant::now();
+    let mut child = Command::new(exe)
+        .args(["analyze", "--json"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| io_err(format!("cannot run critpath analyze: {e}")))?;
+    let mut err = child.stderr.take().expect("stderr is piped");
+    let errs = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut out = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .expect("stdout is piped")
+        .read_to_end(&mut out);
+    let (ok, ru) = reap(child.id()).map_err(io_err)?;
+    let analyze_s = t0.elapsed().as_secs_f64();
+    let errs = errs.join().unwrap_or_default();
+    let doc = read
+        .ok()
+        .filter(|_| ok)
+        .and_then(|_| serde_json::from_slice::<serde_json::Value>(&out).ok())
+        .ok_or_else(|| {
+            let why: Vec<&str> = errs
+                .lines()
+                .map(|l| l.strip_prefix("critpath: error: ").unwrap_or(l))
+                .collect();
+            CliError::input(format!("bench: analyzing failed: {}", why.join("\n")))
+        })?;
+    let num = |p: &str| {
+        doc.pointer(p)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
     };
-    Ok((a.stats.records, m))
+    Ok(Measured {
+        bytes,
+        records: num("/stats/records"),
+        analyze_s,
+        min_s: analyze_s,
+        max_s: analyze_s,
+        runs: 1,
+        cpu_s: seconds(ru.ru_utime) + seconds(ru.ru_stime),
+        peak_kib: ru.ru_maxrss.max(0) as u64,
+        nodes: num("/stats/nodes"),
+        length_ns: num("/critical_path/length_ns"),
+    })
+}
+
+/// Waits for child `pid`: whether it exited with status 0, and its
+/// resource usage (`wait4`; `std::process::Child` does not give it).
+fn reap(pid: u32) -> std::io::Result<(bool, libc::rusage)> {
+    let mut status = 0;
+    // SAFETY: wait4 only writes the status and the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut ru) };
+        if r == pid as libc::pid_t {
+            let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            return Ok((ok, ru));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }
 
 /// Writes the synthetic trace in `format` (jsonl, cpt or cpt-raw; with
@@ -269,6 +369,60 @@ fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<(
     out.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
+/// `x` with a k, M or G suffix and three significant digits.
+fn human(x: f64, sep: &str) -> String {
+    let (v, unit) = match x {
+        x if x >= 1e9 => (x / 1e9, "G"),
+        x if x >= 1e6 => (x / 1e6, "M"),
+        x if x >= 1e3 => (x / 1e3, "k"),
+        x => return format!("{x:.0}"),
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{sep}{unit}")
+}
+
+/// A count of records as asked for: 10M, 500k, 14.8M.
+fn count(n: u64) -> String {
+    let s = human(n as f64, "");
+    match s.split_once('.') {
+        Some((whole, rest))
+            if rest
+                .trim_end_matches(char::is_alphabetic)
+                .bytes()
+                .all(|b| b == b'0') =>
+        {
+            format!("{whole}{}", &s[s.len() - 1..])
+        }
+        _ => s,
+    }
+}
+
+/// Bytes of the trace per record, "-" without a file.
+fn bytes_per_record(row: &BenchRow) -> String {
+    match row.bytes {
+        0 => "-".to_string(),
+        b => format!("{:.2}", b as f64 / row.records.max(1) as f64),
+    }
+}
+
+/// Half the spread of the runs' times, as a share of the median: "3%".
+fn spread(row: &BenchRow) -> String {
+    if row.runs < 2 {
+        return "-".to_string();
+    }
+    let half = (row.analyze_max_s - row.analyze_min_s) / 2.0;
+    format!(
+        "{:.0}%",
+        100.0 * half / row.analyze_s.max(f64::MIN_POSITIVE)
+    )
+}
+
 fn parse_count(s: &str) -> Result<u64> {
     let s = s.trim();
     let (num, mul) = match s.chars().last() {
@@ -296,12 +450,22 @@ fn cpu_s() -> f64 {
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
         return 0.0;
     }
-    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    s(ru.ru_utime) + s(ru.ru_stime)
+    seconds(ru.ru_utime) + seconds(ru.ru_stime)
 }
 
-/// Resets the peak-RSS counter (Linux), so each measurement stands alone.
+fn seconds(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
+}
+
+/// Resets the peak-RSS counter (Linux), so each measurement stands alone:
+/// first hands back to the system what the allocator kept from the run
+/// before, then starts the high-water mark from here.
 fn reset_peak() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
