@@ -293,7 +293,11 @@ fn measure(path: &Path) -> Result<Measured> {
                 .lines()
                 .map(|l| l.strip_prefix("critpath: error: ").unwrap_or(l))
                 .collect();
-            CliError::input(format!("bench: analyzing failed: {}", why.join("\n")))
+            let why = match why.join("\n") {
+                w if w.trim().is_empty() => format!("{}: no analysis came back", path.display()),
+                w => w,
+            };
+            CliError::input(format!("bench: analyzing failed: {why}"))
         })?;
     let num = |p: &str| {
         doc.pointer(p)
