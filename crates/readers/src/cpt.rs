@@ -35,8 +35,9 @@ pub const MAGIC: &[u8; 8] = b"CRITPATH";
 pub const VERSION: u16 = 1;
 /// Payload bytes at which the writer closes a chunk: small enough that
 /// decompressing one (a few tenths of a millisecond) is a hitch the
-/// reader's lead over the engine absorbs, large enough that zstd compresses as well as with
-/// larger ones (1.84 bytes a record on the benchmark trace, 1.83 at 1 MiB).
+/// reader's lead over the engine absorbs, large enough that zstd
+/// compresses as well as with larger ones (1.84 bytes a record on the
+/// benchmark trace, 1.83 at 1 MiB).
 const CHUNK_RAW: usize = 1 << 18;
 const OP_DEFSTR: u8 = 0x0F;
 const F_THREAD: u8 = 0x10;

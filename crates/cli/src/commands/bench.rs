@@ -65,15 +65,20 @@ pub struct Args {
     json: bool,
 }
 
+/// The median of several runs, with the spread of all.
+struct Runs {
+    mid: Measured,
+    /// The fastest and slowest run.
+    min_s: f64,
+    max_s: f64,
+    runs: u32,
+}
+
 /// One measurement.
 struct Measured {
     bytes: u64,
     records: u64,
     analyze_s: f64,
-    /// The fastest and slowest of the runs this one is the median of.
-    min_s: f64,
-    max_s: f64,
-    runs: u32,
     /// CPU time (user and system) spent analyzing.
     cpu_s: f64,
     peak_kib: u64,
@@ -172,7 +177,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(p) = &args.perf_data {
         let m = median(args.runs, || measure(p))?;
-        let row = row(m.records, "perf.data", 0.0, &m);
+        let row = row(m.mid.records, "perf.data", 0.0, &m);
         print(&row);
         rows.push(row);
     }
@@ -182,16 +187,17 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn row<'a>(n: u64, format: &'a str, gen_s: f64, m: &Measured) -> BenchRow<'a> {
+fn row<'a>(n: u64, format: &'a str, gen_s: f64, r: &Runs) -> BenchRow<'a> {
+    let m = &r.mid;
     BenchRow {
         records: n,
         format,
         bytes: m.bytes,
         generate_s: gen_s,
-        runs: m.runs,
+        runs: r.runs,
         analyze_s: m.analyze_s,
-        analyze_min_s: m.min_s,
-        analyze_max_s: m.max_s,
+        analyze_min_s: r.min_s,
+        analyze_max_s: r.max_s,
         records_per_s: n as f64 / m.analyze_s,
         peak_rss_kib: m.peak_kib,
         cpu_s: m.cpu_s,
@@ -203,18 +209,17 @@ fn row<'a>(n: u64, format: &'a str, gen_s: f64, m: &Measured) -> BenchRow<'a> {
 
 /// Runs `once` `runs` times: the median run, with the fastest and slowest
 /// times of all and the highest peak RSS.
-fn median(runs: u32, mut once: impl FnMut() -> Result<Measured>) -> Result<Measured> {
+fn median(runs: u32, mut once: impl FnMut() -> Result<Measured>) -> Result<Runs> {
     let mut all = (0..runs).map(|_| once()).collect::<Result<Vec<_>>>()?;
     let peak_kib = all.iter().map(|m| m.peak_kib).max().unwrap_or(0);
     all.sort_by(|a, b| a.analyze_s.total_cmp(&b.analyze_s));
     let (min_s, max_s) = (all[0].analyze_s, all[all.len() - 1].analyze_s);
     let mid = all.swap_remove((all.len() - 1) / 2);
-    Ok(Measured {
+    Ok(Runs {
+        mid: Measured { peak_kib, ..mid },
         min_s,
         max_s,
         runs,
-        peak_kib,
-        ..mid
     })
 }
 
@@ -235,9 +240,6 @@ fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
         bytes: 0,
         records: n,
         analyze_s,
-        min_s: analyze_s,
-        max_s: analyze_s,
-        runs: 1,
         cpu_s: cpu_s() - c0,
         peak_kib: peak_rss_kib(),
         nodes: a.stats.nodes,
@@ -308,10 +310,7 @@ fn measure(path: &Path) -> Result<Measured> {
         bytes,
         records: num("/stats/records"),
         analyze_s,
-        min_s: analyze_s,
-        max_s: analyze_s,
-        runs: 1,
-        cpu_s: seconds(ru.ru_utime) + seconds(ru.ru_stime),
+        cpu_s: cpu_of(&ru),
         peak_kib: ru.ru_maxrss.max(0) as u64,
         nodes: num("/stats/nodes"),
         length_ns: num("/critical_path/length_ns"),
@@ -373,14 +372,16 @@ fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<(
     out.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
+/// The suffixes of counts, largest first: written by `human` and `count`,
+/// read by `parse_count` (in either case).
+const UNITS: [(u64, char); 3] = [(1_000_000_000, 'G'), (1_000_000, 'M'), (1_000, 'k')];
+
 /// `x` with a k, M or G suffix and three significant digits.
 fn human(x: f64, sep: &str) -> String {
-    let (v, unit) = match x {
-        x if x >= 1e9 => (x / 1e9, "G"),
-        x if x >= 1e6 => (x / 1e6, "M"),
-        x if x >= 1e3 => (x / 1e3, "k"),
-        x => return format!("{x:.0}"),
+    let Some(&(unit, suffix)) = UNITS.iter().find(|&&(u, _)| x >= u as f64) else {
+        return format!("{x:.0}");
     };
+    let v = x / unit as f64;
     let digits = if v >= 100.0 {
         0
     } else if v >= 10.0 {
@@ -388,22 +389,14 @@ fn human(x: f64, sep: &str) -> String {
     } else {
         2
     };
-    format!("{v:.digits$}{sep}{unit}")
+    format!("{v:.digits$}{sep}{suffix}")
 }
 
 /// A count of records as asked for: 10M, 500k, 14.8M.
 fn count(n: u64) -> String {
-    let s = human(n as f64, "");
-    match s.split_once('.') {
-        Some((whole, rest))
-            if rest
-                .trim_end_matches(char::is_alphabetic)
-                .bytes()
-                .all(|b| b == b'0') =>
-        {
-            format!("{whole}{}", &s[s.len() - 1..])
-        }
-        _ => s,
+    match UNITS.iter().find(|&&(u, _)| n >= u) {
+        Some(&(u, suffix)) if n.is_multiple_of(u) => format!("{}{suffix}", n / u),
+        _ => human(n as f64, ""),
     }
 }
 
@@ -429,11 +422,13 @@ fn spread(row: &BenchRow) -> String {
 
 fn parse_count(s: &str) -> Result<u64> {
     let s = s.trim();
-    let (num, mul) = match s.chars().last() {
-        Some('k') | Some('K') => (&s[..s.len() - 1], 1_000),
-        Some('m') | Some('M') => (&s[..s.len() - 1], 1_000_000),
-        Some('g') | Some('G') => (&s[..s.len() - 1], 1_000_000_000),
-        _ => (s, 1),
+    let last = s.chars().last().map(|c| c.to_ascii_lowercase());
+    let (num, mul) = match UNITS
+        .iter()
+        .find(|&&(_, c)| Some(c.to_ascii_lowercase()) == last)
+    {
+        Some(&(u, _)) => (&s[..s.len() - 1], u),
+        None => (s, 1),
     };
     num.parse::<u64>()
         .ok()
@@ -454,11 +449,13 @@ fn cpu_s() -> f64 {
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
         return 0.0;
     }
-    seconds(ru.ru_utime) + seconds(ru.ru_stime)
+    cpu_of(&ru)
 }
 
-fn seconds(tv: libc::timeval) -> f64 {
-    tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
+/// User and system CPU time of a `rusage`, in seconds.
+fn cpu_of(ru: &libc::rusage) -> f64 {
+    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    s(ru.ru_utime) + s(ru.ru_stime)
 }
 
 /// Resets the peak-RSS counter (Linux), so each measurement stands alone:
