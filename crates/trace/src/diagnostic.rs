@@ -12,6 +12,8 @@ pub use crate::diagnostic_kind::DiagnosticKind;
 /// what was wrong with the input.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Serialized as `kind` and, beside it, its `severity`.
+    #[serde(flatten, serialize_with = "kind_and_severity")]
     pub kind: DiagnosticKind,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -33,6 +35,15 @@ pub struct Diagnostic {
     /// Time at stake: trace time the findings may have misplaced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ns: Option<u64>,
+}
+
+/// A diagnostic's kind and its kind's severity, as two keys.
+fn kind_and_severity<S: serde::Serializer>(k: &DiagnosticKind, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(2))?;
+    m.serialize_entry("kind", k)?;
+    m.serialize_entry("severity", &k.severity())?;
+    m.end()
 }
 
 impl Diagnostic {
@@ -75,5 +86,22 @@ impl Diagnostic {
     pub fn count(mut self, n: u64) -> Self {
         self.count = Some(n);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_gives_the_kind_and_its_severity() {
+        let d = Diagnostic::new(DiagnosticKind::LostSwitchIn, "m").count(4);
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["kind"], "lost-switch-in");
+        assert_eq!(v["severity"], "worth-knowing");
+        assert_eq!(v["count"], 4);
+        let d = Diagnostic::new(DiagnosticKind::InputCut, "m");
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["severity"], "changes-answer");
     }
 }

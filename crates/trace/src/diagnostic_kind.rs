@@ -1,6 +1,7 @@
 //! The kinds of diagnostic, one variant each: the kebab-case name that JSON
-//! output and text tables show, the advice the HTML report gives, and
-//! whether the kind means the trace itself breaks the event model.
+//! output and text tables show, the advice the HTML report gives, how much
+//! the kind weighs ([`Severity`]), and whether the kind means the trace
+//! itself breaks the event model.
 
 use serde::{Serialize, Serializer};
 use std::fmt;
@@ -71,6 +72,52 @@ pub enum DiagnosticKind {
 }
 
 use DiagnosticKind::*;
+
+/// How much a kind of diagnostic weighs for the person reading the answer.
+/// The text verdict and the report's first screen show one line per kind
+/// that [`Severity::ChangesAnswer`]; the others fold into one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The path or its blame may be wrong: a dependence is missing or
+    /// broken, or part of the input was not read.
+    ChangesAnswer,
+    /// The answer holds, but some of its times are approximate or some
+    /// causes are unknown.
+    WorthKnowing,
+    /// What this kind of input always gives (threads that existed before
+    /// recording, clocks aligned, costs corrected): no action needed.
+    Routine,
+}
+
+impl Severity {
+    /// Every severity, weightiest first.
+    pub const ALL: [Severity; 3] = [
+        Severity::ChangesAnswer,
+        Severity::WorthKnowing,
+        Severity::Routine,
+    ];
+
+    /// The kebab-case name shown in JSON (`changes-answer`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::ChangesAnswer => "changes-answer",
+            Severity::WorthKnowing => "worth-knowing",
+            Severity::Routine => "routine",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Severity {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
@@ -181,6 +228,22 @@ impl DiagnosticKind {
         }
     }
 
+    /// How much a finding of this kind weighs (see [`Severity`]).
+    pub fn severity(self) -> Severity {
+        match self {
+            WaitAdvancedEarly | RecvWithoutSend | PendingSendDropped | Disconnected
+            | StackMismatch | InputSkipped | InputCut | CutShort | DamagedInput
+            | LostAnnotations | LostEvents | CollectiveUnmatched | DuplicateRank
+            | NotSystemWide | PathGap => Severity::ChangesAnswer,
+            LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
+            | Straggler | RecorderShare | CommandGuessed | InferredTransition => {
+                Severity::WorthKnowing
+            }
+            PreexistingThread | UnbalancedInterrupt | LateTransition | ClockOffset
+            | OverheadCorrection => Severity::Routine,
+        }
+    }
+
     /// Does this kind mean the trace itself breaks the event model (what
     /// `critpath check` reports as an error of the trace)?
     pub fn is_trace_error(self) -> bool {
@@ -234,6 +297,18 @@ mod tests {
     fn serializes_as_its_name() {
         let json = serde_json::to_string(&DiagnosticKind::WaitAdvancedEarly).unwrap();
         assert_eq!(json, "\"wait-advanced-early\"");
+    }
+
+    #[test]
+    fn what_breaks_the_trace_changes_the_answer() {
+        for k in DiagnosticKind::ALL {
+            if k.is_trace_error() {
+                assert_eq!(k.severity(), Severity::ChangesAnswer, "{k}");
+            }
+        }
+        let names: Vec<&str> = Severity::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names, ["changes-answer", "worth-knowing", "routine"]);
+        assert!(Severity::ChangesAnswer < Severity::Routine, "weightiest first");
     }
 
     #[test]

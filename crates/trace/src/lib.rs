@@ -15,6 +15,7 @@ pub mod source;
 pub mod strings;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
+pub use diagnostic_kind::Severity;
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use parts::Parts;
 pub use source::{
