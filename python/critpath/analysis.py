@@ -240,8 +240,8 @@ def _html_table(verdict, columns, rows, foot=""):
 class Requests(Analysis):
     """The result of :func:`analyze` on a span file holding several requests
     (trace ids): each request analyzed on its own, as ``critpath analyze
-    FILE`` does, and the requests aggregated per state (SPEC §9,
-    docs/json.md "Many requests"). What needs one path (``length_ns``,
+    FILE`` does, and the requests aggregated per state (docs/json.md
+    "Many requests"). What needs one path (``length_ns``,
     ``path``, ``whatif``, ``next``, ``slack``, ``report``) raises
     :class:`critpath.Error` naming ``trace=ID``, as the CLI refuses
     ``--path`` or ``--next`` there."""

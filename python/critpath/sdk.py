@@ -17,7 +17,8 @@ named by ``CRITPATH_OUT`` in one ``write`` when full, when the thread ends
 and at interpreter exit; with ``CRITPATH_OUT`` unset every call returns at
 once. With ``CRITPATH_CALIBRATE=1`` the process measures its cost per event
 and writes it to the trace for ``critpath analyze --correct-overhead``.
-The file format is described in ``crates/formats/src/annot.rs``.
+The file format is described in ``docs/formats.md`` ("Annotation files")
+and read by ``crates/readers/src/annot.rs``.
 """
 
 import atexit

@@ -22,7 +22,8 @@
  * also fires a USDT probe `critpath:<verb>`.
  *
  * Ids at or above 2^63 are reserved. Names longer than 1024 bytes are cut.
- * The file format is described in crates/formats/src/annot.rs.
+ * The file format is described in docs/formats.md ("Annotation files")
+ * and read by crates/readers/src/annot.rs.
  */
 #ifndef CRITPATH_H
 #define CRITPATH_H

@@ -1,6 +1,6 @@
 //! `critpath.analyze` on a span file (OTLP/Jaeger) holding several trace
 //! ids: each request analyzed on its own and the requests aggregated, as
-//! `critpath analyze FILE` does (SPEC §9, docs/json.md "Many requests"),
+//! `critpath analyze FILE` does (docs/json.md "Many requests"),
 //! never the file as one timeline.
 
 use crate::guarded;

@@ -15,7 +15,8 @@
 //! `CRITPATH_OUT` unset every call is one relaxed atomic load. With
 //! `CRITPATH_CALIBRATE=1` the process measures its cost per event and
 //! writes it to the trace for `critpath analyze --correct-overhead`. The
-//! file format is described in `crates/formats/src/annot.rs`.
+//! file format is described in `docs/formats.md` ("Annotation files") and
+//! read by `crates/readers/src/annot.rs`.
 //!
 //! Ids at or above 2^63 are reserved; names longer than 1024 bytes are cut.
 
