@@ -55,3 +55,19 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
   (cd "$here/tests/browser" && npm ci --no-audit --no-fund >/dev/null)
 fi
+
+# The manual is an mdBook (docs/book.toml), built by scripts/test.sh.
+# Built from crates.io at a pinned version, without the `serve` and
+# `watch` features (a few minutes on two cores; once per machine).
+MDBOOK_VERSION=0.5.4
+if ! mdbook --version 2>/dev/null | grep -q "v$MDBOOK_VERSION"; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+  if ! mdbook --version 2>/dev/null | grep -q "v$MDBOOK_VERSION"; then
+    echo "setup: installing mdbook $MDBOOK_VERSION" >&2
+    cargo install mdbook --locked --version "$MDBOOK_VERSION" \
+      --no-default-features --features search >/dev/null 2>&1 || {
+      echo "setup: cargo install mdbook failed" >&2
+      exit 1
+    }
+  fi
+fi

@@ -7,7 +7,11 @@
 // heading and reads as `analyze` says it, the table shows the critical
 // rows and folds the others behind a toggle, the timeline has a lane per
 // path SM (capped) and every lane has drawn states, numbers do not wrap,
-// and the cgraph toggles between its critical subgraph and all of it.
+// and the cgraph toggles between its critical subgraph and all of it; at
+// 1400×1000 the first screen shows the verdict, the what-ifs and the
+// timeline, with one line per kind of diagnostic that changes the answer
+// and the rest folded. A trace of threads that nothing links draws every
+// thread, the path's first, with the state names on the bars.
 // Screenshots are kept in tests/browser/artifacts/.
 
 import { chromium } from "playwright-core";
@@ -77,6 +81,7 @@ async function explains(trace, label) {
   const doc = JSON.parse(cli(["analyze", trace, "--json", "--path"]));
   const verdict = cli(["analyze", trace]).split("\n")[0];
   const { page, errors } = await open(file);
+  await firstScreen(page, doc, label);
   await page.setViewportSize({ width: 1200, height: 900 });
   check(errors.length === 0, label + ": no console errors " + JSON.stringify(errors));
   const heading = (await page.locator("h1, h2").first().innerText()).trim();
@@ -97,10 +102,14 @@ async function explains(trace, label) {
     check(await rows() === critical, label + ": and folds them again");
   }
   // The timeline: a lane per path SM (capped at 24 with the rest said),
-  // each with drawn states.
+  // then the other SMs (at most 24 more), each with drawn states.
   const pathSms = new Set(doc.path.map((s) => (s.sys === "local" ? "" : s.sys + "/") + s.sm)).size;
   const lanes = await page.locator("#timeline-svg text.lane-label").count();
-  check(lanes >= Math.min(pathSms, 16) && lanes <= 24, label + ": " + lanes + " lanes for " + pathSms + " SMs on the path");
+  check(lanes >= Math.min(pathSms, 16) && lanes <= 48, label + ": " + lanes + " lanes for " + pathSms + " SMs on the path");
+  const roles = await page.locator("#timeline-svg text.lane-label").evaluateAll((ls) => ls.map((l) => l.dataset.role));
+  const firstOther = roles.findIndex((r) => r !== "path");
+  check(roles[0] === "path" && (firstOther === -1 || !roles.slice(firstOther).includes("path")),
+    label + ": the path's lanes come first: " + JSON.stringify(roles));
   const empty = await page.evaluate((n) => [...Array(n).keys()].filter((i) => !document.querySelector(`#timeline-svg rect.st[data-lane="${i}"]`)), lanes);
   check(empty.length === 0, label + ": every lane has drawn states; empty: " + JSON.stringify(empty));
   check(await page.locator("#timeline-svg rect.seg").count() > 0, label + ": the path is drawn over the lanes");
@@ -127,6 +136,33 @@ async function explains(trace, label) {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(artifacts, "report-" + label + ".png") });
   await page.close();
+}
+
+/// At 1400×1000, before any scrolling: the verdict, the what-ifs and the
+/// timeline's first lanes are on the screen, and the diagnostics take one
+/// line per kind that changes the answer plus one folded line.
+async function firstScreen(page, doc, label) {
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const box = async (sel) => page.locator(sel).first().boundingBox();
+  const verdict = await box("#verdict"), tl = await box("#timeline-svg");
+  check(verdict && verdict.y >= 0 && verdict.y + verdict.height <= 1000, label + ": the verdict is on the first screen");
+  if (doc.critical_path.found && (await page.locator("#whatif li").count()) > 0) {
+    const w = await box("#whatif li:last-child");
+    check(w.y + w.height <= 1000, label + ": the what-ifs are on the first screen (last at " + Math.round(w.y) + " px)");
+  }
+  if (tl) check(tl.y + Math.min(tl.height, 150) <= 1000, label + ": the timeline's first lanes are on the first screen (it starts at " + Math.round(tl.y) + " px)");
+  const weighty = new Set(doc.diagnostics.filter((d) => d.severity === "changes-answer").map((d) => d.kind));
+  const others = new Set(doc.diagnostics.filter((d) => d.severity !== "changes-answer").map((d) => d.kind));
+  check(doc.diagnostics.every((d) => ["changes-answer", "worth-knowing", "routine"].includes(d.severity)), label + ": every JSON diagnostic has a severity");
+  const lines = await page.locator("#diags > details.diag").count();
+  check(lines === weighty.size + (others.size ? 1 : 0),
+    label + ": " + lines + " diagnostic lines for " + weighty.size + " kinds that change the answer and " + others.size + " folded");
+  if (others.size) {
+    const fold = await page.locator("#morediags > summary").innerText();
+    check(fold.startsWith("+ ") && [...others].every((k) => fold.includes(k)), label + ": the fold names the other kinds: " + fold);
+  }
+  await page.screenshot({ path: join(artifacts, "first-screen-" + label + ".png") });
 }
 
 const browser = await chromium.launch({
@@ -214,6 +250,30 @@ try {
   const e = await open(report([empty], "empty.html"));
   check(e.errors.length === 0, "empty report: no console errors");
   check((await e.page.locator("#nopath").innerText()).includes("no records"), "an empty trace's report says so");
+
+  // Threads that nothing links (as in a trace without flow events): every
+  // thread with states gets a lane, the path's first, then the busiest;
+  // state names are written on the bars wide enough for them.
+  const threads = join(tmp, "threads.jsonl");
+  const rec = [];
+  for (const [sm, busy] of [["MainThread", 0], ["logger", 20], ["producer", 150], ["consumer", 900]]) {
+    rec.push({ t: 0, sm, ev: "state", state: busy ? "blocked:queue" : "_thread.lock.acquire" });
+    for (let i = 0; i < 4 && busy; i++) {
+      rec.push({ t: 100 + i * 250, sm, ev: "state", state: "hash item" });
+      rec.push({ t: 100 + i * 250 + busy / 4, sm, ev: "state", state: "blocked:queue" });
+    }
+  }
+  rec.push({ t: 1100, sm: "MainThread", ev: "state", state: "exit" }, { t: 1101, sm: "MainThread", ev: "end" });
+  rec.sort((a, b) => a.t - b.t);
+  writeFileSync(threads, rec.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  const th = await open(report([threads], "threads.html"));
+  check(th.errors.length === 0, "unlinked threads: no console errors " + JSON.stringify(th.errors));
+  const names = await th.page.locator("#timeline-svg text.lane-label").allTextContents();
+  check(JSON.stringify(names) === JSON.stringify(["MainThread", "consumer", "producer", "logger"]),
+    "unlinked threads: every thread has a lane, the path's first, then the busiest: " + JSON.stringify(names));
+  const labels = await th.page.locator("#timeline-svg text.st-label").allTextContents();
+  check(labels.includes("_thread.lock.acquire") && labels.includes("hash item"), "unlinked threads: state names on the bars: " + JSON.stringify([...new Set(labels)]));
+  await th.page.screenshot({ path: join(artifacts, "report-threads.png") });
 
   // The page explains: on the demo, a real recording and a GPU trace.
   await explains(cpt, "demo");
