@@ -256,7 +256,7 @@ try {
   // state names are written on the bars wide enough for them.
   const threads = join(tmp, "threads.jsonl");
   const rec = [];
-  for (const [sm, busy] of [["MainThread", 0], ["logger", 20], ["producer", 150], ["consumer", 900]]) {
+  for (const [sm, busy] of [["MainThread", 0], ["logger", 20], ["producer", 160], ["consumer", 900]]) {
     rec.push({ t: 0, sm, ev: "state", state: busy ? "blocked:queue" : "_thread.lock.acquire" });
     for (let i = 0; i < 4 && busy; i++) {
       rec.push({ t: 100 + i * 250, sm, ev: "state", state: "hash item" });
@@ -268,7 +268,7 @@ try {
   writeFileSync(threads, rec.map((r) => JSON.stringify(r)).join("\n") + "\n");
   const th = await open(report([threads], "threads.html"));
   check(th.errors.length === 0, "unlinked threads: no console errors " + JSON.stringify(th.errors));
-  const names = await th.page.locator("#timeline-svg text.lane-label").allTextContents();
+  const names = await th.page.locator("#timeline-svg text.lane-label").evaluateAll((ls) => ls.map((l) => l.firstChild.textContent));
   check(JSON.stringify(names) === JSON.stringify(["MainThread", "consumer", "producer", "logger"]),
     "unlinked threads: every thread has a lane, the path's first, then the busiest: " + JSON.stringify(names));
   const labels = await th.page.locator("#timeline-svg text.st-label").allTextContents();

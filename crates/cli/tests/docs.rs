@@ -330,3 +330,28 @@ fn the_crate_table_parser_reads_rows_and_cargo_files() {
     assert_eq!(name, "critpath-b");
     assert_eq!(deps, BTreeSet::from(["a".to_string(), "sdk".to_string()]));
 }
+
+#[test]
+fn the_json_page_gives_each_kind_its_severity() {
+    use critpath_trace::{DiagnosticKind, Severity};
+    let page = fs::read_to_string(root().join("docs/json.md")).unwrap();
+    for sev in Severity::ALL {
+        let row = page
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{sev}` |")))
+            .unwrap_or_else(|| panic!("docs/json.md has no row for severity {sev}"));
+        let listed: BTreeSet<&str> = row
+            .rsplit(" | ")
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|k| k.trim().trim_matches(['`', '|', ' ']))
+            .collect();
+        let actual: BTreeSet<&str> = DiagnosticKind::ALL
+            .iter()
+            .filter(|k| k.severity() == sev)
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(listed, actual, "docs/json.md, severity {sev}");
+    }
+}

@@ -308,7 +308,10 @@ mod tests {
         }
         let names: Vec<&str> = Severity::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(names, ["changes-answer", "worth-knowing", "routine"]);
-        assert!(Severity::ChangesAnswer < Severity::Routine, "weightiest first");
+        assert!(
+            Severity::ChangesAnswer < Severity::Routine,
+            "weightiest first"
+        );
     }
 
     #[test]

@@ -305,12 +305,7 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
             );
         }
     }
-    if !a.diagnostics.is_empty() {
-        let _ = writeln!(o, "\ndiagnostics ({}):", a.diagnostics.len());
-        for d in &a.diagnostics {
-            let _ = writeln!(o, "  {}: {}", d.kind, d.message);
-        }
-    }
+    o.push_str(&crate::diagnostics::text(&a.diagnostics));
     o
 }
 

@@ -1,13 +1,16 @@
-//! critpath-views: rendering only. Each module turns results (an engine
+//! critpath-views: the renderers. Each module turns results (an engine
 //! `Analysis`, or what an observer gathered) into text, JSON, DOT/SVG, HTML,
-//! Perfetto JSON or CSV/Parquet tables; none reads a trace or computes an
-//! analysis, and none writes anywhere but the writer it is given.
+//! Perfetto JSON or CSV/Parquet tables; none reads a trace, and none writes
+//! anywhere but the writer it is given. One module runs the engine:
+//! [`report_runs`] asks the caller's engine runs for the report's what-ifs
+//! and timeline (the caller opens the traces).
 
 pub mod analysis;
 pub mod batch;
 pub mod check;
 pub mod compare;
 pub mod counters;
+pub mod diagnostics;
 pub mod dot;
 pub mod gpu;
 pub mod json;

@@ -4,8 +4,10 @@
 //! criticality table with the critical rows shown and the rest folded, a
 //! timeline of the path's SMs and their neighbours with every state drawn
 //! (see [`crate::timeline`]) and the path's dependences as arrows, the
-//! cgraph's critical subgraph as SVG (the whole graph on demand), the
-//! diagnostics, and the next most critical path. Large traces are pruned
+//! cgraph's critical subgraph as SVG (the whole graph on demand), and the
+//! next most critical path. Under the summary, one line per kind of
+//! diagnostic that changes the answer; the others fold into one line that
+//! opens on every diagnostic. Large traces are pruned
 //! with a visible note of what was hidden.
 
 use crate::dot::{pruned, subgraph, svg};
@@ -82,7 +84,7 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
         "critical_path": a.critical_path,
         "stats": a.stats,
         "states": a.states,
-        "diagnostics": a.diagnostics.iter().map(|d| json!({"kind": d.kind, "message": d.message, "advice": d.kind.advice()})).collect::<Vec<_>>(),
+        "diagnostics": a.diagnostics.iter().map(|d| json!({"kind": d.kind, "severity": d.kind.severity(), "count": d.count, "message": d.message, "advice": d.kind.advice()})).collect::<Vec<_>>(),
         "segments": segs,
         "hidden_segments": hidden_segs,
         "hidden_edges": hidden_edges,

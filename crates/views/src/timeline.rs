@@ -3,7 +3,9 @@
 //! picks the SMs that get a lane (those on the critical path, the holders
 //! blamed for its waits, then the SMs that send to or receive from path
 //! SMs the most, at most [`MAX_LANES`]), and [`Collector`] keeps every
-//! state those SMs went through during the path (second pass). The data
+//! state those SMs went through during the path (second pass), and those
+//! of every other SM with a state during the path: after the chosen lanes,
+//! the busiest [`MAX_OTHER_LANES`] of them (time not blocked). The data
 //! stays bounded: a state shorter than a bucket (1/[`BUCKETS`] of the
 //! path's span) is merged with the other short states of its bucket into
 //! one block named after the state that took most of the bucket's time,
@@ -22,6 +24,12 @@ pub const MAX_LANES: usize = 24;
 const MAX_PATH_LANES: usize = 16;
 /// Lanes given to blamed holders at most.
 const MAX_HOLDER_LANES: usize = 4;
+/// Lanes given to SMs that are neither on the path nor linked to it, at
+/// most (the busiest).
+pub const MAX_OTHER_LANES: usize = 24;
+/// SMs of their own the collector keeps states for before choosing the
+/// busiest (the others are counted as left out).
+const MAX_OTHER_CANDIDATES: usize = 256;
 /// Buckets the path's span is cut into for merging short states.
 pub const BUCKETS: u64 = 2000;
 
@@ -102,6 +110,8 @@ pub enum Role {
     Holder,
     /// The SM sends to or receives from a path SM.
     Neighbour,
+    /// Another SM with states during the path.
+    Other,
 }
 
 /// SMs that would have had a lane but were left out by [`MAX_LANES`].
@@ -110,6 +120,8 @@ pub struct LeftOut {
     pub path: usize,
     pub holders: usize,
     pub neighbours: usize,
+    /// Other SMs with states during the path, beyond the busiest drawn.
+    pub others: usize,
     /// Lanes without a state during the path.
     pub empty: usize,
 }
@@ -215,6 +227,8 @@ struct Acc {
     span: (u64, u64),
     time: Vec<(u64, u64)>,
     visits: u64,
+    /// Time in states that are not blocked.
+    busy: u64,
 }
 
 impl Acc {
@@ -248,10 +262,14 @@ pub struct Collector {
     bw: u64,
     lanes: Vec<(String, Role)>,
     acc: Vec<Acc>,
+    /// Lanes added for SMs seen in the pass ([`Role::Other`]).
+    others: usize,
     by_name: HashMap<String, usize>,
     seen: HashMap<(Sym, Sym), Option<usize>>,
     state_ix: HashMap<Sym, u64>,
     states: Vec<String>,
+    /// Whether each state is of the `blocked` class.
+    blocked: Vec<bool>,
     merged: u64,
 }
 
@@ -272,29 +290,40 @@ impl Collector {
             bw: ((t1 - t0) / BUCKETS).max(1),
             acc: lanes.iter().map(|_| Acc::default()).collect(),
             lanes,
+            others: 0,
             by_name,
             seen: HashMap::new(),
             state_ix: HashMap::new(),
             states: Vec::new(),
+            blocked: Vec::new(),
             merged: 0,
         }
     }
 
-    /// The timeline; lanes without a state are left out (and counted).
+    /// The timeline; lanes without a state are left out (and counted), and
+    /// the other SMs' lanes follow the chosen ones, busiest first.
     pub fn finish(mut self, mut left_out: LeftOut) -> Timeline {
         let mut lanes = Vec::new();
+        let mut others = Vec::new();
         for ((name, role), mut acc) in self.lanes.into_iter().zip(self.acc) {
             self.merged += acc.flush();
             if acc.blocks.is_empty() {
                 left_out.empty += 1;
                 continue;
             }
-            lanes.push(Lane {
+            let lane = Lane {
                 name,
                 role,
                 blocks: acc.blocks,
-            });
+            };
+            match role {
+                Role::Other => others.push((acc.busy, lane)),
+                _ => lanes.push(lane),
+            }
         }
+        others.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.name.cmp(&y.1.name)));
+        left_out.others += others.len().saturating_sub(MAX_OTHER_LANES);
+        lanes.extend(others.into_iter().take(MAX_OTHER_LANES).map(|o| o.1));
         Timeline {
             t0: self.t0,
             t1: self.t1,
@@ -305,6 +334,30 @@ impl Collector {
             left_out,
             merged: self.merged,
         }
+    }
+}
+
+impl Collector {
+    /// The lane of SM (`sys`, `sm`): a chosen one, or a new lane of its own
+    /// while there is room for candidates (`None` past that).
+    fn lane_of(&mut self, sys: Sym, sm: Sym, s: &Interner) -> Option<usize> {
+        if let Some(&lane) = self.seen.get(&(sys, sm)) {
+            return lane;
+        }
+        let name = lane_name(s.resolve(sys), s.resolve(sm));
+        let lane = match self.by_name.get(&name) {
+            Some(&i) => Some(i),
+            None if self.others < MAX_OTHER_CANDIDATES => {
+                self.others += 1;
+                self.by_name.insert(name.clone(), self.lanes.len());
+                self.lanes.push((name, Role::Other));
+                self.acc.push(Acc::default());
+                Some(self.lanes.len() - 1)
+            }
+            None => None,
+        };
+        self.seen.insert((sys, sm), lane);
+        lane
     }
 }
 
@@ -323,20 +376,20 @@ impl Observer for Collector {
         if end < self.t0 || start > self.t1 {
             return;
         }
-        let by_name = &self.by_name;
-        let lane = *self.seen.entry((sys, sm)).or_insert_with(|| {
-            by_name
-                .get(&lane_name(s.resolve(sys), s.resolve(sm)))
-                .copied()
-        });
-        let Some(lane) = lane else { return };
-        let states = &mut self.states;
+        let Some(lane) = self.lane_of(sys, sm, s) else {
+            return;
+        };
+        let (states, blocked) = (&mut self.states, &mut self.blocked);
         let st = *self.state_ix.entry(state).or_insert_with(|| {
             states.push(s.resolve(state).to_string());
+            blocked.push(class(s.resolve(state)) == "blocked");
             states.len() as u64 - 1
         });
         let (a, b) = (start.max(self.t0), end.min(self.t1));
         let acc = &mut self.acc[lane];
+        if !self.blocked[st as usize] {
+            acc.busy += b - a;
+        }
         if b - a >= self.bw {
             self.merged += acc.flush();
             acc.blocks.push([a, b, st, 1]);
@@ -396,7 +449,7 @@ mod tests {
             c.visit(&v, &s);
         };
         // 100,000 visits of 5 ns (a bucket is 500 ns), then one of 500 µs;
-        // `b` has no lane.
+        // `b` gets a lane of its own after `a`'s.
         for i in 0..100_000u64 {
             visit(sm, short, i * 5, i * 5 + 5);
         }
@@ -404,7 +457,11 @@ mod tests {
         visit(other, long, 0, 1_000_000);
         let t = c.finish(LeftOut::default());
         assert_eq!(t.bucket_ns, 500);
-        assert_eq!(t.lanes.len(), 1);
+        assert_eq!(t.lanes.len(), 2);
+        assert_eq!(
+            (t.lanes[1].name.as_str(), t.lanes[1].role),
+            ("b", Role::Other)
+        );
         let blocks = &t.lanes[0].blocks;
         assert_eq!(
             blocks.len(),
@@ -416,6 +473,48 @@ mod tests {
         assert_eq!(t.merged, 100_000);
         assert_eq!(t.states, ["running", "blocked:io"]);
         assert_eq!(t.classes, ["running", "blocked"]);
+    }
+
+    #[test]
+    fn every_sm_with_states_gets_a_lane_after_the_path_busiest_first() {
+        let mut s = Interner::new();
+        let sys = s.intern("local");
+        let names = ["main", "logger", "consumer", "producer", "idle"];
+        let sms: Vec<Sym> = names.iter().map(|n| s.intern(n)).collect();
+        let (run, wait) = (s.intern("running"), s.intern("blocked:futex"));
+        let a = path("main", 1_000);
+        let mut c = Collector::new(&a, vec![("main".into(), Role::Path)]);
+        // (sm, state, start, end): the consumer is busiest, then the
+        // producer, then the logger; `idle` only waits.
+        let visits = [
+            (4, wait, 0, 1_000),
+            (1, run, 0, 100),
+            (2, run, 0, 900),
+            (3, run, 0, 500),
+            (0, wait, 0, 1_000),
+        ];
+        for (i, state, start, end) in visits {
+            let v = Visit::State {
+                sys,
+                sm: sms[i],
+                state,
+                start,
+                end,
+            };
+            c.visit(&v, &s);
+        }
+        let t = c.finish(LeftOut::default());
+        let order: Vec<(&str, Role)> = t.lanes.iter().map(|l| (l.name.as_str(), l.role)).collect();
+        assert_eq!(
+            order,
+            [
+                ("main", Role::Path),
+                ("consumer", Role::Other),
+                ("producer", Role::Other),
+                ("logger", Role::Other),
+                ("idle", Role::Other),
+            ]
+        );
     }
 
     #[test]
