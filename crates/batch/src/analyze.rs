@@ -7,6 +7,7 @@
 use crate::{Error, Options, StateCrit, TraceResult};
 use critpath_engine::Analysis;
 use critpath_import::Opened;
+use critpath_readers::spans::Requests;
 use critpath_trace::{ReadError, RecordSource};
 use std::path::Path;
 
@@ -45,16 +46,29 @@ pub fn analyze_file_with_problems(
             let (r, err) = one(&mut *src, &file, &id, engine_opts)?;
             Ok((vec![r], err.map(Error::Read)))
         }
-        Opened::Requests(requests) => {
-            let mut out = Vec::with_capacity(requests.len());
-            for (id, src) in requests.each() {
-                let (r, _) = one(&mut src?, &file, &id, engine_opts.clone())?;
-                out.push(r);
-            }
-            let err = requests.problems().first().cloned().map(Error::Read);
-            Ok((out, err))
-        }
+        Opened::Requests(requests) => analyze_requests(&requests, &file, opts),
     }
+}
+
+/// The requests of a span file (`file` in messages), each analyzed on its
+/// own; the file's first problem comes back beside the results.
+pub fn analyze_requests(
+    requests: &Requests,
+    file: &str,
+    opts: &Options,
+) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
+    let engine_opts = critpath_engine::Options {
+        from: opts.from.clone(),
+        to: opts.to.clone(),
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(requests.len());
+    for (id, src) in requests.each() {
+        let (r, _) = one(&mut src?, file, &id, engine_opts.clone())?;
+        out.push(r);
+    }
+    let err = requests.problems().first().cloned().map(Error::Read);
+    Ok((out, err))
 }
 
 /// Runs one request (or trace) through the engine.

@@ -116,3 +116,15 @@ pub type Result<T, E = CliError> = std::result::Result<T, E>;
 pub fn engine_error(e: &critpath_engine::Error) -> String {
     e.with_option()
 }
+
+impl From<critpath_session::Error> for CliError {
+    fn from(e: critpath_session::Error) -> Self {
+        match e {
+            critpath_session::Error::Read(r) => CliError::Read(r),
+            critpath_session::Error::Engine { name, source } => {
+                CliError::analysis_of(&name, source)
+            }
+            critpath_session::Error::Input(m) => CliError::Input(m),
+        }
+    }
+}

@@ -1,79 +1,29 @@
-//! PyTorch profiler (Kineto) traces on the command line: one rank or
-//! several, limited to one instance of an annotation (`--annotation`,
-//! `--instance`) as HTA does; the path is broken down by what bounds it
-//! while the engine walks it, so it is not kept unless asked for
-//! (docs/gpu.md).
+//! PyTorch profiler (Kineto) traces on the command line: the session's
+//! GPU analysis (critpath-session) with a progress bar (docs/gpu.md).
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::progress::{advance, clear, progress_bar};
-use critpath_engine::{Analysis, Observer, Options, Visit};
-use critpath_gpu::{BreakdownObserver, GpuBreakdown, GpuOptions, RanksReport, Tally};
-use critpath_trace::{Interner, ReadError};
-use std::path::PathBuf;
+use critpath_engine::{Observer, Options};
+use critpath_gpu::GpuOptions;
+pub use critpath_session::GpuRun;
+use critpath_session::Session;
+use std::path::Path;
 
-/// A GPU trace's analysis with what the importer knows beside it.
-pub struct GpuRun {
-    pub analysis: Analysis,
-    pub err: Option<ReadError>,
-    pub breakdown: GpuBreakdown,
-    /// Several ranks only.
-    pub ranks: Option<RanksReport>,
-}
-
-/// Analyzes Kineto traces; `keep_path` keeps the path's segments in the
-/// result.
-pub fn analyze(
-    traces: &[PathBuf],
-    window: &GpuOptions,
-    opts: Options,
-    keep_path: bool,
-) -> Result<GpuRun> {
-    analyze_observed(
-        traces,
-        window,
-        opts,
-        keep_path,
-        &mut |_: &Visit, _: &Interner| {},
-    )
-}
-
-/// [`analyze`] with every state visit and dependence handed to `observer`.
+/// The first analysis of the session's Kineto traces, with every state
+/// visit and dependence handed to `observer`; `keep_path` keeps the
+/// path's segments in the result.
 pub fn analyze_observed(
-    traces: &[PathBuf],
+    session: &mut Session,
+    first: &Path,
     window: &GpuOptions,
     opts: Options,
     keep_path: bool,
     observer: &mut dyn Observer,
 ) -> Result<GpuRun> {
-    let mut src = critpath_import::open_gpu(traces, window)?;
-    let facts = src.facts().clone();
-    let ranks = (traces.len() > 1).then(|| src.report().clone());
-    let opts = Options { keep_path, ..opts };
-    let pb = progress_bar(&traces[0]);
-    let mut tally = BreakdownObserver {
-        tally: Tally::new(&facts, 0, u64::MAX),
-        inner: observer,
-    };
-    let result = critpath_engine::analyze_observed(&mut src, opts, &mut tally, |_, bytes| {
+    let pb = progress_bar(first);
+    let run = session.gpu(window, opts, keep_path, observer, &mut |_, bytes| {
         advance(&pb, bytes)
     });
     clear(pb);
-    let breakdown = tally.tally.finish();
-    let name = traces[0].display().to_string();
-    let (analysis, err) = result.map_err(|e| CliError::analysis_of(&name, e))?;
-    if analysis.stats.records == 0 {
-        return Err(CliError::input(format!(
-            "{name}: the trace holds no GPU or CPU op{}",
-            match &window.annotation {
-                Some(a) => format!(" inside annotation {a:?} instance {}", window.instance),
-                None => String::new(),
-            }
-        )));
-    }
-    Ok(GpuRun {
-        analysis,
-        err,
-        breakdown,
-        ranks,
-    })
+    Ok(run?)
 }

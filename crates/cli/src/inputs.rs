@@ -1,14 +1,17 @@
-//! Opening the traces a command reads and running them through the engine:
-//! one file, or several hosts' files merged with aligned clocks; with a
-//! progress bar on a terminal, and with the observers of views that need
-//! more than the analysis.
+//! The traces a command reads, run through the engine: one input (a
+//! critpath-session: opened once, later passes replayed), or several
+//! hosts' files merged with aligned clocks; with a progress bar on a
+//! terminal, and with the observers of views that need more than the
+//! analysis.
 
 use crate::error::{CliError, Result};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_engine::{analyze_observed, Analysis, Observer, Options, Visit};
 use critpath_import::multi::{Alignment, MergedSource};
-use critpath_import::{open, AnySource};
+use critpath_import::AnySource;
+use critpath_session::{nonempty, Session, Settings};
 use critpath_trace::{Interner, ReadError, RecordSource};
+use std::cell::RefCell;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +22,8 @@ pub struct Inputs<'a> {
     pub alignment: Option<Alignment>,
     /// `--trace ID`: only this request of a span file.
     pub request: Option<String>,
+    /// One input: its session.
+    session: Option<RefCell<Session>>,
 }
 
 /// Traces that share no link with the others: why, and each file's own
@@ -30,16 +35,42 @@ pub struct Unlinked {
 
 impl<'a> Inputs<'a> {
     pub fn new(paths: &'a [PathBuf]) -> Result<Self> {
-        let alignment = if paths.len() > 1 {
-            Some(critpath_import::multi::align(paths)?)
-        } else {
-            None
-        };
-        Ok(Inputs {
+        if paths.len() > 1 {
+            return Ok(Inputs {
+                paths,
+                alignment: Some(critpath_import::multi::align(paths)?),
+                request: None,
+                session: None,
+            });
+        }
+        let session = Session::open(paths, &Settings::current())?;
+        Ok(Self::of_session(paths, session))
+    }
+
+    /// One input that could not be opened (an empty file, for a view that
+    /// says so).
+    pub fn unopened(paths: &'a [PathBuf]) -> Self {
+        Inputs {
             paths,
-            alignment,
+            alignment: None,
             request: None,
-        })
+            session: None,
+        }
+    }
+
+    /// One input, opened already.
+    pub fn of_session(paths: &'a [PathBuf], session: Session) -> Self {
+        Inputs {
+            paths,
+            alignment: None,
+            request: None,
+            session: Some(RefCell::new(session)),
+        }
+    }
+
+    /// The session of one input.
+    pub fn session(&self) -> Option<std::cell::RefMut<'_, Session>> {
+        self.session.as_ref().map(RefCell::borrow_mut)
     }
 
     /// The traces limited to one request (`--trace ID`) of a span file,
@@ -51,6 +82,9 @@ impl<'a> Inputs<'a> {
                     "--trace {id}: picks one request of one span file; give one trace file"
                 )));
             }
+        }
+        if let Some(mut s) = self.session() {
+            s.set_request(request.clone());
         }
         self.request = request;
         Ok(self)
@@ -73,7 +107,7 @@ impl<'a> Inputs<'a> {
     ) -> Result<(Analysis, critpath_trace::Interner)> {
         match &self.alignment {
             None => {
-                let mut src = open_trace(&self.paths[0], self.request.as_deref())?;
+                let mut src = self.session().expect("one input").source()?;
                 let a = run_to_end(&mut src, engine)?;
                 Ok((a, src.strings().clone()))
             }
@@ -98,9 +132,9 @@ impl<'a> Inputs<'a> {
     /// Analyzes the traces; a reader error that let the analysis finish
     /// comes back beside it.
     pub fn analyze(&self, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
-        match &self.alignment {
-            None => run_request_analysis(&self.paths[0], self.request.as_deref(), opts),
-            Some(_) => self.analyze_observed(opts, &mut |_: &Visit, _: &Interner| {}),
+        match self.session() {
+            Some(mut s) => with_progress(&self.paths[0], |p| s.analyze(opts, p)),
+            None => self.analyze_observed(opts, &mut |_: &Visit, _: &Interner| {}),
         }
     }
 
@@ -113,8 +147,8 @@ impl<'a> Inputs<'a> {
     ) -> Result<(Analysis, Option<ReadError>)> {
         match &self.alignment {
             None => {
-                let mut src = open_trace(&self.paths[0], self.request.as_deref())?;
-                analyze_source_observed(&mut src, &self.paths[0], opts, observer)
+                let mut s = self.session().expect("one input");
+                with_progress(&self.paths[0], |p| s.analyze_observed(opts, observer, p))
             }
             Some(al) => {
                 let mut src = MergedSource::new(self.paths, al)?;
@@ -184,41 +218,9 @@ pub fn stream_visits(
     Ok((a, err))
 }
 
-/// The engine over `src`: with the reader on a second core (the default),
-/// or on one thread when the environment sets `CRITPATH_THREADS=1`; the
-/// results are the same.
-/// JSONL, `.cpt` and perf.data files (decoding and the OS graph on one
-/// core, a kernel observer with them); the other sources build their
-/// records in memory.
-pub fn pump(
-    src: &mut AnySource,
-    opts: Options,
-    progress: impl FnMut(u64, u64),
-) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)> {
-    use critpath_engine::analyze_parallel;
-    if !critpath_trace::threads_allowed() {
-        return critpath_engine::analyze(src, opts, progress);
-    }
-    match src {
-        AnySource::Jsonl(r) => analyze_parallel(r, opts, progress),
-        AnySource::Cpt(r) => analyze_parallel(r, opts, progress),
-        AnySource::Perf(r) => analyze_parallel(&mut **r, opts, progress),
-        _ => critpath_engine::analyze(src, opts, progress),
-    }
-}
-
 /// Opens and analyzes a trace, with a progress bar on a terminal.
 pub fn run_analysis(trace: &Path, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
     run_request_analysis(trace, None, opts)
-}
-
-/// Opens a trace, or only the request of trace id `request` in a span
-/// file (`--trace ID`).
-pub fn open_trace(trace: &Path, request: Option<&str>) -> Result<AnySource> {
-    Ok(match request {
-        Some(id) => critpath_import::open_request(trace, id)?,
-        None => open(trace)?,
-    })
 }
 
 /// [`run_analysis`] of one request of a span file when `request` names it.
@@ -227,71 +229,68 @@ pub fn run_request_analysis(
     request: Option<&str>,
     opts: Options,
 ) -> Result<(Analysis, Option<ReadError>)> {
-    let mut src = open_trace(trace, request)?;
-    analyze_source(&mut src, trace, opts)
+    let paths = [trace.to_path_buf()];
+    let mut s = Session::open(&paths, &Settings::current())?;
+    s.set_request(request.map(str::to_string));
+    s.keep_records(0);
+    with_progress(trace, |p| s.analyze(opts, p))
 }
 
-/// Analyzes any trace files a command is given: PyTorch profiler traces
-/// (one rank or several), one trace (of one request with `request`), or
-/// several hosts' traces merged with aligned clocks.
-pub fn analyze_traces(
-    paths: &[PathBuf],
-    request: Option<String>,
-    opts: Options,
-) -> Result<(Analysis, Option<ReadError>)> {
-    if request.is_none() && critpath_import::all_kineto(paths) {
-        let window = critpath_gpu::GpuOptions::default();
-        let run = crate::gpu::analyze(paths, &window, opts, false)?;
-        return Ok((run.analysis, run.err));
+/// Any trace files a command is given, opened once: PyTorch profiler
+/// traces (one rank or several), one trace (of one request with
+/// `request`), or several hosts' traces merged with aligned clocks.
+pub struct Traces<'a> {
+    pub inputs: Inputs<'a>,
+    /// Kineto traces, not analyzed yet (their first pass is the GPU one).
+    gpu: std::cell::Cell<bool>,
+}
+
+impl<'a> Traces<'a> {
+    pub fn open(paths: &'a [PathBuf], request: Option<String>) -> Result<Self> {
+        let inputs = match paths.len() {
+            1 => Inputs::of_session(paths, Session::open(paths, &Settings::current())?),
+            _ if request.is_none() && critpath_import::all_kineto(paths) => {
+                Inputs::of_session(paths, Session::open(paths, &Settings::current())?)
+            }
+            _ => Inputs::new(paths)?,
+        };
+        let gpu = request.is_none()
+            && inputs
+                .session()
+                .is_some_and(|s| s.all(critpath_import::Format::Kineto));
+        Ok(Traces {
+            inputs: inputs.with_request(request)?,
+            gpu: std::cell::Cell::new(gpu),
+        })
     }
-    Inputs::new(paths)?.with_request(request)?.analyze(opts)
+
+    /// Analyzes the traces (the first time by reading them, later by
+    /// replaying them).
+    pub fn analyze(&self, opts: Options) -> Result<(Analysis, Option<ReadError>)> {
+        if self.gpu.replace(false) {
+            let mut s = self.inputs.session().expect("Kineto inputs");
+            let window = critpath_gpu::GpuOptions::default();
+            let noop = &mut |_: &Visit, _: &Interner| {};
+            let first = &self.inputs.paths[0];
+            let run = crate::gpu::analyze_observed(&mut s, first, &window, opts, false, noop)?;
+            return Ok((run.analysis, run.err));
+        }
+        self.inputs.analyze(opts)
+    }
 }
 
-/// Analyzes an opened trace (reading on a thread of its own where the
-/// format allows); a trace without records is an error.
-pub fn analyze_source(
-    src: &mut AnySource,
-    trace: &Path,
-    opts: Options,
-) -> Result<(Analysis, Option<ReadError>)> {
-    with_progress(trace, |progress| pump(src, opts, progress))
-}
-
-/// [`analyze_source`] with every visit handed to `observer` (on one
-/// thread: the observer sees the engine's visits as they happen).
-fn analyze_source_observed(
-    src: &mut AnySource,
-    trace: &Path,
-    opts: Options,
-    observer: &mut dyn Observer,
-) -> Result<(Analysis, Option<ReadError>)> {
-    with_progress(trace, |progress| {
-        analyze_observed(src, opts, observer, progress)
-    })
-}
-
-/// Runs an analysis with a progress bar on a terminal; a trace without
-/// records is an error.
+/// Runs an analysis of the session with a progress bar on a terminal; a
+/// trace without records is an error.
 fn with_progress(
     trace: &Path,
     run: impl FnOnce(
         &mut dyn FnMut(u64, u64),
-    ) -> critpath_engine::error::Result<(Analysis, Option<ReadError>)>,
+    ) -> critpath_session::Result<(Analysis, Option<ReadError>)>,
 ) -> Result<(Analysis, Option<ReadError>)> {
     let pb = progress_bar(trace);
     let result = run(&mut |_, bytes| advance(&pb, bytes));
     clear(pb);
-    let (a, err) = result.map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
-    if a.stats.records == 0 {
-        if let Some(e) = err {
-            return Err(e.into());
-        }
-        return Err(CliError::input(format!(
-            "{}: the trace holds no records",
-            trace.display()
-        )));
-    }
-    Ok((a, err))
+    Ok(nonempty(&trace.display().to_string(), result?)?)
 }
 
 /// `--correct-overhead`: takes the calibrated cost of annotation events out

@@ -99,11 +99,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // Waits for a CPU are charged to its holders unless told otherwise
-    // (docs/os-graph.md, "Waiting for a CPU").
-    if std::env::var_os("CRITPATH_CPU_HOLDERS").is_some_and(|v| v == "0") {
-        critpath_os::osgraph::set_cpu_holders(false);
-    }
+    // The settings of the run, from the environment (docs/settings.md).
+    let settings = critpath_session::env::settings_from_env(critpath_session::Settings::default());
+    critpath_session::env::install(&settings);
     match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -7,7 +7,7 @@ use crate::join::{self, GpuOptions, Prepared, EVENT_BUDGET};
 use crate::kineto;
 use crate::pass::{self, RankCtx};
 use crate::ranks::{self, RankInput, RanksReport};
-use critpath_readers::extsort::budget_from_env;
+use critpath_readers::extsort::sort_budget;
 use critpath_trace::{
     Diagnostic, DiagnosticKind, Interner, Location, Pos, ReadError, Record, RecordSource, Summary,
 };
@@ -175,7 +175,7 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
 /// [`EVENT_BUDGET`] shared by the ranks (their sorts wait together for the
 /// ranks to be joined).
 fn budget(ranks: usize) -> usize {
-    budget_from_env((EVENT_BUDGET / ranks.max(1)).max(1 << 12))
+    sort_budget((EVENT_BUDGET / ranks.max(1)).max(1 << 12))
 }
 
 /// Each input's rank: its `distributedInfo.rank` (0 when it has none), or

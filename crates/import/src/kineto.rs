@@ -47,7 +47,7 @@ pub fn open_ranks(paths: &[PathBuf]) -> Result<Option<AnySource>, ReadError> {
         return Ok(None);
     }
     let src = open_gpu(paths, &GpuOptions::default())?;
-    Ok(Some(AnySource::Gpu(Box::new(src))))
+    Ok(Some(AnySource::in_memory(src, crate::Format::Kineto)))
 }
 
 /// The ranks' clock offsets (from their collectives), if every file is a

@@ -163,7 +163,7 @@ fn read_all(bytes: Vec<u8>, mapped: bool) -> Outcome {
     };
     // Half the perf.data inputs with thread names that come late, after a
     // head of a few records: renamed, or read again, at the end.
-    if let critpath_import::AnySource::Perf(p) = &mut src {
+    if let Some(p) = src.downcast_mut::<critpath_os::PerfSource>() {
         p.names_head(8192);
         p.prepare(bytes_len.is_multiple_of(2));
     }

@@ -165,7 +165,7 @@ impl Collector {
             names: HashMap::new(),
             tracks: HashMap::new(),
             keys: Vec::new(),
-            slices: ExtSort::new(extsort::budget_from_env(SLICE_BUDGET)),
+            slices: ExtSort::new(extsort::sort_budget(SLICE_BUDGET)),
             open: HashMap::new(),
             flows: 0,
             steps: HashMap::new(),

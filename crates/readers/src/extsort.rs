@@ -53,13 +53,12 @@ pub struct ExtSort<T: Spill> {
     error: Option<io::Error>,
 }
 
-/// Items to keep in memory when a sort is given no budget: the environment's
-/// `CRITPATH_SORT_ITEMS`, else `default`.
-pub fn budget_from_env(default: usize) -> usize {
-    std::env::var("CRITPATH_SORT_ITEMS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &usize| n > 0)
+/// Items to keep in memory when a sort is given no budget: the installed
+/// settings' `sort_items`, else `default`.
+pub fn sort_budget(default: usize) -> usize {
+    critpath_trace::Settings::current()
+        .sort_items
+        .filter(|&n| n > 0)
         .unwrap_or(default)
 }
 

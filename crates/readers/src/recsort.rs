@@ -66,7 +66,7 @@ impl RecordSort {
     /// A sort that keeps up to `CRITPATH_SORT_ITEMS` records in memory
     /// (about half a million by default).
     pub fn new() -> Self {
-        Self::with_budget(extsort::budget_from_env(RECORD_BUDGET))
+        Self::with_budget(extsort::sort_budget(RECORD_BUDGET))
     }
 
     /// A sort that keeps at most `budget` records in memory.

@@ -47,7 +47,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
     /// Tracks whose records sort in memory up to `CRITPATH_SORT_ITEMS`
     /// (about half a million by default), then on disk.
     pub fn new() -> Self {
-        Self::with_budget(extsort::budget_from_env(RECORD_BUDGET))
+        Self::with_budget(extsort::sort_budget(RECORD_BUDGET))
     }
 
     /// Tracks that keep at most `budget` records in memory.

@@ -11,6 +11,7 @@ mod diagnostic_kind;
 pub mod event;
 pub mod hint;
 pub mod parts;
+pub mod settings;
 pub mod source;
 pub mod strings;
 
@@ -18,7 +19,6 @@ pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use diagnostic_kind::Severity;
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use parts::Parts;
-pub use source::{
-    threads_allowed, AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource,
-};
+pub use settings::{threads_allowed, Settings};
+pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};

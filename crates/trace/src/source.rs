@@ -53,13 +53,6 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// May readers and the engine use threads of their own? Not when the
-/// environment sets `CRITPATH_THREADS=1`: then everything runs on the
-/// caller's thread, with the same results.
-pub fn threads_allowed() -> bool {
-    !std::env::var("CRITPATH_THREADS").is_ok_and(|v| v.trim() == "1")
-}
-
 /// A stream of records in time order.
 pub trait RecordSource {
     /// The next record and where it came from; `Ok(None)` at the end. A

@@ -8,8 +8,10 @@ use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
 use crate::output::{emit, named, refuse_inputs_opt, screen};
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
-use critpath_engine::{Analysis, Options, Speedup};
-use critpath_import::Format;
+use critpath_engine::{Analysis, Options, Speedup, Visit};
+use critpath_import::{Format, Opened};
+use critpath_session::{Session, Settings};
+use critpath_trace::Interner;
 use critpath_views::analysis::{self as text, Faster, Layout};
 use critpath_views::batch::{problem, Summary};
 use critpath_views::gpu as gpu_view;
@@ -103,15 +105,25 @@ pub fn run(mut args: Args) -> Result<()> {
         window_ns,
         ..Default::default()
     };
-    if critpath_import::all_kineto(&args.traces) {
-        return gpu(&args, opts);
+    let mut session = Session::open(&args.traces, &Settings::current())?;
+    session.keep_records(match (args.next, args.remove.is_empty(), args.json) {
+        (None, true, true) => 0,
+        (None, true, false) => VERDICT_MAX_RECORDS as usize,
+        _ => usize::MAX,
+    });
+    if session.all(Format::Kineto) {
+        return gpu(&args, opts, session);
     }
     if args.request.is_none() {
-        if let Some(results) = requests(&args)? {
+        if let Some(results) = requests(&args, &mut session)? {
             return many(&args, results);
         }
     }
-    let inputs = Inputs::new(&args.traces)?.with_request(args.request.clone())?;
+    let inputs = match args.traces.len() {
+        1 => Inputs::of_session(&args.traces, session),
+        _ => Inputs::new(&args.traces)?,
+    };
+    let inputs = inputs.with_request(args.request.clone())?;
     if let Some(u) = inputs.unlinked(args.top)? {
         return emit(
             args.output.as_deref(),
@@ -167,12 +179,11 @@ pub fn run(mut args: Args) -> Result<()> {
 /// The per-request results of a span file of several requests (trace
 /// ids), analyzed as critpath-batch analyzes them; `None` for any other
 /// trace, and for several files.
-fn requests(args: &Args) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)>> {
-    let [path] = args.traces.as_slice() else {
-        return Ok(None);
-    };
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    if !regular || critpath_import::format_of(path)? != Format::Spans {
+fn requests(
+    args: &Args,
+    session: &mut Session,
+) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)>> {
+    if args.traces.len() != 1 || !session.all(Format::Spans) {
         return Ok(None);
     }
     let opts = critpath_batch::Options {
@@ -180,8 +191,18 @@ fn requests(args: &Args) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)
         to: args.to.clone(),
         ..Default::default()
     };
-    let (results, err) = critpath_batch::analyze_file_with_problems(path, &opts)?;
-    Ok((results.len() > 1).then_some((results, err)))
+    let input = session.take_input(0)?;
+    match critpath_import::requests_of(input, Format::Spans)? {
+        Opened::Trace(src, _) => {
+            session.set_source(*src);
+            Ok(None)
+        }
+        Opened::Requests(requests) => {
+            let file = args.traces[0].display().to_string();
+            let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
+            Ok(Some((results, err)))
+        }
+    }
 }
 
 /// A span file of several requests: the aggregate over its requests and
@@ -238,16 +259,21 @@ fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> 
 
 /// PyTorch profiler traces: the table or JSON with the path broken down
 /// by what bounds it and, for several ranks, the stragglers.
-fn gpu(args: &Args, opts: Options) -> Result<()> {
+fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
     let window = critpath_gpu::GpuOptions {
         annotation: args.annotation.clone(),
         instance: args.instance,
     };
-    let mut run = crate::gpu::analyze(&args.traces, &window, opts, args.path)?;
+    let inputs = Inputs::of_session(&args.traces, session);
+    let mut run = {
+        let mut s = inputs.session().expect("one session");
+        let noop = &mut |_: &Visit, _: &Interner| {};
+        crate::gpu::analyze_observed(&mut s, &args.traces[0], &window, opts, args.path, noop)?
+    };
     let mut next = match (args.next, args.remove.is_empty()) {
         (None, true) => Vec::new(),
         (k, _) => next_paths_by(&run.analysis, k.unwrap_or(1), &args.remove, |o| {
-            crate::gpu::analyze(&args.traces, &window, o, false).map(|r| r.analysis)
+            inputs.analyze(o).map(|(a, _)| a)
         })?,
     };
     if let Some(n) = args.top {
@@ -272,9 +298,7 @@ fn gpu(args: &Args, opts: Options) -> Result<()> {
             width: screen(args.output.is_some()).width.filter(|_| !args.wide),
             folded: 0,
         };
-        let faster = verdict_whatif(&run.analysis, args, |o| {
-            crate::gpu::analyze(&args.traces, &window, o, false).map(|r| r.analysis)
-        })?;
+        let faster = verdict_whatif(&run.analysis, args, |o| inputs.analyze(o).map(|(a, _)| a))?;
         let mut t = text::verdict(&run.analysis, faster, layout.width);
         t.push_str(&run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default());
         t.push_str(&text::table_in(&run.analysis, &name, layout));

@@ -5,8 +5,8 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, stream_visits};
 use crate::output::{emit, named, refuse_inputs_opt};
-use critpath_import::AnySource;
 use critpath_kernel::packets::{Packets, Tracker};
+use critpath_os::PerfSource;
 use critpath_trace::{DiagnosticKind, ReadError};
 use critpath_views::json;
 use std::path::{Path, PathBuf};
@@ -45,21 +45,20 @@ pub fn run(mut args: Args) -> Result<()> {
 /// Follows the packets of a perf.data recording.
 fn packets(trace: &Path, limit: usize) -> Result<(Packets, Option<ReadError>)> {
     let mut src = critpath_import::open(trace)?;
-    match &mut src {
-        AnySource::Perf(p) => p.observe(Box::new(Tracker::new(limit))),
-        other => {
+    let format = src.format();
+    match src.downcast_mut::<PerfSource>() {
+        Some(p) => p.observe(Box::new(Tracker::new(limit))),
+        None => {
             return Err(CliError::input(format!(
-                "{}: a {:?} trace has no kernel packet events; `critpath packets` reads a perf.data recording made with `critpath record --net --syscalls -o FILE -- CMD`",
+                "{}: a {format:?} trace has no kernel packet events; `critpath packets` reads a perf.data recording made with `critpath record --net --syscalls -o FILE -- CMD`",
                 trace.display(),
-                other.format()
             )))
         }
     }
     let (a, err) = stream_visits(&mut src, trace, |_, _| {})?;
-    let tracker = match &mut src {
-        AnySource::Perf(p) => p.take_observer::<Tracker>(),
-        _ => None,
-    };
+    let tracker = src
+        .downcast_mut::<PerfSource>()
+        .and_then(|p| p.take_observer::<Tracker>());
     let mut p = tracker.unwrap_or_else(|| Tracker::new(0)).finish();
     // What the reader lost or skipped bears on the packets' lives too: a
     // packet whose first events were lost has no sender, say.

@@ -6,8 +6,8 @@
 use crate::error::Result;
 use crate::inputs::{finish_with, stream_visits};
 use crate::output::{emit, named, refuse_inputs_opt};
-use critpath_import::AnySource;
 use critpath_kernel::profile::{Profile, Profiler, StateVisits};
+use critpath_os::PerfSource;
 use critpath_trace::{ReadError, RecordSource};
 use critpath_views::{json, profile as view};
 use std::path::{Path, PathBuf};
@@ -67,15 +67,14 @@ pub fn run(mut args: Args) -> Result<()> {
 /// recorded command.
 fn profile(trace: &Path) -> Result<(Profile, Option<u32>, Option<ReadError>)> {
     let mut src = critpath_import::open(trace)?;
-    if let AnySource::Perf(p) = &mut src {
+    if let Some(p) = src.downcast_mut::<PerfSource>() {
         p.observe(Box::new(Profiler::new()));
     }
     let mut states = StateVisits::default();
     let (_, err) = stream_visits(&mut src, trace, |v, _| states.visit(v))?;
-    let kernel = match &mut src {
-        AnySource::Perf(p) => p.take_observer::<Profiler>(),
-        _ => None,
-    };
+    let kernel = src
+        .downcast_mut::<PerfSource>()
+        .and_then(|p| p.take_observer::<Profiler>());
     let target = src
         .scope()
         .from

@@ -4,8 +4,9 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{correct, finish_with, Inputs};
 use crate::output::{emit, is_stdout, refuse_inputs};
-use critpath_engine::{analyze_observed, Analysis, Observer, Options};
-use critpath_import::open;
+use critpath_engine::{Analysis, Observer, Options};
+use critpath_import::Format;
+use critpath_session::{Session, Settings};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::ReadError;
 use critpath_views::analysis::correction;
@@ -30,17 +31,23 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     refuse_inputs(&args.output, &args.traces)?;
-    let gpu = critpath_import::all_kineto(&args.traces);
-    let inputs = if gpu {
-        Inputs {
-            paths: &args.traces,
-            alignment: None,
-            request: None,
-        }
-    } else {
-        Inputs::new(&args.traces)?
+    let opened = match args.traces.as_slice() {
+        [one] => match Session::open(&args.traces, &Settings::current()) {
+            Err(_) if critpath_import::is_empty_trace(one) => None,
+            s => Some(s?),
+        },
+        _ => Some(Session::open(&args.traces, &Settings::current())?),
     };
-    let src = Source { inputs, gpu };
+    let gpu = opened.as_ref().is_some_and(|s| s.all(Format::Kineto));
+    let inputs = match opened {
+        Some(s) if gpu || args.traces.len() == 1 => Inputs::of_session(&args.traces, s),
+        Some(_) => Inputs::new(&args.traces)?,
+        None => Inputs::unopened(&args.traces),
+    };
+    let src = Source {
+        inputs,
+        gpu: std::cell::Cell::new(gpu),
+    };
     let mut links = Links::default();
     let (mut a, err) = src.analysis(&mut links)?;
     if args.correct_overhead {
@@ -68,8 +75,8 @@ pub fn run(args: Args) -> Result<()> {
 /// report needs (the analysis, the timeline's states, the what-ifs).
 struct Source<'a> {
     inputs: Inputs<'a>,
-    /// PyTorch profiler (Kineto) traces.
-    gpu: bool,
+    /// PyTorch profiler (Kineto) traces, not analyzed yet.
+    gpu: std::cell::Cell<bool>,
 }
 
 impl Source<'_> {
@@ -80,22 +87,24 @@ impl Source<'_> {
             keep_path: true,
             ..Default::default()
         };
-        match self.inputs.paths {
-            [one] if !self.gpu && critpath_import::is_empty_trace(one) => {
-                Ok((Analysis::default(), None))
-            }
-            [one] if !self.gpu => {
-                let mut src = open(one)?;
-                analyze_observed(&mut src, opts, obs, |_, _| {}).map_err(CliError::analysis)
-            }
+        match self.inputs.session() {
+            None if self.inputs.paths.len() == 1 => Ok((Analysis::default(), None)),
+            Some(mut s) if !self.gpu.get() => match s.analyze_observed(opts, obs, &mut |_, _| {}) {
+                Err(critpath_session::Error::Engine { source, .. }) => {
+                    Err(CliError::analysis(source))
+                }
+                r => Ok(r?),
+            },
             _ => self.run(opts, obs),
         }
     }
 
     fn run(&self, opts: Options, obs: &mut dyn Observer) -> Result<(Analysis, Option<ReadError>)> {
-        if self.gpu {
+        if self.gpu.replace(false) {
             let window = critpath_gpu::GpuOptions::default();
-            let run = crate::gpu::analyze_observed(self.inputs.paths, &window, opts, true, obs)?;
+            let mut s = self.inputs.session().expect("Kineto inputs");
+            let first = &self.inputs.paths[0];
+            let run = crate::gpu::analyze_observed(&mut s, first, &window, opts, true, obs)?;
             Ok((run.analysis, run.err))
         } else {
             self.inputs.analyze_observed(opts, obs)

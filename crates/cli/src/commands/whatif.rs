@@ -2,7 +2,7 @@
 //! FACTOR times faster, and the most critical states then.
 
 use crate::error::{CliError, Result};
-use crate::inputs::{analyze_traces, finish_with};
+use crate::inputs::{finish_with, Traces};
 use crate::output::{screen, stdout};
 use critpath_engine::analyses::{machine_share, predicted_range};
 use critpath_engine::{Options, Speedup};
@@ -48,12 +48,13 @@ pub fn run(args: Args) -> Result<()> {
     // A damaged input (a cut file, a bad line) is analyzed as far as it
     // reads, like `analyze` does: the prediction is printed, then the
     // reader's error, exit 2.
-    let (base, err) = analyze_traces(&args.traces, args.request.clone(), Options::default())?;
+    let traces = Traces::open(&args.traces, args.request.clone())?;
+    let (base, err) = traces.analyze(Options::default())?;
     let opts = Options {
         speedups: parsed.clone(),
         ..Default::default()
     };
-    let pred = match analyze_traces(&args.traces, args.request.clone(), opts) {
+    let pred = match traces.analyze(opts) {
         Ok((pred, _)) => pred,
         // A state named by --speedup may lie beyond the damage: the
         // damage is the error to report.

@@ -146,7 +146,7 @@ impl<'o> Engine<'o> {
             observer,
             m: Machines::default(),
             g: CGraphBuilder::default(),
-            pending: pending::Pending::from_env(),
+            pending: pending::Pending::from_settings(),
             next_node: 0,
             records: 0,
             best: None,

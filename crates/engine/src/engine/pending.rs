@@ -74,11 +74,10 @@ impl Pending {
         }
     }
 
-    /// The bound from `CRITPATH_PENDING_SENDS`, else the default.
-    pub fn from_env() -> Self {
-        let limit = std::env::var("CRITPATH_PENDING_SENDS")
-            .ok()
-            .and_then(|v| v.trim().replace('_', "").parse::<usize>().ok())
+    /// The bound the installed settings give, else the default.
+    pub fn from_settings() -> Self {
+        let limit = critpath_trace::Settings::current()
+            .pending_sends
             .unwrap_or(DEFAULT_PENDING_SENDS);
         Pending::new(limit)
     }

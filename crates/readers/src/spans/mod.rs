@@ -621,7 +621,7 @@ pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadErro
         pending: Vec::new(),
         service: None,
         late_services: HashMap::new(),
-        sorted: ExtSort::new(extsort::budget_from_env(SPAN_BUDGET)),
+        sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)),
         spans: 0,
         line: 1,
     };

@@ -1,0 +1,35 @@
+//! PyTorch profiler (Kineto) traces: Chrome trace JSON that the PyTorch
+//! profiler wrote, read by critpath-gpu (one rank here; several ranks of
+//! one job: `crate::kineto`).
+
+use crate::importer::{Confidence, Format, Head, Importer};
+use crate::{AnySource, Input};
+use critpath_gpu::{GpuOptions, KinetoInput};
+use critpath_trace::{ReadError, Settings};
+
+impl Format {
+    #[allow(non_upper_case_globals)]
+    pub const Kineto: Format = Format("Kineto");
+}
+
+pub struct Kineto;
+
+impl Importer for Kineto {
+    fn format(&self) -> Format {
+        Format::Kineto
+    }
+    fn sniff(&self, head: &Head) -> Confidence {
+        match super::json_document(head) && critpath_gpu::looks_like(head.bytes) {
+            true => Confidence::Likely,
+            false => Confidence::No,
+        }
+    }
+    fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+        let one = KinetoInput {
+            name: input.name,
+            json: Box::new(input.stream),
+        };
+        let src = critpath_gpu::open_inputs(vec![one], &GpuOptions::default())?;
+        Ok(AnySource::in_memory(src, Format::Kineto))
+    }
+}

@@ -1,0 +1,31 @@
+//! perf.data from `perf record` / `critpath record`, turned into the OS
+//! execution graph as it is read (critpath-os); mapped in place.
+
+use crate::importer::{Confidence, Format, Head, Importer};
+use crate::{perfcheck, AnySource, Input};
+use critpath_os::PerfSource;
+use critpath_trace::{ReadError, Settings};
+
+impl Format {
+    #[allow(non_upper_case_globals)]
+    pub const Perf: Format = Format("Perf");
+}
+
+pub struct Perf;
+
+impl Importer for Perf {
+    fn format(&self) -> Format {
+        Format::Perf
+    }
+    fn sniff(&self, head: &Head) -> Confidence {
+        match critpath_os::perf::is_perf_data(head.bytes) {
+            true => Confidence::Certain,
+            false => Confidence::No,
+        }
+    }
+    fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+        let path = super::mapped(&input, "perf.data")?;
+        perfcheck::check(&path, &input.name)?;
+        Ok(AnySource::streaming(PerfSource::open(&path)?, Format::Perf))
+    }
+}

@@ -1,0 +1,29 @@
+//! OpenTelemetry (OTLP JSON) and Jaeger JSON spans.
+
+use crate::importer::{Confidence, Format, Head, Importer};
+use crate::{AnySource, Input};
+use critpath_readers::spans;
+use critpath_trace::{ReadError, Settings};
+
+impl Format {
+    #[allow(non_upper_case_globals)]
+    pub const Spans: Format = Format("Spans");
+}
+
+pub struct Spans;
+
+impl Importer for Spans {
+    fn format(&self) -> Format {
+        Format::Spans
+    }
+    fn sniff(&self, head: &Head) -> Confidence {
+        match !head.first_is_record && spans::looks_like(&head.text) {
+            true => Confidence::Surely,
+            false => Confidence::No,
+        }
+    }
+    fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+        let r = spans::read(input.stream, &input.name)?;
+        Ok(AnySource::in_memory(r, Format::Spans))
+    }
+}

@@ -1,0 +1,239 @@
+//! [`Session`]: the inputs of one question, each opened and sniffed once,
+//! and every engine pass over them: the first reads the input (keeping its
+//! records, see `log.rs`), the later ones replay what it kept.
+
+use crate::error::{Error, Result};
+use crate::log::{Recorder, Replay};
+use critpath_engine::{Analysis, Observer, Options};
+use critpath_import::{detect, importer, open_input, AnySource, Format, Input};
+use critpath_trace::{ReadError, Settings};
+use std::path::{Path, PathBuf};
+
+/// One input: where it came from, its format and, until a reader takes
+/// them, its bytes.
+struct Opened {
+    path: PathBuf,
+    name: String,
+    format: Format,
+    input: Option<Input>,
+}
+
+/// See the module's documentation.
+pub struct Session {
+    settings: Settings,
+    inputs: Vec<Opened>,
+    /// `--trace ID`: only this request of a span file.
+    request: Option<String>,
+    /// A source made ahead of the first pass (the one request of a span
+    /// file read for its requests).
+    ready: Option<AnySource>,
+    replay: Option<Replay>,
+    /// Records the first pass keeps for the replay at most.
+    cap: usize,
+    opens: usize,
+}
+
+impl Session {
+    /// Opens each input once and sniffs its format from its first bytes.
+    pub fn open(paths: &[PathBuf], settings: &Settings) -> std::result::Result<Self, ReadError> {
+        let mut inputs = Vec::with_capacity(paths.len());
+        for path in paths {
+            let input = open_input(path)?;
+            let format = detect(&input.head, &input.name)?;
+            inputs.push(Opened {
+                path: path.clone(),
+                name: input.name.clone(),
+                format,
+                input: Some(input),
+            });
+        }
+        Ok(Session {
+            settings: settings.clone(),
+            opens: inputs.len(),
+            inputs,
+            request: None,
+            ready: None,
+            replay: None,
+            cap: usize::MAX,
+        })
+    }
+
+    /// Only the request of trace id `id` of a span file (`--trace ID`).
+    pub fn set_request(&mut self, id: Option<String>) {
+        self.request = id;
+    }
+
+    /// Keeps at most `n` records of the first pass for later passes (0:
+    /// none; the default: all). Past them, a later pass is refused on a
+    /// one-shot input and reopens a file.
+    pub fn keep_records(&mut self, n: usize) {
+        self.cap = n;
+    }
+
+    /// How many times inputs were opened (each input once, unless a later
+    /// pass had no replay).
+    pub fn opens(&self) -> usize {
+        self.opens
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The inputs' formats, in order.
+    pub fn formats(&self) -> impl Iterator<Item = Format> + '_ {
+        self.inputs.iter().map(|i| i.format)
+    }
+
+    /// Is every input of format `f`?
+    pub fn all(&self, f: Format) -> bool {
+        !self.inputs.is_empty() && self.formats().all(|g| g == f)
+    }
+
+    /// The inputs' paths.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.inputs.iter().map(|i| i.path.clone()).collect()
+    }
+
+    /// The first input's path as messages about its analysis give it.
+    pub fn name(&self) -> String {
+        self.inputs
+            .first()
+            .map_or(String::new(), |i| i.path.display().to_string())
+    }
+
+    /// Input `i`'s bytes, for a reader: the ones opened with the session,
+    /// the first time; a regular file opened again after that (a later
+    /// pass that has no replay); a pipe or standard input is refused.
+    pub fn take_input(&mut self, i: usize) -> std::result::Result<Input, ReadError> {
+        let o = &mut self.inputs[i];
+        if let Some(input) = o.input.take() {
+            return Ok(input);
+        }
+        if std::fs::metadata(&o.path).is_ok_and(|m| m.is_file()) {
+            self.opens += 1;
+            return open_input(&o.path);
+        }
+        Err(ReadError::new(
+            &o.name,
+            critpath_trace::Location::File,
+            "was already read: it is a pipe or standard input, which can be read only once, and this command reads its trace more than once; save the trace to a file first",
+            true,
+        ))
+    }
+
+    /// Hands the session a source for its first pass, made from its input
+    /// (the one request of a span file).
+    pub fn set_source(&mut self, src: AnySource) {
+        self.ready = Some(src);
+    }
+
+    /// The reader of the (one) input, or of its request (`--trace ID`).
+    pub fn source(&mut self) -> std::result::Result<AnySource, ReadError> {
+        if let Some(src) = self.ready.take() {
+            return Ok(src);
+        }
+        let format = self.inputs[0].format;
+        let input = self.take_input(0)?;
+        match self.request.clone() {
+            Some(id) => critpath_import::request_of(input, format, &id),
+            None => match importer(format) {
+                Some(i) => i.open(input, &self.settings),
+                None => critpath_import::open_with(input, format, &self.settings),
+            },
+        }
+    }
+
+    /// Analyzes the input: the first time by reading it (on a thread of its
+    /// own where the format decodes as it goes, and the settings allow),
+    /// later by replaying its records. See [`nonempty`] for an input
+    /// without records.
+    pub fn analyze(
+        &mut self,
+        opts: Options,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(Analysis, Option<ReadError>)> {
+        let name = self.name();
+        if let Some(r) = self.replay.as_mut() {
+            r.rewind();
+            return engine(&name, critpath_engine::analyze(r, opts, progress));
+        }
+        let mut src = self.source()?;
+        let (cap, parallel) = (self.cap, self.settings.threads && src.streams());
+        let result = if parallel {
+            let mut rec = Recorder::new(src.reader(), cap);
+            let r = critpath_engine::analyze_parallel(&mut rec, opts, progress);
+            self.replay = rec.into_replay();
+            r
+        } else {
+            let mut rec = Recorder::new(&mut src, cap);
+            let r = critpath_engine::analyze(&mut rec, opts, progress);
+            self.replay = rec.into_replay();
+            r
+        };
+        engine(&name, result)
+    }
+
+    /// [`Session::analyze`] with every state visit and dependence handed
+    /// to `observer` (on one thread: it sees the engine's visits as they
+    /// happen).
+    pub fn analyze_observed(
+        &mut self,
+        opts: Options,
+        observer: &mut dyn Observer,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(Analysis, Option<ReadError>)> {
+        let name = self.name();
+        if let Some(r) = self.replay.as_mut() {
+            r.rewind();
+            let result = critpath_engine::analyze_observed(r, opts, observer, progress);
+            return engine(&name, result);
+        }
+        let mut src = self.source()?;
+        let mut rec = Recorder::new(&mut src, self.cap);
+        let result = critpath_engine::analyze_observed(&mut rec, opts, observer, progress);
+        self.replay = rec.into_replay();
+        engine(&name, result)
+    }
+
+    /// Keeps the replay of a pass made by the caller over a source of its
+    /// own (see `gpu.rs`).
+    pub(crate) fn keep_replay(&mut self, replay: Option<Replay>) {
+        self.replay = replay;
+    }
+
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+}
+
+/// The engine's result, its failure naming the input.
+fn engine(
+    name: &str,
+    result: critpath_engine::error::Result<(Analysis, Option<ReadError>)>,
+) -> Result<(Analysis, Option<ReadError>)> {
+    result.map_err(|source| Error::Engine {
+        name: name.to_string(),
+        source,
+    })
+}
+
+/// An analysis of an input without records is an error (its reader's,
+/// when it had one).
+pub fn nonempty(
+    name: &str,
+    (a, err): (Analysis, Option<ReadError>),
+) -> Result<(Analysis, Option<ReadError>)> {
+    if a.stats.records == 0 {
+        if let Some(e) = err {
+            return Err(Error::Read(e));
+        }
+        return Err(Error::Input(format!("{name}: the trace holds no records")));
+    }
+    Ok((a, err))
+}
+
+/// The name `path` has in messages (`<stdin>` for `-`).
+pub fn display_name(path: &Path) -> String {
+    critpath_import::input::display_name(path)
+}
