@@ -9,7 +9,7 @@
 //! thread's SM may be named without its id, or as `COMM:*` for every thread
 //! of that name (see [`super::names`]).
 
-use super::names::{nearest, sm_label, sm_list, sm_named, state_named, Matched};
+use super::names::{nearest, sm_label, sm_list, sm_named, state_named};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
