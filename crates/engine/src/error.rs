@@ -30,12 +30,21 @@ pub enum Error {
     /// The destination SM does not occur in the trace.
     #[error("no state machine of that name in the trace{nearest}")]
     UnknownTo { spec: String, nearest: String },
-    /// The destination names SMs in several systems.
-    #[error("{sm} names state machines in {systems} systems; write SYS/SM")]
+    /// The start names several SMs.
+    #[error("names {count} state machines ({matches}); write the full name, SYS/SM, or NAME:* where every thread of a name is meant")]
+    AmbiguousFrom {
+        spec: String,
+        count: usize,
+        matches: String,
+    },
+    /// The destination names several SMs (in several systems, or threads
+    /// named without their id).
+    #[error("{sm} names {count} state machines ({matches}); write the full name or SYS/SM")]
     AmbiguousTo {
         spec: String,
         sm: String,
-        systems: usize,
+        count: usize,
+        matches: String,
     },
     /// The destination SM never enters the state named.
     #[error("{sm} never enters state '{state}'{nearest}")]
@@ -48,6 +57,9 @@ pub enum Error {
     /// A speed-up names a state the trace never enters.
     #[error("no such state in the trace{nearest}")]
     UnknownSpeedup { spec: String, nearest: String },
+    /// A speed-up names threads without their id, and several match.
+    #[error("names the threads of several state machines ({matches}); write the thread's full name, or NAME:* for every thread of that name")]
+    AmbiguousSpeedup { spec: String, matches: String },
     /// A speed-up that is not `SM:STATE=FACTOR`.
     #[error("{problem}")]
     BadSpeedup { spec: String, problem: &'static str },
@@ -58,13 +70,15 @@ impl Error {
     pub fn input(&self) -> Option<(Input, &str)> {
         match self {
             Error::Io(_) => None,
-            Error::UnknownFrom { spec, .. } => Some((Input::From, spec)),
+            Error::UnknownFrom { spec, .. } | Error::AmbiguousFrom { spec, .. } => {
+                Some((Input::From, spec))
+            }
             Error::UnknownTo { spec, .. }
             | Error::AmbiguousTo { spec, .. }
             | Error::UnknownToState { spec, .. } => Some((Input::To, spec)),
-            Error::UnknownSpeedup { spec, .. } | Error::BadSpeedup { spec, .. } => {
-                Some((Input::Speedup, spec))
-            }
+            Error::UnknownSpeedup { spec, .. }
+            | Error::AmbiguousSpeedup { spec, .. }
+            | Error::BadSpeedup { spec, .. } => Some((Input::Speedup, spec)),
         }
     }
 

@@ -1,10 +1,11 @@
-//! The path's ends as the user names them: the start SM must occur in the
+//! The path's ends as the user names them (a thread's SM may be named
+//! without its id where that names one SM): the start SM must occur in the
 //! trace, and the destination (`SM`, `SYS/SM`, optionally `:STATE` or
 //! `: STATE`) is that
 //! SM's last node or its last transition into the state; without one, the
 //! node with the greatest `L`.
 
-use super::names::{nearest, sm_matches};
+use super::names::{nearest, sm_named, How};
 use super::{Engine, NodeRef, UNREACHED};
 use crate::error::{Error, Result};
 use critpath_trace::{Diagnostic, Interner};
@@ -30,6 +31,13 @@ impl Engine<'_> {
                     nearest: self.nearest_sms(f, strings),
                 });
             }
+            if let Some(sms) = self.from_matched.ambiguous() {
+                return Err(Error::AmbiguousFrom {
+                    spec: f.clone(),
+                    count: sms.len(),
+                    matches: self.sm_labels(sms, strings),
+                });
+            }
         }
         self.check_speedups_used(strings)?;
         let unreachable = matches!(dest, Some((n, _)) if n.l == UNREACHED);
@@ -52,12 +60,7 @@ impl Engine<'_> {
             cands.push((&spec[..i], Some(&spec[i + 1..])));
         }
         for (sm_name, state) in cands {
-            let sms: Vec<u32> = (0..self.m.sms.len() as u32)
-                .filter(|&i| {
-                    let s = &self.m.sms[i as usize];
-                    sm_matches(sm_name, strings.resolve(s.sys), strings.resolve(s.name))
-                })
-                .collect();
+            let sms = self.sms_named(sm_name, strings);
             match sms[..] {
                 [] => continue,
                 [sm] => return self.last_node(spec, (sm, sm_name), state, strings),
@@ -65,7 +68,8 @@ impl Engine<'_> {
                     return Err(Error::AmbiguousTo {
                         spec: spec.to_string(),
                         sm: sm_name.to_string(),
-                        systems: sms.len(),
+                        count: sms.len(),
+                        matches: self.sm_labels(&sms, strings),
                     })
                 }
             }
@@ -74,6 +78,25 @@ impl Engine<'_> {
             spec: spec.to_string(),
             nearest: self.nearest_sms(spec, strings),
         })
+    }
+
+    /// The SMs `name` names: those of that full name if any, else the
+    /// threads it names without their id or as `COMM:*`.
+    fn sms_named(&self, name: &str, strings: &Interner) -> Vec<u32> {
+        let mut by: [Vec<u32>; 2] = Default::default();
+        for (i, s) in self.m.sms.iter().enumerate() {
+            match sm_named(name, strings.resolve(s.sys), strings.resolve(s.name)) {
+                Some(How::Exact) => by[0].push(i as u32),
+                Some(_) => by[1].push(i as u32),
+                None => {}
+            }
+        }
+        let [exact, other] = by;
+        if exact.is_empty() {
+            other
+        } else {
+            exact
+        }
     }
 
     /// SM `sm`'s last node, or its last transition into `state`.

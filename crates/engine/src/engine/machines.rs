@@ -127,10 +127,13 @@ impl Engine<'_> {
     fn new_sm(&mut self, sys: Sym, name: Sym, strings: &Interner) -> u32 {
         let idx = self.m.sms.len() as u32;
         let origin = self.g.origin(idx);
-        let is_from = match &self.opts.from {
-            Some(f) => super::names::sm_matches(f, strings.resolve(sys), strings.resolve(name)),
-            None => false,
-        };
+        let from = self.opts.from.as_deref();
+        let how = from
+            .and_then(|f| super::names::sm_named(f, strings.resolve(sys), strings.resolve(name)));
+        if let Some(how) = how {
+            self.from_matched.add(idx, how);
+        }
+        let is_from = how.is_some();
         self.m.sms.push(Sm {
             sys,
             name,

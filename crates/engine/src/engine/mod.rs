@@ -110,8 +110,10 @@ pub struct Engine<'o> {
     /// Bounded: see [`pending`].
     pending: pending::Pending,
     logs: Logs,
-    /// Which speed-ups matched a state.
-    speedup_used: Vec<bool>,
+    /// The SMs each speed-up matched.
+    speedup_used: Vec<names::Matched>,
+    /// The SMs the start (`Options::from`) matched.
+    from_matched: names::Matched,
     /// Edges whose weight the speed-ups changed.
     scaled_edges: u64,
     next_node: u64,
@@ -139,7 +141,8 @@ impl<'o> Engine<'o> {
     fn with_observer(opts: Options, observer: Option<&'o mut dyn Observer>) -> Self {
         let timed = opts.keep_path || observer.as_ref().is_some_and(|o| o.wants_path());
         Engine {
-            speedup_used: vec![false; opts.speedups.len()],
+            speedup_used: vec![names::Matched::default(); opts.speedups.len()],
+            from_matched: names::Matched::default(),
             scaled_edges: 0,
             logs: Logs::new(opts.slack, timed),
             opts,

@@ -1,6 +1,10 @@
 //! Matching the names users type against the trace's: `SM` or `SYS/SM`
 //! specs, the labels diagnostics print, and the nearest names suggested when
 //! a name matches nothing (by edit distance).
+//!
+//! A thread's SM is named `COMM:TID`, and the id changes from run to run: a
+//! spec may name it by `COMM` alone (which must then name one SM: see
+//! [`Matched`]), or by `COMM:*` for every thread of that name.
 
 use critpath_trace::{Interner, LinkId, Sym};
 
@@ -28,6 +32,87 @@ pub(crate) fn state_matches(spec: &str, sys: &str, name: &str, state: &str) -> b
     rest.strip_prefix(name)
         .and_then(|r| r.strip_prefix(':'))
         .is_some_and(|r| r.trim_start() == state || r == state)
+}
+
+/// How a spec named an SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum How {
+    /// By its full name.
+    Exact,
+    /// By a thread's name without its id (`COMM` for `COMM:TID`).
+    WithoutId,
+    /// By `COMM:*`: every thread of that name.
+    Every,
+}
+
+/// `COMM` of a thread's SM name `COMM:TID` (the id all digits).
+pub(crate) fn without_id(name: &str) -> Option<&str> {
+    let (comm, id) = name.rsplit_once(':')?;
+    let digits = !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
+    (digits && !comm.is_empty()).then_some(comm)
+}
+
+/// How `spec` (`SM` or `SYS/SM`) names the SM `name` of system `sys`, if
+/// it does.
+pub(crate) fn sm_named(spec: &str, sys: &str, name: &str) -> Option<How> {
+    if sm_matches(spec, sys, name) {
+        return Some(How::Exact);
+    }
+    let comm = without_id(name)?;
+    if sm_matches(spec, sys, comm) {
+        return Some(How::WithoutId);
+    }
+    sm_matches(spec, sys, &format!("{comm}:*")).then_some(How::Every)
+}
+
+/// How `spec` (`SM:STATE`, see [`state_matches`]) names state `state` of
+/// the SM `name` of system `sys`, if it does.
+pub(crate) fn state_named(spec: &str, sys: &str, name: &str, state: &str) -> Option<How> {
+    if state_matches(spec, sys, name, state) {
+        return Some(How::Exact);
+    }
+    let comm = without_id(name)?;
+    if state_matches(spec, sys, comm, state) {
+        return Some(How::WithoutId);
+    }
+    state_matches(spec, sys, &format!("{comm}:*"), state).then_some(How::Every)
+}
+
+/// The SMs one spec matched, for telling at the end whether a name given
+/// without a thread id named one SM: it is ambiguous when it matched
+/// several SMs that way, or one that way and another by its full name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Matched {
+    pub(crate) any: bool,
+    exact: bool,
+    without_id: Vec<u32>,
+}
+
+impl Matched {
+    pub(crate) fn add(&mut self, sm: u32, how: How) {
+        self.any = true;
+        match how {
+            How::Exact => self.exact = true,
+            How::WithoutId if !self.without_id.contains(&sm) => self.without_id.push(sm),
+            _ => {}
+        }
+    }
+
+    /// The SMs matched without their id, when they make the spec ambiguous.
+    pub(crate) fn ambiguous(&self) -> Option<&[u32]> {
+        let n = self.without_id.len();
+        (n > 1 || (n == 1 && self.exact)).then_some(&self.without_id[..])
+    }
+}
+
+/// "a, b, c" of SM labels, the first ten and a count of the rest.
+pub(crate) fn sm_list(labels: impl Iterator<Item = String>) -> String {
+    let all: Vec<String> = labels.collect();
+    let mut s = all.iter().take(10).cloned().collect::<Vec<_>>().join(", ");
+    if all.len() > 10 {
+        s.push_str(&format!(" and {} more", all.len() - 10));
+    }
+    s
 }
 
 /// `SM`, or `SYS/SM` outside the local system.
@@ -117,6 +202,40 @@ mod tests {
             "DMA packet"
         ));
         assert!(!state_matches("g/db:io", "h", "db", "io"));
+    }
+
+    #[test]
+    fn threads_are_named_without_their_id_or_all_at_once() {
+        assert_eq!(without_id("stageB:5475"), Some("stageB"));
+        assert_eq!(without_id("irq:3:x"), None);
+        assert_eq!(without_id(":12"), None);
+        let n = |spec| state_named(spec, "h", "stageB:5475", "running");
+        assert_eq!(n("stageB:5475:running"), Some(How::Exact));
+        assert_eq!(n("stageB:running"), Some(How::WithoutId));
+        assert_eq!(n("h/stageB: running"), Some(How::WithoutId));
+        assert_eq!(n("stageB:*:running"), Some(How::Every));
+        assert_eq!(n("stageA:running"), None);
+        assert_eq!(n("stageB:runnable"), None);
+        assert_eq!(sm_named("stageB", "h", "stageB:5475"), Some(How::WithoutId));
+        assert_eq!(sm_named("stageB:*", "h", "stageB:1"), Some(How::Every));
+        assert_eq!(sm_named("db", "local", "db"), Some(How::Exact));
+    }
+
+    #[test]
+    fn a_name_without_id_is_ambiguous_when_it_names_two_sms() {
+        let mut m = Matched::default();
+        m.add(3, How::WithoutId);
+        m.add(3, How::WithoutId);
+        assert!(m.ambiguous().is_none());
+        m.add(4, How::WithoutId);
+        assert_eq!(m.ambiguous(), Some(&[3, 4][..]));
+        let mut m = Matched::default();
+        m.add(3, How::Every);
+        m.add(4, How::Every);
+        assert!(m.ambiguous().is_none());
+        m.add(5, How::Exact);
+        m.add(6, How::WithoutId);
+        assert_eq!(m.ambiguous(), Some(&[6][..]));
     }
 
     #[test]

@@ -4,14 +4,19 @@
 //! the trace is an error, with the nearest state names; one that matches
 //! only states whose time is all on inter-SM edges (links, awaited
 //! transitions) scales no edge with time, and `Stats::scaled_edges` says so.
+//!
+//! The target is `SM:STATE`, or an `SM` alone for every state of it; a
+//! thread's SM may be named without its id, or as `COMM:*` for every thread
+//! of that name (see [`super::names`]).
 
-use super::names::{nearest, state_matches};
+use super::names::{nearest, sm_label, sm_list, sm_named, state_named};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
 
 /// `SM:STATE=FACTOR`: `target` is `SM:STATE` (or `SYS/SM:STATE`, or either
-/// with a space after the ':', as the tables print it).
+/// with a space after the ':', as the tables print it), or `SM` for all of
+/// the SM's states.
 #[derive(Clone, Debug)]
 pub struct Speedup {
     pub target: String,
@@ -23,7 +28,7 @@ pub struct Speedup {
 const MIN_FACTOR: f64 = 1e-3;
 
 impl Speedup {
-    /// Parses `SM:STATE=FACTOR`.
+    /// Parses `SM:STATE=FACTOR` or `SM=FACTOR`.
     pub fn parse(spec: &str) -> Result<Speedup> {
         let bad = |problem| Error::BadSpeedup {
             spec: spec.to_string(),
@@ -31,11 +36,9 @@ impl Speedup {
         };
         let (target, factor) = spec
             .rsplit_once('=')
-            .ok_or_else(|| bad("expected SM:STATE=FACTOR"))?;
-        if !target.contains(':') {
-            return Err(bad(
-                "expected SM:STATE=FACTOR (no ':' between SM and STATE)",
-            ));
+            .ok_or_else(|| bad("expected SM:STATE=FACTOR or SM=FACTOR"))?;
+        if target.trim().is_empty() {
+            return Err(bad("expected SM:STATE=FACTOR or SM=FACTOR (no SM named)"));
         }
         let factor: f64 = factor
             .trim()
@@ -69,9 +72,11 @@ impl Engine<'_> {
             strings.resolve(state),
         );
         for (i, sp) in self.opts.speedups.iter().enumerate() {
-            if state_matches(&sp.target, sys, name, st) {
+            let how =
+                state_named(&sp.target, sys, name, st).or_else(|| sm_named(&sp.target, sys, name));
+            if let Some(how) = how {
                 factor = sp.factor;
-                self.speedup_used[i] = true;
+                self.speedup_used[i].add(sm, how);
             }
         }
         factor
@@ -92,9 +97,18 @@ impl Engine<'_> {
         (w as f64 / f).round() as u64
     }
 
-    /// Fails on the first speed-up that matched no state of the trace.
+    /// Fails on the first speed-up that matched no state of the trace, or
+    /// that named threads without their id ambiguously.
     pub(super) fn check_speedups_used(&self, strings: &Interner) -> Result<()> {
-        let Some(i) = self.speedup_used.iter().position(|used| !used) else {
+        for (sp, used) in self.opts.speedups.iter().zip(&self.speedup_used) {
+            if let Some(sms) = used.ambiguous() {
+                return Err(Error::AmbiguousSpeedup {
+                    spec: sp.target.clone(),
+                    matches: self.sm_labels(sms, strings),
+                });
+            }
+        }
+        let Some(i) = self.speedup_used.iter().position(|used| !used.any) else {
             return Ok(());
         };
         let names: Vec<String> = self
@@ -118,6 +132,16 @@ impl Engine<'_> {
     }
 }
 
+impl Engine<'_> {
+    /// "a, b, c": the labels of SMs `sms`.
+    pub(super) fn sm_labels(&self, sms: &[u32], strings: &Interner) -> String {
+        sm_list(sms.iter().map(|&i| {
+            let s = &self.m.sms[i as usize];
+            sm_label(strings, s.sys, s.name)
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,7 +156,9 @@ mod tests {
 
     #[test]
     fn bad_specs_say_what_is_wrong_without_naming_an_option() {
-        for spec in ["db:io", "db=2", "db:io=x", "db:io=0", "db:io=-1"] {
+        let s = Speedup::parse("db=2").unwrap();
+        assert_eq!((s.target.as_str(), s.factor), ("db", 2.0));
+        for spec in ["db:io", "=2", "db:io=x", "db:io=0", "db:io=-1"] {
             let e = Speedup::parse(spec).unwrap_err();
             assert_eq!(e.input(), Some((crate::Input::Speedup, spec)));
             assert!(!e.to_string().contains("--"), "{e}");
