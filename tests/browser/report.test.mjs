@@ -257,11 +257,13 @@ try {
   const threads = join(tmp, "threads.jsonl");
   const rec = [];
   for (const [sm, busy] of [["MainThread", 0], ["logger", 20], ["producer", 160], ["consumer", 900]]) {
-    rec.push({ t: 0, sm, ev: "state", state: busy ? "blocked:queue" : "_thread.lock.acquire" });
+    rec.push({ t: 0, sm, ev: "state", state: busy ? "blocked:sleep" : "_thread.lock.acquire" });
     for (let i = 0; i < 4 && busy; i++) {
       rec.push({ t: 100 + i * 250, sm, ev: "state", state: "hash item" });
-      rec.push({ t: 100 + i * 250 + busy / 4, sm, ev: "state", state: "blocked:queue" });
+      rec.push({ t: 100 + i * 250 + busy / 4, sm, ev: "state", state: "blocked:sleep" });
     }
+    // Every thread's states span the same time: only their busy time differs.
+    if (busy) rec.push({ t: 1090, sm, ev: "state", state: "blocked:io" });
   }
   rec.push({ t: 1100, sm: "MainThread", ev: "state", state: "exit" }, { t: 1101, sm: "MainThread", ev: "end" });
   rec.sort((a, b) => a.t - b.t);
@@ -272,7 +274,7 @@ try {
   check(JSON.stringify(names) === JSON.stringify(["MainThread", "consumer", "producer", "logger"]),
     "unlinked threads: every thread has a lane, the path's first, then the busiest: " + JSON.stringify(names));
   const labels = await th.page.locator("#timeline-svg text.st-label").allTextContents();
-  check(labels.includes("_thread.lock.acquire") && labels.includes("hash item"), "unlinked threads: state names on the bars: " + JSON.stringify([...new Set(labels)]));
+  check(labels.includes("_thread.lock.acquire") && labels.includes("hash item") && labels.includes("blocked:sleep"), "unlinked threads: state names on the bars: " + JSON.stringify([...new Set(labels)]));
   await th.page.screenshot({ path: join(artifacts, "report-threads.png") });
 
   // The page explains: on the demo, a real recording and a GPU trace.

@@ -481,7 +481,7 @@ mod tests {
         let sys = s.intern("local");
         let names = ["main", "logger", "consumer", "producer", "idle"];
         let sms: Vec<Sym> = names.iter().map(|n| s.intern(n)).collect();
-        let (run, wait) = (s.intern("running"), s.intern("blocked:futex"));
+        let (run, wait) = (s.intern("running"), s.intern("blocked:sleep"));
         let a = path("main", 1_000);
         let mut c = Collector::new(&a, vec![("main".into(), Role::Path)]);
         // (sm, state, start, end): the consumer is busiest, then the
