@@ -27,8 +27,6 @@ struct Request {
     paths: Vec<PathBuf>,
     from: Option<String>,
     to: Option<String>,
-    /// `--trace ID`: only this request of a span file.
-    request: Option<String>,
     /// Kineto traces only.
     gpu: Option<GpuOptions>,
     /// Several files (not Kineto): their clocks' alignment.
@@ -107,7 +105,6 @@ pub fn analyze(
             paths,
             from: from_,
             to,
-            request: trace,
             alignment,
             session,
             gpu_first: Mutex::new(kineto),

@@ -97,7 +97,7 @@ fn past_the_records_kept_a_file_is_read_again_and_a_fifo_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("t.jsonl");
     std::fs::write(&file, trace()).expect("writes");
-    let mut s = Session::open(&[file.clone()], &Settings::default()).expect("opens");
+    let mut s = Session::open(std::slice::from_ref(&file), &Settings::default()).expect("opens");
     s.keep_records(10);
     s.analyze(Options::default(), &mut |_, _| {})
         .expect("analyzes");
