@@ -132,6 +132,40 @@ fn commands_that_read_the_trace_twice_work_on_stdin() {
     assert_eq!(got, want);
 }
 
+/// A named FIFO can be opened and read only once (a second open would wait
+/// for a writer that never comes): `analyze` (its verdict's what-if and
+/// `--next` included) and `report` read it once and say what they say of
+/// the file.
+#[test]
+fn a_named_fifo_is_read_once_by_analyze_and_report() {
+    let f = fixture("small.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let (f, fifo) = (f.to_str().unwrap(), fifo.to_str().unwrap());
+    for args in [vec!["analyze"], vec!["analyze", "--next", "2"]] {
+        let want = run(&[args.as_slice(), &[f]].concat());
+        let line = format!("cat {f} > {fifo} & \"$CRITPATH\" {} {fifo}", args.join(" "));
+        let got = sh(&line);
+        assert!(got.status.success(), "{}", stderr(&got));
+        let text = |o: &Output, name: &str| String::from_utf8_lossy(&o.stdout).replace(name, "T");
+        assert_eq!(text(&got, fifo), text(&want, f), "{line}");
+        assert!(
+            text(&got, fifo).contains("2× faster"),
+            "the verdict's what-if ran"
+        );
+    }
+    let html = dir.path().join("r.html");
+    let line = format!(
+        "cat {f} > {fifo} & \"$CRITPATH\" report {fifo} -o {}",
+        html.display()
+    );
+    let got = sh(&line);
+    assert!(got.status.success(), "{}", stderr(&got));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("serve"));
+}
+
 #[test]
 fn pipes_dev_stdin_and_process_substitution() {
     let f = fixture("small.jsonl");

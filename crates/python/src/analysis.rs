@@ -2,14 +2,17 @@
 //! span file), of several hosts' traces merged on one clock, or of PyTorch
 //! profiler (Kineto) traces, run the way
 //! `critpath analyze` runs it; and what can be asked of it afterwards
-//! (what-if, next paths, slack, the HTML report), each a fresh pass over
-//! the same traces with the engine's options, as the CLI does.
+//! (what-if, next paths, slack, the HTML report), each a pass of the same
+//! session (critpath-session: the input read once, later passes replayed)
+//! with the engine's options, as the CLI does.
 
 use crate::{guarded, Result};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Observer, Options, Speedup, Visit};
-use critpath_gpu::{BreakdownObserver, GpuBreakdown, GpuOptions, RanksReport, Tally};
+use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
 use critpath_import::multi::{Alignment, MergedSource};
+use critpath_import::Format;
+use critpath_session::{Session, Settings};
 use critpath_trace::{Interner, ReadError};
 use critpath_views::json::{self, AnalyzeDoc};
 use critpath_views::report_runs;
@@ -17,18 +20,21 @@ use critpath_views::timeline::Links;
 use pyo3::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// What was asked: the traces and `analyze`'s options.
 struct Request {
     paths: Vec<PathBuf>,
     from: Option<String>,
     to: Option<String>,
-    /// `--trace ID`: only this request of a span file.
-    request: Option<String>,
     /// Kineto traces only.
     gpu: Option<GpuOptions>,
     /// Several files (not Kineto): their clocks' alignment.
     alignment: Option<Alignment>,
+    /// One input, or Kineto inputs: their session.
+    session: Option<Mutex<Session>>,
+    /// Kineto inputs whose first (GPU) pass is still to come.
+    gpu_first: Mutex<bool>,
 }
 
 /// What a Kineto analysis knows beside the engine's result.
@@ -68,12 +74,26 @@ pub fn analyze(
                 "--trace {id}: picks one request of one span file; give one trace file"
             ));
         }
-        let kineto = trace.is_none() && critpath_import::all_kineto(&paths);
-        let alignment = match paths.len() {
-            1 => None,
-            _ if kineto => None,
-            _ => Some(critpath_import::multi::align(&paths).map_err(read)?),
+        // The Python package's edge: its settings come from the
+        // environment (docs/settings.md).
+        let settings = critpath_session::env::settings_from_env(Settings::default());
+        critpath_session::env::install(&settings);
+        let session = match paths.len() {
+            1 => Some(Session::open(&paths, &settings).map_err(read)?),
+            _ if trace.is_none() && critpath_import::all_kineto(&paths) => {
+                Some(Session::open(&paths, &settings).map_err(read)?)
+            }
+            _ => None,
         };
+        let kineto = trace.is_none() && session.as_ref().is_some_and(|s| s.all(Format::Kineto));
+        let alignment = match session {
+            Some(_) => None,
+            None => Some(critpath_import::multi::align(&paths).map_err(read)?),
+        };
+        let session = session.map(|mut s| {
+            s.set_request(trace.clone());
+            Mutex::new(s)
+        });
         if let Some(msg) = alignment.as_ref().and_then(|a| a.unlinked_message(&paths)) {
             return Err(msg);
         }
@@ -85,8 +105,9 @@ pub fn analyze(
             paths,
             from: from_,
             to,
-            request: trace,
             alignment,
+            session,
+            gpu_first: Mutex::new(kineto),
         };
         let opts = Options {
             keep_path: true,
@@ -104,6 +125,11 @@ pub fn analyze(
 
 fn read(e: ReadError) -> String {
     e.to_string()
+}
+
+/// The value behind a lock, even if a panic poisoned it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Request {
@@ -133,6 +159,14 @@ impl Request {
         }
     }
 
+    /// A session's failure in the CLI's words.
+    fn session_failed(&self, e: critpath_session::Error) -> String {
+        match e {
+            critpath_session::Error::Engine { source, .. } => self.failed(source),
+            other => other.to_string(),
+        }
+    }
+
     /// One pass over the traces; a reader error that let it finish comes
     /// back beside the analysis.
     fn run(&self, opts: Options) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
@@ -146,19 +180,15 @@ impl Request {
         obs: &mut dyn Observer,
     ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
         if let Some(window) = &self.gpu {
-            return self.run_gpu(window, opts, obs);
-        }
-        let (a, err) = match &self.alignment {
-            None => {
-                let mut src = match &self.request {
-                    Some(id) => critpath_import::open_request(&self.paths[0], id),
-                    None => critpath_import::open(&self.paths[0]),
-                }
-                .map_err(read)?;
-                critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
-                    .map_err(|e| self.failed(e))?
+            if std::mem::take(&mut *lock(&self.gpu_first)) {
+                return self.run_gpu(window, opts, obs);
             }
-            Some(al) => {
+        }
+        let (a, err) = match (&self.alignment, &self.session) {
+            (_, Some(s)) => lock(s)
+                .analyze_observed(opts, obs, &mut |_, _| {})
+                .map_err(|e| self.session_failed(e))?,
+            (Some(al), None) => {
                 let mut src = MergedSource::new(&self.paths, al).map_err(read)?;
                 let (mut a, err) =
                     critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
@@ -166,6 +196,7 @@ impl Request {
                 a.diagnostics.extend(al.diagnostics());
                 (a, err)
             }
+            (None, None) => return Err("no trace given".into()),
         };
         if self.alignment.is_none() && a.stats.records == 0 {
             return Err(match err {
@@ -184,26 +215,13 @@ impl Request {
         opts: Options,
         obs: &mut dyn Observer,
     ) -> Result<(Analysis, Option<GpuExtra>, Option<ReadError>)> {
-        let mut src = critpath_import::open_gpu(&self.paths, window).map_err(read)?;
-        let facts = src.facts().clone();
-        let ranks = (self.paths.len() > 1).then(|| src.report().clone());
-        let mut tally = BreakdownObserver {
-            tally: Tally::new(&facts, 0, u64::MAX),
-            inner: obs,
-        };
-        let result = critpath_engine::analyze_observed(&mut src, opts, &mut tally, |_, _| {});
-        let breakdown = tally.tally.finish();
-        let (a, err) = result.map_err(|e| self.failed(e))?;
-        if a.stats.records == 0 {
-            let inside = match &window.annotation {
-                Some(n) => format!(" inside annotation {n:?} instance {}", window.instance),
-                None => String::new(),
-            };
-            return Err(format!(
-                "{}: the trace holds no GPU or CPU op{inside}",
-                self.paths[0].display()
-            ));
-        }
+        let mut s = lock(self.session.as_ref().ok_or("no Kineto session")?);
+        let keep_path = opts.keep_path;
+        let run = s
+            .gpu(window, opts, keep_path, obs, &mut |_, _| {})
+            .map_err(|e| self.session_failed(e))?;
+        let (a, err) = (run.analysis, run.err);
+        let (breakdown, ranks) = (run.breakdown, run.ranks);
         Ok((a, Some(GpuExtra { breakdown, ranks }), err))
     }
 }

@@ -1,0 +1,107 @@
+//! A session reads each input once: the second engine pass (a what-if, as
+//! the verdict of `analyze` runs) replays the records of the first, so it
+//! works on a named FIFO, which can be read only once, and gives what a
+//! fresh reading of the same bytes gives.
+
+use critpath_engine::{Analysis, Options, Speedup};
+use critpath_session::{Session, Settings};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A trace with a string link id, a reader error in the middle (a bad
+/// line, skipped) and a what-if worth making.
+fn trace() -> String {
+    let mut t = String::from(include_str!("../../readers/tests/fixtures/small.jsonl"));
+    t = t.replace(
+        "{\"t\":480,",
+        "{\"t\":470,\"sm\":\"client\",\"ev\":\"bogus\"}\n{\"t\":480,",
+    );
+    for i in 0..300u64 {
+        let t0 = 1000 + i * 10;
+        t.push_str(&format!(
+            "{{\"t\":{t0},\"sm\":\"w{}\",\"ev\":\"send\",\"id\":\"m-{i}\"}}\n{{\"t\":{},\"sm\":\"w{}\",\"ev\":\"recv\",\"id\":\"m-{i}\",\"state\":\"s{}\"}}\n",
+            i % 3,
+            t0 + 5,
+            (i + 1) % 3,
+            i % 7
+        ));
+    }
+    t
+}
+
+fn whatif() -> Options {
+    Options {
+        speedups: vec![Speedup {
+            target: "server:serve".into(),
+            factor: 2.0,
+        }],
+        ..Default::default()
+    }
+}
+
+/// The analysis and the what-if, from one session.
+fn both(path: &Path) -> (Analysis, Analysis, usize) {
+    let mut s = Session::open(&[path.to_path_buf()], &Settings::default()).expect("opens");
+    let (a, err) = s
+        .analyze(Options::default(), &mut |_, _| {})
+        .expect("analyzes");
+    assert!(err.is_some(), "the bad line is reported");
+    let (w, _) = s.analyze(whatif(), &mut |_, _| {}).expect("replays");
+    (a, w, s.opens())
+}
+
+/// One fresh reading of `path` with `opts`.
+fn fresh(path: &Path, opts: Options) -> Analysis {
+    let mut s = Session::open(&[path.to_path_buf()], &Settings::default()).expect("opens");
+    s.analyze(opts, &mut |_, _| {}).expect("analyzes").0
+}
+
+#[test]
+fn a_fifo_is_read_once_and_the_replay_is_a_fresh_reading() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, trace()).expect("writes");
+    let fifo: PathBuf = dir.path().join("f");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&fifo)
+                .expect("opens the FIFO");
+            f.write_all(trace().as_bytes()).expect("writes the FIFO");
+        })
+    };
+    let (a, w, opens) = both(&fifo);
+    writer.join().expect("writer");
+    assert_eq!(opens, 1, "the FIFO was opened once");
+    let (fa, fw) = (fresh(&file, Options::default()), fresh(&file, whatif()));
+    assert!(fw.stats.scaled_edges > 0, "the what-if changed something");
+    assert_eq!(a.states, fa.states);
+    // The same findings, each naming its input.
+    let said = |a: &Analysis, name: &str| format!("{:?}", a.diagnostics).replace(name, "INPUT");
+    assert_eq!(said(&a, "/f:"), said(&fa, "/t.jsonl:"));
+    assert_eq!(said(&w, "/f:"), said(&fw, "/t.jsonl:"));
+    assert_eq!(w.states, fw.states);
+    assert_eq!(w.critical_path, fw.critical_path);
+    assert_eq!(w.stats.scaled_edges, fw.stats.scaled_edges);
+    // A regular file too is opened once.
+    assert_eq!(both(&file).2, 1);
+}
+
+#[test]
+fn past_the_records_kept_a_file_is_read_again_and_a_fifo_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, trace()).expect("writes");
+    let mut s = Session::open(std::slice::from_ref(&file), &Settings::default()).expect("opens");
+    s.keep_records(10);
+    s.analyze(Options::default(), &mut |_, _| {})
+        .expect("analyzes");
+    let (w, _) = s.analyze(whatif(), &mut |_, _| {}).expect("reads again");
+    assert_eq!(s.opens(), 2);
+    assert_eq!(w.critical_path, fresh(&file, whatif()).critical_path);
+}
