@@ -351,6 +351,15 @@ impl Builder<'_> {
     /// charged to `holder` (SM, state).
     fn held(&mut self, t: u64, sm: String, holder: (String, String)) {
         let (st, occ, from) = self.piece(t, &sm).expect("alive");
+        // The piece's time the holder did not spend in the state charged
+        // counts in that state's total.
+        let beyond = match self.live.get(&holder.0) {
+            Some((hst, entered, ..)) if *hst == holder.1 => {
+                entered.saturating_sub(t - occ).min(occ)
+            }
+            _ => occ,
+        };
+        self.visits.entry(holder.clone()).or_default().1 += beyond;
         let edge = Edge {
             from,
             w: self.scale(&holder, occ),
@@ -405,6 +414,14 @@ impl Builder<'_> {
             // A first node's wait is time spent in the state it enters.
             if prev.is_none() {
                 self.visits.entry(key.clone()).or_default().1 += w;
+            }
+            // A link sent before the state it ends began: its time before
+            // the state counts in the state's total too.
+            if let Some((_, entered, ..)) = &prev {
+                let sent = self.nodes[i].t;
+                if sent < *entered {
+                    self.visits.entry(key.clone()).or_default().1 += entered - sent;
+                }
             }
             edges.push(Edge {
                 from: i,
@@ -855,6 +872,26 @@ proptest! {
             prop_assert!((sum - 1.0).abs() < 1e-9);
         }
         prop_assert!(critpath_engine::check::violations(&a).is_empty(), "{:?}", critpath_engine::check::violations(&a));
+    }
+
+    /// Once every visit is closed (each SM ends), no state is more critical
+    /// than it is long, even one whose path time is all on links (a recv of
+    /// a message sent before the state began, a held piece charged to a
+    /// holder that was elsewhere).
+    #[test]
+    fn no_state_is_more_critical_than_long(ops in ops(), stacks in any::<bool>()) {
+        let (mut recs, mut s) = build(&ops, stacks);
+        let t = recs.last().map_or(0, |r| r.t);
+        for i in 0..4 {
+            let who = Who::Sm(s.intern(&format!("sm{i}")));
+            recs.push(Record { t, sys: Sym::LOCAL, ev: Event::End { who } });
+        }
+        let mut e = Engine::new(Options::default());
+        for r in &recs { e.feed(r, Pos::None, &s); }
+        let a = e.finish(&s).unwrap();
+        for r in &a.states {
+            prop_assert!(r.critical_ns <= r.total_ns, "{}: {}: {} critical > {} total", r.sm, r.state, r.critical_ns, r.total_ns);
+        }
     }
 }
 

@@ -66,6 +66,8 @@ impl GpuBreakdown {
             (true, true) => &mut self.gpu_kernel_kernel_overhead_ns,
             (true, false) => &mut self.gpu_compute_bound_ns,
             (false, true) if from_stream => &mut self.sync_return_ns,
+            // A CPU collective, and a thread waiting for one.
+            (false, _) if facts.comm_states.contains(&s.state) => &mut self.communication_bound_ns,
             (false, _) if s.state == BETWEEN_OPS => &mut self.cpu_between_ops_ns,
             (false, _) => &mut self.cpu_bound_ns,
         };

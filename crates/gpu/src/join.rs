@@ -16,9 +16,10 @@
 //! Only the window's CPU ops, and GPU ops launched in it, are kept (HTA's
 //! choice); without a window, all of them.
 
+use crate::cpucoll;
 use crate::items::{ByCorr, CallInfo, Pass, RecordRef, StreamKey, StreamOp, WaitKind};
 use crate::kineto::{self, Ev, Kind, Names, Trace};
-use crate::streams::{self, RankStreams};
+use crate::streams::{self, CollOp, RankStreams};
 use critpath_readers::extsort::{disk_error, ExtSort, Spill};
 use critpath_trace::{Location, ReadError};
 use std::collections::BTreeSet;
@@ -47,6 +48,9 @@ pub struct Prepared {
     pub problems: kineto::Problems,
     /// The `ProfilerStep` annotations: (start, end, name), in time order.
     pub steps: Vec<(u64, u64, String)>,
+    /// The CPU collectives to match across ranks (`cpucoll`), in the
+    /// window.
+    pub cpu_collectives: Vec<CollOp>,
     /// CPU threads (pid, tid) with ops in the window.
     pub threads: BTreeSet<(i64, i64)>,
     pub streams: RankStreams,
@@ -101,6 +105,18 @@ fn read(
         }
         if let Some((corr, class)) = join_key(&ev) {
             r.by_corr.push(ByCorr { corr, class, ev });
+        } else if ev.kind == Kind::Annotation && ev.dur > 0 && t.name(&ev).starts_with("gloo:") {
+            // A gloo collective running on a worker thread is an op of
+            // that thread, not a window.
+            let ev = Ev {
+                kind: Kind::CpuOp,
+                ..ev
+            };
+            r.by_corr.push(ByCorr {
+                corr: -1,
+                class: ByCorr::CALL,
+                ev,
+            });
         }
     })?;
     // Stable: annotations at one time keep their file order.
@@ -321,6 +337,35 @@ fn records(refs: ExtSort<RecordRef>, pass: &mut ExtSort<Pass>) -> std::io::Resul
     Ok(())
 }
 
+/// The CPU collectives of a rank to match across ranks, in the window, in
+/// the default process group unless their arguments name one; their
+/// states (`gloo:*`, and `NAME wait`) are communication.
+fn cpu_collectives(
+    trace: &Trace,
+    window: Option<(u64, u64)>,
+    comm: &mut BTreeSet<String>,
+) -> Vec<CollOp> {
+    let mut out = cpucoll::chosen(&trace.cpu_colls);
+    out.retain(|c| in_window(window, c.start));
+    let (group, ranks) = &trace.default_group;
+    for c in &mut out {
+        if c.group.is_empty() {
+            c.group.clone_from(group);
+        }
+        if c.ranks.is_empty() {
+            c.ranks.clone_from(ranks);
+        }
+        comm.insert(format!("{} wait", c.name));
+    }
+    for c in &trace.cpu_colls {
+        if c.kind == cpucoll::CollKind::Execution {
+            comm.insert(format!("{} wait", c.op.name));
+            comm.insert(c.state.clone());
+        }
+    }
+    out
+}
+
 /// Reads one rank's trace and prepares its pass; `budget` items per sort.
 /// One of several ranks (`of_several`) notes its collectives, and its pass
 /// waits in one file on disk, so that the ranks waiting for each other
@@ -359,7 +404,8 @@ pub fn prepare(
         threads,
     } = j.out;
     records(refs, &mut pass).map_err(disk)?;
-    let streams = streams::order(ops, &trace.names, &mut pass, of_several).map_err(disk)?;
+    let mut streams = streams::order(ops, &trace.names, &mut pass, of_several).map_err(disk)?;
+    let cpu_collectives = cpu_collectives(&trace, window, &mut streams.comm_states);
     if of_several {
         pass.settle().map_err(disk)?;
     }
@@ -369,6 +415,7 @@ pub fn prepare(
         trace_rank: trace.rank,
         problems: trace.problems,
         steps: r.steps,
+        cpu_collectives,
         threads,
         streams,
         pass,

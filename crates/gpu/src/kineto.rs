@@ -13,6 +13,9 @@ use std::fmt;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
+use crate::cpucoll::{classify, default_group, normalise, CollKind, CpuColl};
+use crate::streams::CollOp;
+
 /// What kind of event a Kineto event is, from its `cat`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -97,6 +100,11 @@ pub struct Trace {
     pub names: Names,
     /// `distributedInfo.rank`, when present.
     pub rank: Option<i64>,
+    /// `distributedInfo`'s default process group (name, ranks), from its
+    /// `pg_config` or `world_size`.
+    pub default_group: (String, Vec<i64>),
+    /// The CPU collective events, in file order (see `cpucoll`).
+    pub cpu_colls: Vec<CpuColl>,
     /// What could not be read: events skipped, and a cut event array.
     pub problems: Problems,
 }
@@ -166,6 +174,8 @@ struct RawArgs {
     group: Option<String>,
     #[serde(rename = "Process Group Ranks")]
     group_ranks: Option<String>,
+    #[serde(rename = "Seq", alias = "seq")]
+    seq: Option<Num>,
 }
 
 #[derive(Deserialize)]
@@ -238,7 +248,12 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             ),
             _ => (NO_NAME, NO_NAME, NO_NAME),
         };
-        let name = names.intern(raw.name.as_deref().unwrap_or_default());
+        let raw_name = raw.name.as_deref().unwrap_or_default();
+        let coll = match kind {
+            Kind::CpuOp | Kind::Annotation => classify(raw_name, kind == Kind::Annotation),
+            _ => None,
+        };
+        let name = names.intern(raw_name);
         let ev = Ev {
             kind,
             name,
@@ -257,6 +272,10 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             index: self.index,
         };
         self.index += 1;
+        if let Some((ck, cname)) = coll {
+            let seq = args.seq.map(|n| n.0);
+            self.cpu_coll(&ev, (ck, cname, raw_name), seq);
+        }
         (self.sink)(ev, &self.trace);
     }
 }
@@ -264,6 +283,49 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
 #[derive(Deserialize)]
 struct DistInfo {
     rank: Option<Num>,
+    world_size: Option<Num>,
+    pg_config: Option<Vec<PgConfig>>,
+}
+
+#[derive(Deserialize)]
+struct PgConfig {
+    pg_name: Option<String>,
+    ranks: Option<Vec<i64>>,
+}
+
+impl<F: FnMut(Ev, &Trace)> Builder<F> {
+    /// Notes a CPU collective event (`cpucoll`); a `record_param_comms`
+    /// without its collective's name and group says nothing.
+    fn cpu_coll(
+        &mut self,
+        ev: &Ev,
+        (kind, name, state): (CollKind, String, &str),
+        seq: Option<i64>,
+    ) {
+        let names = &self.trace.names;
+        let (name, group, ranks) = if kind == CollKind::Params {
+            if !ev.is_collective() {
+                return;
+            }
+            let ranks = parse_ranks(names.get(ev.coll_ranks));
+            let group = names.get(ev.coll_group).to_string();
+            (normalise(names.get(ev.coll_name)), group, ranks)
+        } else {
+            (name, String::new(), Vec::new())
+        };
+        let op = CollOp {
+            op: ev.index,
+            name,
+            group,
+            ranks,
+            start: ev.ts,
+            end: ev.end(),
+            launched: ev.ts,
+            seq,
+        };
+        let state = state.to_string();
+        self.trace.cpu_colls.push(CpuColl { kind, state, op });
+    }
 }
 
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
@@ -274,6 +336,13 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
                 let d: DistInfo =
                     serde_json::from_slice(v).map_err(|e| format!("distributedInfo: {e}"))?;
                 self.trace.rank = d.rank.map(|n| n.0);
+                let pg = d.pg_config.and_then(|c| c.into_iter().next()).map(|c| {
+                    (
+                        c.pg_name.unwrap_or_else(|| "0".into()),
+                        c.ranks.unwrap_or_default(),
+                    )
+                });
+                self.trace.default_group = default_group(pg, d.world_size.map(|n| n.0));
             }
             Part::Member(..) => {}
             Part::Element(v, at, _) => match serde_json::from_slice::<RawEvent>(v) {

@@ -7,6 +7,7 @@
 //!   kernels and synchronizations by correlation, and keeps the window;
 //! - [`streams`] gives GPU ops their effective times in stream order;
 //! - [`ranks`] joins several ranks: collectives, clocks, stragglers;
+//! - [`cpucoll`] finds the collectives CPUs run (gloo, `c10d`);
 //! - [`pass`] makes a rank's records in one time-ordered pass, holding only
 //!   what is in flight ([`emit`] says what the records mean);
 //! - [`items`] are what the sorts hold;
@@ -14,6 +15,7 @@
 //! - [`breakdown`] says what bounds an analysed path (HTA's `bound_by`).
 
 pub mod breakdown;
+pub mod cpucoll;
 pub mod emit;
 pub mod items;
 pub mod join;

@@ -30,6 +30,8 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::rc::Rc;
 
+mod colls;
+
 /// GPU ops a CPU call waited for: (end on the aligned clock, op, stream).
 type Awaited = Vec<(u64, u64, StreamKey)>;
 
@@ -37,6 +39,8 @@ type Awaited = Vec<(u64, u64, StreamKey)>;
 struct CallLive {
     name: Sym,
     awaited: RefCell<Option<Awaited>>,
+    /// A CPU collective's part across ranks and its issue (`colls`).
+    coll: Option<colls::CollCall>,
 }
 
 type Call = Rc<CallLive>;
@@ -162,6 +166,7 @@ struct RankPass<'a> {
     due: BTreeMap<(u64, u64), Due>,
     seq: u64,
     links: u64,
+    colls: colls::Issued,
 }
 
 /// Makes one rank's records; returns the next free record group.
@@ -187,6 +192,7 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
         due: BTreeMap::new(),
         seq: 0,
         links: 0,
+        colls: colls::Issued::default(),
         ctx,
     };
     let mut group = p.ctx.base;
@@ -363,9 +369,11 @@ impl RankPass<'_> {
 
     fn call(&mut self, ev: Ev, info: CallInfo) {
         let key = (ev.pid, ev.tid);
+        let coll = self.coll_call(&ev);
         let call = Rc::new(CallLive {
             name: self.sym(ev.name),
             awaited: RefCell::new(None),
+            coll,
         });
         self.nest(key, &ev, &call);
         // The launches' sends are made when their ops start, if they bind.
@@ -485,7 +493,7 @@ impl RankPass<'_> {
             let (t, op) = th.queue.pop_front().expect("two");
             let next = th.queue[0].0;
             let (sm, group) = (th.sm, th.group);
-            self.transition(sm, group, t, op, next);
+            self.transition(key, (sm, group), t, op, next);
         }
     }
 
@@ -503,7 +511,7 @@ impl RankPass<'_> {
             let th = self.threads.get_mut(&key).expect("known");
             let (sm, group) = (th.sm, th.group);
             if let Some((t, op)) = th.queue.pop_front() {
-                self.transition(sm, group, t, op, t);
+                self.transition(key, (sm, group), t, op, t);
             }
         }
     }
@@ -511,8 +519,24 @@ impl RankPass<'_> {
     /// A thread entering `op` (or no op) at `t` until `next`: a plain
     /// state, or an open wait left by the GPU ops it waits for that end
     /// meanwhile (each sends to it at its end).
-    fn transition(&mut self, sm: Sym, group: u32, t: u64, op: Option<Call>, next: u64) {
+    fn transition(
+        &mut self,
+        key: (i64, i64),
+        (sm, group): (Sym, u32),
+        t: u64,
+        op: Option<Call>,
+        next: u64,
+    ) {
         let who = Who::Sm(sm);
+        let issued = self.take_issued(key, t, next);
+        if let Some(c) = op.as_ref().filter(|c| c.coll.is_some()) {
+            self.coll_transition((who, group), (t, next), c);
+            return;
+        }
+        if let Some(end) = issued {
+            self.wait_issued((who, group), t, op.as_ref().map(|c| c.name), end);
+            return;
+        }
         let (t, next) = (self.at(t), self.at(next));
         let Some(op) = op else {
             let state = self.out.sym(BETWEEN_OPS);
@@ -659,8 +683,7 @@ impl RankPass<'_> {
         state: Sym,
     ) {
         let role = self.ctx.roles.get(&op);
-        let id_for =
-            |r: &Role, member: usize| LinkId::Num((3 << 56) | (r.id << 16) | member as u64);
+        let id_for = colls::member_link;
         if let Some(r) = role.filter(|r| !r.straggler) {
             let wait_name = format!("{} wait", self.out.strings.resolve(r.name));
             let wait = Event::Wait {

@@ -1,7 +1,8 @@
 //! Several ranks of one job analysed together. A collective (a NCCL kernel
-//! with its process group) is matched across the ranks of its group by
-//! order of occurrence; it completes on every rank only after the last rank
-//! arrives. Ranks' clocks are aligned from the collectives' ends (which
+//! with its process group, or a CPU collective: see `cpucoll`) is matched
+//! across the ranks of its group by its sequence number where every member
+//! has one, else by order of occurrence; it completes on every rank only
+//! after the last rank arrives. Ranks' clocks are aligned from the collectives' ends (which
 //! happen together on every member): each rank's offset from the reference
 //! rank is the median difference of its ends. The rank that arrives last
 //! is the straggler; the others wait for it.
@@ -146,19 +147,44 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
                 .iter()
                 .map(|&m| groups[m].get(name).unwrap_or(&none))
                 .collect();
-            let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
-            unmatched += lists.iter().map(|l| (l.len() - n) as u64).sum::<u64>();
-            for k in 0..n {
-                let members = members
-                    .iter()
-                    .zip(&lists)
-                    .map(|(&m, l)| (m, l[k]))
-                    .collect();
+            let colls = |j: usize| inputs[members[j]].collectives;
+            let rows = match_rows(&lists, colls);
+            let matched = rows.len() * lists.len();
+            let all: usize = lists.iter().map(|l| l.len()).sum();
+            unmatched += (all - matched) as u64;
+            for row in rows {
+                let members = members.iter().zip(row).map(|(&m, k)| (m, k)).collect();
                 out.push(Instance { members });
             }
         }
     }
     (out, unmatched)
+}
+
+/// The instances of one group: per instance, the index of each member's
+/// collective. By `Seq` when every collective of every member has one
+/// (those of a `Seq` every member has), else the k-th of each member.
+fn match_rows<'a>(lists: &[&Vec<usize>], colls: impl Fn(usize) -> &'a [CollOp]) -> Vec<Vec<usize>> {
+    let seqs: Option<Vec<HashMap<i64, usize>>> = lists
+        .iter()
+        .enumerate()
+        .map(|(j, l)| l.iter().map(|&k| Some((colls(j)[k].seq?, k))).collect())
+        .collect();
+    match seqs {
+        Some(seqs) if !lists.iter().any(|l| l.is_empty()) => {
+            let mut lead: Vec<(i64, usize)> = seqs[0].iter().map(|(&s, &k)| (s, k)).collect();
+            lead.sort_by_key(|&(_, k)| (colls(0)[k].start, k));
+            lead.iter()
+                .filter_map(|(s, _)| seqs.iter().map(|m| m.get(s).copied()).collect())
+                .collect()
+        }
+        _ => {
+            let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+            (0..n)
+                .map(|k| lists.iter().map(|l| l[k]).collect())
+                .collect()
+        }
+    }
 }
 
 fn median(v: &mut [i128]) -> i128 {

@@ -116,7 +116,27 @@ fn facts_of(preps: &[Prepared], prefixes: &[String]) -> GpuFacts {
 fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
     let mut d = Vec::new();
     let reference = report.offsets.first().map_or(0, |o| o.rank);
+    if report.matched == 0 && report.offsets.len() > 1 {
+        d.push(Diagnostic::new(
+            DiagnosticKind::CollectiveUnmatched,
+            format!(
+                "{} ranks share no matched collective (no NCCL kernel with its process group, no gloo:*, c10d::* or record_param_comms op met on every rank of its group): no rank's wait for another is known, and their clocks are taken as they are, not aligned",
+                report.offsets.len()
+            ),
+        ));
+        return d;
+    }
     for o in report.offsets.iter().skip(1) {
+        if o.collectives == 0 {
+            d.push(Diagnostic::new(
+                DiagnosticKind::CollectiveUnmatched,
+                format!(
+                    "rank {} ({}) shares no matched collective with the ranks aligned to rank {reference}: its clock is taken as it is, not aligned",
+                    o.rank, o.file
+                ),
+            ));
+            continue;
+        }
         d.push(Diagnostic::new(DiagnosticKind::ClockOffset,
             format!(
                 "rank {} ({}): clock offset {} ns from rank {reference}, from the ends of {} collectives",
@@ -230,13 +250,23 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
     let mut out = Emitter::new();
     let multi = preps.len() > 1;
     let plan = if multi {
+        // CPU collectives whose trace names no group are in every rank's.
+        for p in &mut preps {
+            for c in p.cpu_collectives.iter_mut().filter(|c| c.ranks.is_empty()) {
+                c.ranks.clone_from(&ranks);
+            }
+        }
         let inputs: Vec<RankInput> = preps
             .iter()
             .zip(&ranks)
             .map(|(p, &rank)| RankInput {
                 rank,
                 file: &p.file,
-                collectives: &p.streams.collectives,
+                collectives: if p.streams.collectives.is_empty() {
+                    &p.cpu_collectives
+                } else {
+                    &p.streams.collectives
+                },
                 steps: &p.steps,
             })
             .collect();

@@ -21,6 +21,8 @@ pub struct CollOp {
     pub end: u64,
     /// When it was launched (its start when no launch is known).
     pub launched: u64,
+    /// Its sequence number in its process group, when the trace says.
+    pub seq: Option<i64>,
 }
 
 /// What one rank's streams hold.
@@ -70,6 +72,7 @@ pub fn order(
                 start,
                 end,
                 launched: launch.map_or(start, |l| l.0),
+                seq: None,
             };
             out.collectives.push(c);
         }

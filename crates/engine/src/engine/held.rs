@@ -28,6 +28,7 @@ impl Engine<'_> {
         };
         let holder = self.sm_of(sys, on, strings);
         let hkey = self.key_of(holder, on_state, strings);
+        self.held_beyond_holder(holder, hkey, (b.tp, t));
         let node = self.new_node();
         let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
         let n = self.point_node((node, t), (prev, b.tp), step, hkey);
@@ -37,6 +38,20 @@ impl Engine<'_> {
         s.last = Some(n);
         s.cnode = n.cnode;
         self.note_node(sm, n);
+    }
+
+    /// The part of a held piece `(tp, t)` the holder did not spend in the
+    /// state it is charged to (it entered it later, or is elsewhere) counts
+    /// in that state's total: no state is more critical than it is long.
+    fn held_beyond_holder(&mut self, holder: u32, hkey: u32, (tp, t): (u64, u64)) {
+        let h = &self.m.sms[holder as usize];
+        let occ = t.saturating_sub(tp);
+        let beyond = if h.cur_key == hkey {
+            h.entered.saturating_sub(tp).min(occ)
+        } else {
+            occ
+        };
+        self.m.keys[hkey as usize].total += beyond;
     }
 
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the

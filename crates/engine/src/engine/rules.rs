@@ -289,6 +289,9 @@ impl Engine<'_> {
         };
         let inter_in = inter.map(|m| {
             let key = if alive { b.cur_key } else { NONE32 };
+            if alive {
+                self.sent_before_entry(b.cur_key, m.t, b.entered);
+            }
             let how = (recv.is_none(), matches!(recv, Some((_, true))));
             self.inter_candidate(sm, (m, t), cn, key, how, &mut best, strings)
         });
@@ -483,6 +486,18 @@ impl Engine<'_> {
             pred: m.id,
             weight: w,
             key,
+        }
+    }
+
+    /// A link sent at `sent`, before the state of `key` it ends began
+    /// (`entered`): the message waited for the SM to reach that state, and
+    /// a recv charges the whole time since the send to it, so that time
+    /// counts in the state's total too (as for a first node's link): no
+    /// state is more critical than it is long.
+    #[inline]
+    fn sent_before_entry(&mut self, key: u32, sent: u64, entered: u64) {
+        if sent < entered {
+            self.m.keys[key as usize].total += entered - sent;
         }
     }
 

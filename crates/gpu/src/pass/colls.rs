@@ -1,0 +1,200 @@
+//! CPU collectives in a rank's pass (see `cpucoll`).
+//!
+//! - A gloo execution on a worker thread starts when the thread that issued
+//!   it asks (`c10d::NAME`, paired by name in order): the worker's idle time
+//!   before it is a wait ended by the issue.
+//! - The issuing thread, idle or in an op when the execution ends, was
+//!   waiting for it: from its previous transition it is in `NAME wait` (or
+//!   its op, as a waiting state) until the execution's end.
+//! - A collective matched across ranks (`ranks`): a rank that arrives before
+//!   the last waits in `NAME wait` until the last one arrives (a link from
+//!   the last rank's arrival), then runs the collective's own state; the
+//!   last rank sends to each of them as it arrives.
+
+use super::{Call, RankPass};
+use crate::cpucoll::{classify, CollKind};
+use crate::emit::{class, Role, BETWEEN_OPS};
+use crate::kineto::Ev;
+use critpath_trace::{Event, LinkId, Sym, Who};
+use std::collections::{HashMap, VecDeque};
+
+/// The link from the last rank's arrival at collective `r` to `member`.
+pub(super) fn member_link(r: &Role, member: usize) -> LinkId {
+    LinkId::Num((3 << 56) | (r.id << 16) | member as u64)
+}
+
+/// A CPU collective op: its part across ranks, and the link from its issue.
+pub(super) struct CollCall {
+    role: Option<Role>,
+    issue: Option<LinkId>,
+}
+
+/// A thread (pid, tid).
+type Thread = (i64, i64);
+
+/// Collectives issued and not yet run, by name: (thread, time); and per
+/// issuing thread, the executions it may wait for: (end, worker, name).
+#[derive(Default)]
+pub(super) struct Issued {
+    pending: HashMap<String, VecDeque<(Thread, u64)>>,
+    ends: HashMap<Thread, Vec<(u64, Thread, String)>>,
+}
+
+/// Issues kept per name at most: an issue never run is forgotten.
+const PENDING: usize = 64;
+
+impl RankPass<'_> {
+    /// What a CPU op is to collectives (`None`: nothing); notes issues and
+    /// pairs executions with them.
+    pub(super) fn coll_call(&mut self, ev: &Ev) -> Option<CollCall> {
+        let (kind, name) = classify(self.prep_names.get(ev.name), false)?;
+        let thread = (ev.pid, ev.tid);
+        let role = self.ctx.roles.get(&ev.index).cloned();
+        let issue = match kind {
+            CollKind::Execution => self.pair_issue(&name, thread, ev),
+            CollKind::Issue => {
+                let q = self.colls.pending.entry(name).or_default();
+                if q.len() == PENDING {
+                    q.pop_front();
+                }
+                q.push_back((thread, ev.ts));
+                None
+            }
+            CollKind::Params => None,
+        };
+        (role.is_some() || issue.is_some()).then_some(CollCall { role, issue })
+    }
+
+    /// The issue an execution answers: a link from the issuing thread at
+    /// the issue; the issuing thread may wait for the execution's end.
+    fn pair_issue(&mut self, name: &str, worker: Thread, ev: &Ev) -> Option<LinkId> {
+        let q = self.colls.pending.get_mut(name)?;
+        let &(by, at) = q.front().filter(|x| x.1 <= ev.ts)?;
+        q.pop_front();
+        let th = self.threads.get(&by)?;
+        let (sm, group) = (th.sm, th.group);
+        let id = self.fresh_link();
+        let send = Event::Send {
+            who: Who::Sm(sm),
+            id,
+        };
+        self.out.push(self.at(at), class::CPU, group + 1, send);
+        let ends = self.colls.ends.entry(by).or_default();
+        ends.push((ev.end(), worker, name.to_string()));
+        Some(id)
+    }
+
+    /// The execution a thread's transition at `t` (until `next`) waits for:
+    /// the last one it issued that ends in between. Executions that ended
+    /// before `t` are forgotten (the thread was busy then).
+    pub(super) fn take_issued(
+        &mut self,
+        thread: Thread,
+        t: u64,
+        next: u64,
+    ) -> Option<(u64, Thread, String)> {
+        let ends = self.colls.ends.get_mut(&thread)?;
+        let mut found: Option<(u64, Thread, String)> = None;
+        ends.retain(|e| {
+            if e.0 > next {
+                return true;
+            }
+            if e.0 > t && found.as_ref().is_none_or(|f| e.0 > f.0) {
+                found = Some(e.clone());
+            }
+            false
+        });
+        found
+    }
+
+    /// A thread waiting from `t` for the end of an execution it issued: in
+    /// its op (`op`) or in `NAME wait`, left by a link from the execution's
+    /// end.
+    pub(super) fn wait_issued(
+        &mut self,
+        (who, group): (Who, u32),
+        t: u64,
+        op: Option<Sym>,
+        (end, worker, name): (u64, Thread, String),
+    ) {
+        let wait_state = op.unwrap_or_else(|| self.out.sym(&format!("{name} wait")));
+        let after = op.unwrap_or_else(|| self.out.sym(BETWEEN_OPS));
+        let wait = Event::Wait {
+            who,
+            state: wait_state,
+            on: None,
+            on_sys: None,
+            on_state: None,
+        };
+        self.out.push(self.at(t), class::CPU, group, wait);
+        let Some(w) = self.threads.get(&worker) else {
+            return;
+        };
+        let (wsm, wgroup) = (w.sm, w.group);
+        let id = self.fresh_link();
+        let e = self.at(end);
+        let send = Event::Send {
+            who: Who::Sm(wsm),
+            id,
+        };
+        self.out.push(e, class::END_SEND, wgroup, send);
+        let recv = Event::Recv {
+            who,
+            id,
+            state: after,
+            waited: true,
+        };
+        self.out.push(e, class::CPU, group, recv);
+    }
+
+    /// A CPU collective op from `t` until `next`: received from its issue;
+    /// on a rank before the last, a wait for the last rank's arrival; on
+    /// the last rank, a send to each rank waiting.
+    pub(super) fn coll_transition(
+        &mut self,
+        (who, group): (Who, u32),
+        (t, next): (u64, u64),
+        c: &Call,
+    ) {
+        let coll = c.coll.as_ref().expect("a collective");
+        let (t, next) = (self.at(t), self.at(next));
+        let waits = coll.role.as_ref().filter(|r| !r.straggler);
+        let first = match waits {
+            Some(r) => {
+                let name = format!("{} wait", self.out.strings.resolve(r.name));
+                self.out.sym(&name)
+            }
+            None => c.name,
+        };
+        let ev = match coll.issue {
+            Some(id) => Event::Recv {
+                who,
+                id,
+                state: first,
+                waited: true,
+            },
+            None => Event::State { who, state: first },
+        };
+        self.out.push(t, class::CPU, group, ev);
+        if let Some(r) = waits.filter(|r| r.release < next) {
+            let recv = Event::Recv {
+                who,
+                id: member_link(r, self.ctx.index),
+                state: c.name,
+                waited: true,
+            };
+            self.out
+                .push(r.release.max(t), class::COLLECTIVE, group, recv);
+        }
+        let Some(r) = coll.role.as_ref().filter(|r| r.straggler) else {
+            return;
+        };
+        for &member in &r.waiting {
+            let send = Event::Send {
+                who,
+                id: member_link(r, member),
+            };
+            self.out.push(t, class::CPU, group + 1, send);
+        }
+    }
+}
