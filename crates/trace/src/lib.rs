@@ -6,16 +6,20 @@
 //! goes wrong on the way is a [`ReadError`] (the input) or a [`Diagnostic`]
 //! (a finding about the model or the data).
 
+pub mod contain;
 pub mod diagnostic;
 mod diagnostic_kind;
 pub mod event;
 pub mod hint;
+pub mod limits;
 pub mod parts;
 pub mod source;
 pub mod strings;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
+pub use contain::contained;
 pub use event::{Event, LinkId, Pos, Record, Who};
+pub use limits::Limits;
 pub use parts::Parts;
 pub use source::{
     threads_allowed, AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource,
