@@ -99,6 +99,14 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // A panic contained where third-party code is called (a decoder on a
+    // damaged input) is reported as an error there, not printed here.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !critpath_trace::contain::containing() {
+            default_hook(info)
+        }
+    }));
     // Waits for a CPU are charged to its holders unless told otherwise
     // (docs/os-graph.md, "Waiting for a CPU").
     if std::env::var_os("CRITPATH_CPU_HOLDERS").is_some_and(|v| v == "0") {
