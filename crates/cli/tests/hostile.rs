@@ -197,11 +197,15 @@ fn a_line_past_the_limit_is_skipped_in_bounded_memory() {
     for _ in 0..256 {
         gz.write_all(&spaces).unwrap();
     }
-    gz.write_all(b"\n{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}\n").unwrap();
+    gz.write_all(b"\n{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}\n")
+        .unwrap();
     let t = write(dir.path(), "blank.jsonl.gz", gz.finish().unwrap());
     let (o, kib) = peak(&["analyze", t.to_str().unwrap()], None);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("blank.jsonl.gz:2: the line at byte 42"), "{err}");
+    assert!(
+        err.contains("blank.jsonl.gz:2: the line at byte 42"),
+        "{err}"
+    );
     assert!(kib < 100 << 10, "peak RSS {kib} KiB");
 }
 
@@ -358,10 +362,18 @@ fn aliasing_case(rng: &mut Rng, dir: &Path) {
         "/proc/self/fd/0".into(),
         dir.join("hard").display().to_string(),
         dir.join("soft").display().to_string(),
-        format!("{}/../{}/in.jsonl", dir.display(), dir.file_name().unwrap().to_str().unwrap()),
+        format!(
+            "{}/../{}/in.jsonl",
+            dir.display(),
+            dir.file_name().unwrap().to_str().unwrap()
+        ),
     ];
     let out = &named[rng.below(named.len() as u64) as usize];
-    let input = if rng.below(2) == 0 { "-".to_string() } else { t.display().to_string() };
+    let input = if rng.below(2) == 0 {
+        "-".to_string()
+    } else {
+        t.display().to_string()
+    };
     let args: Vec<&str> = match rng.below(4) {
         0 => vec!["analyze", &input, "-o", out],
         1 => vec!["report", &input, "-o", out],
@@ -385,7 +397,10 @@ fn name_case(rng: &mut Rng, dir: &Path) {
     let err = String::from_utf8_lossy(&o.stderr);
     if len > 65_536 {
         assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains(&format!("`{field}` is a name of {len} bytes")), "{err}");
+        assert!(
+            err.contains(&format!("`{field}` is a name of {len} bytes")),
+            "{err}"
+        );
     } else {
         assert!(o.status.success(), "{err}");
     }
@@ -397,7 +412,10 @@ fn many_names_case(rng: &mut Rng, dir: &Path) {
     let n = 1000 + rng.below(30_000);
     let mut body = String::new();
     for i in 0..n {
-        body.push_str(&format!("{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s{i}\"}}\n", i * 10));
+        body.push_str(&format!(
+            "{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s{i}\"}}\n",
+            i * 10
+        ));
     }
     let t = write(dir, "names.jsonl", body);
     let (o, kib) = peak(&["analyze", t.to_str().unwrap(), "--json"], None);
@@ -422,7 +440,10 @@ fn window_case(rng: &mut Rng, dir: &Path) {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["windows"].as_array().unwrap().len() as u64, needed);
     }
-    assert!(kib < 200 << 10, "span {span}, window {window}: peak RSS {kib} KiB");
+    assert!(
+        kib < 200 << 10,
+        "span {span}, window {window}: peak RSS {kib} KiB"
+    );
 }
 
 /// Times near and past i64::MAX, scaled by a speed-up below 1.
@@ -475,7 +496,10 @@ fn damaged_build_id(dir: &Path) -> std::path::PathBuf {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
     let mut b = std::fs::read(fixtures.join("rename_z.data")).unwrap();
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let (mut at, end) = (word(&b, 40) as usize, (word(&b, 40) + word(&b, 48)) as usize);
+    let (mut at, end) = (
+        word(&b, 40) as usize,
+        (word(&b, 40) + word(&b, 48)) as usize,
+    );
     while at < end {
         let ty = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         let size = u16::from_le_bytes(b[at + 6..at + 8].try_into().unwrap()) as usize;

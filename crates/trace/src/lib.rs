@@ -16,8 +16,8 @@ pub mod parts;
 pub mod source;
 pub mod strings;
 
-pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use contain::contained;
+pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use event::{Event, LinkId, Pos, Record, Who};
 pub use limits::Limits;
 pub use parts::Parts;

@@ -61,7 +61,11 @@ fn input_files(inputs: &[PathBuf]) -> Vec<(Id, PathBuf)> {
         return all;
     };
     for fd in fds.flatten() {
-        let n: i32 = fd.file_name().to_str().and_then(|s| s.parse().ok()).unwrap_or(-1);
+        let n: i32 = fd
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(-1);
         if n < 0 || n == 1 || n == 2 || write_only(n) {
             continue;
         }
@@ -95,7 +99,10 @@ pub fn refuse_inputs(output: &Path, inputs: &[PathBuf]) -> Result<()> {
     let Some(out) = output_file(output).filter(guarded) else {
         return Ok(());
     };
-    match input_files(inputs).into_iter().find(|(i, _)| *i == id(&out)) {
+    match input_files(inputs)
+        .into_iter()
+        .find(|(i, _)| *i == id(&out))
+    {
         Some((_, input)) => Err(CliError::OverwritesInput {
             output: output.to_path_buf(),
             input,

@@ -51,7 +51,9 @@ impl Windows {
         if self.per.len() as u64 + spans > self.max.saturating_add(1) {
             let kept = self.per.keys();
             let lo = kept.clone().next().map_or(a, |k| a.min(k * d));
-            let hi = kept.last().map_or(b, |k| b.max(k.saturating_add(1).saturating_mul(d)));
+            let hi = kept
+                .last()
+                .map_or(b, |k| b.max(k.saturating_add(1).saturating_mul(d)));
             self.per.clear();
             self.over = Some((lo, hi));
             return;
