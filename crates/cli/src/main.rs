@@ -102,6 +102,14 @@ fn main() -> ExitCode {
     // The settings of the run, from the environment (docs/settings.md).
     let settings = critpath_session::env::settings_from_env(critpath_session::Settings::default());
     critpath_session::env::install(&settings);
+    // A panic contained where third-party code is called (a decoder on a
+    // damaged input) is reported as an error there, not printed here.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !critpath_trace::contain::containing() {
+            default_hook(info)
+        }
+    }));
     match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -9,7 +9,16 @@
 //! kept: the file it points to is replaced. A regular file that is replaced
 //! keeps its permissions. What is not a regular file (a device such as
 //! /dev/null, a FIFO, a terminal, or a descriptor such as /dev/stdout) is
-//! written to as it is, never replaced. The path `-` is standard output.
+//! written to as it is, never replaced. A read-only file is refused, not
+//! replaced. Outputs that belong together ([`stage`] then [`Staged::commit`]
+//! each) appear together or not at all. The path `-` is standard output;
+//! text printed there has its control characters escaped ([`safe`]).
+
+mod aliases;
+mod safe;
+
+pub use aliases::refuse_inputs;
+pub use safe::safe;
 
 use crate::error::{CliError, Result};
 use crate::interrupt;
@@ -42,11 +51,12 @@ pub fn emit(output: Option<&Path>, inputs: &[PathBuf], bytes: &[u8]) -> Result<(
     }
 }
 
-/// Writes `bytes` to standard output; a reader that went away (a closed
-/// pipe) is not an error.
+/// Writes the text `bytes` to standard output, its control characters
+/// escaped; a reader that went away (a closed pipe) is not an error.
 pub fn stdout(bytes: &[u8]) -> Result<()> {
+    let bytes = safe::terminal_safe(bytes);
     let mut out = io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
+    match out.write_all(&bytes).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CliError::Stdout(e)),
@@ -73,23 +83,70 @@ pub fn write_file<T>(
     inputs: &[PathBuf],
     write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
 ) -> Result<T> {
+    stage(path, inputs, write)?.commit()
+}
+
+/// An output written whole, not yet in place: [`Staged::commit`] renames
+/// it onto its path; dropped, it is removed. Outputs that belong together
+/// are all staged, then all committed.
+pub struct Staged<T> {
+    path: PathBuf,
+    /// The temporary file (none when the output was written through).
+    tmp: Option<(tempfile::NamedTempFile, interrupt::Partial)>,
+    value: T,
+}
+
+impl<T> Staged<T> {
+    /// Puts the output in place.
+    pub fn commit(self) -> Result<T> {
+        if let Some((tmp, _listed)) = self.tmp {
+            tmp.persist(&self.path).map_err(|e| CliError::CannotWrite {
+                path: self.path.clone(),
+                source: e.error,
+            })?;
+        }
+        Ok(self.value)
+    }
+}
+
+/// [`write_file`] but for the last step: the output is written to a
+/// temporary file beside `path` (or through, when `path` is no regular
+/// file), and appears at `path` on [`Staged::commit`].
+pub fn stage<T>(
+    path: &Path,
+    inputs: &[PathBuf],
+    write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
+) -> Result<Staged<T>> {
     refuse_inputs(path, inputs)?;
+    let done = |value| Staged {
+        path: path.to_path_buf(),
+        tmp: None,
+        value,
+    };
     if is_stdout(path) {
-        return to_stdout(write);
+        return to_stdout(write).map(done);
     }
     let failed = |source: io::Error| CliError::CannotWrite {
         path: path.to_path_buf(),
         source,
     };
     match target(path).map_err(failed)? {
-        Target::Replace(file, existing) => replace(&file, existing.as_ref(), write),
+        Target::Replace(file, existing) => {
+            let (value, tmp) = replace(&file, existing.as_ref(), write).map_err(failed)?;
+            Ok(Staged {
+                path: file,
+                tmp: Some(tmp),
+                value,
+            })
+        }
         Target::Through(file, append) => OpenOptions::new()
             .write(true)
             .append(append)
             .open(file)
-            .and_then(|f| write(buffered(f))),
+            .and_then(|f| write(buffered(f)))
+            .map(done)
+            .map_err(failed),
     }
-    .map_err(failed)
 }
 
 /// The writer `write_file` hands out.
@@ -136,12 +193,34 @@ fn target(path: &Path) -> io::Result<Target> {
                 p = p.parent().map_or_else(|| to.clone(), |d| d.join(&to));
             }
             Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
-            Ok(m) if m.is_file() => return Ok(Target::Replace(p, Some(m))),
+            Ok(m) if m.is_file() => {
+                refuse_read_only(&p, &m)?;
+                return Ok(Target::Replace(p, Some(m)));
+            }
             Ok(_) => return Ok(Target::Through(p, false)),
             Err(_) => return Ok(Target::Replace(p, None)),
         }
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// Fails when the file `path` (of metadata `m`) may not be written: no
+/// write permission at all (mode 444, even for root), or none for this
+/// user. Replacing it would need only the directory's.
+fn refuse_read_only(path: &Path, m: &Metadata) -> io::Result<()> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
+    // SAFETY: access only reads the NUL-terminated path it is given.
+    let writable = unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0;
+    if m.mode() & 0o222 == 0 || !writable {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the file is read-only (mode {:o}) and was left as it was; make it writable or write elsewhere",
+                m.mode() & 0o7777
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `path`'s directory is in /proc.
@@ -157,16 +236,16 @@ fn dir_of(path: &Path) -> &Path {
     }
 }
 
-/// Writes a temporary file beside `path` and renames it onto `path`; it
+/// Writes a temporary file beside `path`, to be renamed onto `path`; it
 /// gets the permissions (and, where allowed, the owner) of the `existing`
 /// file it replaces.
 fn replace<T>(
     path: &Path,
     existing: Option<&Metadata>,
     write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
-) -> io::Result<T> {
+) -> io::Result<(T, (tempfile::NamedTempFile, interrupt::Partial))> {
     let mode = existing.map_or(0o666, |m| m.mode() & 0o777);
-    let (tmp, _listed) = interrupt::partial_file(|| temporary_beside(path, mode))?;
+    let (tmp, listed) = interrupt::partial_file(|| temporary_beside(path, mode))?;
     if let Some(m) = existing {
         let file = tmp.as_file();
         file.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -176,36 +255,7 @@ fn replace<T>(
         }
     }
     let value = write(buffered(tmp.as_file().try_clone()?))?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(value)
-}
-
-/// Fails when `output` is one of `inputs` (the same file, whatever the
-/// path; `-` is standard output, whatever file that is).
-pub fn refuse_inputs(output: &Path, inputs: &[PathBuf]) -> Result<()> {
-    let out = if is_stdout(output) {
-        let file = io::stdout().as_fd().try_clone_to_owned().map(File::from);
-        match file.and_then(|f| f.metadata()) {
-            Ok(m) if m.is_file() => m,
-            _ => return Ok(()),
-        }
-    } else {
-        match std::fs::metadata(output) {
-            Ok(m) => m,
-            Err(_) => return Ok(()),
-        }
-    };
-    for input in inputs {
-        if let Ok(inp) = std::fs::metadata(input) {
-            if (out.dev(), out.ino()) == (inp.dev(), inp.ino()) {
-                return Err(CliError::OverwritesInput {
-                    output: output.to_path_buf(),
-                    input: input.clone(),
-                });
-            }
-        }
-    }
-    Ok(())
+    Ok((value, (tmp, listed)))
 }
 
 /// A temporary file in `path`'s directory (so renaming it is atomic),

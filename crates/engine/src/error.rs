@@ -63,13 +63,26 @@ pub enum Error {
     /// A speed-up that is not `SM:STATE=FACTOR`.
     #[error("{problem}")]
     BadSpeedup { spec: String, problem: &'static str },
+    /// A path's length went past i64::MAX ns (about 292 years): a
+    /// speed-up below 1 slowed a state that long.
+    #[error("a path is longer than {} ns (the most a time can be): a speed-up below 1 slowed a state that is already that long", i64::MAX)]
+    TimeOverflow,
+    /// Windows so short that the critical path would need more of them
+    /// than the limit ([`critpath_trace::Limits::max_windows`]).
+    #[error("time windows of {window_ns} ns would break the critical path ({span_ns} ns) into {windows} windows, more than the limit of {max}; give windows of at least {} ns", span_ns.div_ceil(*max.max(&1)))]
+    TooManyWindows {
+        window_ns: u64,
+        span_ns: u64,
+        windows: u64,
+        max: u64,
+    },
 }
 
 impl Error {
     /// The request at fault and its text as given (`None` for I/O errors).
     pub fn input(&self) -> Option<(Input, &str)> {
         match self {
-            Error::Io(_) => None,
+            Error::Io(_) | Error::TimeOverflow | Error::TooManyWindows { .. } => None,
             Error::UnknownFrom { spec, .. } | Error::AmbiguousFrom { spec, .. } => {
                 Some((Input::From, spec))
             }

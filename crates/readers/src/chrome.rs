@@ -149,7 +149,8 @@ fn str_of<'a>(e: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 fn us(v: &Value) -> Option<u64> {
     let f = v.as_f64()?;
     let ns = (f * 1000.0).round();
-    (f.is_finite() && f >= 0.0 && ns <= i64::MAX as f64).then_some(ns as u64)
+    // i64::MAX as f64 is 2^63, one past i64::MAX: the bound is strict.
+    (f.is_finite() && f >= 0.0 && ns < i64::MAX as f64).then_some(ns as u64)
 }
 
 impl Collector {
@@ -315,7 +316,16 @@ impl Collector {
         let (Some(ts), Some(dur)) = (ts, dur) else {
             return;
         };
-        let end = ts.saturating_add(dur);
+        let Some(end) = ts.checked_add(dur).filter(|&t| t <= i64::MAX as u64) else {
+            self.problem(
+                order,
+                format!(
+                    "`X` event ends past the latest time ({} ns): ts {ts} ns + dur {dur} ns",
+                    i64::MAX
+                ),
+            );
+            return;
+        };
         let tr = Self::thread(e);
         let name = self
             .records

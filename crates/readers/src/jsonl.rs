@@ -5,7 +5,7 @@
 //! canonical line per record.
 
 use critpath_trace::{
-    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+    Event, Interner, Limits, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
 };
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
@@ -99,6 +99,7 @@ pub struct JsonlReader<R: BufRead> {
     bytes: u64,
     last_t: Option<(u64, u64)>,
     strings: Interner,
+    limits: Limits,
 }
 
 impl<R: BufRead> JsonlReader<R> {
@@ -112,7 +113,41 @@ impl<R: BufRead> JsonlReader<R> {
             bytes: 0,
             last_t: None,
             strings: Interner::new(),
+            limits: Limits::DEFAULT,
         }
+    }
+
+    /// The reader with these limits on line and name length (else
+    /// [`Limits::DEFAULT`]).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The first name of line `l` longer than the limit: its field and
+    /// length.
+    fn long_name(&self, l: &Line) -> Option<(&'static str, usize)> {
+        let max = self.limits.max_name_bytes;
+        let text = |v: &Option<NumOrStr>| match v {
+            Some(NumOrStr::Str(s)) => s.len(),
+            _ => 0,
+        };
+        let cow = |v: &Option<Cow<str>>| v.as_ref().map_or(0, |s| s.len());
+        [
+            ("ev", cow(&l.ev)),
+            ("sm", cow(&l.sm)),
+            ("sys", cow(&l.sys)),
+            ("state", cow(&l.state)),
+            ("on", cow(&l.on)),
+            ("on_sys", cow(&l.on_sys)),
+            ("on_state", cow(&l.on_state)),
+            ("fn", cow(&l.func)),
+            ("id", text(&l.id)),
+            ("thread", text(&l.thread)),
+            ("cpu", text(&l.cpu)),
+        ]
+        .into_iter()
+        .find(|&(_, n)| n > max)
     }
 
     fn err(&self, msg: impl Into<String>) -> ReadError {
@@ -156,15 +191,24 @@ impl<R: BufRead> JsonlReader<R> {
     fn parse(&mut self, text: &[u8], fast: bool) -> Result<Record, ReadError> {
         let mut l = Line::default();
         let bad = self.decode(text, &mut l, fast)?;
+        if let Some((field, n)) = self.long_name(&l) {
+            return Err(self.err(format!(
+                "field `{field}` is a name of {n} bytes, longer than the limit of {} bytes",
+                self.limits.max_name_bytes
+            )));
+        }
         let ev_cow = l.ev.take();
         if let Some(b) = bad.iter().find(|b| b.field == "ev") {
             return Err(self.err(b.message.clone()));
         }
-        let ev = ev_cow.as_deref().ok_or_else(|| {
-            self.err(format!(
+        let ev = ev_cow.as_deref().ok_or_else(|| match nesting(text) {
+            deep if deep > MAX_NESTING => self.err(format!(
+                "values nested {deep} levels deep: this is no JSONL record (a record nests at most a few levels), nor any trace format critpath reads"
+            )),
+            _ => self.err(format!(
                 "missing field `ev` (one of {})",
                 Event::NAMES.join(", ")
-            ))
+            )),
         })?;
         // A field of the wrong type matters only if this kind uses it.
         let present = |f: &str| {
@@ -352,7 +396,8 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
         loop {
             self.buf.clear();
-            let n = self.input.read_until(b'\n', &mut self.buf).map_err(|e| {
+            let max = self.limits.max_line_bytes;
+            let read = read_line(&mut self.input, &mut self.buf, max).map_err(|e| {
                 ReadError::new(
                     &self.name,
                     Location::Line(self.line + 1),
@@ -360,11 +405,19 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
                     true,
                 )
             })?;
+            let (n, whole) = read;
             if n == 0 {
                 return Ok(None);
             }
+            let at = self.bytes;
             self.line += 1;
-            self.bytes += n as u64;
+            self.bytes += n;
+            if !whole {
+                self.buf.clear();
+                return Err(self.err(format!(
+                    "the line at byte {at} is {n} bytes long, longer than the limit of {max} bytes; skipped"
+                )));
+            }
             let buf = std::mem::take(&mut self.buf);
             let mut text = trim(&buf);
             if self.line == 1 {
@@ -387,6 +440,60 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
 
     fn bytes_read(&self) -> u64 {
         self.bytes
+    }
+}
+
+/// Nesting past this is no record (serde_json's own limit).
+const MAX_NESTING: usize = 128;
+
+/// How deep the JSON values of `text` nest (brackets outside strings).
+fn nesting(text: &[u8]) -> usize {
+    let (mut depth, mut most, mut in_str, mut esc) = (0usize, 0, false, false);
+    for &b in text {
+        match (in_str, esc, b) {
+            (true, true, _) => esc = false,
+            (true, false, b'\\') => esc = true,
+            (true, false, b'"') => in_str = false,
+            (false, _, b'"') => in_str = true,
+            (false, _, b'{' | b'[') => {
+                depth += 1;
+                most = most.max(depth);
+            }
+            (false, _, b'}' | b']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    most
+}
+
+/// Reads a line (its newline included) into `buf`, keeping at most `max`
+/// bytes of it and its newline: the bytes the line took in the input, and
+/// whether it was kept whole (a longer line is read to its end, not kept).
+fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, max: usize) -> io::Result<(u64, bool)> {
+    let (mut n, mut whole) = (0u64, true);
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok((n, whole));
+        }
+        let (take, end) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if whole && buf.len() + take <= max.saturating_add(1) {
+            buf.extend_from_slice(&chunk[..take]);
+        } else {
+            whole = false;
+        }
+        input.consume(take);
+        n += take as u64;
+        if end {
+            return Ok((n, whole));
+        }
     }
 }
 

@@ -6,18 +6,22 @@
 //! goes wrong on the way is a [`ReadError`] (the input) or a [`Diagnostic`]
 //! (a finding about the model or the data).
 
+pub mod contain;
 pub mod diagnostic;
 mod diagnostic_kind;
 pub mod event;
 pub mod hint;
+pub mod limits;
 pub mod parts;
 pub mod settings;
 pub mod source;
 pub mod strings;
 
+pub use contain::contained;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use diagnostic_kind::Severity;
 pub use event::{Event, LinkId, Pos, Record, Who};
+pub use limits::Limits;
 pub use parts::Parts;
 pub use settings::{threads_allowed, Settings};
 pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};

@@ -77,7 +77,65 @@ pub fn dot(a: &Analysis, clusters: bool) -> String {
     o
 }
 
-/// The combined graph drawn as SVG (laid out by the `layout-rs` crate).
+/// Why a cgraph was not drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NotDrawn {
+    /// It has no transitions.
+    Empty,
+    /// The layout failed (its error, or what it panicked with).
+    Failed(String),
+    /// The layout did not finish within the deadline.
+    Late(std::time::Duration),
+}
+
+impl std::fmt::Display for NotDrawn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotDrawn::Empty => write!(f, "the cgraph has no transitions to draw"),
+            NotDrawn::Failed(e) => write!(f, "the cgraph could not be laid out: {e}"),
+            NotDrawn::Late(d) => write!(
+                f,
+                "the cgraph could not be laid out in {} s",
+                d.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// How long a cgraph's layout may take.
+pub const LAYOUT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// [`svg`] within `deadline`, on a thread of its own (left behind when
+/// late: it ends with the process); a panic of the layout crate is its
+/// failure. Every drawing of a cgraph goes through this.
+pub fn svg_within(a: &Analysis, deadline: std::time::Duration) -> Result<String, NotDrawn> {
+    if a.cgraph.edges.is_empty() {
+        return Err(NotDrawn::Empty);
+    }
+    let view = Analysis {
+        cgraph: a.cgraph.clone(),
+        critical_path: a.critical_path.clone(),
+        ..Analysis::default()
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("layout".into())
+        .spawn(move || {
+            let drawn = critpath_trace::contained(|| svg(&view));
+            let _ = tx.send(drawn.and_then(|r| r));
+        });
+    if let Err(e) = spawned {
+        return Err(NotDrawn::Failed(e.to_string()));
+    }
+    match rx.recv_timeout(deadline) {
+        Ok(Ok(svg)) => Ok(svg),
+        Ok(Err(e)) => Err(NotDrawn::Failed(e)),
+        Err(_) => Err(NotDrawn::Late(deadline)),
+    }
+}
+
+/// The combined graph drawn as SVG (laid out by the `layout-rs` crate,
+/// without a deadline: see [`svg_within`]).
 pub fn svg(a: &Analysis) -> Result<String, String> {
     use layout::backends::svg::SVGWriter;
     use layout::gv::{DotParser, GraphBuilder};

@@ -10,7 +10,7 @@
 //! opens on every diagnostic. Large traces are pruned
 //! with a visible note of what was hidden.
 
-use crate::dot::{pruned, subgraph, svg};
+use crate::dot::{pruned, subgraph, svg_within, NotDrawn, LAYOUT_DEADLINE};
 use crate::timeline::Timeline;
 use critpath_engine::analyses::NextPath;
 use critpath_engine::results::{CGraph, PathSegment};
@@ -124,37 +124,26 @@ fn critical_subgraph(g: &CGraph) -> CGraph {
 
 /// `g` (a part of `a`'s cgraph) as SVG, or a note saying why not.
 fn graph_svg(a: &Analysis, g: CGraph) -> String {
-    if g.edges.is_empty() {
-        return String::from("<p class=note>No transitions to draw.</p>");
-    }
     let edges = g.edges.len();
     let view = Analysis {
         cgraph: g,
         critical_path: a.critical_path.clone(),
         ..Analysis::default()
     };
-    // Some graphs take the layout crate very long: give it a deadline (the
-    // thread left behind ends with the process).
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(svg(&view));
-    });
-    match rx.recv_timeout(LAYOUT_DEADLINE) {
-        Ok(Ok(svg)) => svg,
-        Ok(Err(e)) => format!(
+    match svg_within(&view, LAYOUT_DEADLINE) {
+        Ok(svg) => svg,
+        Err(NotDrawn::Empty) => String::from("<p class=note>No transitions to draw.</p>"),
+        Err(NotDrawn::Failed(e)) => format!(
             "<p class=note>The cgraph could not be laid out: {}</p>",
             esc(&e)
         ),
-        Err(_) => format!(
+        Err(NotDrawn::Late(d)) => format!(
             "<p class=note>The cgraph ({} edges) could not be laid out in {} s; `critpath cgraph -o FILE.dot` writes it for Graphviz.</p>",
             edges,
-            LAYOUT_DEADLINE.as_secs()
+            d.as_secs()
         ),
     }
 }
-
-/// How long a cgraph's layout may take.
-const LAYOUT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(8);
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")

@@ -451,6 +451,12 @@ pub struct PerfRecordIter<R: Read> {
 }
 
 impl<R: Read> PerfRecordIter<R> {
+    /// How far into the data section records have been read, in bytes (of
+    /// the file; compressed records count as stored).
+    pub fn read_offset(&self) -> u64 {
+        self.read_offset
+    }
+
     /// Iterates the records in this file. The records are *mostly* emitted
     /// in the correct order, i.e. sorted by time.
     ///

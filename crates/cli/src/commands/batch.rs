@@ -6,7 +6,7 @@
 //! package runs the same on a Dask cluster.
 
 use crate::error::{CliError, Result};
-use crate::output::{is_stdout, screen, stdout, write_file};
+use crate::output::{is_stdout, safe, screen, stdout, write_file};
 use crate::progress::{clear, files_bar};
 use critpath_batch::{analyze_files, Options};
 use critpath_views::batch::{per_trace_batch, states_agg_batch, Summary};
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<()> {
         };
         if let Some(e) = err {
             failed += 1;
-            eprintln!("critpath: error: {}", named(path, &e.to_string()));
+            eprintln!("critpath: error: {}", safe(&named(path, &e.to_string())));
         }
     }
     let sum = Summary::new(results, args.slowest);

@@ -5,7 +5,7 @@ use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, run_analysis};
 use crate::output::{emit, named, refuse_inputs_opt};
 use critpath_engine::{Analysis, Options};
-use critpath_views::dot::{dot, pruned, svg, MAX_EDGES};
+use critpath_views::dot::{dot, pruned, svg_within, NotDrawn, LAYOUT_DEADLINE, MAX_EDGES};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -56,7 +56,9 @@ pub fn run(mut args: Args) -> Result<()> {
 }
 
 /// The SVG; laying out a huge graph takes long, so it draws the heaviest
-/// edges.
+/// edges, within a deadline. A cgraph without transitions is an SVG that
+/// says so; one that cannot be laid out in time is refused (the .dot has
+/// it).
 fn drawing(a: &Analysis) -> Result<String> {
     let (g, hidden) = pruned(&a.cgraph);
     if hidden > 0 {
@@ -65,10 +67,26 @@ fn drawing(a: &Analysis) -> Result<String> {
             a.cgraph.edges.len(),
         );
     }
+    let edges = g.edges.len();
     let view = Analysis {
         cgraph: g,
         critical_path: a.critical_path.clone(),
         ..Analysis::default()
     };
-    svg(&view).map_err(|e| CliError::input(format!("cannot lay the cgraph out: {e}")))
+    match svg_within(&view, LAYOUT_DEADLINE) {
+        Ok(svg) => Ok(svg),
+        Err(NotDrawn::Empty) => {
+            eprintln!("critpath: warning: the cgraph has no transitions; the SVG says so");
+            Ok(EMPTY_SVG.to_string())
+        }
+        Err(e @ NotDrawn::Late(_)) => Err(CliError::input(format!(
+            "{e} ({edges} edges); write it as DOT (`-o FILE.dot`) for Graphviz"
+        ))),
+        Err(e) => Err(CliError::input(format!(
+            "{e}; write it as DOT (`-o FILE.dot`) for Graphviz"
+        ))),
+    }
 }
+
+/// The drawing of a cgraph without transitions.
+const EMPTY_SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"320\" height=\"40\"><text x=\"10\" y=\"25\" font-family=\"sans-serif\" font-size=\"14\">No transitions to draw.</text></svg>\n";

@@ -4,7 +4,7 @@
 //! --format).
 
 use crate::error::{CliError, Result};
-use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, write_file};
+use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, safe, write_file};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_import::{open, AnySource};
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
@@ -121,7 +121,7 @@ fn pump(
             Ok(None) => return Ok(p),
             Err(e) => {
                 let fatal = e.fatal;
-                eprintln!("critpath: warning: {e}");
+                eprintln!("critpath: warning: {}", safe(&e.to_string()));
                 p.first_err.get_or_insert(e);
                 if fatal {
                     return Ok(p);

@@ -5,7 +5,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::Inputs;
-use crate::output::{is_stdout, refuse_inputs, write_file};
+use crate::output::{is_stdout, refuse_inputs, safe, stage};
 use critpath_engine::{Analysis, Engine, Options, Visit};
 use critpath_trace::Interner;
 use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         ExportFormat::Perfetto | ExportFormat::Chrome => trace_json(&inputs, &args.output)?,
         ExportFormat::Csv | ExportFormat::Parquet => tables(&inputs, args.format, &args.output)?,
     };
-    eprint!("{msg}");
+    eprint!("{}", safe(&msg));
     Ok(())
 }
 
@@ -54,10 +54,11 @@ pub fn run(args: Args) -> Result<()> {
 fn trace_json(inputs: &Inputs, output: &Path) -> Result<String> {
     let (a, visits, strings) = with_visits(inputs)?;
     let doc = critpath_views::perfetto::trace_json(&a, &visits, &strings);
-    write_file(output, inputs.paths, |mut w| {
+    stage(output, inputs.paths, |mut w| {
         serde_json::to_writer(&mut w, &doc)?;
         w.flush()
-    })?;
+    })?
+    .commit()?;
     Ok(format!(
         "wrote {} ({} slices, {} flows, a critical-path track of {} slices): open it in ui.perfetto.dev or chrome://tracing\n",
         if is_stdout(output) {
@@ -79,11 +80,17 @@ fn tables(inputs: &Inputs, format: ExportFormat, output: &Path) -> Result<String
     })?;
     let (states, edges) = (states_batch(&a), edges_batch(&a));
     let second = sibling(output, "path");
+    // Both tables are written whole before either is put in place: the
+    // pair appears together or not at all.
+    let mut staged = Vec::new();
     for (batch, path) in [(&states, output), (&edges, second.as_path())] {
-        write_file(path, inputs.paths, |w| match format {
+        staged.push(stage(path, inputs.paths, |w| match format {
             ExportFormat::Csv => write_csv(batch, w).map_err(io::Error::other),
             _ => write_parquet(batch, w).map_err(io::Error::other),
-        })?;
+        })?);
+    }
+    for s in staged {
+        s.commit()?;
     }
     Ok(format!(
         "wrote {} ({} states) and {} ({} critical-path edges)\n",

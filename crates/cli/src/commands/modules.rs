@@ -5,7 +5,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::stdout;
+use crate::output::{safe, stdout};
 use critpath_engine::modules::{ModuleSpec, Modules, Pause, Point, Tracker};
 use critpath_views::json;
 use serde::Deserialize;
@@ -28,7 +28,7 @@ pub fn run(args: Args) -> Result<()> {
     let specs = config(&args.config)?;
     let (m, err) = compute(&args.trace, specs, args.correct_overhead)?;
     for w in &m.warnings {
-        eprintln!("critpath: warning: {}", w.message);
+        eprintln!("critpath: warning: {}", safe(&w.message));
     }
     let text = if args.json {
         json::pretty(&m)

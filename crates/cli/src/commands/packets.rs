@@ -4,7 +4,7 @@
 
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::{emit, named, refuse_inputs_opt};
+use crate::output::{emit, named, refuse_inputs_opt, safe};
 use critpath_kernel::packets::{Packets, Tracker};
 use critpath_os::PerfSource;
 use critpath_trace::{DiagnosticKind, ReadError};
@@ -30,7 +30,7 @@ pub fn run(mut args: Args) -> Result<()> {
     let (p, err) = packets(&args.trace, args.limit)?;
     if p.packets == 0 {
         for n in &p.notes {
-            eprintln!("critpath: warning: {n}");
+            eprintln!("critpath: warning: {}", safe(n));
         }
     }
     let text = if args.json {

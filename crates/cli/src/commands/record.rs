@@ -7,7 +7,7 @@
 use crate::error::{CliError, Result};
 use crate::output::is_stdout;
 use crate::perf::probes::Probes;
-use crate::perf::{exit_code, has_tracepoint, outlive_interrupts, preflight};
+use crate::perf::{exit_code, forward_interrupts, has_tracepoint, outlive_interrupts, preflight};
 use critpath_os::perf;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -253,6 +253,7 @@ fn record(req: &Request) -> Result<u8> {
     let status = command.spawn().and_then(|mut child| {
         // The analysis reports the recorder's own share of the CPUs.
         let _ = critpath_os::recorder::save(&req.output, child.id());
+        forward_interrupts(child.id());
         child.wait()
     });
     drop(probes);

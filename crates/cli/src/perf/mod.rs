@@ -98,6 +98,39 @@ pub fn outlive_interrupts() {
     }
 }
 
+/// SIGINT and SIGTERM sent to critpath alone (not to its process group,
+/// as Ctrl-C is) are passed on to the command perf runs, then to perf
+/// (`pid`), so that the recording ends as it does on Ctrl-C. (Ctrl-C
+/// itself reaches them all; the copy passed on changes nothing.)
+pub fn forward_interrupts(pid: u32) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("forward".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                for child in children(pid) {
+                    // SAFETY: kill only sends a signal.
+                    unsafe { libc::kill(child, sig) };
+                }
+                // SAFETY: as above.
+                unsafe { libc::kill(pid as i32, sig) };
+            }
+        });
+    drop(spawned);
+}
+
+/// The children of process `pid` (perf's: the command it runs).
+fn children(pid: u32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .collect()
+}
+
 /// A child's exit status as a shell reports it (128 + signal).
 pub fn exit_code(status: &std::process::ExitStatus) -> u8 {
     match (

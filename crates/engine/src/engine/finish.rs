@@ -2,7 +2,7 @@
 //! compute slack when asked, and assemble the [`Analysis`].
 
 use super::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::results::{Analysis, Stats};
 use critpath_trace::Interner;
 
@@ -15,7 +15,13 @@ impl Engine<'_> {
         }
         self.logs.nodes.seal()?;
         let (dest, disconnected) = self.destination(strings)?;
+        if self.overflow {
+            return Err(Error::TimeOverflow);
+        }
         let walked = self.walk(dest, strings)?;
+        if let Some(e) = walked.windows.as_ref().and_then(|w| w.too_many()) {
+            return Err(e);
+        }
         let length = walked.path.length_ns;
         let slack = match self.logs.graph.take() {
             Some(g) => Some(g.slack(length as i64, self.m.keys.len())?),

@@ -71,7 +71,7 @@ impl Engine<'_> {
         let l = if prev.l == UNREACHED {
             UNREACHED
         } else {
-            prev.l + w as i64
+            self.longer(prev.l, w)
         };
         let pred = prev.id;
         self.logs.log(Entry {

@@ -76,6 +76,8 @@ pub struct Options {
     /// What-if: make these states FACTOR times faster (their intra-SM edges
     /// weigh `time / FACTOR`), and compute the path that results.
     pub speedups: Vec<Speedup>,
+    /// What the analysis may hold (the most time windows).
+    pub limits: critpath_trace::Limits,
 }
 
 /// A node's handle kept in memory: id, `L`, time and cgraph node.
@@ -116,6 +118,9 @@ pub struct Engine<'o> {
     from_matched: names::Matched,
     /// Edges whose weight the speed-ups changed.
     scaled_edges: u64,
+    /// A path length went past i64::MAX ns (a speed-up slowed a state of
+    /// that length): the analysis fails rather than wrap.
+    overflow: bool,
     next_node: u64,
     records: u64,
     /// The node with the greatest `L` so far, and its SM.
@@ -144,6 +149,7 @@ impl<'o> Engine<'o> {
             speedup_used: vec![names::Matched::default(); opts.speedups.len()],
             from_matched: names::Matched::default(),
             scaled_edges: 0,
+            overflow: false,
             logs: Logs::new(opts.slack, timed),
             opts,
             observer,

@@ -420,7 +420,7 @@ impl Engine<'_> {
             span: occ,
         };
         if prev.l != UNREACHED {
-            best.l = prev.l + w as i64;
+            best.l = self.longer(prev.l, w);
         }
         InEdge {
             pred: prev.id,
@@ -473,8 +473,13 @@ impl Engine<'_> {
             o.visit(&v, strings);
         }
         // Ties go to the inter-SM edge (docs/path-rules.md).
-        if m.l != UNREACHED && m.l + w as i64 >= best.l {
-            best.l = m.l + w as i64;
+        let l = if m.l == UNREACHED {
+            UNREACHED
+        } else {
+            self.longer(m.l, w)
+        };
+        if m.l != UNREACHED && l >= best.l {
+            best.l = l;
             best.entry = Entry {
                 pred: m.id,
                 weight: w,

@@ -104,7 +104,7 @@ impl Engine<'_> {
         let mut w = Walked {
             path: CriticalPath::default(),
             segments: Vec::new(),
-            windows: Windows::new(self.opts.window_ns),
+            windows: Windows::new(self.opts.window_ns, self.opts.limits.max_windows),
             blame: Blamer::default(),
             gaps: FxHashMap::default(),
         };

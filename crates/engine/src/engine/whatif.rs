@@ -94,7 +94,25 @@ impl Engine<'_> {
             return w;
         }
         self.scaled_edges += u64::from(w > 0);
-        (w as f64 / f).round() as u64
+        let scaled = (w as f64 / f).round();
+        if scaled >= i64::MAX as f64 {
+            self.overflow = true;
+            return i64::MAX as u64;
+        }
+        scaled as u64
+    }
+
+    /// `l + w`, the length of a path one edge longer; one past i64::MAX
+    /// ns is noted (the analysis fails) and held at i64::MAX.
+    #[inline]
+    pub(super) fn longer(&mut self, l: i64, w: u64) -> i64 {
+        match i64::try_from(w).ok().and_then(|w| l.checked_add(w)) {
+            Some(sum) => sum,
+            None => {
+                self.overflow = true;
+                i64::MAX
+            }
+        }
     }
 
     /// Fails on the first speed-up that matched no state of the trace, or

@@ -12,7 +12,7 @@
 use critpath_readers::perf::names::Found;
 use critpath_readers::perf::records::Damage;
 use critpath_readers::perf::{KRecord, KernelEvents};
-use critpath_trace::{threads_allowed, Diagnostic, Interner, ReadError, Sym};
+use critpath_trace::{contained, threads_allowed, Diagnostic, Interner, Location, ReadError, Sym};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -63,10 +63,11 @@ impl Decoder {
         b.names.clear();
         b.done = false;
         b.error = None;
-        match self
-            .reader
-            .read_into(&mut self.strings, &mut b.events, BATCH)
-        {
+        // A panic while decoding (of code not critpath's own, on a damaged
+        // file) ends reading with an error, as one the reader reports does.
+        let (reader, strings) = (&mut self.reader, &mut self.strings);
+        let read = contained(|| reader.read_into(strings, &mut b.events, BATCH));
+        match read.unwrap_or_else(|why| Err(self.stopped(&why))) {
             Ok(more) => b.done = !more,
             Err(e) => {
                 b.done = true;
@@ -81,6 +82,18 @@ impl Decoder {
         b.malformed = self.reader.malformed();
         b.damage = self.reader.damage();
         b.gathered = if b.done { self.reader.gathered() } else { None };
+    }
+
+    /// The error of a decoder that panicked with `why`, at the byte it
+    /// had read to.
+    fn stopped(&self, why: &str) -> ReadError {
+        let at = self.reader.progress();
+        ReadError::new(
+            self.reader.name(),
+            Location::Offset(at),
+            format!("damaged perf.data near byte {at}: the decoder stopped ({why}); the analysis covers the events before it"),
+            true,
+        )
     }
 
     /// Decodes the whole file into batches sent over `tx`, reusing the

@@ -337,7 +337,7 @@ impl PerfSource {
         let (n, first) = self.malformed;
         let message = |first: Option<usize>| {
             format!(
-                "{n} kernel event(s) could not be read (a CPU number beyond any kernel's, or data past the end of their record: the file is damaged there{}); they were skipped",
+                "{n} kernel event(s) could not be read (a CPU number beyond any kernel's, data past the end of their record, or a field the perf parser refused: the file is damaged there{}); they were skipped",
                 first.map_or(String::new(), |at| format!(", the first at byte {at}"))
             )
         };

@@ -59,6 +59,14 @@ fn found(v: &Value) -> String {
 /// serde_json's syntax error, with the column only (the line is ours).
 fn syntax(e: serde_json::Error) -> String {
     let what = e.to_string();
+    if what.starts_with("recursion limit exceeded") {
+        // No record nests: this is a JSON document (a Chrome trace on one
+        // line?) nested past what critpath reads.
+        return format!(
+            "values nested more than 128 levels deep (column {}): this is no JSONL record (a record nests at most a few levels), nor any trace format critpath reads",
+            e.column()
+        );
+    }
     let what = match what.rfind(" at line ") {
         Some(i) => {
             let col = what[i..].rsplit(' ').next().unwrap_or("");

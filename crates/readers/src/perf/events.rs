@@ -63,6 +63,8 @@ pub struct KernelEvents {
     name: String,
     file: PerfFile,
     iter: PerfRecordIter<file::Stream>,
+    /// Where the data section starts in the file.
+    data_offset: u64,
     /// The file's bytes and, where the file allows, the in-place reader of
     /// its records (else `iter` reads them).
     bytes: Bytes,
@@ -195,10 +197,12 @@ fn all_tracepoints() -> Vec<&'static str> {
 /// The perf parser on a file's bytes, from its start.
 fn parse(mapped: &file::Mapped) -> Result<PerfFileReader<file::Stream>, linux_perf_data::Error> {
     let stream = file::Stream::new(mapped.bytes.clone(), mapped.layouts());
-    match mapped.pipe {
+    // A panic of the parser on a damaged header is its error.
+    critpath_trace::contained(|| match mapped.pipe {
         Some(_) => PerfFileReader::parse_pipe(stream),
         None => PerfFileReader::parse_file(stream),
-    }
+    })
+    .unwrap_or_else(|why| Err(std::io::Error::other(why).into()))
 }
 
 /// Tracepoint layouts: the file's own (its tracing-data section, or in the
@@ -496,6 +500,7 @@ impl KernelEvents {
             name,
             file: perf_file,
             iter: record_iter,
+            data_offset: mapped.layout.data_offset,
             released: (mapped.layout.data_offset as usize, 0),
             bytes,
             raw,
@@ -640,7 +645,30 @@ impl KernelEvents {
         step
     }
 
+    /// One record by `linux-perf-data`'s iterator. A panic of the parser
+    /// on a damaged record ends reading with an error at its byte offset,
+    /// as one it reports does.
     fn step_general(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {
+        let at = self.data_offset.saturating_add(self.iter.read_offset());
+        match critpath_trace::contained(|| self.step_parsed(strings)) {
+            Ok(step) => step,
+            Err(why) => {
+                self.done = true;
+                Err(ReadError::new(
+                    &self.name,
+                    Location::Offset(at),
+                    format!(
+                        "damaged perf record near byte {at} (the perf.data parser stopped: {why}); the analysis covers the {} samples before it",
+                        self.samples
+                    ),
+                    true,
+                ))
+            }
+        }
+    }
+
+    fn step_parsed(&mut self, strings: &mut Interner) -> Result<Step, ReadError> {
+        let at = self.data_offset.saturating_add(self.iter.read_offset());
         let rec = match self.iter.next_record(&mut self.file) {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -671,7 +699,14 @@ impl KernelEvents {
             }
             return Ok(Step::Skipped);
         }
-        let s = match record.parse() {
+        // A record the parser panics on (a damaged field it asserts on) is
+        // skipped and counted as one that could not be read.
+        let Ok(parsed) = critpath_trace::contained(|| record.parse()) else {
+            self.malformed.0 += 1;
+            self.malformed.1.get_or_insert(at as usize);
+            return Ok(Step::Skipped);
+        };
+        let s = match parsed {
             Ok(EventRecord::Lost(l)) => {
                 self.lost += l.count;
                 return Ok(Step::Skipped);
@@ -699,6 +734,11 @@ impl KernelEvents {
             tid: s.tid.unwrap_or(0).max(0) as u32,
             ev,
         }))
+    }
+
+    /// The file's name as errors give it.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Reads the records in place (one record at a time otherwise)?

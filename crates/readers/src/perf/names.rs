@@ -343,13 +343,17 @@ pub fn scan_decompressed(
         mut record_iter,
     }) = file
     {
-        while let Ok(Some(rec)) = record_iter.next_record(&mut perf_file) {
-            if let PerfFileRecord::EventRecord { record: r, .. } = rec {
-                let body = r.data.as_slice();
-                looking.record(&mut w, r.record_type.0, r.misc, &body);
+        // A panic of the parser on a damaged record ends the walk there
+        // (reading the events meets it again and says where).
+        let _ = critpath_trace::contained(|| {
+            while let Ok(Some(rec)) = record_iter.next_record(&mut perf_file) {
+                if let PerfFileRecord::EventRecord { record: r, .. } = rec {
+                    let body = r.data.as_slice();
+                    looking.record(&mut w, r.record_type.0, r.misc, &body);
+                }
+                w.at += 1;
             }
-            w.at += 1;
-        }
+        });
     }
     w.found(wanted)
 }

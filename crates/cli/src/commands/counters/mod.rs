@@ -11,7 +11,7 @@ mod parse;
 mod units;
 
 use crate::error::{CliError, Result};
-use crate::output::{emit, write_file};
+use crate::output::{emit, safe, write_file};
 use crate::perf::{exit_code, has_tracepoint, outlive_interrupts, preflight};
 use critpath_kernel::callgraph::CallGraph;
 use critpath_views::counters::Counts;
@@ -107,7 +107,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     match &args.output {
         Some(p) => emit(Some(p), &[], text.as_bytes())?,
-        None => eprint!("{text}"),
+        None => eprint!("{}", safe(&text)),
     }
     match c.exit_status {
         0 => Ok(()),

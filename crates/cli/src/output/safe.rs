@@ -1,0 +1,73 @@
+//! Text for a terminal: control characters a trace's names may hold (an
+//! escape sequence that sets the window title, clears the screen or
+//! recolours; NUL, DEL, a carriage return) are written escaped, as
+//! `\u001b`, never raw. Every text that goes to standard output or
+//! standard error passes here; newlines and tabs stay as they are. The
+//! escape is JSON's own, so that JSON (whose strings may hold DEL and C1
+//! controls raw) stays valid and means the same.
+
+use std::borrow::Cow;
+
+/// Whether byte `b` (with `next`, the byte after it) starts a control
+/// character: C0 but newline and tab, DEL, or a C1 control (U+0080 to
+/// U+009F, 0xC2 0x80..=0x9F in UTF-8).
+fn control(b: u8, next: Option<u8>) -> bool {
+    match b {
+        b'\n' | b'\t' => false,
+        0..=0x1f | 0x7f => true,
+        0xc2 => next.is_some_and(|n| (0x80..=0x9f).contains(&n)),
+        _ => false,
+    }
+}
+
+/// `bytes` with every control character escaped (borrowed when there is
+/// none).
+pub fn terminal_safe(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let at = |i: usize| control(bytes[i], bytes.get(i + 1).copied());
+    if !(0..bytes.len()).any(at) {
+        return Cow::Borrowed(bytes);
+    }
+    let mut o = Vec::with_capacity(bytes.len() + 16);
+    let mut i = 0;
+    while i < bytes.len() {
+        if at(i) {
+            let c = match bytes[i] {
+                0xc2 => {
+                    i += 1;
+                    u32::from(bytes[i])
+                }
+                b => u32::from(b),
+            };
+            o.extend_from_slice(format!("\\u{c:04x}").as_bytes());
+        } else {
+            o.push(bytes[i]);
+        }
+        i += 1;
+    }
+    Cow::Owned(o)
+}
+
+/// [`terminal_safe`] of a message.
+pub fn safe(s: &str) -> Cow<'_, str> {
+    match terminal_safe(s.as_bytes()) {
+        Cow::Borrowed(_) => Cow::Borrowed(s),
+        Cow::Owned(o) => Cow::Owned(String::from_utf8_lossy(&o).into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_and_the_rest_kept() {
+        let s = "a\u{1b}]0;title\u{7}b\0c\u{7f}d\u{9b}e\r\né\tf";
+        assert_eq!(
+            safe(s),
+            "a\\u001b]0;title\\u0007b\\u0000c\\u007fd\\u009be\\u000d\né\tf"
+        );
+        assert!(matches!(safe("plain é\n"), Cow::Borrowed(_)));
+        let once = safe("\u{1b}").into_owned();
+        assert_eq!(safe(&once), once);
+    }
+}
