@@ -2,7 +2,8 @@
 //! hands them out: held in memory when they fit the sort's budget, else in
 //! one temporary file read a request at a time.
 
-use super::{records, Span, KIND};
+use super::build::records;
+use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
 use crate::json::{Imported, Problems};
 use critpath_trace::ReadError;
