@@ -16,7 +16,7 @@ mod error;
 mod run;
 
 pub use aggregate::{Aggregate, StateAgg};
-pub use analyze::{analyze_file, analyze_file_with_problems};
+pub use analyze::{analyze_file, analyze_file_full, analyze_file_with_problems, FileResults};
 pub use compare::{compare, slowest, Comparison};
 pub use error::{engine_message, Error};
 pub use run::{analyze_files, FileOutcome};

@@ -100,6 +100,7 @@ impl RecordSource for AnySource {
             AnySource::Perf(r) => r.summary(),
             AnySource::Annotations(r) => r.summary(),
             AnySource::Gpu(r) => r.summary(),
+            AnySource::Memory(r, _) => r.summary(),
             _ => Default::default(),
         }
     }

@@ -10,6 +10,7 @@ use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup};
 use critpath_import::Format;
+use critpath_trace::Diagnostic;
 use critpath_views::analysis::{self as text, Faster, Layout};
 use critpath_views::batch::{problem, Summary};
 use critpath_views::gpu as gpu_view;
@@ -167,7 +168,7 @@ pub fn run(mut args: Args) -> Result<()> {
 /// The per-request results of a span file of several requests (trace
 /// ids), analyzed as critpath-batch analyzes them; `None` for any other
 /// trace, and for several files.
-fn requests(args: &Args) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)>> {
+fn requests(args: &Args) -> Result<Option<Many>> {
     let [path] = args.traces.as_slice() else {
         return Ok(None);
     };
@@ -180,13 +181,17 @@ fn requests(args: &Args) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)
         to: args.to.clone(),
         ..Default::default()
     };
-    let (results, err) = critpath_batch::analyze_file_with_problems(path, &opts)?;
-    Ok((results.len() > 1).then_some((results, err)))
+    let f = critpath_batch::analyze_file_full(path, &opts)?;
+    Ok((f.results.len() > 1).then_some((f.results, f.problem, f.diagnostics)))
 }
 
 /// A span file of several requests: the aggregate over its requests and
 /// the slowest against the rest (docs/json.md, "Many requests").
-fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> Result<()> {
+/// A span file's per-request results, a problem reading it, and its
+/// file-wide diagnostics.
+type Many = (Vec<TraceResult>, Option<BatchError>, Vec<Diagnostic>);
+
+fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
     let single = [
         (args.path, "--path"),
         (args.next.is_some() || !args.remove.is_empty(), "--next"),
@@ -209,6 +214,7 @@ fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> 
     }
     let name = args.traces[0].display().to_string();
     let mut sum = Summary::new(results, args.slowest);
+    sum.file_diagnostics = diagnostics;
     let out = if args.json {
         if let Some(n) = args.top {
             sum.states.truncate(n);

@@ -30,6 +30,23 @@ pub(crate) fn state_matches(spec: &str, sys: &str, name: &str, state: &str) -> b
         .is_some_and(|r| r.trim_start() == state || r == state)
 }
 
+/// Does a speed-up `spec` without a state (`SM` or `SYS/SM`, no ':') name
+/// state `state` of SM `name`? It names every state of the SM and of its
+/// lanes (`SM#2`, `SM#3`, ...: the importers' overlapping tracks of one
+/// service or thread), except `idle`, the importers' name for the gaps
+/// between slices, which is no work to speed up.
+pub(crate) fn whole_sm_matches(spec: &str, sys: &str, name: &str, state: &str) -> bool {
+    let spec = spec.trim();
+    if spec.contains(':') || state == "idle" {
+        return false;
+    }
+    let base = match name.rsplit_once('#') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    };
+    sm_matches(spec, sys, name) || sm_matches(spec, sys, base)
+}
+
 /// `SM`, or `SYS/SM` outside the local system.
 pub(crate) fn sm_label(strings: &Interner, sys: Sym, name: Sym) -> String {
     if sys == Sym::LOCAL {
@@ -87,6 +104,18 @@ mod tests {
         assert!(sm_matches("hostA/db", "hostA", "db"));
         assert!(!sm_matches("hostB/db", "hostA", "db"));
         assert!(!sm_matches("d", "local", "db"));
+    }
+
+    #[test]
+    fn an_sm_alone_names_its_states_and_lanes_but_idle() {
+        assert!(whole_sm_matches("db", "local", "db", "SELECT orders"));
+        assert!(whole_sm_matches("db", "local", "db#2", "SELECT orders"));
+        assert!(whole_sm_matches("h/db", "h", "db#12", "q"));
+        assert!(!whole_sm_matches("db", "local", "db", "idle"));
+        assert!(!whole_sm_matches("db", "local", "dbx", "q"));
+        assert!(!whole_sm_matches("db", "local", "db#x", "q"));
+        assert!(!whole_sm_matches("db:q", "local", "db", "q"));
+        assert!(!whole_sm_matches("g/db", "h", "db", "q"));
     }
 
     #[test]

@@ -1,17 +1,19 @@
 //! What-if scaling: a speed-up makes one state FACTOR times faster, so its
 //! intra-SM edges weigh `time / FACTOR` while the rules run, and the path
-//! that results is the prediction. A speed-up that never matches a state of
+//! that results is the prediction. `SM=FACTOR` (no state) speeds up every
+//! state of the SM and of its lanes `SM#N` but `idle`. A speed-up that never matches a state of
 //! the trace is an error, with the nearest state names; one that matches
 //! only states whose time is all on inter-SM edges (links, awaited
 //! transitions) scales no edge with time, and `Stats::scaled_edges` says so.
 
-use super::names::{nearest, state_matches};
+use super::names::{nearest, state_matches, whole_sm_matches};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
 
 /// `SM:STATE=FACTOR`: `target` is `SM:STATE` (or `SYS/SM:STATE`, or either
-/// with a space after the ':', as the tables print it).
+/// with a space after the ':', as the tables print it), or `SM` alone (every
+/// state of the SM and its lanes but `idle`).
 #[derive(Clone, Debug)]
 pub struct Speedup {
     pub target: String,
@@ -32,10 +34,8 @@ impl Speedup {
         let (target, factor) = spec
             .rsplit_once('=')
             .ok_or_else(|| bad("expected SM:STATE=FACTOR"))?;
-        if !target.contains(':') {
-            return Err(bad(
-                "expected SM:STATE=FACTOR (no ':' between SM and STATE)",
-            ));
+        if target.trim().is_empty() {
+            return Err(bad("expected SM:STATE=FACTOR or SM=FACTOR (no SM named)"));
         }
         let factor: f64 = factor
             .trim()
@@ -69,7 +69,9 @@ impl Engine<'_> {
             strings.resolve(state),
         );
         for (i, sp) in self.opts.speedups.iter().enumerate() {
-            if state_matches(&sp.target, sys, name, st) {
+            if state_matches(&sp.target, sys, name, st)
+                || whole_sm_matches(&sp.target, sys, name, st)
+            {
                 factor = sp.factor;
                 self.speedup_used[i] = true;
             }
@@ -128,11 +130,13 @@ mod tests {
         assert_eq!((s.target.as_str(), s.factor), ("db:io", 2.5));
         let s = Speedup::parse("hostA/db:io=2").unwrap();
         assert_eq!(s.target, "hostA/db:io");
+        let s = Speedup::parse("db=2").unwrap();
+        assert_eq!((s.target.as_str(), s.factor), ("db", 2.0));
     }
 
     #[test]
     fn bad_specs_say_what_is_wrong_without_naming_an_option() {
-        for spec in ["db:io", "db=2", "db:io=x", "db:io=0", "db:io=-1"] {
+        for spec in ["db:io", "=2", "db:io=x", "db:io=0", "db:io=-1"] {
             let e = Speedup::parse(spec).unwrap_err();
             assert_eq!(e.input(), Some((crate::Input::Speedup, spec)));
             assert!(!e.to_string().contains("--"), "{e}");

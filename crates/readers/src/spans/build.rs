@@ -1,6 +1,19 @@
 //! Spans of one request as records: lanes per service, each span a
 //! `call`/`ret` on its lane, and the links between lanes.
+//!
+//! A parent waits for the children it called: a child on another lane
+//! `send`s at its end and the parent's lane `recv`s then, and when the
+//! parent itself is the innermost span open on its lane at that moment the
+//! `recv` is a waited one (the parent's time since its lane's previous
+//! transition weighs nothing: the child's end is what ended it). Overlapping
+//! children (fan-out) each end the wait, so the parent waits for the last.
+//! Likewise a lane that is idle when a span starts on it was waiting for
+//! the call. Work of the parent's lane inside the child's time (another
+//! span nested in the parent) stays work.
 
+use super::open::OpenSpans;
+use super::outlive::{cut_at_parents, parents};
+use super::sanity::check;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
 use critpath_trace::{Event, Interner, Sym, Who};
@@ -26,7 +39,7 @@ impl From<Phase> for u8 {
 }
 
 /// A lane: its service and its number within the service.
-type Lane = (String, usize);
+pub(super) type Lane = (String, usize);
 
 /// Lanes: per service, spans sorted by start (enclosing first); a span
 /// goes on the first lane where it nests in the open span or follows it.
@@ -63,8 +76,16 @@ fn lane_sm(strings: &mut Interner, (svc, i): &Lane) -> Sym {
     })
 }
 
-/// A link between lanes; `end`: it leaves at a span's end.
-fn link(tr: &mut Tracks<Phase>, from: (Sym, u64), to: (Sym, u64), key: String, end: bool) {
+/// A link between lanes; `end`: it leaves at a span's end; `waited`: the
+/// receiving lane was waiting for it.
+fn link(
+    tr: &mut Tracks<Phase>,
+    from: (Sym, u64),
+    to: (Sym, u64),
+    key: String,
+    end: bool,
+    waited: bool,
+) {
     let id = tr.strings.intern_link(&key);
     let state = tr.idle;
     let send = if end {
@@ -87,29 +108,33 @@ fn link(tr: &mut Tracks<Phase>, from: (Sym, u64), to: (Sym, u64), key: String, e
             who,
             id,
             state,
-            waited: false,
+            waited,
         },
     );
 }
 
 /// The links of every span to its parent (start and end) and to the spans
-/// it follows from.
+/// it follows from. A link is waited for when the lane it arrives on is in
+/// the parent span itself (an end) or idle (a start).
 fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
     let index: HashMap<&str, usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id.as_str(), i))
         .collect();
+    let parent = parents(spans);
+    let open = OpenSpans::new(spans, lane_of);
     for (i, s) in spans.iter().enumerate() {
         let sm = lane_sm(&mut tr.strings, &lane_of[i]);
-        if let Some(&p) = s.parent.as_deref().and_then(|p| index.get(p)) {
-            if lane_of[p] != lane_of[i] {
-                let psm = lane_sm(&mut tr.strings, &lane_of[p]);
-                let key = format!("start:{}", s.id);
-                link(tr, (psm, s.start), (sm, s.start), key, false);
-                if s.end <= spans[p].end {
-                    link(tr, (sm, s.end), (psm, s.end), format!("end:{}", s.id), true);
-                }
+        if let Some(p) = parent[i].filter(|&p| lane_of[p] != lane_of[i]) {
+            let psm = lane_sm(&mut tr.strings, &lane_of[p]);
+            let key = format!("start:{}", s.id);
+            let idle = open.innermost(&lane_of[i], s.start).is_none();
+            link(tr, (psm, s.start), (sm, s.start), key, false, idle);
+            if s.end <= spans[p].end {
+                let waits = open.innermost(&lane_of[p], s.end) == Some(p);
+                let key = format!("end:{}", s.id);
+                link(tr, (sm, s.end), (psm, s.end), key, true, waits);
             }
         }
         for fr in &s.follows {
@@ -117,15 +142,19 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
                 if spans[p].end <= s.start {
                     let psm = lane_sm(&mut tr.strings, &lane_of[p]);
                     let key = format!("follows:{fr}>{}", s.id);
-                    link(tr, (psm, spans[p].end), (sm, s.start), key, true);
+                    let idle = open.innermost(&lane_of[i], s.start).is_none();
+                    link(tr, (psm, spans[p].end), (sm, s.start), key, true, idle);
                 }
             }
         }
     }
 }
 
-/// Spans as records: lanes, their slices, the links between them.
+/// Spans as records: lanes, their slices, the links between them; a
+/// child that outlives its parent is cut at the parent's end first.
 pub(super) fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
+    let outlived = cut_at_parents(&mut spans);
+    let context = check(&spans, |s| &s.service).diagnostics();
     spans.sort_by(|a, b| {
         a.start
             .cmp(&b.start)
@@ -148,5 +177,7 @@ pub(super) fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
     links(&mut tr, &spans, &lane_of);
+    tr.diagnostics.extend(outlived.diagnostic());
+    tr.diagnostics.extend(context);
     tr
 }

@@ -23,9 +23,13 @@
 //! span id is reported and dropped.
 
 mod build;
+mod open;
+mod outlive;
 mod requests;
+mod sanity;
 
 pub use requests::Requests;
+pub use sanity::FileSanity;
 
 use crate::extsort::{self, disk_error, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
@@ -59,6 +63,9 @@ struct Span {
     name: String,
     start: u64,
     end: u64,
+    /// A client span (OTLP kind 3, Jaeger tag `span.kind=client`): a call
+    /// to another service, which should have a server span as its child.
+    client: bool,
 }
 
 impl PartialEq for Span {
@@ -93,6 +100,21 @@ fn nanos(v: &Value) -> Option<u64> {
         _ => None,
     }?;
     (n <= i64::MAX as u64).then_some(n)
+}
+
+/// An OTLP span `kind` of a client: 3, or `SPAN_KIND_CLIENT` as the
+/// protobuf JSON mapping writes enums.
+fn otlp_client(kind: &Value) -> bool {
+    kind.as_u64() == Some(3) || kind.as_str() == Some("SPAN_KIND_CLIENT")
+}
+
+/// A Jaeger span tagged `span.kind` = `client`.
+fn jaeger_client(sp: &Map<String, Value>) -> bool {
+    let tags = sp.get("tags").and_then(Value::as_array);
+    tags.into_iter().flatten().any(|t| {
+        t.get("key").and_then(Value::as_str) == Some("span.kind")
+            && t.get("value").and_then(Value::as_str) == Some("client")
+    })
 }
 
 /// Does this JSON document look like spans?
@@ -236,6 +258,7 @@ impl Collector {
                 .to_string(),
             start,
             end: end.max(start),
+            client: sp.get("kind").is_some_and(otlp_client),
         };
         self.keep(span);
     }
@@ -287,6 +310,7 @@ impl Collector {
                 .to_string(),
             start: start * 1000,
             end: start.saturating_add(dur).min(i64::MAX as u64 / 1000) * 1000,
+            client: jaeger_client(&sp),
         });
     }
 }

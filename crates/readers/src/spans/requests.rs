@@ -3,6 +3,7 @@
 //! one temporary file read a request at a time.
 
 use super::build::records;
+use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
 use crate::json::{Imported, Problems};
@@ -33,6 +34,7 @@ impl Spill for Span {
         put_str(out, &self.name);
         out.extend_from_slice(&self.start.to_le_bytes());
         out.extend_from_slice(&self.end.to_le_bytes());
+        out.push(u8::from(self.client));
     }
 
     fn take(b: &[u8]) -> Self {
@@ -51,6 +53,7 @@ impl Spill for Span {
             name: f.str(),
             start: f.u64(),
             end: f.u64(),
+            client: f.u8() != 0,
         }
     }
 }
@@ -78,6 +81,8 @@ pub struct Requests {
     bytes: u64,
     /// The file's name, for messages.
     name: String,
+    /// Signs of trace context lost between services.
+    sanity: FileSanity,
 }
 
 impl Requests {
@@ -99,25 +104,52 @@ impl Requests {
             problems,
             bytes,
             name: name.to_string(),
+            sanity: FileSanity::default(),
         };
         let io = |e: io::Error| disk_error(name, STORE_WRITE, e);
         match sorted {
             Sorted::Memory(spans) => {
                 let spans: Vec<Span> = spans.collect();
                 spans.iter().for_each(|s| me.count_id(&s.trace));
+                for group in spans.chunk_by(|a, b| a.trace == b.trace) {
+                    me.check_group(group);
+                }
                 me.store = Store::Memory(spans);
             }
             Sorted::Merge(mut merge) => {
                 let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
                 let mut bytes = Vec::new();
+                let mut group: Vec<Span> = Vec::new();
                 while let Some(s) = merge.next_item().map_err(io)? {
                     me.count_id(&s.trace);
                     write_item(&mut w, &s, &mut bytes).map_err(io)?;
+                    if group.first().is_some_and(|g| g.trace != s.trace) {
+                        me.check_group(&group);
+                        group.clear();
+                    }
+                    group.push(s);
                 }
+                me.check_group(&group);
                 me.store = Store::File(w.into_inner().map_err(|e| io(e.into_error()))?);
             }
         }
         Ok(me)
+    }
+
+    /// Adds one request's signs of lost context to the file's.
+    fn check_group(&mut self, group: &[Span]) {
+        let Some(first) = group.first() else {
+            return;
+        };
+        let late = &self.late_services;
+        let found = check(group, |s| service_name(s, late));
+        self.sanity.add(&first.trace, found);
+    }
+
+    /// Signs of trace context lost between services, over the file's
+    /// requests (`span-context` diagnostics).
+    pub fn sanity(&self) -> &FileSanity {
+        &self.sanity
     }
 
     /// Counts `trace` when it starts a new group (spans come grouped).
@@ -319,6 +351,15 @@ impl Groups<'_> {
     }
 }
 
+/// A span's final service name (see [`settle_service`]).
+fn service_name<'a>(s: &'a Span, late_services: &'a HashMap<String, String>) -> &'a str {
+    match late_services.get(&s.service) {
+        Some(svc) => svc,
+        None if s.service.starts_with('\u{1}') => "unknown_service",
+        None => &s.service,
+    }
+}
+
 /// A span's service, when it carries a resource's placeholder: the
 /// resource's, or `unknown_service` for a resource cut short before its
 /// `resource`.
@@ -346,6 +387,7 @@ mod tests {
             name: "GET /".into(),
             start: 1 << 50,
             end: (1 << 50) + 7,
+            client: true,
         };
         for parent in [Some(String::new()), None] {
             let s = Span {
