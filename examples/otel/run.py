@@ -11,17 +11,18 @@ one `resourceSpans` array. --report writes, per request, its trace id, its
 kind (`slow` or `fast`) and the length of its root span in ns.
 
 Ground truth, by construction (service.py's times):
-  * a fast request: frontend 1 ms, then in parallel cart (30 ms) and
+  * a fast request: frontend 1 ms, then in parallel cart (60 ms) and
     checkout (2 ms, then db 3 ms), then frontend 1 ms: cart is on the path
-    (about 32 ms plus the HTTP hops);
-  * a slow request (n % 8 == 3, one in eight): db takes 120 ms, so the
-    checkout branch (2 + 120 ms) outlasts cart: db is on the path;
-  * over all requests cart holds the most critical time (30 ms in each of
-    them; db 3 ms in most and 120 ms in one in eight: 18 ms a request on
-    average), and in the slowest 10% (slow ones only) db is first;
+    (about 62 ms plus the HTTP hops; the checkout branch's extra hop costs
+    far less than the 55 ms between the branches, even on a loaded machine);
+  * a slow request (n % 8 == 3, one in eight): db takes 200 ms, so the
+    checkout branch (2 + 200 ms) outlasts cart: db is on the path;
+  * over all requests cart holds the most critical time (60 ms in most of
+    them; db 3 ms in most and 200 ms in one in eight: 28 ms a request on
+    average), and in the slowest 10% (slow ones) db is first;
   * with db twice as fast (--db-scale 0.5) a slow request's checkout branch
-    takes 2 + 60 ms, still longer than cart: its length drops by 60 ms, which
-    `critpath whatif FILE --trace ID --speedup db=2` predicts.
+    takes 2 + 100 ms, still longer than cart: its length drops by 100 ms,
+    which `critpath whatif FILE --trace ID --speedup db=2` predicts.
 """
 
 import argparse

@@ -12,9 +12,9 @@ JSON when the service shuts down.
 The services (see run.py for the ground truth they make):
   frontend  GET /checkout: 1 ms, then GET /cart and POST /checkout in
             parallel (two threads), then 1 ms
-  cart      GET /cart: 30 ms
+  cart      GET /cart: 60 ms
   checkout  POST /checkout: 2 ms, then SELECT orders on db
-  db        SELECT orders: 3 ms, or 120 ms for a slow request (n % 8 == 3),
+  db        SELECT orders: 3 ms, or 200 ms for a slow request (n % 8 == 3),
             both times --db-scale
 
 GET /shutdown flushes the spans, writes --out and stops the server.
@@ -39,10 +39,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 # What each service does, in seconds (db: fast, slow).
 FRONTEND_BEFORE = 0.001
 FRONTEND_AFTER = 0.001
-CART = 0.030
+CART = 0.060
 CHECKOUT = 0.002
 DB_FAST = 0.003
-DB_SLOW = 0.120
+DB_SLOW = 0.200
 SLOW_EVERY = 8
 SLOW_AT = 3
 

