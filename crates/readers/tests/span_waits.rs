@@ -117,6 +117,13 @@ fn a_child_that_outlives_its_parent_is_cut_at_the_parents_end() {
     assert_eq!((d[0].count, d[0].ns), (Some(1), Some(15_000_000)));
     assert!(d[0].message.contains("cart: load"), "{}", d[0].message);
     assert_eq!(recvs(&doc, "front"), vec![(50, true)]);
+    // Over a file, the count and the largest overshoot too.
+    let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
+    let d = requests.sanity().diagnostics();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].kind, DiagnosticKind::ChildOutlivesParent);
+    assert_eq!((d[0].count, d[0].ns), (Some(1), Some(15_000_000)));
+    assert!(d[0].message.contains("cart: load after front: GET cart in t"), "{}", d[0].message);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! one temporary file read a request at a time.
 
 use super::build::records;
+use super::outlive::cut_at_parents;
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
@@ -143,6 +144,11 @@ impl Requests {
         };
         let late = &self.late_services;
         let found = check(group, |s| service_name(s, late));
+        let mut settled = group.to_vec();
+        settled
+            .iter_mut()
+            .for_each(|s| settle_service(s, &self.late_services));
+        self.sanity.add_outlived(&first.trace, &cut_at_parents(&mut settled));
         self.sanity.add(&first.trace, found);
     }
 

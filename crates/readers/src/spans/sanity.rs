@@ -4,8 +4,10 @@
 //! service (the callee is not instrumented, or did not extract the
 //! context), and, over a file of several services, requests that hold one
 //! service only (the propagation headers were lost, so each service starts
-//! traces of its own).
+//! traces of its own). Over a file, also the children cut at their
+//! parent's end ([`super::outlive`]).
 
+use super::outlive::Outlived;
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -101,6 +103,9 @@ pub struct FileSanity {
     one_service_ids: Vec<String>,
     orphans: (u64, u64, Vec<String>),
     lonely: (u64, u64, Vec<String>),
+    /// Children cut at their parent's end: how many, in how many
+    /// requests, the largest overshoot and where.
+    outlived: (u64, u64, u64, String),
 }
 
 impl FileSanity {
@@ -130,9 +135,37 @@ impl FileSanity {
         }
     }
 
-    /// The file's `span-context` diagnostics.
+    /// Adds request `trace`'s children cut at their parent's end.
+    pub(super) fn add_outlived(&mut self, trace: &str, o: &Outlived) {
+        if o.count == 0 {
+            return;
+        }
+        let acc = &mut self.outlived;
+        acc.0 += o.count;
+        acc.1 += 1;
+        if o.max >= acc.2 {
+            if let Some((child, parent)) = &o.worst {
+                acc.2 = o.max;
+                acc.3 = format!("{child} after {parent} in {trace}");
+            }
+        }
+    }
+
+    /// The file's diagnostics: `child-outlives-parent` and `span-context`.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
+        let (n, reqs, max, worst) = &self.outlived;
+        if *n > 0 {
+            let mut d = Diagnostic::new(
+                DiagnosticKind::ChildOutlivesParent,
+                format!(
+                    "{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); each was cut at its parent's end, when the parent had its answer"
+                ),
+            )
+            .count(*n);
+            d.ns = Some(*max);
+            out.push(d);
+        }
         let d = |n: u64, msg: String| Diagnostic::new(DiagnosticKind::SpanContext, msg).count(n);
         if self.services.len() > 1 && self.one_service > 0 {
             out.push(d(
