@@ -123,7 +123,12 @@ fn a_child_that_outlives_its_parent_is_cut_at_the_parents_end() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].kind, DiagnosticKind::ChildOutlivesParent);
     assert_eq!((d[0].count, d[0].ns), (Some(1), Some(15_000_000)));
-    assert!(d[0].message.contains("cart: load after front: GET cart in t"), "{}", d[0].message);
+    assert!(
+        d[0].message
+            .contains("cart: load after front: GET cart in t"),
+        "{}",
+        d[0].message
+    );
 }
 
 #[test]

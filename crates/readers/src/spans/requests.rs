@@ -82,8 +82,9 @@ pub struct Requests {
     bytes: u64,
     /// The file's name, for messages.
     name: String,
-    /// Signs of trace context lost between services.
-    sanity: FileSanity,
+    /// Signs of trace context lost between services (boxed: kept out of
+    /// the way of the rest).
+    sanity: Box<FileSanity>,
 }
 
 impl Requests {
@@ -105,7 +106,7 @@ impl Requests {
             problems,
             bytes,
             name: name.to_string(),
-            sanity: FileSanity::default(),
+            sanity: Box::default(),
         };
         let io = |e: io::Error| disk_error(name, STORE_WRITE, e);
         match sorted {
@@ -148,7 +149,8 @@ impl Requests {
         settled
             .iter_mut()
             .for_each(|s| settle_service(s, &self.late_services));
-        self.sanity.add_outlived(&first.trace, &cut_at_parents(&mut settled));
+        self.sanity
+            .add_outlived(&first.trace, &cut_at_parents(&mut settled));
         self.sanity.add(&first.trace, found);
     }
 
