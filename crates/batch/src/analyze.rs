@@ -8,7 +8,7 @@ use crate::{Error, Options, StateCrit, TraceResult};
 use critpath_engine::Analysis;
 use critpath_import::Opened;
 use critpath_readers::spans::Requests;
-use critpath_trace::{ReadError, RecordSource};
+use critpath_trace::{Diagnostic, ReadError, RecordSource};
 use std::path::Path;
 
 /// Analyzes a file; any problem reading it (even one that let the analysis
@@ -26,6 +26,34 @@ pub fn analyze_file(path: &Path, opts: &Options) -> Result<Vec<TraceResult>, Err
 pub fn analyze_file_with_problems(
     path: &Path,
     opts: &Options,
+) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
+    analyze_file_full(path, opts).map(|f| (f.results, f.problem))
+}
+
+/// A file's analysis: its per-request results, a problem that let it
+/// finish, and what the reader found about the file as a whole (a span
+/// file's signs of lost trace context).
+pub struct FileResults {
+    pub results: Vec<TraceResult>,
+    pub problem: Option<Error>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// [`analyze_file_with_problems`], with the file's diagnostics.
+pub fn analyze_file_full(path: &Path, opts: &Options) -> Result<FileResults, Error> {
+    let mut diagnostics = Vec::new();
+    let (results, problem) = analyze_file_inner(path, opts, &mut diagnostics)?;
+    Ok(FileResults {
+        results,
+        problem,
+        diagnostics,
+    })
+}
+
+fn analyze_file_inner(
+    path: &Path,
+    opts: &Options,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
     let file = path.display().to_string();
     let engine_opts = critpath_engine::Options {
@@ -46,7 +74,10 @@ pub fn analyze_file_with_problems(
             let (r, err) = one(&mut *src, &file, &id, engine_opts)?;
             Ok((vec![r], err.map(Error::Read)))
         }
-        Opened::Requests(requests) => analyze_requests(&requests, &file, opts),
+        Opened::Requests(requests) => {
+            diagnostics.extend(requests.sanity().diagnostics());
+            analyze_requests(&requests, &file, opts)
+        }
     }
 }
 

@@ -16,7 +16,9 @@ mod error;
 mod run;
 
 pub use aggregate::{Aggregate, StateAgg};
-pub use analyze::{analyze_file, analyze_file_with_problems, analyze_requests};
+pub use analyze::{
+    analyze_file, analyze_file_full, analyze_file_with_problems, analyze_requests, FileResults,
+};
 pub use compare::{compare, slowest, Comparison};
 pub use error::{engine_message, Error};
 pub use run::{analyze_files, FileOutcome};

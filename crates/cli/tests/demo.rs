@@ -298,10 +298,7 @@ fn bad_demo_and_whatif_input() {
         &["whatif", t, "--speedup", "nic.tx:DMA packet=1e-17"],
         &["at least 0.001"],
     );
-    assert_bad(
-        &["whatif", t, "--speedup", "nic.tx=2"],
-        &["SM:STATE=FACTOR"],
-    );
+    assert_bad(&["whatif", t, "--speedup", "=2"], &["SM:STATE=FACTOR"]);
     assert_bad(&["whatif", t], &["--speedup"]);
 }
 

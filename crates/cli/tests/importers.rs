@@ -458,3 +458,89 @@ fn chrome_json_with_its_events_after_a_large_header_is_chrome_json() {
         assert_eq!(crit(&v, "1:1", "work"), 10_000, "{name} on stdin");
     }
 }
+
+/// One request of OTLP spans: GET (front, 0-100 ms) runs 20 ms, then calls
+/// b (20-50) and c (20-80) at once, then runs 20 ms; c's db query 30-75.
+fn fan_out(trace: &str, base_ms: u64) -> String {
+    let span = |svc: &str, id: &str, parent: &str, name: &str, a: u64, b: u64| {
+        format!(
+            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{{"traceId":"{trace}","spanId":"{trace}{id}","parentSpanId":"{p}","name":"{name}","startTimeUnixNano":"{}","endTimeUnixNano":"{}"}}]}}]}}"#,
+            (base_ms + a) * 1_000_000,
+            (base_ms + b) * 1_000_000,
+            p = if parent.is_empty() {
+                String::new()
+            } else {
+                format!("{trace}{parent}")
+            },
+        )
+    };
+    [
+        span("front", "a", "", "GET", 0, 100),
+        span("b", "b", "a", "work", 20, 50),
+        span("c", "c", "a", "work", 20, 80),
+        span("db", "d", "c", "SELECT", 30, 75),
+    ]
+    .join(",")
+}
+
+#[test]
+fn a_parent_span_waits_for_its_last_child_and_whatifs_shorten_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "f.json",
+        format!(r#"{{"resourceSpans":[{}]}}"#, fan_out("t1", 0)),
+    );
+    let p = p.to_str().unwrap();
+    let v = json_of(&["analyze", p, "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
+    for (sm, st, ms) in [
+        ("front", "GET", 40),
+        ("c", "work", 15),
+        ("db", "SELECT", 45),
+    ] {
+        assert_eq!(crit(&v, sm, st), ms * 1_000_000, "{sm}:{st}");
+    }
+    // No long-state for the parent that waits.
+    assert!(
+        v["diagnostics"].as_array().unwrap().is_empty(),
+        "{}",
+        v["diagnostics"]
+    );
+    let predict = |spec: &str| {
+        let w = json_of(&["whatif", p, "--speedup", spec, "--json"]);
+        w["predicted_length_ns"].as_u64().unwrap() / 1_000_000
+    };
+    // db 45 -> 22.5: c's branch 20-57.5 still outlasts b's (20-50).
+    assert_eq!(predict("db=2"), 77);
+    assert_eq!(predict("db:SELECT=2"), 77);
+    // Without db, c's branch (20-35) ends before b's: the parent waits for
+    // the last child.
+    assert_eq!(predict("db=1e9"), 70);
+    assert_eq!(predict("b=2"), 100);
+}
+
+#[test]
+fn a_span_file_of_one_service_requests_says_its_context_was_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let lonely = r#"{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"db"}}]},"scopeSpans":[{"spans":[{"traceId":"t3","spanId":"x","name":"SELECT","startTimeUnixNano":"500000000","endTimeUnixNano":"540000000"}]}]}"#;
+    let body = format!(
+        r#"{{"resourceSpans":[{},{},{lonely}]}}"#,
+        fan_out("t1", 0),
+        fan_out("t2", 200)
+    );
+    let p = write(dir.path(), "many.json", body);
+    let p = p.to_str().unwrap();
+    let o = run(&["analyze", p]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let second = text.lines().nth(1).unwrap_or("");
+    assert!(
+        second
+            .starts_with("caution (span-context): 1 of 3 requests hold spans of one service only"),
+        "{text}"
+    );
+    let v = json_of(&["analyze", p, "--json"]);
+    let d = v["diagnostics"].as_array().unwrap();
+    assert!(d.iter().any(|d| d["kind"] == "span-context"), "{v}");
+}

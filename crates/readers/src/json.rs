@@ -5,7 +5,7 @@
 //! those problems beside the records as the JSONL reader does.
 
 use crate::tracks::TrackSource;
-use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource};
+use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, Summary};
 use serde_json::Value;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -204,5 +204,8 @@ impl RecordSource for Imported {
     }
     fn bytes_read(&self) -> u64 {
         self.bytes
+    }
+    fn summary(&mut self) -> Summary {
+        self.records.summary()
     }
 }

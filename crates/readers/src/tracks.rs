@@ -8,7 +8,9 @@
 
 use crate::extsort;
 use crate::recsort::{RecordSort, SortedRecords, RECORD_BUDGET};
-use critpath_trace::{Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym, Who};
+use critpath_trace::{
+    Diagnostic, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Summary, Sym, Who,
+};
 use std::collections::HashMap;
 
 /// A slice on one track.
@@ -34,6 +36,9 @@ pub struct Tracks<P> {
     recs: RecordSort,
     pub strings: Interner,
     pub idle: Sym,
+    /// What the importer found about the input as a whole, handed out
+    /// with the records' summary ([`RecordSource::summary`]).
+    pub diagnostics: Vec<Diagnostic>,
     _phase: std::marker::PhantomData<P>,
 }
 
@@ -58,6 +63,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
             recs: RecordSort::with_budget(budget),
             strings,
             idle,
+            diagnostics: Vec::new(),
             _phase: std::marker::PhantomData,
         }
     }
@@ -128,6 +134,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
             rename,
             stacks: HashMap::new(),
             index: 0,
+            diagnostics: self.diagnostics,
         })
     }
 }
@@ -140,6 +147,7 @@ pub struct TrackSource {
     rename: HashMap<Sym, Sym>,
     stacks: HashMap<Sym, Vec<Sym>>,
     index: u64,
+    diagnostics: Vec<Diagnostic>,
 }
 
 impl TrackSource {
@@ -204,6 +212,12 @@ impl RecordSource for TrackSource {
     }
     fn strings(&self) -> &Interner {
         &self.strings
+    }
+    fn summary(&mut self) -> Summary {
+        Summary {
+            diagnostics: std::mem::take(&mut self.diagnostics),
+            ..Summary::default()
+        }
     }
 }
 

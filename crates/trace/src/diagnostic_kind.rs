@@ -69,6 +69,11 @@ pub enum DiagnosticKind {
     /// The path is shorter than the time between its ends: waits on it are
     /// charged to no state.
     PathGap,
+    /// Spans that ended after the parent span that called them.
+    ChildOutlivesParent,
+    /// Spans whose context was lost on the way: requests of one service in
+    /// a file of several, orphan spans, client spans with no server child.
+    SpanContext,
 }
 
 use DiagnosticKind::*;
@@ -121,7 +126,7 @@ impl Serialize for Severity {
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 29] = [
+    pub const ALL: [DiagnosticKind; 31] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -151,6 +156,8 @@ impl DiagnosticKind {
         CommandGuessed,
         NotSystemWide,
         PathGap,
+        ChildOutlivesParent,
+        SpanContext,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -185,6 +192,8 @@ impl DiagnosticKind {
             CommandGuessed => "command-guessed",
             NotSystemWide => "not-system-wide",
             PathGap => "path-gap",
+            ChildOutlivesParent => "child-outlives-parent",
+            SpanContext => "span-context",
         }
     }
 
@@ -224,6 +233,8 @@ impl DiagnosticKind {
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
+            ChildOutlivesParent => "Some spans ended after the parent span that called them (a server span ends after its response is written): each was cut at its parent's end, when the parent had its answer, so that no path outlasts the request.",
+            SpanContext => "Trace context was lost between services (propagation headers not injected or not extracted): requests split into one-service traces, spans whose parent is in no trace, client calls with no server span. Their waits are missing: fix the propagation.",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
     }

@@ -10,6 +10,7 @@ use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array}
 use arrow_schema::{DataType, Field, Schema};
 use critpath_batch::{compare, sort_results, Aggregate, Comparison, PerTrace, StateAgg};
 use critpath_batch::{Error as BatchError, TraceResult};
+use critpath_trace::Diagnostic;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -36,6 +37,10 @@ pub struct Summary {
     pub states: Vec<StateAgg>,
     pub slowest: Comparison,
     pub length_ns_sum: u64,
+    /// What the reader found about the file as a whole (signs of trace
+    /// context lost between services): under the verdict, and in the
+    /// JSON's diagnostics.
+    pub file_diagnostics: Vec<Diagnostic>,
 }
 
 impl Summary {
@@ -50,6 +55,7 @@ impl Summary {
             states: agg.finish(),
             slowest: compare(&results, fraction),
             length_ns_sum: agg.length_ns_sum(),
+            file_diagnostics: Vec::new(),
         }
     }
 
@@ -58,6 +64,9 @@ impl Summary {
     /// slowest against the rest.
     pub fn text(&self, what: &str, top: Option<usize>, width: Option<usize>) -> String {
         let mut t = summary(what, &self.per_trace, &self.states, self.length_ns_sum);
+        for d in &self.file_diagnostics {
+            let _ = writeln!(t, "caution ({}): {}", d.kind, d.message);
+        }
         let n = top.unwrap_or(usize::MAX).min(self.states.len());
         if n > 0 {
             t.push('\n');
@@ -85,7 +94,14 @@ impl Summary {
             per_trace: &self.per_trace,
             states: &self.states,
             slowest: &self.slowest,
-            diagnostics: err.into_iter().map(problem).collect(),
+            diagnostics: err
+                .into_iter()
+                .map(problem)
+                .chain(self.file_diagnostics.iter().map(|d| Finding {
+                    kind: d.kind.as_str(),
+                    message: d.message.clone(),
+                }))
+                .collect(),
         })
     }
 }

@@ -11,6 +11,7 @@ use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup, Visit};
 use critpath_import::{Format, Opened};
 use critpath_session::{Session, Settings};
+use critpath_trace::Diagnostic;
 use critpath_trace::Interner;
 use critpath_views::analysis::{self as text, Faster, Layout};
 use critpath_views::batch::{problem, Summary};
@@ -179,10 +180,7 @@ pub fn run(mut args: Args) -> Result<()> {
 /// The per-request results of a span file of several requests (trace
 /// ids), analyzed as critpath-batch analyzes them; `None` for any other
 /// trace, and for several files.
-fn requests(
-    args: &Args,
-    session: &mut Session,
-) -> Result<Option<(Vec<TraceResult>, Option<BatchError>)>> {
+fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
     if args.traces.len() != 1 || !session.all(Format::Spans) {
         return Ok(None);
     }
@@ -199,15 +197,20 @@ fn requests(
         }
         Opened::Requests(requests) => {
             let file = args.traces[0].display().to_string();
+            let diagnostics = requests.sanity().diagnostics();
             let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
-            Ok(Some((results, err)))
+            Ok(Some((results, err, diagnostics)))
         }
     }
 }
 
 /// A span file of several requests: the aggregate over its requests and
 /// the slowest against the rest (docs/json.md, "Many requests").
-fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> Result<()> {
+/// A span file's per-request results, a problem reading it, and its
+/// file-wide diagnostics.
+type Many = (Vec<TraceResult>, Option<BatchError>, Vec<Diagnostic>);
+
+fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
     let single = [
         (args.path, "--path"),
         (args.next.is_some() || !args.remove.is_empty(), "--next"),
@@ -230,6 +233,7 @@ fn many(args: &Args, (results, err): (Vec<TraceResult>, Option<BatchError>)) -> 
     }
     let name = args.traces[0].display().to_string();
     let mut sum = Summary::new(results, args.slowest);
+    sum.file_diagnostics = diagnostics;
     let out = if args.json {
         if let Some(n) = args.top {
             sum.states.truncate(n);

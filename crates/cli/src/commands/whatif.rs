@@ -19,7 +19,8 @@ pub struct Args {
     /// Span files: analyze only the request (trace) of this trace id.
     #[arg(long = "trace", value_name = "ID")]
     request: Option<String>,
-    /// SM:STATE=FACTOR (repeatable); a huge FACTOR such as 1e9 removes the state.
+    /// SM:STATE=FACTOR (repeatable), or SM=FACTOR for every state of SM and its
+    /// lanes SM#N but idle; a huge FACTOR such as 1e9 removes the state.
     #[arg(long = "speedup", value_name = "SM:STATE=FACTOR", required = true)]
     speedups: Vec<String>,
     #[arg(long)]

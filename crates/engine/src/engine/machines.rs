@@ -61,6 +61,7 @@ pub(super) struct Key {
     pub max_visit_at: u64,
     /// Completed visits that took time.
     pub timed_visits: u64,
+    /// Entered by a `wait`, or ended by a waited `recv`: a waiting state.
     pub waited: bool,
     pub last_trans: Option<NodeRef>,
     /// What-if speedup of this state (1.0 = as recorded).

@@ -115,6 +115,25 @@ pub(crate) fn sm_list(labels: impl Iterator<Item = String>) -> String {
     s
 }
 
+/// How a speed-up `spec` without a state (`SM`, `SYS/SM`, a thread's name
+/// without its id, or `COMM:*`) names state `state` of SM `name`, if it
+/// does. It names every state of the SM and of its lanes (`SM#2`, `SM#3`,
+/// ...: the importers' overlapping tracks of one service or thread), except
+/// `idle`, the importers' name for the gaps between slices, which is no work
+/// to speed up.
+pub(crate) fn whole_sm_named(spec: &str, sys: &str, name: &str, state: &str) -> Option<How> {
+    if state == "idle" {
+        return None;
+    }
+    let spec = spec.trim();
+    let base = match name.rsplit_once('#') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    };
+    sm_named(spec, sys, name)
+        .or_else(|| (base != name).then(|| sm_named(spec, sys, base)).flatten())
+}
+
 /// `SM`, or `SYS/SM` outside the local system.
 pub(crate) fn sm_label(strings: &Interner, sys: Sym, name: Sym) -> String {
     if sys == Sym::LOCAL {
@@ -172,6 +191,18 @@ mod tests {
         assert!(sm_matches("hostA/db", "hostA", "db"));
         assert!(!sm_matches("hostB/db", "hostA", "db"));
         assert!(!sm_matches("d", "local", "db"));
+    }
+
+    #[test]
+    fn an_sm_alone_names_its_states_and_lanes_but_idle() {
+        assert!(whole_sm_matches("db", "local", "db", "SELECT orders"));
+        assert!(whole_sm_matches("db", "local", "db#2", "SELECT orders"));
+        assert!(whole_sm_matches("h/db", "h", "db#12", "q"));
+        assert!(!whole_sm_matches("db", "local", "db", "idle"));
+        assert!(!whole_sm_matches("db", "local", "dbx", "q"));
+        assert!(!whole_sm_matches("db", "local", "db#x", "q"));
+        assert!(!whole_sm_matches("db:q", "local", "db", "q"));
+        assert!(!whole_sm_matches("g/db", "h", "db", "q"));
     }
 
     #[test]

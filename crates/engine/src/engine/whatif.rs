@@ -1,6 +1,7 @@
 //! What-if scaling: a speed-up makes one state FACTOR times faster, so its
 //! intra-SM edges weigh `time / FACTOR` while the rules run, and the path
-//! that results is the prediction. A speed-up that never matches a state of
+//! that results is the prediction. `SM=FACTOR` (no state) speeds up every
+//! state of the SM and of its lanes `SM#N` but `idle`. A speed-up that never matches a state of
 //! the trace is an error, with the nearest state names; one that matches
 //! only states whose time is all on inter-SM edges (links, awaited
 //! transitions) scales no edge with time, and `Stats::scaled_edges` says so.
@@ -9,14 +10,14 @@
 //! thread's SM may be named without its id, or as `COMM:*` for every thread
 //! of that name (see [`super::names`]).
 
-use super::names::{nearest, sm_label, sm_list, sm_named, state_named};
+use super::names::{nearest, sm_label, sm_list, state_named, whole_sm_named};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
 
 /// `SM:STATE=FACTOR`: `target` is `SM:STATE` (or `SYS/SM:STATE`, or either
-/// with a space after the ':', as the tables print it), or `SM` for all of
-/// the SM's states.
+/// with a space after the ':', as the tables print it), or `SM` alone (every
+/// state of the SM and its lanes but `idle`).
 #[derive(Clone, Debug)]
 pub struct Speedup {
     pub target: String,
@@ -72,8 +73,8 @@ impl Engine<'_> {
             strings.resolve(state),
         );
         for (i, sp) in self.opts.speedups.iter().enumerate() {
-            let how =
-                state_named(&sp.target, sys, name, st).or_else(|| sm_named(&sp.target, sys, name));
+            let how = state_named(&sp.target, sys, name, st)
+                .or_else(|| whole_sm_named(&sp.target, sys, name, st));
             if let Some(how) = how {
                 factor = sp.factor;
                 self.speedup_used[i].add(sm, how);
@@ -170,6 +171,8 @@ mod tests {
         assert_eq!((s.target.as_str(), s.factor), ("db:io", 2.5));
         let s = Speedup::parse("hostA/db:io=2").unwrap();
         assert_eq!(s.target, "hostA/db:io");
+        let s = Speedup::parse("db=2").unwrap();
+        assert_eq!((s.target.as_str(), s.factor), ("db", 2.0));
     }
 
     #[test]

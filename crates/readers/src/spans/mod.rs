@@ -22,18 +22,22 @@
 //! document, its line and the field, and skipped; a reference that is not a
 //! span id is reported and dropped.
 
+mod build;
+mod open;
+mod outlive;
 mod requests;
+mod sanity;
 
 pub use requests::Requests;
+pub use sanity::FileSanity;
 
 use crate::extsort::{self, disk_error, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
-use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Interner, ReadError, Sym, Who};
+use critpath_trace::ReadError;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
@@ -59,6 +63,9 @@ struct Span {
     name: String,
     start: u64,
     end: u64,
+    /// A client span (OTLP kind 3, Jaeger tag `span.kind=client`): a call
+    /// to another service, which should have a server span as its child.
+    client: bool,
 }
 
 impl PartialEq for Span {
@@ -93,6 +100,21 @@ fn nanos(v: &Value) -> Option<u64> {
         _ => None,
     }?;
     (n <= i64::MAX as u64).then_some(n)
+}
+
+/// An OTLP span `kind` of a client: 3, or `SPAN_KIND_CLIENT` as the
+/// protobuf JSON mapping writes enums.
+fn otlp_client(kind: &Value) -> bool {
+    kind.as_u64() == Some(3) || kind.as_str() == Some("SPAN_KIND_CLIENT")
+}
+
+/// A Jaeger span tagged `span.kind` = `client`.
+fn jaeger_client(sp: &Map<String, Value>) -> bool {
+    let tags = sp.get("tags").and_then(Value::as_array);
+    tags.into_iter().flatten().any(|t| {
+        t.get("key").and_then(Value::as_str) == Some("span.kind")
+            && t.get("value").and_then(Value::as_str) == Some("client")
+    })
 }
 
 /// Does this JSON document look like spans?
@@ -236,6 +258,7 @@ impl Collector {
                 .to_string(),
             start,
             end: end.max(start),
+            client: sp.get("kind").is_some_and(otlp_client),
         };
         self.keep(span);
     }
@@ -287,6 +310,7 @@ impl Collector {
                 .to_string(),
             start: start * 1000,
             end: start.saturating_add(dur).min(i64::MAX as u64 / 1000) * 1000,
+            client: jaeger_client(&sp),
         });
     }
 }
@@ -459,151 +483,6 @@ impl<'de> Visitor<'de> for Doc<'_> {
         }
         Ok(())
     }
-}
-
-/// At one time, in dependence order: a lane starts idle; a child that ends
-/// sends, its parent receives; then a parent that starts a child sends and
-/// the child receives; then each lane's calls and returns in their order.
-#[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
-enum Phase {
-    Init = 0,
-    EndSend = 1,
-    EndRecv = 2,
-    StartSend = 3,
-    StartRecv = 4,
-    Track = 5,
-}
-
-impl From<Phase> for u8 {
-    fn from(p: Phase) -> u8 {
-        p as u8
-    }
-}
-
-/// A lane: its service and its number within the service.
-type Lane = (String, usize);
-
-/// Lanes: per service, spans sorted by start (enclosing first); a span
-/// goes on the first lane where it nests in the open span or follows it.
-fn assign_lanes(spans: &[Span]) -> Vec<Lane> {
-    let mut lanes: HashMap<String, Vec<Vec<u64>>> = HashMap::new();
-    let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
-    for s in spans {
-        let ls = lanes.entry(s.service.clone()).or_default();
-        let mut chosen = None;
-        for (i, stack) in ls.iter_mut().enumerate() {
-            while stack.last().is_some_and(|&end| end <= s.start) {
-                stack.pop();
-            }
-            if stack.last().is_none_or(|&end| s.end <= end) {
-                stack.push(s.end);
-                chosen = Some(i);
-                break;
-            }
-        }
-        let i = chosen.unwrap_or_else(|| {
-            ls.push(vec![s.end]);
-            ls.len() - 1
-        });
-        lane_of.push((s.service.clone(), i));
-    }
-    lane_of
-}
-
-fn lane_sm(strings: &mut Interner, (svc, i): &Lane) -> Sym {
-    strings.intern(&if *i == 0 {
-        svc.clone()
-    } else {
-        format!("{svc}#{}", i + 1)
-    })
-}
-
-/// A link between lanes; `end`: it leaves at a span's end.
-fn link(tr: &mut Tracks<Phase>, from: (Sym, u64), to: (Sym, u64), key: String, end: bool) {
-    let id = tr.strings.intern_link(&key);
-    let state = tr.idle;
-    let send = if end {
-        Phase::EndSend
-    } else {
-        Phase::StartSend
-    };
-    let recv = if end && to.1 == from.1 {
-        Phase::EndRecv
-    } else {
-        Phase::StartRecv
-    };
-    let who = Who::Sm(from.0);
-    tr.push(from.1, send, Event::Send { who, id });
-    let who = Who::Sm(to.0);
-    tr.push(
-        to.1,
-        recv,
-        Event::Recv {
-            who,
-            id,
-            state,
-            waited: false,
-        },
-    );
-}
-
-/// The links of every span to its parent (start and end) and to the spans
-/// it follows from.
-fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
-    let index: HashMap<&str, usize> = spans
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.id.as_str(), i))
-        .collect();
-    for (i, s) in spans.iter().enumerate() {
-        let sm = lane_sm(&mut tr.strings, &lane_of[i]);
-        if let Some(&p) = s.parent.as_deref().and_then(|p| index.get(p)) {
-            if lane_of[p] != lane_of[i] {
-                let psm = lane_sm(&mut tr.strings, &lane_of[p]);
-                let key = format!("start:{}", s.id);
-                link(tr, (psm, s.start), (sm, s.start), key, false);
-                if s.end <= spans[p].end {
-                    link(tr, (sm, s.end), (psm, s.end), format!("end:{}", s.id), true);
-                }
-            }
-        }
-        for fr in &s.follows {
-            if let Some(&p) = index.get(fr.as_str()) {
-                if spans[p].end <= s.start {
-                    let psm = lane_sm(&mut tr.strings, &lane_of[p]);
-                    let key = format!("follows:{fr}>{}", s.id);
-                    link(tr, (psm, spans[p].end), (sm, s.start), key, true);
-                }
-            }
-        }
-    }
-}
-
-/// Spans as records: lanes, their slices, the links between them.
-fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
-    spans.sort_by(|a, b| {
-        a.start
-            .cmp(&b.start)
-            .then(b.end.cmp(&a.end))
-            .then(a.id.cmp(&b.id))
-    });
-    let lane_of = assign_lanes(&spans);
-    let mut tr: Tracks<Phase> = Tracks::new();
-    let mut by_lane: BTreeMap<Lane, Vec<Slice>> = BTreeMap::new();
-    for (i, (l, s)) in lane_of.iter().zip(&spans).enumerate() {
-        by_lane.entry(l.clone()).or_default().push(Slice {
-            start: s.start,
-            end: s.end,
-            name: tr.strings.intern(&s.name),
-            order: i as u64,
-        });
-    }
-    for (lane, mut list) in by_lane {
-        let sm = lane_sm(&mut tr.strings, &lane);
-        tr.track(sm, &mut list, Phase::Init, Phase::Track);
-    }
-    links(&mut tr, &spans, &lane_of);
-    tr
 }
 
 /// Reads OTLP or Jaeger JSON spans into records in time order, all the

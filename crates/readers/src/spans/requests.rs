@@ -2,7 +2,10 @@
 //! hands them out: held in memory when they fit the sort's budget, else in
 //! one temporary file read a request at a time.
 
-use super::{records, Span, KIND};
+use super::build::records;
+use super::outlive::cut_at_parents;
+use super::sanity::{check, FileSanity};
+use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
 use crate::json::{Imported, Problems};
 use critpath_trace::ReadError;
@@ -32,6 +35,7 @@ impl Spill for Span {
         put_str(out, &self.name);
         out.extend_from_slice(&self.start.to_le_bytes());
         out.extend_from_slice(&self.end.to_le_bytes());
+        out.push(u8::from(self.client));
     }
 
     fn take(b: &[u8]) -> Self {
@@ -50,6 +54,7 @@ impl Spill for Span {
             name: f.str(),
             start: f.u64(),
             end: f.u64(),
+            client: f.u8() != 0,
         }
     }
 }
@@ -77,6 +82,9 @@ pub struct Requests {
     bytes: u64,
     /// The file's name, for messages.
     name: String,
+    /// Signs of trace context lost between services (boxed: kept out of
+    /// the way of the rest).
+    sanity: Box<FileSanity>,
 }
 
 impl Requests {
@@ -98,25 +106,58 @@ impl Requests {
             problems,
             bytes,
             name: name.to_string(),
+            sanity: Box::default(),
         };
         let io = |e: io::Error| disk_error(name, STORE_WRITE, e);
         match sorted {
             Sorted::Memory(spans) => {
                 let spans: Vec<Span> = spans.collect();
                 spans.iter().for_each(|s| me.count_id(&s.trace));
+                for group in spans.chunk_by(|a, b| a.trace == b.trace) {
+                    me.check_group(group);
+                }
                 me.store = Store::Memory(spans);
             }
             Sorted::Merge(mut merge) => {
                 let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
                 let mut bytes = Vec::new();
+                let mut group: Vec<Span> = Vec::new();
                 while let Some(s) = merge.next_item().map_err(io)? {
                     me.count_id(&s.trace);
                     write_item(&mut w, &s, &mut bytes).map_err(io)?;
+                    if group.first().is_some_and(|g| g.trace != s.trace) {
+                        me.check_group(&group);
+                        group.clear();
+                    }
+                    group.push(s);
                 }
+                me.check_group(&group);
                 me.store = Store::File(w.into_inner().map_err(|e| io(e.into_error()))?);
             }
         }
         Ok(me)
+    }
+
+    /// Adds one request's signs of lost context to the file's.
+    fn check_group(&mut self, group: &[Span]) {
+        let Some(first) = group.first() else {
+            return;
+        };
+        let late = &self.late_services;
+        let found = check(group, |s| service_name(s, late));
+        let mut settled = group.to_vec();
+        settled
+            .iter_mut()
+            .for_each(|s| settle_service(s, &self.late_services));
+        self.sanity
+            .add_outlived(&first.trace, &cut_at_parents(&mut settled));
+        self.sanity.add(&first.trace, found);
+    }
+
+    /// Signs of trace context lost between services, over the file's
+    /// requests (`span-context` diagnostics).
+    pub fn sanity(&self) -> &FileSanity {
+        &self.sanity
     }
 
     /// Counts `trace` when it starts a new group (spans come grouped).
@@ -318,6 +359,15 @@ impl Groups<'_> {
     }
 }
 
+/// A span's final service name (see [`settle_service`]).
+fn service_name<'a>(s: &'a Span, late_services: &'a HashMap<String, String>) -> &'a str {
+    match late_services.get(&s.service) {
+        Some(svc) => svc,
+        None if s.service.starts_with('\u{1}') => "unknown_service",
+        None => &s.service,
+    }
+}
+
 /// A span's service, when it carries a resource's placeholder: the
 /// resource's, or `unknown_service` for a resource cut short before its
 /// `resource`.
@@ -345,6 +395,7 @@ mod tests {
             name: "GET /".into(),
             start: 1 << 50,
             end: (1 << 50) + 7,
+            client: true,
         };
         for parent in [Some(String::new()), None] {
             let s = Span {

@@ -1,0 +1,204 @@
+//! Signs that trace context was lost between services, per request and
+//! over a file (`span-context` diagnostics): orphan spans (their parent id
+//! is in no span of the trace), client spans with no child in another
+//! service (the callee is not instrumented, or did not extract the
+//! context), and, over a file of several services, requests that hold one
+//! service only (the propagation headers were lost, so each service starts
+//! traces of its own). Over a file, also the children cut at their
+//! parent's end ([`super::outlive`]).
+
+use super::outlive::Outlived;
+use super::Span;
+use critpath_trace::{Diagnostic, DiagnosticKind};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Examples named in a message.
+const EXAMPLES: usize = 3;
+
+/// What one request's spans show.
+#[derive(Debug, Default)]
+pub(super) struct Findings {
+    /// The services of the request.
+    pub services: BTreeSet<String>,
+    /// Orphan spans (`service: name`).
+    pub orphans: Vec<String>,
+    /// Client spans with no child in another service.
+    pub lonely_clients: Vec<String>,
+}
+
+/// The findings of one request's spans; `service` gives a span's final
+/// service name.
+pub(super) fn check<'a>(spans: &'a [Span], service: impl Fn(&'a Span) -> &'a str) -> Findings {
+    let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
+    let mut served: HashSet<&str> = HashSet::new();
+    let by_id: HashMap<&str, &Span> = spans.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut f = Findings::default();
+    for s in spans {
+        f.services.insert(service(s).to_string());
+        let Some(p) = s.parent.as_deref() else {
+            continue;
+        };
+        if !ids.contains(p) {
+            f.orphans.push(format!("{}: {}", service(s), s.name));
+        } else if by_id.get(p).is_some_and(|ps| service(ps) != service(s)) {
+            served.insert(p);
+        }
+    }
+    for s in spans.iter().filter(|s| s.client) {
+        if !served.contains(s.id.as_str()) {
+            f.lonely_clients.push(format!("{}: {}", service(s), s.name));
+        }
+    }
+    f
+}
+
+fn examples(list: &[String]) -> String {
+    let mut shown: Vec<&str> = list.iter().take(EXAMPLES).map(String::as_str).collect();
+    shown.dedup();
+    let more = if list.len() > EXAMPLES { ", ..." } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
+
+impl Findings {
+    /// The diagnostics of one request (orphans, lonely clients).
+    pub(super) fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        if !self.orphans.is_empty() {
+            let n = self.orphans.len() as u64;
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::SpanContext,
+                    format!(
+                        "{n} orphan spans: their parent span is not in the trace (e.g. {}); they start the path of their own, not waited for: the caller's span was lost or is in another file",
+                        examples(&self.orphans)
+                    ),
+                )
+                .count(n),
+            );
+        }
+        if !self.lonely_clients.is_empty() {
+            let n = self.lonely_clients.len() as u64;
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::SpanContext,
+                    format!(
+                        "{n} client spans have no server span of another service as their child (e.g. {}): the callee is not instrumented or did not extract the trace context, so its time stays in the client span",
+                        examples(&self.lonely_clients)
+                    ),
+                )
+                .count(n),
+            );
+        }
+        out
+    }
+}
+
+/// The findings over a file's requests.
+#[derive(Debug, Default)]
+pub struct FileSanity {
+    services: BTreeSet<String>,
+    requests: u64,
+    /// Requests of one service: how many, per service, and example ids.
+    one_service: u64,
+    one_service_ids: Vec<String>,
+    orphans: (u64, u64, Vec<String>),
+    lonely: (u64, u64, Vec<String>),
+    /// Children cut at their parent's end: how many, in how many
+    /// requests, the largest overshoot and where.
+    outlived: (u64, u64, u64, String),
+}
+
+impl FileSanity {
+    /// Adds request `trace`'s findings.
+    pub(super) fn add(&mut self, trace: &str, f: Findings) {
+        self.requests += 1;
+        if f.services.len() == 1 {
+            self.one_service += 1;
+            if self.one_service_ids.len() < EXAMPLES {
+                let svc = f.services.iter().next().cloned().unwrap_or_default();
+                self.one_service_ids.push(format!("{trace} ({svc})"));
+            }
+        }
+        self.services.extend(f.services);
+        for (acc, list) in [
+            (&mut self.orphans, f.orphans),
+            (&mut self.lonely, f.lonely_clients),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            acc.0 += list.len() as u64;
+            acc.1 += 1;
+            if acc.2.len() < EXAMPLES {
+                acc.2.push(format!("{} in {trace}", list[0]));
+            }
+        }
+    }
+
+    /// Adds request `trace`'s children cut at their parent's end.
+    pub(super) fn add_outlived(&mut self, trace: &str, o: &Outlived) {
+        if o.count == 0 {
+            return;
+        }
+        let acc = &mut self.outlived;
+        acc.0 += o.count;
+        acc.1 += 1;
+        if o.max >= acc.2 {
+            if let Some((child, parent)) = &o.worst {
+                acc.2 = o.max;
+                acc.3 = format!("{child} after {parent} in {trace}");
+            }
+        }
+    }
+
+    /// The file's diagnostics: `child-outlives-parent` and `span-context`.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let (n, reqs, max, worst) = &self.outlived;
+        if *n > 0 {
+            let mut d = Diagnostic::new(
+                DiagnosticKind::ChildOutlivesParent,
+                format!(
+                    "{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); each was cut at its parent's end, when the parent had its answer"
+                ),
+            )
+            .count(*n);
+            d.ns = Some(*max);
+            out.push(d);
+        }
+        let d = |n: u64, msg: String| Diagnostic::new(DiagnosticKind::SpanContext, msg).count(n);
+        if self.services.len() > 1 && self.one_service > 0 {
+            out.push(d(
+                self.one_service,
+                format!(
+                    "{} of {} requests hold spans of one service only while the file has {} services (e.g. {}): the trace context was probably not propagated between services, so their calls are separate requests and nothing waits for them",
+                    self.one_service,
+                    self.requests,
+                    self.services.len(),
+                    self.one_service_ids.join(", ")
+                ),
+            ));
+        }
+        let (n, reqs, ex) = &self.orphans;
+        if *n > 0 {
+            out.push(d(
+                *n,
+                format!(
+                    "{n} orphan spans in {reqs} requests: their parent span is not in the trace (e.g. {}); nothing waits for them",
+                    ex.join("; ")
+                ),
+            ));
+        }
+        let (n, reqs, ex) = &self.lonely;
+        if *n > 0 {
+            out.push(d(
+                *n,
+                format!(
+                    "{n} client spans in {reqs} requests have no server span of another service as their child (e.g. {}): the callee is not instrumented or did not extract the trace context",
+                    ex.join("; ")
+                ),
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,207 @@
+//! A parent span waits for the children it called: the records that span
+//! files become (waited receives, children cut at their parent's end) and
+//! the diagnostics of lost trace context.
+
+mod common;
+
+use common::*;
+use critpath_readers::spans;
+use critpath_trace::{DiagnosticKind, Event, RecordSource};
+
+/// An OTLP document: per service, its spans as (trace, id, parent, name,
+/// start ms, end ms, client).
+type S<'a> = (&'a str, &'a str, &'a str, &'a str, u64, u64, bool);
+
+fn otlp(services: &[(&str, &[S])]) -> String {
+    let res: Vec<String> = services
+        .iter()
+        .map(|(svc, spans)| {
+            let spans: Vec<String> = spans
+                .iter()
+                .map(|(t, id, parent, name, a, b, client)| {
+                    format!(
+                        r#"{{"traceId":"{t}","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","kind":{},"startTimeUnixNano":"{}","endTimeUnixNano":"{}"}}"#,
+                        if *client { 3 } else { 2 },
+                        a * 1_000_000,
+                        b * 1_000_000
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}"#,
+                spans.join(",")
+            )
+        })
+        .collect();
+    format!(r#"{{"resourceSpans":[{}]}}"#, res.join(","))
+}
+
+/// The receives of SM `sm`: (time in ms, waited).
+fn recvs(doc: &str, sm: &str) -> Vec<(u64, bool)> {
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    assert!(errs.is_empty(), "{errs:?}");
+    recs.iter()
+        .filter_map(|r| match r.ev {
+            Event::Recv { who, waited, .. } => {
+                let critpath_trace::Who::Sm(s) = who else {
+                    return None;
+                };
+                (src.strings().resolve(s) == sm).then_some((r.t / 1_000_000, waited))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn fan_out_waits_for_every_child_and_so_for_the_last() {
+    // GET (front, 0-100) calls b 10-40 and c 20-80 at once.
+    let doc = otlp(&[
+        ("front", &[("t", "a", "", "GET", 0, 100, false)]),
+        ("b", &[("t", "b1", "a", "work", 10, 40, false)]),
+        ("c", &[("t", "c1", "a", "work", 20, 80, false)]),
+    ]);
+    assert_eq!(recvs(&doc, "front"), vec![(40, true), (80, true)]);
+    // The children's lanes were idle: waiting for the call.
+    assert_eq!(recvs(&doc, "b"), vec![(10, true)]);
+    assert_eq!(recvs(&doc, "c"), vec![(20, true)]);
+}
+
+#[test]
+fn work_of_the_parents_lane_inside_a_child_stays_work() {
+    // GET (front, 0-100) calls c 20-80 and, meanwhile, runs render 50-90
+    // in-process (same lane): at 80 the lane is in render, not waiting.
+    let doc = otlp(&[
+        (
+            "front",
+            &[
+                ("t", "a", "", "GET", 0, 100, false),
+                ("t", "r", "a", "render", 50, 90, false),
+            ],
+        ),
+        ("c", &[("t", "c1", "a", "work", 20, 80, false)]),
+    ]);
+    assert_eq!(recvs(&doc, "front"), vec![(80, false)]);
+}
+
+#[test]
+fn a_child_that_outlives_its_parent_is_cut_at_the_parents_end() {
+    // The client span GET cart (front, 10-50) is answered by cart 12-65:
+    // the server span ends 15 ms after its caller; the request ends at 60.
+    let doc = otlp(&[
+        (
+            "front",
+            &[
+                ("t", "a", "", "GET /", 0, 60, false),
+                ("t", "g", "a", "GET cart", 10, 50, true),
+            ],
+        ),
+        ("cart", &[("t", "c", "g", "load", 12, 65, false)]),
+    ]);
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    let (recs, _) = drain(&mut src);
+    let last_cart = recs
+        .iter()
+        .filter(|r| matches!(r.ev, Event::Ret { who: critpath_trace::Who::Sm(s), .. } if src.strings().resolve(s) == "cart"))
+        .map(|r| r.t)
+        .max();
+    assert_eq!(last_cart, Some(50_000_000));
+    assert!(recs.iter().all(|r| r.t <= 60_000_000));
+    let d = src.summary().diagnostics;
+    let d: Vec<_> = d
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::ChildOutlivesParent)
+        .collect();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].count, d[0].ns), (Some(1), Some(15_000_000)));
+    assert!(d[0].message.contains("cart: load"), "{}", d[0].message);
+    assert_eq!(recvs(&doc, "front"), vec![(50, true)]);
+    // Over a file, the count and the largest overshoot too.
+    let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
+    let d = requests.sanity().diagnostics();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].kind, DiagnosticKind::ChildOutlivesParent);
+    assert_eq!((d[0].count, d[0].ns), (Some(1), Some(15_000_000)));
+    assert!(
+        d[0].message
+            .contains("cart: load after front: GET cart in t"),
+        "{}",
+        d[0].message
+    );
+}
+
+#[test]
+fn lost_context_is_counted_over_the_file_and_per_request() {
+    // t1: front calls cart properly; an orphan db span names a parent that
+    // is in no trace; a client span to pay has no server child. t2, t3:
+    // cart alone (its context was lost).
+    let doc = otlp(&[
+        (
+            "front",
+            &[
+                ("t1", "a", "", "GET /", 0, 60, false),
+                ("t1", "g", "a", "GET cart", 10, 50, true),
+                ("t1", "p", "a", "POST pay", 50, 55, true),
+            ],
+        ),
+        (
+            "cart",
+            &[
+                ("t1", "c", "g", "load", 12, 45, false),
+                ("t2", "c2", "", "load", 100, 130, false),
+                ("t3", "c3", "", "load", 200, 230, false),
+            ],
+        ),
+        ("db", &[("t1", "d", "zz", "SELECT", 20, 30, false)]),
+    ]);
+    let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
+    let msgs: Vec<String> = requests
+        .sanity()
+        .diagnostics()
+        .into_iter()
+        .inspect(|d| assert_eq!(d.kind, DiagnosticKind::SpanContext))
+        .map(|d| d.message)
+        .collect();
+    assert_eq!(msgs.len(), 3, "{msgs:?}");
+    assert!(msgs[0].starts_with("2 of 3 requests hold spans of one service only while the file has 3 services (e.g. t2 (cart), t3 (cart))"), "{}", msgs[0]);
+    assert!(
+        msgs[1].starts_with("1 orphan spans in 1 requests"),
+        "{}",
+        msgs[1]
+    );
+    assert!(msgs[1].contains("db: SELECT in t1"), "{}", msgs[1]);
+    assert!(
+        msgs[2].starts_with("1 client spans in 1 requests"),
+        "{}",
+        msgs[2]
+    );
+    assert!(msgs[2].contains("front: POST pay"), "{}", msgs[2]);
+    // One request's analysis names its own orphans and lonely clients.
+    let mut one = requests.request("t1").unwrap().unwrap();
+    drain(&mut one);
+    let kinds: Vec<_> = one.summary().diagnostics.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, vec![DiagnosticKind::SpanContext; 2]);
+}
+
+#[test]
+fn a_file_whose_context_holds_says_nothing() {
+    let doc = otlp(&[
+        (
+            "front",
+            &[
+                ("t1", "a", "", "GET /", 0, 60, false),
+                ("t2", "b", "", "GET /", 70, 90, false),
+            ],
+        ),
+        (
+            "cart",
+            &[
+                ("t1", "c", "a", "load", 12, 45, false),
+                ("t2", "d", "b", "load", 72, 80, false),
+            ],
+        ),
+    ]);
+    let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
+    assert!(requests.sanity().diagnostics().is_empty());
+}
