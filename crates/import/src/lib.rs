@@ -26,7 +26,8 @@ pub enum Format {
     Cpt,
     /// Chrome / Perfetto trace JSON.
     Chrome,
-    /// OpenTelemetry (OTLP JSON) or Jaeger JSON spans.
+    /// OpenTelemetry (OTLP JSON, JSON lines or protobuf), Jaeger or Zipkin
+    /// JSON spans.
     Spans,
     /// perf.data from `perf record` / `critpath record`.
     Perf,
@@ -161,6 +162,9 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
             "this is {what}: critpath reads a trace as it is or compressed with gzip, zstd, xz or bzip2; {undo} it first"
         ));
     }
+    if spans::looks_like_protobuf(head, head.len() < input::HEAD, name) {
+        return Ok(Format::Spans);
+    }
     // Text: the first line that is not blank or a comment.
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -200,7 +204,7 @@ pub fn detect(head: &[u8], name: &str) -> Result<Format, ReadError> {
                 .map(|c| if c.is_control() { '.' } else { c })
                 .collect();
             fail(format!(
-                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry/Jaeger JSON spans; the file starts with \"{shown}\""
+                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry (JSON or protobuf), Jaeger or Zipkin spans; the file starts with \"{shown}\""
             ))
         }
     }
