@@ -106,6 +106,15 @@ impl Problems {
         self.note_at(Location::Line(line), what, msg);
     }
 
+    /// A problem met elsewhere (another file's), kept as it is.
+    pub fn push(&mut self, e: ReadError) {
+        if self.list.len() >= PROBLEMS_LISTED {
+            self.more += 1;
+        } else {
+            self.list.push(e);
+        }
+    }
+
     /// [`Problems::note`] at any location (a byte offset in a binary file).
     pub fn note_at(&mut self, at: Location, what: &str, msg: impl AsRef<str>) {
         if self.list.len() >= PROBLEMS_LISTED {

@@ -176,3 +176,23 @@ fn each_form_is_told_from_its_content() {
     ));
     assert!(spans::looks_like_protobuf(b"\x0a\x00", true, "a.binpb"));
 }
+
+#[test]
+fn spans_of_one_trace_in_several_files_are_one_request() {
+    let want = by_request(&requests(&example("otlp.json"), "otlp.json"));
+    // frontend and cart in a JSON lines file, db and payment in protobuf.
+    let lines = String::from_utf8(example("export.jsonl")).unwrap();
+    let a: String = lines.lines().take(2).map(|l| format!("{l}\n")).collect();
+    let delimited = example("delimited.pb");
+    let (len0, n0) = varint(&delimited);
+    let (len1, n1) = varint(&delimited[n0 + len0..]);
+    let b = &delimited[n0 + len0 + n1 + len1..];
+    let inputs: Vec<(&[u8], String)> = vec![(a.as_bytes(), "a.jsonl".into()), (b, "b.pb".into())];
+    let r = spans::read_requests_of(inputs).unwrap();
+    assert!(r.problems().is_empty(), "{:?}", r.problems());
+    assert_eq!(by_request(&r), want);
+    // Each file alone holds parts of the requests only.
+    let alone = by_request(&requests(a.as_bytes(), "a.jsonl"));
+    assert_eq!(alone.len(), 3);
+    assert_ne!(alone, want);
+}

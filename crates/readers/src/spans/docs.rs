@@ -69,9 +69,10 @@ fn resync<R: Read>(tail: &mut Tail<R>) -> io::Result<Option<u8>> {
     }
 }
 
-/// Reads every document of `input` into `c`; an error when the first one
-/// is not span JSON at all.
-pub(super) fn read<R: Read>(input: R, c: &mut Collector) -> Result<(), ReadError> {
+/// Reads every document of `input` into `c` (which held `before` spans);
+/// an error when the first one is not span JSON at all.
+pub(super) fn read<R: Read>(input: R, c: &mut Collector, before: u64) -> Result<(), ReadError> {
+    let first_doc = c.doc;
     let mut tail = Tail {
         r: input,
         last: [b'\n', b'\n'],
@@ -105,7 +106,7 @@ pub(super) fn read<R: Read>(input: R, c: &mut Collector) -> Result<(), ReadError
         // Spans of a resource or trace cut short keep the service known.
         c.flush();
         let line = start_line + e.line().max(1) as u64 - 1;
-        if c.spans == 0 && c.problems.count() == 0 && c.doc == 0 {
+        if c.spans == before && c.problems.count() == 0 && c.doc == first_doc {
             let msg = format!("expected OpenTelemetry, Jaeger or Zipkin JSON spans: {e}");
             return Err(c.problems.fatal(Some(line), msg));
         }
@@ -120,7 +121,7 @@ pub(super) fn read<R: Read>(input: R, c: &mut Collector) -> Result<(), ReadError
                 "the rest of this document is skipped; reading goes on at line {}",
                 c.pos.line()
             ),
-            None => format!("the {} spans before it are read", c.spans),
+            None => format!("the {} spans before it are read", c.spans - before),
         };
         let err = c.problems.syntax(line, &e, &read);
         c.problems.list.push(err);

@@ -660,7 +660,46 @@ pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
 
 /// Reads spans (OTLP JSON or JSON lines, OTLP protobuf, Jaeger JSON,
 /// Zipkin v2 JSON), grouped by request.
-pub fn read_requests<R: Read>(mut input: R, name: &str) -> Result<Requests, ReadError> {
+pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadError> {
+    read_requests_of(vec![(input, name.to_string())])
+}
+
+/// Reads several span files as one, each in any of the forms
+/// [`read_requests`] reads: the spans of one trace id are one request,
+/// whichever files they are in. The requests are named after the first
+/// file; each problem names its own.
+pub fn read_requests_of<R: Read>(inputs: Vec<(R, String)>) -> Result<Requests, ReadError> {
+    let first = inputs.first().map_or(String::new(), |i| i.1.clone());
+    let mut c = Collector {
+        pos: Position::default(),
+        problems: Problems::new(&first, KIND),
+        pending: Vec::new(),
+        service: None,
+        late_services: HashMap::new(),
+        sorted: ExtSort::new(extsort::budget_from_env(SPAN_BUDGET)),
+        spans: 0,
+        doc: 0,
+        loc: Location::Line(1),
+    };
+    let mut problems = Problems::new(&first, KIND);
+    let mut bytes = 0;
+    for (input, name) in inputs {
+        c.problems = Problems::new(&name, KIND);
+        read_one(input, &name, &mut c)?;
+        bytes += c.pos.bytes();
+        problems.more += c.problems.more;
+        for p in c.problems.list.drain(..) {
+            problems.push(p);
+        }
+        c.doc += 1;
+    }
+    let sorted = c.sorted.finish();
+    let sorted = sorted.map_err(|e| disk_error(&first, "group the spans by request in", e))?;
+    Requests::new(sorted, c.late_services, problems, bytes, &first)
+}
+
+/// Reads one file's spans into `c`; an error when it holds none.
+fn read_one<R: Read>(mut input: R, name: &str, c: &mut Collector) -> Result<(), ReadError> {
     let mut head = Vec::with_capacity(HEAD);
     let io = |e: io::Error| ReadError::new(name, Location::File, format!("read error: {e}"), true);
     input
@@ -672,22 +711,13 @@ pub fn read_requests<R: Read>(mut input: R, name: &str) -> Result<Requests, Read
     let framing =
         looks_like_protobuf(&head, whole, name).then(|| sniff::framing_of_named(&head, whole));
     let (input, pos) = LineCounter::new(io::Cursor::new(head).chain(input));
-    let mut c = Collector {
-        pos,
-        problems: Problems::new(name, KIND),
-        pending: Vec::new(),
-        service: None,
-        late_services: HashMap::new(),
-        sorted: ExtSort::new(extsort::budget_from_env(SPAN_BUDGET)),
-        spans: 0,
-        doc: 0,
-        loc: Location::Line(1),
-    };
+    c.pos = pos;
+    let before = c.spans;
     match framing {
-        Some(framing) => proto::read(input, framing, &mut c)?,
-        None => docs::read(input, &mut c)?,
+        Some(framing) => proto::read(input, framing, c)?,
+        None => docs::read(input, c, before)?,
     }
-    if c.spans == 0 {
+    if c.spans == before {
         let mut msg =
             "no spans found (expected OTLP `resourceSpans`, Jaeger `data[].spans` or Zipkin spans)"
                 .to_string();
@@ -696,7 +726,5 @@ pub fn read_requests<R: Read>(mut input: R, name: &str) -> Result<Requests, Read
         }
         return Err(c.problems.fatal(None, msg));
     }
-    let sorted = c.sorted.finish();
-    let sorted = sorted.map_err(|e| disk_error(name, "group the spans by request in", e))?;
-    Requests::new(sorted, c.late_services, c.problems, c.pos.bytes(), name)
+    Ok(())
 }

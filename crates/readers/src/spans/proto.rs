@@ -235,16 +235,18 @@ pub(super) fn read<R: Read>(
     framing: Framing,
     c: &mut Collector,
 ) -> Result<(), ReadError> {
+    let before = c.spans;
     let mut w = Wire { r: input, at: 0 };
     if let Err(Broken(eof, at, what)) = c.messages(&mut w, framing) {
-        let read = format!("the {} spans before it are read", c.spans);
+        let read = format!("the {} spans before it are read", c.spans - before);
         let msg = if eof {
             format!("the {KIND} end early at byte {at} ({what}); {read}")
         } else {
             format!("corrupt {KIND} at byte {at} ({what}); {read}")
         };
-        let err = ReadError::new(c.problems.name(), Location::Offset(at), msg, c.spans == 0);
-        if c.spans == 0 {
+        let none = c.spans == before;
+        let err = ReadError::new(c.problems.name(), Location::Offset(at), msg, none);
+        if none {
             return Err(err);
         }
         c.problems.list.push(err);
