@@ -31,6 +31,10 @@ pub fn detect(bytes: &[u8], name: &str) -> Result<Format, ReadError> {
             "this is {what}: critpath reads a trace as it is or compressed with gzip, zstd, xz or bzip2; {undo} it first"
         ));
     }
+    // OTLP protobuf has no magic: its framing and fields are checked.
+    if critpath_readers::spans::looks_like_protobuf(bytes, bytes.len() < crate::input::HEAD, name) {
+        return Ok(Format::Spans);
+    }
     match (found, &head.first_line) {
         (Some((_, i)), _) => Ok(i.format()),
         (None, None) if bytes.len() < 4096 => {
@@ -44,7 +48,7 @@ pub fn detect(bytes: &[u8], name: &str) -> Result<Format, ReadError> {
                 .map(|c| if c.is_control() { '.' } else { c })
                 .collect();
             fail(format!(
-                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry/Jaeger JSON spans; the file starts with \"{shown}\""
+                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry (JSON or protobuf), Jaeger or Zipkin spans; the file starts with \"{shown}\""
             ))
         }
     }

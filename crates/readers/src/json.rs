@@ -85,6 +85,11 @@ impl Problems {
         }
     }
 
+    /// The file's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Every problem met, listed or not.
     pub fn count(&self) -> u64 {
         self.list.len() as u64 + self.more
@@ -98,13 +103,26 @@ impl Problems {
 
     /// A part of a value that could not be used (the rest is).
     pub fn note(&mut self, line: u64, what: &str, msg: impl AsRef<str>) {
+        self.note_at(Location::Line(line), what, msg);
+    }
+
+    /// A problem met elsewhere (another file's), kept as it is.
+    pub fn push(&mut self, e: ReadError) {
+        if self.list.len() >= PROBLEMS_LISTED {
+            self.more += 1;
+        } else {
+            self.list.push(e);
+        }
+    }
+
+    /// [`Problems::note`] at any location (a byte offset in a binary file).
+    pub fn note_at(&mut self, at: Location, what: &str, msg: impl AsRef<str>) {
         if self.list.len() >= PROBLEMS_LISTED {
             self.more += 1;
             return;
         }
         let msg = format!("{what}: {}", msg.as_ref());
-        self.list
-            .push(ReadError::new(&self.name, Location::Line(line), msg, false));
+        self.list.push(ReadError::new(&self.name, at, msg, false));
     }
 
     /// A problem with the document's syntax at `line` (it is cut short, or

@@ -245,11 +245,10 @@ impl DiagnosticKind {
             WaitAdvancedEarly | RecvWithoutSend | PendingSendDropped | Disconnected
             | StackMismatch | InputSkipped | InputCut | CutShort | DamagedInput
             | LostAnnotations | LostEvents | CollectiveUnmatched | DuplicateRank
-            | NotSystemWide | PathGap => Severity::ChangesAnswer,
+            | NotSystemWide | PathGap | SpanContext => Severity::ChangesAnswer,
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
-            | Straggler | RecorderShare | CommandGuessed | InferredTransition => {
-                Severity::WorthKnowing
-            }
+            | Straggler | RecorderShare | CommandGuessed | InferredTransition
+            | ChildOutlivesParent => Severity::WorthKnowing,
             PreexistingThread | UnbalancedInterrupt | LateTransition | ClockOffset
             | OverheadCorrection => Severity::Routine,
         }

@@ -195,14 +195,14 @@ mod tests {
 
     #[test]
     fn an_sm_alone_names_its_states_and_lanes_but_idle() {
-        assert!(whole_sm_matches("db", "local", "db", "SELECT orders"));
-        assert!(whole_sm_matches("db", "local", "db#2", "SELECT orders"));
-        assert!(whole_sm_matches("h/db", "h", "db#12", "q"));
-        assert!(!whole_sm_matches("db", "local", "db", "idle"));
-        assert!(!whole_sm_matches("db", "local", "dbx", "q"));
-        assert!(!whole_sm_matches("db", "local", "db#x", "q"));
-        assert!(!whole_sm_matches("db:q", "local", "db", "q"));
-        assert!(!whole_sm_matches("g/db", "h", "db", "q"));
+        assert!(whole_sm_named("db", "local", "db", "SELECT orders").is_some());
+        assert!(whole_sm_named("db", "local", "db#2", "SELECT orders").is_some());
+        assert!(whole_sm_named("h/db", "h", "db#12", "q").is_some());
+        assert!(whole_sm_named("db", "local", "db", "idle").is_none());
+        assert!(whole_sm_named("db", "local", "dbx", "q").is_none());
+        assert!(whole_sm_named("db", "local", "db#x", "q").is_none());
+        assert!(whole_sm_named("db:q", "local", "db", "q").is_none());
+        assert!(whole_sm_named("g/db", "h", "db", "q").is_none());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! OpenTelemetry (OTLP JSON) and Jaeger JSON spans.
+//! OpenTelemetry (OTLP JSON, the collector's JSON lines, OTLP protobuf),
+//! Jaeger and Zipkin JSON spans.
 
 use crate::importer::{Confidence, Format, Head, Importer};
 use crate::{AnySource, Input};

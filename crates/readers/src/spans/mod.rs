@@ -23,25 +23,34 @@
 //! span id is reported and dropped.
 
 mod build;
+mod docs;
+mod ids;
 mod open;
 mod outlive;
+mod proto;
 mod requests;
 mod sanity;
+mod sniff;
+mod zipkin;
 
+pub use ids::normalize as normalize_id;
 pub use requests::Requests;
 pub use sanity::FileSanity;
 
 use crate::extsort::{self, disk_error, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
-use critpath_trace::ReadError;
+use critpath_trace::{Location, ReadError};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
+use std::io::{self, Read};
 
-const KIND: &str = "OpenTelemetry/Jaeger JSON spans";
+const KIND: &str = "OpenTelemetry/Jaeger/Zipkin JSON spans";
+
+/// The first bytes looked at to tell protobuf from JSON.
+const HEAD: usize = 8192;
 
 /// Spans kept in memory before the grouping by trace id spills (about
 /// 300 bytes each: some 40 MB).
@@ -93,6 +102,11 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
+/// An id (trace, span, reference) in lowercase hex ([`ids::normalize`]).
+fn id_text(v: &Value) -> Option<String> {
+    text(v).map(|s| ids::normalize(&s))
+}
+
 fn nanos(v: &Value) -> Option<u64> {
     let n = match v {
         Value::String(s) => s.parse().ok(),
@@ -117,10 +131,25 @@ fn jaeger_client(sp: &Map<String, Value>) -> bool {
     })
 }
 
-/// Does this JSON document look like spans?
+/// Does this JSON document look like spans (OTLP, Jaeger, Zipkin v2)?
 pub fn looks_like(head: &str) -> bool {
+    let zipkin = head.trim_start().starts_with('[')
+        && head.contains("\"traceId\"")
+        && head.contains("\"timestamp\"")
+        && !head.contains("\"ph\"");
     head.contains("\"resourceSpans\"")
         || (head.contains("\"spans\"") && head.contains("\"traceID\""))
+        || zipkin
+}
+
+/// Does a file starting with these bytes hold OTLP protobuf spans
+/// (`ExportTraceServiceRequest` messages)? From the content, or from the
+/// name (`.pb`, `.binpb`, `.otlp`, `.protobuf`) when the content is not
+/// JSON. `whole`: `head` is the whole file.
+pub fn looks_like_protobuf(head: &[u8], whole: bool, name: &str) -> bool {
+    let text = head.iter().find(|b| !b.is_ascii_whitespace());
+    sniff::sniff(head, whole).is_some()
+        || (sniff::named_protobuf(name) && !text.is_some_and(|&b| b == b'{' || b == b'['))
 }
 
 /// Where a span is in the document, for messages.
@@ -128,6 +157,7 @@ pub fn looks_like(head: &str) -> bool {
 enum At {
     Otlp(usize, &'static str, usize, usize),
     Jaeger(usize, usize),
+    Zipkin(usize),
 }
 
 impl fmt::Display for At {
@@ -135,6 +165,7 @@ impl fmt::Display for At {
         match *self {
             At::Otlp(r, scope, s, k) => write!(f, "resourceSpans[{r}].{scope}[{s}].spans[{k}]"),
             At::Jaeger(d, k) => write!(f, "data[{d}].spans[{k}]"),
+            At::Zipkin(k) => write!(f, "[{k}]"),
         }
     }
 }
@@ -156,7 +187,11 @@ struct Collector {
     sorted: ExtSort<Span>,
     /// Spans kept so far.
     spans: u64,
-    line: u64,
+    /// The document being read (JSON lines hold several).
+    doc: usize,
+    /// Where the span being read is (its line; its byte offset in
+    /// protobuf).
+    loc: Location,
 }
 
 impl Collector {
@@ -175,8 +210,9 @@ impl Collector {
     }
 
     fn problem(&mut self, at: At, msg: impl AsRef<str>) {
-        let line = self.line;
-        self.problems.add(line, &at.to_string(), msg);
+        let msg = format!("{}; skipped", msg.as_ref());
+        self.problems
+            .note_at(self.loc.clone(), &at.to_string(), msg);
     }
 
     /// A required field, reported when missing or unusable.
@@ -209,11 +245,11 @@ impl Collector {
         match v? {
             Value::String(s) if s.is_empty() => None,
             v => {
-                let id = text(v);
+                let id = id_text(v);
                 if id.is_none() {
-                    let line = self.line;
                     let msg = format!("field `{field}` = {} is not a span id; the span is kept without this reference", shown(v));
-                    self.problems.note(line, &at.to_string(), msg);
+                    self.problems
+                        .note_at(self.loc.clone(), &at.to_string(), msg);
                 }
                 id
             }
@@ -227,7 +263,7 @@ impl Collector {
                 format!("expected a span (a JSON object), found {}", shown(&v)),
             );
         };
-        let id = self.need(&sp, at, "spanId", "a span id", text);
+        let id = self.need(&sp, at, "spanId", "a span id", id_text);
         let start = self.need(&sp, at, "startTimeUnixNano", "a time in nanoseconds", nanos);
         let end = self.need(&sp, at, "endTimeUnixNano", "a time in nanoseconds", nanos);
         let parent = self.reference(sp.get("parentSpanId"), at, "parentSpanId");
@@ -241,15 +277,15 @@ impl Collector {
             return;
         };
         let span = Span {
-            trace: sp.get("traceId").and_then(text).unwrap_or_default(),
+            trace: sp.get("traceId").and_then(id_text).unwrap_or_default(),
             order: 0,
             id,
             parent,
             follows,
             service: match (&self.service, at) {
                 (Some(s), _) => s.clone(),
-                (None, At::Otlp(r, ..)) => resource_placeholder(r),
-                (None, At::Jaeger(..)) => String::new(),
+                (None, At::Otlp(r, ..)) => resource_placeholder(self.doc, r),
+                (None, _) => String::new(),
             },
             name: sp
                 .get("name")
@@ -271,7 +307,7 @@ impl Collector {
             );
         };
         let micros = |v: &Value| v.as_u64().filter(|&us| us <= i64::MAX as u64 / 1000);
-        let id = self.need(&sp, at, "spanID", "a span id", text);
+        let id = self.need(&sp, at, "spanID", "a span id", id_text);
         let start = self.need(&sp, at, "startTime", "a time in microseconds", micros);
         let dur = self.need(&sp, at, "duration", "a duration in microseconds", micros);
         let mut parent = None;
@@ -293,7 +329,7 @@ impl Collector {
             return;
         };
         self.pending.push(Span {
-            trace: sp.get("traceID").and_then(text).unwrap_or_default(),
+            trace: sp.get("traceID").and_then(id_text).unwrap_or_default(),
             order: 0,
             id,
             parent,
@@ -323,6 +359,7 @@ enum List {
     OtlpSpans(usize, &'static str, usize),
     Traces,
     JaegerSpans(usize),
+    Zipkin,
 }
 
 /// One element of a list.
@@ -356,6 +393,7 @@ impl<'de> Visitor<'de> for Seed<'_, List> {
                 List::OtlpSpans(r, key, s) => Node::Span(At::Otlp(r, key, s, i)),
                 List::Traces => Node::Trace(i),
                 List::JaegerSpans(d) => Node::Span(At::Jaeger(d, i)),
+                List::Zipkin => Node::Span(At::Zipkin(i)),
             };
             if seq.next_element_seed(Seed(&mut *self.0, node))?.is_none() {
                 break;
@@ -371,11 +409,12 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, Node> {
         let Node::Span(at) = self.1 else {
             return d.deserialize_map(self);
         };
-        self.0.line = self.0.pos.line();
+        self.0.loc = Location::Line(self.0.pos.line());
         let v = Value::deserialize(d)?;
         match at {
             At::Otlp(..) => self.0.otlp_span(v, at),
             At::Jaeger(..) => self.0.jaeger_span(v, at),
+            At::Zipkin(..) => self.0.zipkin_span(v, at),
         }
         Ok(())
     }
@@ -383,8 +422,8 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, Node> {
 
 /// The service a span of OTLP resource `r` carries until the resource's
 /// `resource` is read (it may come after the spans).
-fn resource_placeholder(r: usize) -> String {
-    format!("\u{1}resource:{r}")
+fn resource_placeholder(doc: usize, r: usize) -> String {
+    format!("\u{1}resource:{doc}:{r}")
 }
 
 /// The service named by an OTLP resource's `service.name` attribute.
@@ -423,7 +462,7 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
                 }
                 (Node::Trace(d), "spans") => List::JaegerSpans(d),
                 (Node::Trace(_), "traceID") => {
-                    trace = text(&map.next_value::<Value>()?);
+                    trace = id_text(&map.next_value::<Value>()?);
                     continue;
                 }
                 _ => {
@@ -437,7 +476,8 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
             Node::Resource(r) => {
                 let service = c.service.take();
                 let service = service.unwrap_or_else(|| "unknown_service".into());
-                c.late_services.insert(resource_placeholder(r), service);
+                c.late_services
+                    .insert(resource_placeholder(c.doc, r), service);
             }
             Node::Trace(_) => {
                 for s in &mut c.pending {
@@ -458,20 +498,26 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
     }
 }
 
-/// The document: an object with OTLP `resourceSpans` or Jaeger `data`.
+/// The document: an object with OTLP `resourceSpans` or Jaeger `data`,
+/// or a Zipkin array of spans.
 struct Doc<'a>(&'a mut Collector);
 
 impl<'de> DeserializeSeed<'de> for Doc<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
+        d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Doc<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object with `resourceSpans` (OTLP) or `data` (Jaeger)")
+        f.write_str(
+            "a JSON object with `resourceSpans` (OTLP) or `data` (Jaeger), or an array of Zipkin spans",
+        )
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Seed(self.0, List::Zipkin).visit_seq(seq)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<String>()? {
@@ -491,43 +537,73 @@ pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
     read_requests(input, name)?.merged()
 }
 
-/// Reads OTLP or Jaeger JSON spans, grouped by request.
+/// Reads spans (OTLP JSON or JSON lines, OTLP protobuf, Jaeger JSON,
+/// Zipkin v2 JSON), grouped by request.
 pub fn read_requests<R: Read>(input: R, name: &str) -> Result<Requests, ReadError> {
-    let (input, pos) = LineCounter::new(input);
+    read_requests_of(vec![(input, name.to_string())])
+}
+
+/// Reads several span files as one, each in any of the forms
+/// [`read_requests`] reads: the spans of one trace id are one request,
+/// whichever files they are in. The requests are named after the first
+/// file; each problem names its own.
+pub fn read_requests_of<R: Read>(inputs: Vec<(R, String)>) -> Result<Requests, ReadError> {
+    let first = inputs.first().map_or(String::new(), |i| i.1.clone());
     let mut c = Collector {
-        pos,
-        problems: Problems::new(name, KIND),
+        pos: Position::default(),
+        problems: Problems::new(&first, KIND),
         pending: Vec::new(),
         service: None,
         late_services: HashMap::new(),
         sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)),
         spans: 0,
-        line: 1,
+        doc: 0,
+        loc: Location::Line(1),
     };
-    let mut de = serde_json::Deserializer::from_reader(input);
-    if let Err(e) = Doc(&mut c).deserialize(&mut de).and_then(|()| de.end()) {
-        let line = e.line() as u64;
-        // Spans of a resource or trace cut short keep the service known.
-        c.flush();
-        if c.spans == 0 && c.problems.count() == 0 {
-            return Err(c.problems.fatal(
-                Some(line),
-                format!("expected OpenTelemetry or Jaeger JSON spans: {e}"),
-            ));
+    let mut problems = Problems::new(&first, KIND);
+    let mut bytes = 0;
+    for (input, name) in inputs {
+        c.problems = Problems::new(&name, KIND);
+        read_one(input, &name, &mut c)?;
+        bytes += c.pos.bytes();
+        problems.more += c.problems.more;
+        for p in c.problems.list.drain(..) {
+            problems.push(p);
         }
-        let read = format!("the {} spans before it are read", c.spans);
-        let err = c.problems.syntax(line, &e, &read);
-        c.problems.list.push(err);
+        c.doc += 1;
     }
-    if c.spans == 0 {
+    let sorted = c.sorted.finish();
+    let sorted = sorted.map_err(|e| disk_error(&first, "group the spans by request in", e))?;
+    Requests::new(sorted, c.late_services, problems, bytes, &first)
+}
+
+/// Reads one file's spans into `c`; an error when it holds none.
+fn read_one<R: Read>(mut input: R, name: &str, c: &mut Collector) -> Result<(), ReadError> {
+    let mut head = Vec::with_capacity(HEAD);
+    let io = |e: io::Error| ReadError::new(name, Location::File, format!("read error: {e}"), true);
+    input
+        .by_ref()
+        .take(HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let whole = head.len() < HEAD;
+    let framing =
+        looks_like_protobuf(&head, whole, name).then(|| sniff::framing_of_named(&head, whole));
+    let (input, pos) = LineCounter::new(io::Cursor::new(head).chain(input));
+    c.pos = pos;
+    let before = c.spans;
+    match framing {
+        Some(framing) => proto::read(input, framing, c)?,
+        None => docs::read(input, c, before)?,
+    }
+    if c.spans == before {
         let mut msg =
-            "no spans found (expected OTLP `resourceSpans` or Jaeger `data[].spans`)".to_string();
+            "no spans found (expected OTLP `resourceSpans`, Jaeger `data[].spans` or Zipkin spans)"
+                .to_string();
         if let Some(first) = c.problems.list.first() {
             msg += &format!(" ({} problems; the first: {first})", c.problems.count());
         }
         return Err(c.problems.fatal(None, msg));
     }
-    let sorted = c.sorted.finish();
-    let sorted = sorted.map_err(|e| disk_error(name, "group the spans by request in", e))?;
-    Requests::new(sorted, c.late_services, c.problems, c.pos.bytes(), name)
+    Ok(())
 }

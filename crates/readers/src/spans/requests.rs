@@ -248,11 +248,13 @@ impl Requests {
         self.imported(all, self.problems.clone(), self.bytes)
     }
 
-    /// One request's records, with the file's problems first (as
+    /// One request's records (`id` in hex of any case, or base64), with
+    /// the file's problems first (as
     /// [`super::read`] gives a file holding only this request); `None` when
     /// no span has this trace id. Links to spans of other requests are
     /// dropped.
     pub fn request(&self, id: &str) -> Option<Result<Imported, ReadError>> {
+        let id = super::ids::normalize(id);
         let found = (|| {
             let mut groups = self.groups()?;
             while let Some((trace, spans)) = groups.next_group()? {

@@ -1,0 +1,110 @@
+//! The same spans in every form OpenTelemetry users have on disk, written
+//! by the OpenTelemetry Python SDK's encoders (examples/spans/otel): each
+//! gives the same per-request analysis, compressed or not, by name or on
+//! standard input; `--trace` takes the id in any spelling.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const FORMS: [&str; 6] = [
+    "otlp.json",
+    "base64.json",
+    "export.jsonl",
+    "otlp.pb",
+    "delimited.pb",
+    "zipkin.json",
+];
+
+/// Each request's id, length and bounding service and state.
+fn per_trace(v: &Value) -> Vec<(String, u64, String, String)> {
+    let rows = v["per_trace"].as_array().expect("per_trace");
+    rows.iter()
+        .map(|r| {
+            (
+                r["trace_id"].as_str().unwrap().to_string(),
+                r["length_ns"].as_u64().unwrap(),
+                r["top"]["sm"].as_str().unwrap().to_string(),
+                r["top"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_form_gives_the_same_requests() {
+    let want = per_trace(&json_of(&[
+        "analyze",
+        &example("spans/otel/otlp.json"),
+        "--json",
+    ]));
+    let id = |n: u8| format!("5b8efff798038103d269b633813f000{n}");
+    let row = |n, ms: u64, sm: &str, st: &str| (id(n), ms * 1_000_000, sm.into(), st.into());
+    assert_eq!(
+        want,
+        [
+            row(1, 57, "cart", "load cart"),
+            row(2, 132, "db", "SELECT orders"),
+            row(3, 128, "payment", "charge"),
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for form in FORMS {
+        let path = example(&format!("spans/otel/{form}"));
+        let v = json_of(&["analyze", &path, "--json"]);
+        assert_eq!(per_trace(&v), want, "{form}");
+        // zstd-compressed, under a name that says nothing.
+        let body = std::fs::read(&path).unwrap();
+        let packed = zstd::encode_all(&body[..], 3).unwrap();
+        let p = write(dir.path(), "spans.bin", packed);
+        let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+        assert_eq!(per_trace(&v), want, "{form} compressed");
+    }
+}
+
+#[test]
+fn protobuf_on_standard_input_is_told_from_its_content() {
+    let body = std::fs::read(example("spans/otel/delimited.pb")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_critpath"))
+        .args([
+            "analyze",
+            "-",
+            "--trace",
+            "W47/95gDgQPSabYzgT8AAg==",
+            "--json",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&body).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["critical_path"]["length_ns"], 132_000_000);
+}
+
+#[test]
+fn a_damaged_line_of_json_lines_is_named_and_the_rest_analyzed() {
+    let body = std::fs::read_to_string(example("spans/otel/export.jsonl")).unwrap();
+    let mut lines: Vec<String> = body.lines().map(String::from).collect();
+    // Line 3 corrupt (a value that is not JSON) in the middle.
+    lines[2].truncate(100);
+    lines[2] += " x }";
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "d.jsonl", lines.join("\n") + "\n");
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("d.jsonl:") && err.contains("corrupt"), "{err}");
+    assert!(err.contains("reading goes on at line 4"), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Three requests still, without the db spans of line 3.
+    let rows = per_trace(&v);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[1].2, "frontend", "{rows:?}");
+}
