@@ -86,13 +86,16 @@ pub fn write_file<T>(
     stage(path, inputs, write)?.commit()
 }
 
+/// A temporary file and its place on the list of partial files.
+type Temporary = (tempfile::NamedTempFile, interrupt::Partial);
+
 /// An output written whole, not yet in place: [`Staged::commit`] renames
 /// it onto its path; dropped, it is removed. Outputs that belong together
 /// are all staged, then all committed.
 pub struct Staged<T> {
     path: PathBuf,
     /// The temporary file (none when the output was written through).
-    tmp: Option<(tempfile::NamedTempFile, interrupt::Partial)>,
+    tmp: Option<Temporary>,
     value: T,
 }
 
@@ -243,7 +246,7 @@ fn replace<T>(
     path: &Path,
     existing: Option<&Metadata>,
     write: impl FnOnce(BufWriter<File>) -> io::Result<T>,
-) -> io::Result<(T, (tempfile::NamedTempFile, interrupt::Partial))> {
+) -> io::Result<(T, Temporary)> {
     let mode = existing.map_or(0o666, |m| m.mode() & 0o777);
     let (tmp, listed) = interrupt::partial_file(|| temporary_beside(path, mode))?;
     if let Some(m) = existing {

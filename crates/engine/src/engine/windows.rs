@@ -49,11 +49,9 @@ impl Windows {
         // At most this many windows are new (the span's, less any kept).
         let spans = (b - 1) / d - a / d + 1;
         if self.per.len() as u64 + spans > self.max.saturating_add(1) {
-            let kept = self.per.keys();
-            let lo = kept.clone().next().map_or(a, |k| a.min(k * d));
-            let hi = kept
-                .last()
-                .map_or(b, |k| b.max(k.saturating_add(1).saturating_mul(d)));
+            let lo = (self.per.first_key_value()).map_or(a, |(k, _)| a.min(k * d));
+            let hi = (self.per.last_key_value())
+                .map_or(b, |(k, _)| b.max(k.saturating_add(1).saturating_mul(d)));
             self.per.clear();
             self.over = Some((lo, hi));
             return;
