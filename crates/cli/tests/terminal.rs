@@ -151,7 +151,7 @@ fn a_verdict_wider_than_the_terminal_takes_two_lines() {
         "{}/../../examples/chrome/pipeline.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    let one = "bound by decoder:11: decode — 65% of an 80.00 µs path; 2× faster → 6.2% shorter (another path takes over)";
+    let one = "bound by decoder: decode — 65% of an 80.00 µs path; 2× faster → 6.2% shorter (another path takes over)";
     // Piped, with no COLUMNS: one line, whatever its width.
     let out = ok(&run_cols(None, &["analyze", &pipeline]));
     assert_eq!(out.lines().next().unwrap(), one);
@@ -164,7 +164,7 @@ fn a_verdict_wider_than_the_terminal_takes_two_lines() {
     assert_eq!(
         lines,
         [
-            "bound by decoder:11: decode — 65% of an 80.00 µs path;",
+            "bound by decoder: decode — 65% of an 80.00 µs path;",
             "  2× faster → 6.2% shorter (another path takes over)"
         ]
     );
@@ -321,7 +321,7 @@ fn critical_beyond_total_is_explained() {
         &["analyze", &example("chrome/pipeline.json")],
     ));
     assert!(
-        out.contains("critical time exceeds total time for decoder:11: decode (52.00 µs critical, 40.00 µs total)"),
+        out.contains("critical time exceeds total time for decoder: decode (52.00 µs critical, 40.00 µs total)"),
         "{out}"
     );
     let fig3 = ok(&run_cols(None, &["analyze", &example("nic-fig3.jsonl")]));

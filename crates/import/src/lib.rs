@@ -100,7 +100,14 @@ impl RecordSource for AnySource {
             AnySource::Perf(r) => r.summary(),
             AnySource::Annotations(r) => r.summary(),
             AnySource::Gpu(r) => r.summary(),
+            AnySource::Memory(r, _) => r.summary(),
             _ => Default::default(),
+        }
+    }
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        match self {
+            AnySource::Memory(r, _) => r.inferred_links(),
+            _ => Vec::new(),
         }
     }
     fn scope(&mut self) -> critpath_trace::Scope {

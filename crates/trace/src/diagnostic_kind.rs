@@ -68,13 +68,18 @@ pub enum DiagnosticKind {
     /// The path is shorter than the time between its ends: waits on it are
     /// charged to no state.
     PathGap,
+    /// Links between threads inferred from the times of a trace without
+    /// flow events (a blocking call and its likely waker).
+    InferredLink,
+    /// Nothing links the path's thread to the other threads of a trace.
+    UnlinkedThreads,
 }
 
 use DiagnosticKind::*;
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 29] = [
+    pub const ALL: [DiagnosticKind; 31] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -104,6 +109,8 @@ impl DiagnosticKind {
         CommandGuessed,
         NotSystemWide,
         PathGap,
+        InferredLink,
+        UnlinkedThreads,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -138,6 +145,8 @@ impl DiagnosticKind {
             CommandGuessed => "command-guessed",
             NotSystemWide => "not-system-wide",
             PathGap => "path-gap",
+            InferredLink => "inferred-link",
+            UnlinkedThreads => "unlinked-threads",
         }
     }
 
@@ -175,6 +184,8 @@ impl DiagnosticKind {
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
             DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
+            InferredLink => "The trace has no flow events between these threads: each recognised blocking call (a join, a lock, a queue get, ...) was linked to the other thread whose end or release came closest before it returned. The links are guesses from the times; record flow events to make them exact.",
+            UnlinkedThreads => "Nothing links this thread to the others (no flow events, no recognised blocking call with a waker), so the critical path cannot leave it: the work of the other threads is not on it. Add flow events, or look at the busiest other thread named.",
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
