@@ -234,7 +234,8 @@ fn a_chrome_trace_sorted_on_disk_gives_the_analysis_sorted_in_memory() {
 fn chrome_threads_of_one_name_and_tid_stay_apart() {
     let dir = tempfile::tempdir().unwrap();
     // Two processes' thread 5, both named "w": two SMs named after their
-    // processes, not one whose slices would interleave; an async track
+    // processes (process 1's second thread makes 5 not its main thread),
+    // not one whose slices would interleave; an async track
     // whose name `CAT:ID` is that of a thread no metadata names takes the
     // next free name.
     let body = r#"[
@@ -256,7 +257,7 @@ fn chrome_threads_of_one_name_and_tid_stay_apart() {
         .collect();
     assert_eq!(
         sms.into_iter().collect::<Vec<_>>(),
-        ["1:9", "1:9#2", "w [pid 1]", "w [pid 2]"]
+        ["1:9", "1:9#2", "pid 1/w", "w [pid 2]"]
     );
     assert_eq!(crit(&v, "w [pid 2]", "b"), 20_000);
 }

@@ -330,9 +330,9 @@ impl Collector {
     /// A slice's name as a symbol; a blocking call or a release is noted.
     fn slice_name(&mut self, name: &str) -> Sym {
         let sym = self.records.strings.intern(name);
-        if !self.scan.classes.contains_key(&sym.0) {
-            self.scan.classes.insert(sym.0, blocking::classify(name));
-        }
+        (self.scan.classes)
+            .entry(sym.0)
+            .or_insert_with(|| blocking::classify(name));
         sym
     }
 

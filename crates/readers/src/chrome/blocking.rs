@@ -189,15 +189,17 @@ pub fn classify(name: &str) -> Class {
     }
 }
 
-/// The releases that can wake a wait of kind `w`, best first; a thread's or
-/// process's end is tried besides them for every kind.
-pub fn wakers(w: Wait) -> &'static [Release] {
+/// The releases that can wake a wait of kind `w`, in tiers tried in turn:
+/// the waker is the closest release of the first tier that has one; with
+/// `true`, a thread's end counts in that tier too.
+pub fn wakers(w: Wait) -> &'static [(&'static [Release], bool)] {
+    use Release::*;
     match w {
-        Wait::Join | Wait::ProcessJoin => &[],
-        Wait::QueueGet => &[Release::Put, Release::Write, Release::Unlock],
-        Wait::QueuePut => &[Release::Get, Release::Unlock],
-        Wait::Sync => &[Release::Unlock, Release::Put, Release::Get],
-        Wait::Io => &[Release::Write, Release::Put, Release::Unlock],
+        Wait::Join | Wait::ProcessJoin => &[(&[], true)],
+        Wait::QueueGet => &[(&[Put], false), (&[Write, Unlock], true)],
+        Wait::QueuePut => &[(&[Get], false), (&[Unlock], true)],
+        Wait::Sync => &[(&[Unlock, Put, Get, Write], true)],
+        Wait::Io => &[(&[Write, Put, Unlock], true)],
     }
 }
 

@@ -175,16 +175,25 @@ pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>]) -> Vec<Link> {
     for w in &scan.waits {
         let window = (w.start, w.end);
         let own = pid_of(w.track);
+        // A thread's end in its own process for a join; a process's end in
+        // another for a process join.
+        let end_ok = |t: u32| match w.kind {
+            Wait::Join => pid_of(t) == own,
+            Wait::ProcessJoin => pid_of(t) != own,
+            _ => true,
+        };
         let found = wakers(w.kind)
             .iter()
-            .filter_map(|r| scan.releases.get(r))
-            .find_map(|list| latest(list, window, w.track, |_| true))
-            .or_else(|| match w.kind {
-                // A thread's end in its own process first; a process's end
-                // in another.
-                Wait::Join => latest(&ends, window, w.track, |t| pid_of(t) == own),
-                Wait::ProcessJoin => latest(&ends, window, w.track, |t| pid_of(t) != own),
-                _ => None,
+            .find_map(|&(classes, with_ends)| {
+                let released = (classes.iter())
+                    .filter_map(|r| scan.releases.get(r))
+                    .filter_map(|list| latest(list, window, w.track, |_| true));
+                let ended = with_ends
+                    .then(|| latest(&ends, window, w.track, end_ok))
+                    .flatten();
+                released
+                    .chain(ended)
+                    .max_by_key(|&(t, tr)| (t, std::cmp::Reverse(tr)))
             })
             .or_else(|| latest(&ends, window, w.track, |_| true));
         if let Some((sent, waker)) = found {
@@ -270,6 +279,17 @@ mod tests {
         assert_eq!(links.len(), 1);
         assert_eq!((links[0].waker, links[0].sent), (1, 40));
         assert_eq!(links[0].kind, Wait::QueueGet);
+    }
+
+    #[test]
+    fn a_lock_wait_takes_the_closest_release_of_any_kind() {
+        let mut s = scan(&[
+            &[(0, 50, "Condition.wait"), (1, 49, "_thread.lock.acquire")],
+            &[(10, 20, "_thread.lock.release"), (20, 100, "more")],
+            &[(25, 30, "Queue.put"), (40, 100, "more")],
+        ]);
+        let links = infer(&mut s, &[Some("1"), Some("1"), Some("1")]);
+        assert_eq!((links[0].waker, links[0].sent), (2, 30));
     }
 
     #[test]
