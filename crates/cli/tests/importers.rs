@@ -28,21 +28,21 @@ fn chrome_slices_nesting_and_flows() {
     let p = write(dir.path(), "t.json", body);
     let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
     assert_eq!(v["critical_path"]["length_ns"], 40_000);
-    assert_eq!(crit(&v, "A:1", "work"), 6_000);
-    assert_eq!(crit(&v, "A:1", "parse"), 4_000);
-    assert_eq!(crit(&v, "A:1", "cleanup"), 30_000);
+    assert_eq!(crit(&v, "A", "work"), 6_000);
+    assert_eq!(crit(&v, "A", "parse"), 4_000);
+    assert_eq!(crit(&v, "A", "cleanup"), 30_000);
     // To B's end instead: A's first 10 µs, then the flow, then 'handle' 15.
-    let v = json_of(&["analyze", p.to_str().unwrap(), "--json", "--to", "B:2"]);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json", "--to", "B"]);
     assert_eq!(v["critical_path"]["length_ns"], 25_000);
-    assert_eq!(v["critical_path"]["start"]["sm"], "A:1");
-    assert_eq!(crit(&v, "B:2", "handle"), 15_000);
-    assert_eq!(crit(&v, "A:1", "work"), 6_000);
+    assert_eq!(v["critical_path"]["start"]["sm"], "A");
+    assert_eq!(crit(&v, "B", "handle"), 15_000);
+    assert_eq!(crit(&v, "A", "work"), 6_000);
     // The gap on B before the flow is a state of its own.
     let idle = v["states"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["sm"] == "B:2" && s["state"] == "idle")
+        .find(|s| s["sm"] == "B" && s["state"] == "idle")
         .unwrap();
     assert_eq!(idle["total_ns"], 9_000);
 }
@@ -218,7 +218,7 @@ fn a_chrome_trace_sorted_on_disk_gives_the_analysis_sorted_in_memory() {
     let v: serde_json::Value = serde_json::from_slice(&memory).unwrap();
     assert_eq!(v["critical_path"]["length_ns"], (3000 * 13 - 3) * 1000);
     let work: u64 = (1..=4)
-        .map(|t| crit(&v, &format!("relay:{t}"), "work"))
+        .map(|t| crit(&v, &format!("relay [tid {t}]"), "work"))
         .sum();
     assert_eq!(work, 3000 * 10_000);
     // A budget of a few items: hundreds of runs on disk, merged by levels.
@@ -233,16 +233,19 @@ fn a_chrome_trace_sorted_on_disk_gives_the_analysis_sorted_in_memory() {
 #[test]
 fn chrome_threads_of_one_name_and_tid_stay_apart() {
     let dir = tempfile::tempdir().unwrap();
-    // Two processes' thread 5, both named "w": two SMs, not one whose
-    // slices would interleave; an async track literally named "w:5#2"
-    // takes the next free name.
+    // Two processes' thread 5, both named "w": two SMs named after their
+    // processes (process 1's second thread makes 5 not its main thread),
+    // not one whose slices would interleave; an async track
+    // whose name `CAT:ID` is that of a thread no metadata names takes the
+    // next free name.
     let body = r#"[
       {"ph":"M","name":"thread_name","pid":1,"tid":5,"args":{"name":"w"}},
       {"ph":"M","name":"thread_name","pid":2,"tid":5,"args":{"name":"w"}},
       {"ph":"X","name":"a","pid":1,"tid":5,"ts":0,"dur":10},
       {"ph":"X","name":"b","pid":2,"tid":5,"ts":5,"dur":20},
-      {"ph":"b","name":"c","cat":"w","id":"5#2","pid":1,"tid":5,"ts":1},
-      {"ph":"e","name":"c","cat":"w","id":"5#2","pid":1,"tid":5,"ts":3}
+      {"ph":"X","name":"d","pid":1,"tid":9,"ts":5,"dur":2},
+      {"ph":"b","name":"c","cat":"1","id":"9","pid":1,"tid":5,"ts":1},
+      {"ph":"e","name":"c","cat":"1","id":"9","pid":1,"tid":5,"ts":3}
     ]"#;
     let p = write(dir.path(), "t.json", body);
     let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
@@ -254,9 +257,9 @@ fn chrome_threads_of_one_name_and_tid_stay_apart() {
         .collect();
     assert_eq!(
         sms.into_iter().collect::<Vec<_>>(),
-        ["w:5", "w:5#2", "w:5#2#2"]
+        ["1:9", "1:9#2", "pid 1/w", "w [pid 2]"]
     );
-    assert_eq!(crit(&v, "w:5#2", "b"), 20_000);
+    assert_eq!(crit(&v, "w [pid 2]", "b"), 20_000);
 }
 
 #[test]
@@ -427,9 +430,9 @@ fn a_chrome_flow_step_receives_from_the_event_before_it() {
     ]}"#;
     let p = write(dir.path(), "flow.json", body);
     let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
-    assert_eq!(v["critical_path"]["start"]["sm"], "consumer:1");
-    assert_eq!(crit(&v, "consumer:1", "prep"), 31_000);
-    assert_eq!(crit(&v, "producer:2", "produce"), 20_000);
+    assert_eq!(v["critical_path"]["start"]["sm"], "consumer");
+    assert_eq!(crit(&v, "consumer", "prep"), 31_000);
+    assert_eq!(crit(&v, "producer", "produce"), 20_000);
 }
 
 #[test]

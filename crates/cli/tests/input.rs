@@ -122,7 +122,7 @@ fn a_trace_on_standard_input_reads_as_the_file() {
 fn commands_that_read_the_trace_twice_work_on_stdin() {
     let path = fixture("chrome.json");
     let body = std::fs::read(&path).unwrap();
-    let args = ["whatif", "--speedup", "decoder:11:decode=2", "--json"];
+    let args = ["whatif", "--speedup", "decoder:decode=2", "--json"];
     let mut file_args = args.to_vec();
     file_args.insert(1, path.to_str().unwrap());
     let want = json_of(&file_args);

@@ -151,7 +151,7 @@ fn a_verdict_wider_than_the_terminal_takes_two_lines() {
         "{}/../../examples/chrome/pipeline.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    let one = "bound by decoder:11: decode — 65% of an 80.00 µs path; 2× faster → 6.2% shorter (another path takes over)";
+    let one = "bound by decoder: decode — 65% of an 80.00 µs path; 2× faster → 6.2% shorter (another path takes over)";
     // Piped, with no COLUMNS: one line, whatever its width.
     let out = ok(&run_cols(None, &["analyze", &pipeline]));
     assert_eq!(out.lines().next().unwrap(), one);
@@ -164,7 +164,7 @@ fn a_verdict_wider_than_the_terminal_takes_two_lines() {
     assert_eq!(
         lines,
         [
-            "bound by decoder:11: decode — 65% of an 80.00 µs path;",
+            "bound by decoder: decode — 65% of an 80.00 µs path;",
             "  2× faster → 6.2% shorter (another path takes over)"
         ]
     );
@@ -316,7 +316,7 @@ fn too_many_windows_are_folded() {
 
 #[test]
 fn no_state_is_more_critical_than_long() {
-    // decoder:11's decode ends with a recv of a frame sent 12 µs before
+    // decoder's decode ends with a recv of a frame sent 12 µs before
     // decode began: that wait counts in its total too.
     let trace = example("chrome/pipeline.json");
     let out = ok(&run_cols(None, &["analyze", &trace]));
@@ -326,7 +326,7 @@ fn no_state_is_more_critical_than_long() {
     let rows = json["states"].as_array().unwrap();
     let decode = rows
         .iter()
-        .find(|r| r["sm"] == "decoder:11" && r["state"] == "decode")
+        .find(|r| r["sm"] == "decoder" && r["state"] == "decode")
         .expect("decode row");
     assert_eq!(decode["critical_ns"], 52_000, "{decode}");
     assert_eq!(decode["total_ns"], 52_000, "{decode}");

@@ -119,6 +119,10 @@ pub struct PathSegment {
     pub inter: bool,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// An inter-SM edge whose link the reader inferred from the times of a
+    /// trace without flow events (docs/event-model.md); absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
 }
 
 /// A state's share of the critical path inside one time window.

@@ -77,6 +77,9 @@ impl RecordSource for AnySource {
     fn summary(&mut self) -> Summary {
         self.inner.summary()
     }
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        self.inner.inferred_links()
+    }
     fn scope(&mut self) -> Scope {
         self.inner.scope()
     }

@@ -32,6 +32,11 @@ use std::collections::{HashMap, HashSet};
 
 use std::io::{BufRead, BufReader, Read};
 
+mod blocking;
+mod linking;
+mod names;
+mod waits;
+
 /// What the messages call this format.
 const KIND: &str = "Chrome/Perfetto trace JSON";
 
@@ -117,7 +122,7 @@ struct Collector {
     saw_events: bool,
     event_line: u64,
     events: usize,
-    names: HashMap<(String, String), String>,
+    names: names::Names,
     /// Each track's number and placeholder SM.
     tracks: HashMap<TrackKey, (u32, Sym)>,
     keys: Vec<TrackKey>,
@@ -130,6 +135,10 @@ struct Collector {
     /// The latest time seen, where slices still open at the end close.
     last: u64,
     records: Tracks<Phase>,
+    /// Blocking calls and releases, seen as the tracks are nested.
+    scan: waits::Scan,
+    /// Tracks with flow events.
+    linked: HashSet<u32>,
 }
 
 fn id_text(v: Option<&Value>) -> Option<String> {
@@ -163,7 +172,7 @@ impl Collector {
             saw_events: bare_array,
             event_line: 1,
             events: 0,
-            names: HashMap::new(),
+            names: names::Names::default(),
             tracks: HashMap::new(),
             keys: Vec::new(),
             slices: ExtSort::new(extsort::sort_budget(SLICE_BUDGET)),
@@ -172,6 +181,8 @@ impl Collector {
             steps: HashMap::new(),
             last: 0,
             records: Tracks::new(),
+            scan: waits::Scan::default(),
+            linked: HashSet::new(),
         }
     }
 
@@ -206,7 +217,9 @@ impl Collector {
     fn flow_point(&mut self, t: u64, track: TrackKey, send: bool, prefix: &str, id: &str) {
         self.last = self.last.max(t);
         self.flows += 1;
-        let who = Who::Sm(self.track(track).1);
+        let (n, sm) = self.track(track);
+        self.linked.insert(n);
+        let who = Who::Sm(sm);
         let strings = &mut self.records.strings;
         let (link, numbered) = match id.parse::<u64>() {
             Ok(n) if n.to_string() == id => (LinkId::Num(n), Some(strings.intern(prefix))),
@@ -297,16 +310,31 @@ impl Collector {
     }
 
     fn metadata(&mut self, e: &Map<String, Value>) {
-        if str_of(e, "name") != Some("thread_name") {
-            return;
-        }
         let name = e
             .get("args")
             .and_then(|a| a.get("name"))
             .and_then(Value::as_str);
-        if let (Some(p), Some(t), Some(n)) = (id_text(e.get("pid")), id_text(e.get("tid")), name) {
-            self.names.insert((p, t.clone()), format!("{n}:{t}"));
+        let (Some(p), Some(n)) = (id_text(e.get("pid")), name) else {
+            return;
+        };
+        match (str_of(e, "name"), id_text(e.get("tid"))) {
+            (Some("thread_name"), Some(t)) => {
+                self.names.threads.insert((p, t), n.to_string());
+            }
+            (Some("process_name"), _) => {
+                self.names.processes.insert(p, n.to_string());
+            }
+            _ => {}
         }
+    }
+
+    /// A slice's name as a symbol; a blocking call or a release is noted.
+    fn slice_name(&mut self, name: &str) -> Sym {
+        let sym = self.records.strings.intern(name);
+        (self.scan.classes)
+            .entry(sym.0)
+            .or_insert_with(|| blocking::classify(name));
+        sym
     }
 
     /// A complete slice (`X`), and the flows bound to it.
@@ -327,10 +355,7 @@ impl Collector {
             return;
         };
         let tr = Self::thread(e);
-        let name = self
-            .records
-            .strings
-            .intern(str_of(e, "name").unwrap_or("?"));
+        let name = self.slice_name(str_of(e, "name").unwrap_or("?"));
         let track = self.track(tr.clone()).0;
         self.slice(track, ts, end, name, order as u64);
         if let Some(b) = id_text(e.get("bind_id")) {
@@ -359,10 +384,7 @@ impl Collector {
         };
         let track = self.track(tr).0;
         if ph == "B" || ph == "b" {
-            let name = self
-                .records
-                .strings
-                .intern(str_of(e, "name").unwrap_or("?"));
+            let name = self.slice_name(str_of(e, "name").unwrap_or("?"));
             self.last = self.last.max(ts);
             let order = order as u64;
             self.open.entry(track).or_default().push((ts, name, order));
@@ -466,17 +488,6 @@ impl Collector {
         Ok(())
     }
 
-    fn track_name(&self, k: &TrackKey) -> String {
-        match k {
-            TrackKey::Async(s) => s.clone(),
-            TrackKey::Thread(p, t) => self
-                .names
-                .get(&(p.clone(), t.clone()))
-                .cloned()
-                .unwrap_or_else(|| format!("{p}:{t}")),
-        }
-    }
-
     /// Slices still open at the end close at the last time seen.
     fn close_open(&mut self) {
         for (track, stack) in std::mem::take(&mut self.open) {
@@ -486,14 +497,13 @@ impl Collector {
         }
     }
 
-    /// Each track's final SM and its rank in name order. Tracks whose names
-    /// would be the same (two processes' threads of one tid and name) are
-    /// told apart as `NAME#2`, `NAME#3`, ... (the first such name free).
+    /// Each track's final SM and its rank in name order (names from
+    /// [`names`]). Tracks whose names would be the same are told apart as
+    /// `NAME#2`, `NAME#3`, ... (the first such name free).
     fn final_names(&mut self) -> (HashMap<Sym, Sym>, Vec<u32>) {
         let mut taken: HashSet<String> = HashSet::with_capacity(self.keys.len());
         let mut named: Vec<(String, u32)> = Vec::with_capacity(self.keys.len());
-        for (n, k) in self.keys.iter().enumerate() {
-            let base = self.track_name(k);
+        for (n, base) in self.names.track_names(&self.keys).into_iter().enumerate() {
             let mut name = base.clone();
             let mut i = 1;
             while taken.contains(&name) {
@@ -537,7 +547,8 @@ impl Collector {
             return Err(self.problems.fatal(None, msg));
         }
         let (rename, rank) = self.final_names();
-        let mut sorted = self.slices.finish().map_err(fail)?;
+        let slices = std::mem::replace(&mut self.slices, ExtSort::new(1));
+        let mut sorted = slices.finish().map_err(fail)?;
         let mut err = None;
         let mut peeked = next_slice(&mut sorted, &mut err);
         while let Some(track) = peeked.map(|n| n.track) {
@@ -551,14 +562,16 @@ impl Collector {
                 peeked: &mut peeked,
                 track,
                 err: &mut err,
+                scan: &mut self.scan,
             };
             self.records.nest(sm, slices, Phase::Track, Phase::Track);
         }
         if let Some(e) = err.take() {
             return Err(fail(e));
         }
+        let (findings, inferred) = self.link_threads(&rename);
         let source = self.records.finish(name, rename)?;
-        Ok(Imported::new(source, self.problems, self.bytes))
+        Ok(Imported::new(source, self.problems, self.bytes).with_findings(findings, inferred))
     }
 }
 
@@ -577,6 +590,7 @@ struct TrackSlices<'a> {
     peeked: &'a mut Option<Nested>,
     track: u32,
     err: &'a mut Option<std::io::Error>,
+    scan: &'a mut waits::Scan,
 }
 
 impl Iterator for TrackSlices<'_> {
@@ -584,6 +598,7 @@ impl Iterator for TrackSlices<'_> {
     fn next(&mut self) -> Option<Slice> {
         let n = self.peeked.filter(|n| n.track == self.track)?;
         *self.peeked = next_slice(self.sorted, self.err);
+        self.scan.see(self.track, n.start, n.end.0, n.name);
         Some(n.slice())
     }
 }

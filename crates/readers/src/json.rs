@@ -5,7 +5,9 @@
 //! those problems beside the records as the JSONL reader does.
 
 use crate::tracks::TrackSource;
-use critpath_trace::{Interner, Location, Pos, ReadError, Record, RecordSource, Summary};
+use critpath_trace::{
+    Diagnostic, Interner, Location, Pos, ReadError, Record, RecordSource, Summary,
+};
 use serde_json::Value;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -178,6 +180,10 @@ pub struct Imported {
     unlisted: ReadError,
     records: TrackSource,
     bytes: u64,
+    /// What the reader found about the input as a whole.
+    findings: Vec<Diagnostic>,
+    /// Receives whose links were inferred, as (SM, time).
+    inferred: Vec<(String, u64)>,
 }
 
 impl Imported {
@@ -197,7 +203,22 @@ impl Imported {
             unlisted,
             records,
             bytes,
+            findings: Vec::new(),
+            inferred: Vec::new(),
         }
+    }
+
+    /// The records with what the reader found about the input as a whole
+    /// (handed out by `summary`) and the receives whose links it inferred
+    /// (SM, time).
+    pub fn with_findings(
+        mut self,
+        findings: Vec<Diagnostic>,
+        inferred: Vec<(String, u64)>,
+    ) -> Self {
+        self.findings = findings;
+        self.inferred = inferred;
+        self
     }
 
     /// The problems not yet handed out.
@@ -224,6 +245,11 @@ impl RecordSource for Imported {
         self.bytes
     }
     fn summary(&mut self) -> Summary {
-        self.records.summary()
+        let mut s = self.records.summary();
+        s.diagnostics.append(&mut self.findings);
+        s
+    }
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        std::mem::take(&mut self.inferred)
     }
 }

@@ -43,6 +43,7 @@ pub struct Recorder<'a, S: RecordSource + ?Sized> {
     cap: usize,
     scope: Scope,
     summary: Option<Summary>,
+    inferred: Vec<(String, u64)>,
 }
 
 impl<'a, S: RecordSource + ?Sized> Recorder<'a, S> {
@@ -53,6 +54,7 @@ impl<'a, S: RecordSource + ?Sized> Recorder<'a, S> {
             cap,
             scope: Scope::default(),
             summary: None,
+            inferred: Vec::new(),
         }
     }
 
@@ -80,6 +82,7 @@ impl<'a, S: RecordSource + ?Sized> Recorder<'a, S> {
             strings: self.src.strings().clone(),
             scope: self.scope,
             summary,
+            inferred: self.inferred,
             at: 0,
             errors_at: 0,
             transients_at: 0,
@@ -113,6 +116,10 @@ impl<S: RecordSource + ?Sized> RecordSource for Recorder<'_, S> {
         self.summary = Some(s.clone());
         s
     }
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        self.inferred = self.src.inferred_links();
+        self.inferred.clone()
+    }
     fn scope(&mut self) -> Scope {
         self.scope = self.src.scope();
         self.scope.clone()
@@ -136,6 +143,8 @@ pub struct Replay {
     strings: Interner,
     scope: Scope,
     summary: Summary,
+    /// The receives whose links the source inferred (SM, time).
+    inferred: Vec<(String, u64)>,
     at: usize,
     errors_at: usize,
     transients_at: usize,
@@ -209,6 +218,9 @@ impl RecordSource for Replay {
     }
     fn summary(&mut self) -> Summary {
         self.summary.clone()
+    }
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        self.inferred.clone()
     }
     fn scope(&mut self) -> Scope {
         self.scope.clone()

@@ -74,6 +74,11 @@ pub enum DiagnosticKind {
     /// Spans whose context was lost on the way: requests of one service in
     /// a file of several, orphan spans, client spans with no server child.
     SpanContext,
+    /// Links between threads inferred from the times of a trace without
+    /// flow events (a blocking call and its likely waker).
+    InferredLink,
+    /// Nothing links the path's thread to the other threads of a trace.
+    UnlinkedThreads,
 }
 
 use DiagnosticKind::*;
@@ -126,7 +131,7 @@ impl Serialize for Severity {
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 31] = [
+    pub const ALL: [DiagnosticKind; 33] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -158,6 +163,8 @@ impl DiagnosticKind {
         PathGap,
         ChildOutlivesParent,
         SpanContext,
+        InferredLink,
+        UnlinkedThreads,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -194,6 +201,8 @@ impl DiagnosticKind {
             PathGap => "path-gap",
             ChildOutlivesParent => "child-outlives-parent",
             SpanContext => "span-context",
+            InferredLink => "inferred-link",
+            UnlinkedThreads => "unlinked-threads",
         }
     }
 
@@ -231,6 +240,8 @@ impl DiagnosticKind {
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
             DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
+            InferredLink => "The trace has no flow events between these threads: each recognised blocking call (a join, a lock, a queue get, ...) was linked to the other thread whose end or release came closest before it returned. The links are guesses from the times; record flow events to make them exact.",
+            UnlinkedThreads => "Nothing links this thread to the others (no flow events, no recognised blocking call with a waker), so the critical path cannot leave it: the work of the other threads is not on it. Add flow events, or look at the busiest other thread named.",
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
             ChildOutlivesParent => "Some spans ended after the parent span that called them (a server span ends after its response is written): each was cut at its parent's end, when the parent had its answer, so that no path outlasts the request.",
@@ -245,7 +256,7 @@ impl DiagnosticKind {
             WaitAdvancedEarly | RecvWithoutSend | PendingSendDropped | Disconnected
             | StackMismatch | InputSkipped | InputCut | CutShort | DamagedInput
             | LostAnnotations | LostEvents | CollectiveUnmatched | DuplicateRank
-            | NotSystemWide | PathGap | SpanContext => Severity::ChangesAnswer,
+            | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => Severity::ChangesAnswer,
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
             | ChildOutlivesParent => Severity::WorthKnowing,

@@ -85,6 +85,13 @@ pub trait RecordSource {
     fn summary(&mut self) -> Summary {
         Summary::default()
     }
+    /// Called once after the last record: the receives whose link the
+    /// reader inferred rather than read (a waker guessed from the times of a
+    /// trace without flow events), as (SM, time): the path's edges into
+    /// them are marked `inferred`.
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
     /// The part of the trace worth analysing when the user names none
     /// (`--from`/`--to`): a recording of one command runs from its start to
     /// the exit of its main thread.

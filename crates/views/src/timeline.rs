@@ -426,6 +426,7 @@ mod tests {
                 inter: false,
                 start_ns: 0,
                 end_ns: span,
+                inferred: false,
             }]),
             ..Analysis::default()
         }

@@ -268,6 +268,10 @@ impl Engine<'_> {
             None if alive => self.awaited(sm, &b, (t, pos)),
             None => (None, false),
         };
+        // A state that a waited link ended is a wait (no `long-state`).
+        if intra_zero && alive && b.cur_key != NONE32 {
+            self.m.keys[b.cur_key as usize].waited = true;
+        }
 
         // cgraph step and the intra-SM edge.
         let (cn, edge) = self.step(sm, b.cnode, (b.cur, b.cur_key), to, strings);

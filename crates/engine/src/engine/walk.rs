@@ -241,6 +241,7 @@ impl Engine<'_> {
             inter: seg.inter,
             start_ns: seg.span.0,
             end_ns: seg.span.1,
+            inferred: false,
         }
     }
 }
