@@ -259,7 +259,7 @@ impl DiagnosticKind {
             | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => Severity::ChangesAnswer,
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
-            | ChildOutlivesParent => Severity::WorthKnowing,
+            | ChildOutlivesParent | InferredLink => Severity::WorthKnowing,
             PreexistingThread | UnbalancedInterrupt | LateTransition | ClockOffset
             | OverheadCorrection => Severity::Routine,
         }
