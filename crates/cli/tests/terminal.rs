@@ -301,9 +301,9 @@ fn identical_runs_differ_in_nothing() {
 #[test]
 fn too_many_windows_are_folded() {
     let trace = example("chrome/pipeline.json");
-    let out = ok(&run_cols(None, &["analyze", &trace, "--window", "1ns"]));
+    let out = ok(&run_cols(None, &["analyze", &trace, "--window", "10ns"]));
     assert!(out.lines().count() < 100, "{} lines", out.lines().count());
-    assert!(out.contains("80000 windows are too many"), "{out}");
+    assert!(out.contains("8000 windows are too many"), "{out}");
     // A width that gives few windows still lists them.
     let out = ok(&run_cols(None, &["analyze", &trace, "--window", "20us"]));
     let listed = out
@@ -329,7 +329,7 @@ fn no_state_is_more_critical_than_long() {
         .find(|r| r["sm"] == "decoder" && r["state"] == "decode")
         .expect("decode row");
     assert_eq!(decode["critical_ns"], 52_000, "{decode}");
-    assert_eq!(decode["total_ns"], 52_000, "{decode}");
+    assert_eq!(decode["total_ns"], 55_000, "{decode}");
     for r in rows {
         assert!(r["critical_ns"].as_u64() <= r["total_ns"].as_u64(), "{r}");
     }

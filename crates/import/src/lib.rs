@@ -61,7 +61,7 @@ pub fn open(path: &Path) -> Result<AnySource, ReadError> {
 pub enum Opened {
     /// One trace, and its trace id (a span file's; `""` for other traces).
     Trace(Box<AnySource>, String),
-    Requests(spans::Requests),
+    Requests(Box<spans::Requests>),
 }
 
 /// Opens a trace as [`open`] does, except that a span file holding several
@@ -88,7 +88,7 @@ pub fn requests_of(input: Input, format: Format) -> Result<Opened, ReadError> {
             id,
         )
     } else {
-        Opened::Requests(requests)
+        Opened::Requests(Box::new(requests))
     })
 }
 
