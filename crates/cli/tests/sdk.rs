@@ -182,7 +182,7 @@ fn calibrated_overhead_is_subtracted_from_states_of_known_length() {
         "-o",
         html.to_str().unwrap(),
     ]);
-    assert!(r.status.success());
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let html = std::fs::read_to_string(&html).unwrap();
     assert!(
         html.contains("overhead correction: "),
