@@ -206,7 +206,10 @@ fn several_ranks_summarize_their_stragglers_and_take_what_ifs() {
         "{text}"
     );
     assert!(text.contains("and 9 more step(s)"), "{text}");
-    assert_eq!(text.matches("ProfilerStep#").count(), 3 + 3, "{text}");
+    let waits = text.lines().find(|l| l.contains("longest waits:")).unwrap();
+    assert_eq!(waits.matches("ProfilerStep#").count(), 3, "{text}");
+    // No line per step elsewhere (the table may show a few step states).
+    assert!(text.matches("ProfilerStep#").count() <= 3 + 3, "{text}");
     // The JSON keeps every step, in time order.
     args.push("--json");
     let v = json_of(&args);

@@ -36,6 +36,8 @@ fn peak(args: &[&str], stdin: Option<&Path>) -> (Output, u64) {
         Some(p) => Stdio::from(File::open(p).unwrap()),
         None => Stdio::null(),
     };
+    // The child is reaped by wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(BIN)
         .args(args)
         .stdin(input)

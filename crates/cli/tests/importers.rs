@@ -550,3 +550,41 @@ fn a_span_file_of_one_service_requests_says_its_context_was_lost() {
     let d = v["diagnostics"].as_array().unwrap();
     assert!(d.iter().any(|d| d["kind"] == "span-context"), "{v}");
 }
+
+#[test]
+fn a_chrome_call_by_flow_waits_for_the_slice_it_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    // The client works 0-10 µs, then calls: `rpc` 10-95 with the flow
+    // leaving at 12; the server handles 20-90 (`parse` 20-30, `query`
+    // 30-90), and the client finishes 95-100. The client's `rpc` waits for
+    // the handler: the path goes through it (12 µs on the client, 8 on the
+    // server before `handle`, its 70, the client's last 10), and the query
+    // twice as fast shortens the request by 30.
+    let body = r#"{"traceEvents": [
+      {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"client"}},
+      {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"server"}},
+      {"ph":"X","name":"request","pid":1,"tid":1,"ts":0,"dur":100},
+      {"ph":"X","name":"rpc","pid":1,"tid":1,"ts":10,"dur":85},
+      {"ph":"s","name":"call","cat":"rpc","id":1,"pid":1,"tid":1,"ts":12},
+      {"ph":"f","name":"call","cat":"rpc","id":1,"pid":1,"tid":2,"ts":15},
+      {"ph":"X","name":"handle","pid":1,"tid":2,"ts":20,"dur":70},
+      {"ph":"X","name":"parse","pid":1,"tid":2,"ts":20,"dur":10},
+      {"ph":"X","name":"query","pid":1,"tid":2,"ts":30,"dur":60}
+    ]}"#;
+    let p = write(dir.path(), "call.json", body);
+    let p = p.to_str().unwrap();
+    let v = json_of(&["analyze", p, "--json", "--path"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000);
+    assert_eq!(crit(&v, "server", "query"), 60_000, "{v}");
+    // 2 µs before the flow leaves, 5 after the answer: the wait weighs 0.
+    assert_eq!(crit(&v, "client", "rpc"), 7_000);
+    let inferred = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "inferred-link")
+        .expect("the answer is said to be inferred");
+    assert_eq!(inferred["count"], 1, "{inferred}");
+    let w = json_of(&["whatif", p, "--speedup", "server:query=2", "--json"]);
+    assert_eq!(w["critical_path"]["length_ns"], 70_000, "{w}");
+}

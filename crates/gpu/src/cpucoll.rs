@@ -83,6 +83,15 @@ pub fn chosen(all: &[CpuColl]) -> Vec<CollOp> {
     Vec::new()
 }
 
+/// Does a trace's `distributedInfo.backend` run collectives on GPUs only
+/// (`nccl`, `rccl`, `hccl`, `xccl`), with no CPU backend (`gloo`, `mpi`)?
+pub fn gpu_backend(backend: Option<&str>) -> bool {
+    backend.is_some_and(|b| {
+        let b = b.to_ascii_lowercase();
+        b.contains("ccl") && !b.contains("gloo") && !b.contains("mpi")
+    })
+}
+
 /// The default process group of a trace's `distributedInfo`: its first
 /// `pg_config` entry (name and ranks), else `world_size` ranks from 0.
 pub fn default_group(pg: Option<(String, Vec<i64>)>, world: Option<i64>) -> (String, Vec<i64>) {
@@ -138,6 +147,9 @@ mod tests {
         let all = [c(CollKind::Issue, 1), c(CollKind::Execution, 2)];
         assert_eq!(chosen(&all).iter().map(|o| o.op).collect::<Vec<_>>(), [2]);
         assert_eq!(chosen(&all[..1]).len(), 1);
+        assert!(gpu_backend(Some("nccl")) && gpu_backend(Some("NCCL")));
+        assert!(!gpu_backend(Some("gloo")) && !gpu_backend(None));
+        assert!(!gpu_backend(Some("cpu:gloo,cuda:nccl")));
         assert_eq!(
             default_group(None, Some(3)),
             ("0".to_string(), vec![0, 1, 2])

@@ -345,7 +345,19 @@ fn cpu_collectives(
     window: Option<(u64, u64)>,
     comm: &mut BTreeSet<String>,
 ) -> Vec<CollOp> {
-    let mut out = cpucoll::chosen(&trace.cpu_colls);
+    let mut out = if cpucoll::gpu_backend(trace.backend.as_deref()) {
+        // The CPU ops of an NCCL collective only ask for it: its kernels
+        // are the collective, whether or not they carry its fields.
+        let runs = |c: &&cpucoll::CpuColl| c.kind == cpucoll::CollKind::Execution;
+        trace
+            .cpu_colls
+            .iter()
+            .filter(runs)
+            .map(|c| c.op.clone())
+            .collect()
+    } else {
+        cpucoll::chosen(&trace.cpu_colls)
+    };
     out.retain(|c| in_window(window, c.start));
     let (group, ranks) = &trace.default_group;
     for c in &mut out {

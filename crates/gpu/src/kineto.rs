@@ -103,6 +103,8 @@ pub struct Trace {
     /// `distributedInfo`'s default process group (name, ranks), from its
     /// `pg_config` or `world_size`.
     pub default_group: (String, Vec<i64>),
+    /// `distributedInfo.backend` (`nccl`, `gloo`, `cpu:gloo,cuda:nccl`...).
+    pub backend: Option<String>,
     /// The CPU collective events, in file order (see `cpucoll`).
     pub cpu_colls: Vec<CpuColl>,
     /// What could not be read: events skipped, and a cut event array.
@@ -283,6 +285,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
 #[derive(Deserialize)]
 struct DistInfo {
     rank: Option<Num>,
+    backend: Option<String>,
     world_size: Option<Num>,
     pg_config: Option<Vec<PgConfig>>,
 }
@@ -336,6 +339,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
                 let d: DistInfo =
                     serde_json::from_slice(v).map_err(|e| format!("distributedInfo: {e}"))?;
                 self.trace.rank = d.rank.map(|n| n.0);
+                self.trace.backend = d.backend;
                 let pg = d.pg_config.and_then(|c| c.into_iter().next()).map(|c| {
                     (
                         c.pg_name.unwrap_or_else(|| "0".into()),

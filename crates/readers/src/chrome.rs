@@ -33,6 +33,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read};
 
 mod blocking;
+mod calls;
 mod linking;
 mod names;
 mod waits;
@@ -137,6 +138,8 @@ struct Collector {
     records: Tracks<Phase>,
     /// Blocking calls and releases, seen as the tracks are nested.
     scan: waits::Scan,
+    /// Flows between threads, to find the calls among them.
+    calls: calls::Calls,
     /// Tracks with flow events.
     linked: HashSet<u32>,
 }
@@ -156,6 +159,10 @@ fn str_of<'a>(e: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 /// Microseconds as integer nanoseconds; `None` unless a non-negative number
 /// in range.
 fn us(v: &Value) -> Option<u64> {
+    // Whole microseconds are exact (past 2^53 a float is not).
+    if let Some(u) = v.as_u64() {
+        return u.checked_mul(1000).filter(|&ns| ns <= i64::MAX as u64);
+    }
     let f = v.as_f64()?;
     let ns = (f * 1000.0).round();
     // i64::MAX as f64 is 2^63, one past i64::MAX: the bound is strict.
@@ -182,6 +189,7 @@ impl Collector {
             last: 0,
             records: Tracks::new(),
             scan: waits::Scan::default(),
+            calls: calls::Calls::default(),
             linked: HashSet::new(),
         }
     }
@@ -423,14 +431,21 @@ impl Collector {
             0 => id.clone(),
             n => format!("{id}#{n}"),
         };
+        let track = self.track(tr.clone()).0;
         if ph != "s" {
+            let hop_key = format!("{prefix}{}", hop_id(hop));
+            let enclosing = str_of(e, "bp") == Some("e");
+            self.calls.point(track, ts, false, &hop_key, enclosing);
             self.flow_point(ts, tr.clone(), false, &prefix, &hop_id(hop));
         }
         if ph == "t" {
             self.steps.insert(key, hop + 1);
         }
         if ph != "f" {
-            self.flow_point(ts, tr, true, &prefix, &hop_id(hop + u32::from(ph == "t")));
+            let sent = hop_id(hop + u32::from(ph == "t"));
+            self.calls
+                .point(track, ts, true, &format!("{prefix}{sent}"), false);
+            self.flow_point(ts, tr, true, &prefix, &sent);
         }
     }
 
@@ -551,6 +566,7 @@ impl Collector {
         let mut sorted = slices.finish().map_err(fail)?;
         let mut err = None;
         let mut peeked = next_slice(&mut sorted, &mut err);
+        self.calls.start();
         while let Some(track) = peeked.map(|n| n.track) {
             // On the placeholder SM, renamed with the flows' records.
             let (_, sm) = self.tracks[&self.keys[track as usize]];
@@ -563,6 +579,7 @@ impl Collector {
                 track,
                 err: &mut err,
                 scan: &mut self.scan,
+                calls: &mut self.calls,
             };
             self.records.nest(sm, slices, Phase::Track, Phase::Track);
         }
@@ -591,6 +608,7 @@ struct TrackSlices<'a> {
     track: u32,
     err: &'a mut Option<std::io::Error>,
     scan: &'a mut waits::Scan,
+    calls: &'a mut calls::Calls,
 }
 
 impl Iterator for TrackSlices<'_> {
@@ -599,6 +617,7 @@ impl Iterator for TrackSlices<'_> {
         let n = self.peeked.filter(|n| n.track == self.track)?;
         *self.peeked = next_slice(self.sorted, self.err);
         self.scan.see(self.track, n.start, n.end.0, n.name);
+        self.calls.see(self.track, n.start, n.end.0, Sym(n.name));
         Some(n.slice())
     }
 }

@@ -35,6 +35,7 @@ fn whatif() -> Options {
         speedups: vec![Speedup {
             target: "server:serve".into(),
             factor: 2.0,
+            exact: false,
         }],
         ..Default::default()
     }

@@ -48,14 +48,7 @@ fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
     for set in sets {
         let speedups = set
             .iter()
-            .map(|s| Speedup {
-                target: if s.sys == "local" {
-                    format!("{}:{}", s.sm, s.state)
-                } else {
-                    format!("{}/{}:{}", s.sys, s.sm, s.state)
-                },
-                factor: 2.0,
-            })
+            .map(|s| Speedup::of_state(&s.sys, &s.sm, &s.state, 2.0))
             .collect();
         let opts = Options {
             speedups,

@@ -329,18 +329,10 @@ fn verdict_whatif(
     if !a.critical_path.found || a.stats.records > VERDICT_MAX_RECORDS {
         return Ok(None);
     }
-    let target = if top.sys == "local" {
-        format!("{}:{}", top.sm, top.state)
-    } else {
-        format!("{}/{}:{}", top.sys, top.sm, top.state)
-    };
     let opts = Options {
         from: args.from.clone(),
         to: args.to.clone(),
-        speedups: vec![Speedup {
-            target,
-            factor: 2.0,
-        }],
+        speedups: vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)],
         ..Default::default()
     };
     let b = analyze(opts)?;

@@ -18,9 +18,5 @@ use crate::results::StateRow;
 /// A state as users name it: `SM:STATE`, or `SYS/SM:STATE` outside the
 /// local system.
 pub(crate) fn name(s: &StateRow) -> String {
-    if s.sys == "local" {
-        format!("{}:{}", s.sm, s.state)
-    } else {
-        format!("{}/{}:{}", s.sys, s.sm, s.state)
-    }
+    crate::engine::state_target(&s.sys, &s.sm, &s.state)
 }

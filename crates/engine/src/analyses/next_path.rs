@@ -51,6 +51,8 @@ pub fn next_paths<E>(
             .map(|t| Speedup {
                 target: t.clone(),
                 factor: f64::INFINITY,
+                // The states it removes itself are table rows, named in full.
+                exact: remove.is_empty(),
             })
             .collect();
         let a = run(Options {

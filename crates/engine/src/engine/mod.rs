@@ -37,6 +37,7 @@ mod windows;
 
 pub use names::nearest;
 pub use pending::DEFAULT_PENDING_SENDS;
+pub(crate) use whatif::state_target;
 pub use whatif::Speedup;
 
 use crate::observer::Observer;

@@ -10,7 +10,7 @@
 //! thread's SM may be named without its id, or as `COMM:*` for every thread
 //! of that name (see [`super::names`]).
 
-use super::names::{nearest, sm_label, sm_list, state_named, whole_sm_named};
+use super::names::{nearest, sm_label, sm_list, state_named, whole_sm_named, How};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
@@ -22,6 +22,11 @@ use critpath_trace::{Interner, Sym};
 pub struct Speedup {
     pub target: String,
     pub factor: f64,
+    /// Names one state by its full name only: never a thread without its
+    /// id, nor every thread of a name. What critpath's own what-ifs use
+    /// (the verdict's, the report's, `--next`'s), since they name a state
+    /// of a table row, which a thread named like an SM must not share.
+    pub exact: bool,
 }
 
 /// The smallest factor: a state at most 1000 times slower, so that path
@@ -54,7 +59,27 @@ impl Speedup {
         Ok(Speedup {
             target: target.to_string(),
             factor,
+            exact: false,
         })
+    }
+
+    /// Speeds up by `factor` the one state `state` of SM `sm` in system
+    /// `sys`, named in full (see [`Speedup::exact`]).
+    pub fn of_state(sys: &str, sm: &str, state: &str, factor: f64) -> Speedup {
+        Speedup {
+            target: state_target(sys, sm, state),
+            factor,
+            exact: true,
+        }
+    }
+}
+
+/// `SM:STATE`, or `SYS/SM:STATE` outside the local system.
+pub(crate) fn state_target(sys: &str, sm: &str, state: &str) -> String {
+    if sys == "local" {
+        format!("{sm}:{state}")
+    } else {
+        format!("{sys}/{sm}:{state}")
     }
 }
 
@@ -74,7 +99,8 @@ impl Engine<'_> {
         );
         for (i, sp) in self.opts.speedups.iter().enumerate() {
             let how = state_named(&sp.target, sys, name, st)
-                .or_else(|| whole_sm_named(&sp.target, sys, name, st));
+                .or_else(|| whole_sm_named(&sp.target, sys, name, st))
+                .filter(|&how| !sp.exact || how == How::Exact);
             if let Some(how) = how {
                 factor = sp.factor;
                 self.speedup_used[i].add(sm, how);
@@ -172,7 +198,10 @@ mod tests {
         let s = Speedup::parse("hostA/db:io=2").unwrap();
         assert_eq!(s.target, "hostA/db:io");
         let s = Speedup::parse("db=2").unwrap();
-        assert_eq!((s.target.as_str(), s.factor), ("db", 2.0));
+        assert_eq!((s.target.as_str(), s.factor, s.exact), ("db", 2.0, false));
+        let s = Speedup::of_state("h", "db", "io", 2.0);
+        assert_eq!((s.target.as_str(), s.exact), ("h/db:io", true));
+        assert_eq!(Speedup::of_state("local", "db", "io", 2.0).target, "db:io");
     }
 
     #[test]

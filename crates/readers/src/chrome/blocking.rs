@@ -24,6 +24,9 @@ pub enum Wait {
     Sync,
     /// Data: `select`, `poll`, a blocking read; woken by a write or a send.
     Io,
+    /// A call that a flow event carried to another thread, answered when
+    /// the slice it arrived at ends (`calls`).
+    Call,
 }
 
 impl Wait {
@@ -36,6 +39,7 @@ impl Wait {
             Wait::QueuePut => "queue puts",
             Wait::Sync => "lock, condition and event waits",
             Wait::Io => "select, poll and read waits",
+            Wait::Call => "calls answered on the thread a flow went to",
         }
     }
 }
@@ -200,6 +204,8 @@ pub fn wakers(w: Wait) -> &'static [(&'static [Release], bool)] {
         Wait::QueuePut => &[(&[Get], false), (&[Unlock], true)],
         Wait::Sync => &[(&[Unlock, Put, Get, Write], true)],
         Wait::Io => &[(&[Write, Put, Unlock], true)],
+        // Answered by the slice its flow arrived at, not by a search.
+        Wait::Call => &[],
     }
 }
 

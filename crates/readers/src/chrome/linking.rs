@@ -2,6 +2,7 @@
 //! says about how its threads are linked (docs/event-model.md, "Inferred
 //! links").
 
+use super::blocking::Wait;
 use super::waits::{self, Link};
 use super::{Collector, Phase, TrackKey};
 use critpath_trace::{Diagnostic, DiagnosticKind, Event, LinkId, Sym, Who};
@@ -22,7 +23,12 @@ impl Collector {
                 TrackKey::Async(_) => None,
             })
             .collect();
-        let links = waits::infer(&mut self.scan, &pids);
+        let mut links = waits::infer(&mut self.scan, &pids);
+        let calls = self.calls.finish();
+        let idle = self.records.idle;
+        let mut states = vec![idle; links.len()];
+        states.extend(calls.iter().map(|c| c.1));
+        links.extend(calls.into_iter().map(|c| c.0));
         let placeholders: Vec<Sym> = (self.keys.iter()).map(|k| self.tracks[k].1).collect();
         let final_name = |strings: &critpath_trace::Interner, track: u32| {
             let sm = placeholders[track as usize];
@@ -40,14 +46,14 @@ impl Collector {
             let recv = Event::Recv {
                 who: Who::Sm(placeholders[l.waiter as usize]),
                 id,
-                state: self.records.idle,
+                state: states[n],
                 waited: true,
             };
             self.records
                 .push_numbered_link(l.received, Phase::Recv, recv, prefix);
             received.push((final_name(&self.records.strings, l.waiter), l.received));
         }
-        let mut findings: Vec<Diagnostic> = inferred_diagnostic(&links).into_iter().collect();
+        let mut findings = inferred_diagnostic(&links);
         let unlinked = self.unlinked(&links, |t| final_name(&self.records.strings, t));
         findings.extend(unlinked);
         (findings, received)
@@ -84,8 +90,24 @@ impl Collector {
     }
 }
 
-/// The count of inferred links, by kind of blocking call.
-fn inferred_diagnostic(links: &[Link]) -> Option<Diagnostic> {
+/// The diagnostics of inferred links: blocking calls by kind, and calls.
+fn inferred_diagnostic(links: &[Link]) -> Vec<Diagnostic> {
+    let (calls, links): (Vec<&Link>, Vec<&Link>) = links.iter().partition(|l| l.kind == Wait::Call);
+    let mut out: Vec<Diagnostic> = blocking_diagnostic(&links).into_iter().collect();
+    if !calls.is_empty() {
+        let msg = format!(
+            "{} waits for calls inferred from flow events: a thread whose slice was still open, \
+             with nothing nested in it begun, when the slice its flow went to ended was waiting \
+             for that slice; the path's edges over them are marked `inferred`",
+            calls.len()
+        );
+        out.push(Diagnostic::new(DiagnosticKind::InferredLink, msg).count(calls.len() as u64));
+    }
+    out
+}
+
+/// The count of links inferred from blocking calls, by kind of call.
+fn blocking_diagnostic(links: &[&Link]) -> Option<Diagnostic> {
     if links.is_empty() {
         return None;
     }
