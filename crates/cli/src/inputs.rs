@@ -35,15 +35,26 @@ pub struct Unlinked {
 
 impl<'a> Inputs<'a> {
     pub fn new(paths: &'a [PathBuf]) -> Result<Self> {
-        if paths.len() > 1 {
+        // Span files are one set of requests, read together; other files
+        // of several hosts are merged (a pipe among them is not sniffed
+        // here, where its first bytes would be lost).
+        let files = paths
+            .iter()
+            .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        let session = match paths.len() == 1 || files {
+            true => Some(Session::open(paths, &Settings::current())?),
+            false => None,
+        };
+        let spans = |s: &Session| s.all(critpath_import::Format::Spans);
+        let session = session.filter(|s| paths.len() == 1 || spans(s));
+        let Some(session) = session else {
             return Ok(Inputs {
                 paths,
                 alignment: Some(critpath_import::multi::align(paths)?),
                 request: None,
                 session: None,
             });
-        }
-        let session = Session::open(paths, &Settings::current())?;
+        };
         Ok(Self::of_session(paths, session))
     }
 
@@ -77,9 +88,12 @@ impl<'a> Inputs<'a> {
     /// which must be the only trace.
     pub fn with_request(mut self, request: Option<String>) -> Result<Self> {
         if let Some(id) = &request {
-            if self.paths.len() > 1 {
+            let spans = self
+                .session()
+                .is_some_and(|s| s.all(critpath_import::Format::Spans));
+            if self.paths.len() > 1 && !spans {
                 return Err(CliError::input(format!(
-                    "--trace {id}: picks one request of one span file; give one trace file"
+                    "--trace {id}: picks one request of span files; the other traces are not span files"
                 )));
             }
         }

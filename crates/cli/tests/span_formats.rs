@@ -108,3 +108,45 @@ fn a_damaged_line_of_json_lines_is_named_and_the_rest_analyzed() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[1].2, "frontend", "{rows:?}");
 }
+
+#[test]
+fn spans_of_one_trace_id_in_several_files_are_one_request() {
+    let want = per_trace(&json_of(&[
+        "analyze",
+        &example("spans/otel/otlp.json"),
+        "--json",
+    ]));
+    // The collector's lines split in two files: each request's spans are
+    // in both (frontend and cart in one, db and payment in the other).
+    let dir = tempfile::tempdir().unwrap();
+    let lines = std::fs::read_to_string(example("spans/otel/export.jsonl")).unwrap();
+    let (head, tail): (Vec<&str>, Vec<&str>) = {
+        let all: Vec<&str> = lines.lines().collect();
+        (all[..2].to_vec(), all[2..].to_vec())
+    };
+    let a = write(dir.path(), "a.jsonl", head.join("\n") + "\n");
+    let b = write(dir.path(), "b.jsonl", tail.join("\n") + "\n");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let alone = per_trace(&json_of(&["analyze", a, "--json"]));
+    assert_ne!(alone, want, "one file holds parts of the requests only");
+    assert_eq!(per_trace(&json_of(&["analyze", a, b, "--json"])), want);
+    // One of them, by its id, is the same request as in the whole file.
+    let id = &want[1].0;
+    let one = json_of(&["analyze", a, b, "--trace", id, "--json"]);
+    assert_eq!(one["critical_path"]["length_ns"], want[1].1);
+    let w = json_of(&["whatif", a, b, "--trace", id, "--speedup", "db=2", "--json"]);
+    let whole = example("spans/otel/otlp.json");
+    let w1 = json_of(&[
+        "whatif",
+        &whole,
+        "--trace",
+        id,
+        "--speedup",
+        "db=2",
+        "--json",
+    ]);
+    assert_eq!(w["critical_path"], w1["critical_path"]);
+    // The text names both files.
+    let o = run(&["analyze", a, b]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("a.jsonl + "));
+}

@@ -80,11 +80,17 @@ pub fn requests_of(input: Input, format: Format) -> Result<Opened, ReadError> {
             String::new(),
         ));
     }
-    let requests = spans::read_requests(input.stream, &input.name)?;
+    requests_of_all(vec![input])
+}
+
+/// The requests of several span files read as one: the spans of one trace
+/// id are one request, whichever files hold them (see [`requests_of`]).
+pub fn requests_of_all(inputs: Vec<Input>) -> Result<Opened, ReadError> {
+    let requests = spans::read_requests_of(streams(inputs))?;
     Ok(if requests.len() == 1 {
         let id = requests.first_ids().next().unwrap_or_default().to_string();
         Opened::Trace(
-            Box::new(AnySource::in_memory(requests.merged()?, format)),
+            Box::new(AnySource::in_memory(requests.merged()?, Format::Spans)),
             id,
         )
     } else {
@@ -114,9 +120,16 @@ pub fn request_of(input: Input, format: Format, id: &str) -> Result<AnySource, R
     if format != Format::Spans {
         return fail(format!("--trace {id}: this is not a span file (OpenTelemetry or Jaeger JSON); --trace picks one request of a span file"));
     }
-    let requests = spans::read_requests(input.stream, &input.name)?;
+    request_of_all(vec![input], id)
+}
+
+/// [`request_of`] over several span files read as one.
+pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadError> {
+    let name = inputs.first().map_or(String::new(), |i| i.name.clone());
+    let fail = |msg: String| Err(ReadError::new(&name, Location::File, msg, true));
+    let requests = spans::read_requests_of(streams(inputs))?;
     match requests.request(id) {
-        Some(one) => Ok(AnySource::in_memory(one?, format)),
+        Some(one) => Ok(AnySource::in_memory(one?, Format::Spans)),
         None => {
             let ids: Vec<&str> = requests.first_ids().take(5).collect();
             let more = if requests.len() > ids.len() {
@@ -125,12 +138,17 @@ pub fn request_of(input: Input, format: Format, id: &str) -> Result<AnySource, R
                 ""
             };
             fail(format!(
-                "--trace {id}: no span of this trace id; the file holds {} trace ids: {}{more}",
+                "--trace {id}: no span of this trace id; the span files hold {} trace ids: {}{more}",
                 requests.len(),
                 ids.join(", ")
             ))
         }
     }
+}
+
+/// Each input's stream and name, for a reader of several.
+fn streams(inputs: Vec<Input>) -> Vec<(input::Stream, String)> {
+    inputs.into_iter().map(|i| (i.stream, i.name)).collect()
 }
 
 /// Opens trace bytes from any reader as [`open`] does a file (tests and

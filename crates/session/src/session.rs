@@ -95,11 +95,13 @@ impl Session {
         self.inputs.iter().map(|i| i.path.clone()).collect()
     }
 
-    /// The first input's path as messages about its analysis give it.
+    /// The inputs' paths as messages about their analysis give them
+    /// (joined with ` + `).
     pub fn name(&self) -> String {
-        self.inputs
-            .first()
-            .map_or(String::new(), |i| i.path.display().to_string())
+        let names: Vec<String> = (self.inputs.iter())
+            .map(|i| i.path.display().to_string())
+            .collect();
+        names.join(" + ")
     }
 
     /// Input `i`'s bytes, for a reader: the ones opened with the session,
@@ -122,6 +124,11 @@ impl Session {
         ))
     }
 
+    /// Every input's bytes, in order (see [`Session::take_input`]).
+    pub fn take_inputs(&mut self) -> std::result::Result<Vec<Input>, ReadError> {
+        (0..self.inputs.len()).map(|i| self.take_input(i)).collect()
+    }
+
     /// Hands the session a source for its first pass, made from its input
     /// (the one request of a span file).
     pub fn set_source(&mut self, src: AnySource) {
@@ -132,6 +139,10 @@ impl Session {
     pub fn source(&mut self) -> std::result::Result<AnySource, ReadError> {
         if let Some(src) = self.ready.take() {
             return Ok(src);
+        }
+        if let (Some(id), true) = (self.request.clone(), self.all(Format::Spans)) {
+            let inputs = self.take_inputs()?;
+            return critpath_import::request_of_all(inputs, &id);
         }
         let format = self.inputs[0].format;
         let input = self.take_input(0)?;

@@ -120,9 +120,11 @@ pub fn run(mut args: Args) -> Result<()> {
             return many(&args, results);
         }
     }
-    let inputs = match args.traces.len() {
-        1 => Inputs::of_session(&args.traces, session),
-        _ => Inputs::new(&args.traces)?,
+    // Span files are one set of requests; other traces of several hosts
+    // are merged with aligned clocks.
+    let inputs = match args.traces.len() == 1 || session.all(Format::Spans) {
+        true => Inputs::of_session(&args.traces, session),
+        false => Inputs::new(&args.traces)?,
     };
     let inputs = inputs.with_request(args.request.clone())?;
     if let Some(u) = inputs.unlinked(args.top)? {
@@ -177,11 +179,11 @@ pub fn run(mut args: Args) -> Result<()> {
     finish_with(err)
 }
 
-/// The per-request results of a span file of several requests (trace
-/// ids), analyzed as critpath-batch analyzes them; `None` for any other
-/// trace, and for several files.
+/// The per-request results of span files of several requests (trace
+/// ids; the spans of one id are one request whichever file holds them),
+/// analyzed as critpath-batch analyzes them; `None` for any other trace.
 fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
-    if args.traces.len() != 1 || !session.all(Format::Spans) {
+    if !session.all(Format::Spans) {
         return Ok(None);
     }
     let opts = critpath_batch::Options {
@@ -189,19 +191,25 @@ fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
         to: args.to.clone(),
         ..Default::default()
     };
-    let input = session.take_input(0)?;
-    match critpath_import::requests_of(input, Format::Spans)? {
+    let inputs = session.take_inputs()?;
+    match critpath_import::requests_of_all(inputs)? {
         Opened::Trace(src, _) => {
             session.set_source(*src);
             Ok(None)
         }
         Opened::Requests(requests) => {
-            let file = args.traces[0].display().to_string();
+            let file = session.name();
             let diagnostics = requests.sanity().diagnostics();
             let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
             Ok(Some((results, err, diagnostics)))
         }
     }
+}
+
+/// The traces' names, joined with ` + `.
+fn names(traces: &[PathBuf]) -> String {
+    let names: Vec<String> = traces.iter().map(|t| t.display().to_string()).collect();
+    names.join(" + ")
 }
 
 /// A span file of several requests: the aggregate over its requests and
@@ -220,7 +228,7 @@ fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
     if let Some((_, flag)) = single.iter().find(|(on, _)| *on) {
         return Err(CliError::input(format!(
             "{flag}: {} holds {} requests (trace ids); {flag} works on one: pick it with --trace ID (e.g. --trace {})",
-            args.traces[0].display(),
+            names(&args.traces),
             results.len(),
             results[0].trace_id
         )));
@@ -231,7 +239,7 @@ fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
             args.slowest
         )));
     }
-    let name = args.traces[0].display().to_string();
+    let name = names(&args.traces);
     let mut sum = Summary::new(results, args.slowest);
     sum.file_diagnostics = diagnostics;
     let out = if args.json {
