@@ -42,6 +42,7 @@ enum Cmd {
     /// the aggregate per state, the slowest requests against the rest, and
     /// the tables per_trace and states as Parquet or CSV.
     Batch(batch::Args),
+    Collect(collect::Args),
     /// How much each state could grow before it joins the critical path.
     Slack(slack::Args),
     /// Write a self-contained interactive HTML report.
@@ -130,6 +131,7 @@ fn run(cmd: Cmd) -> error::Result<()> {
         Cmd::Whatif(a) => whatif::run(a),
         Cmd::Analyze(a) => analyze::run(a),
         Cmd::Batch(a) => batch::run(a),
+        Cmd::Collect(a) => collect::run(a),
         Cmd::Slack(a) => slack::run(a),
         Cmd::Report(a) => report::run(a),
         Cmd::Export(a) => export::run(a),

@@ -287,7 +287,7 @@ fn chrome_times_past_the_latest_are_refused() {
         ),
         (
             r#"{"ph":"X","pid":1,"tid":1,"name":"c","ts":18446744073709551615,"dur":1}"#,
-            "traceEvents[1]: field `ts` = 18446744073709552000 is not a time",
+            "traceEvents[1]: field `ts` = 18446744073709551615 is not a time",
         ),
         (
             r#"{"ph":"X","pid":1,"tid":1,"name":"c","ts":9223372036854775.808,"dur":0}"#,

@@ -394,8 +394,14 @@ fn unlinked(u: &Unlinked, as_json: bool) -> String {
     t
 }
 
-/// Parses a duration such as `10ms`, `2.5s`, `500us`, `100ns` or `1000` (ns).
+/// Parses `--window`'s duration (see [`duration`]).
 fn parse_duration(s: &str) -> Result<u64> {
+    duration("--window", s)
+}
+
+/// Parses a duration such as `10ms`, `2.5s`, `500us`, `100ns` or `1000`
+/// (ns) given to option `flag`.
+pub(crate) fn duration(flag: &str, s: &str) -> Result<u64> {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -411,7 +417,7 @@ fn parse_duration(s: &str) -> Result<u64> {
     match num.parse::<f64>() {
         Ok(v) if mul.is_finite() && v * mul >= 1.0 => Ok((v * mul).round() as u64),
         _ => Err(CliError::input(format!(
-            "--window {s}: expected a positive duration such as 10ms, 500us, 2s or 1000 (ns)"
+            "{flag} {s}: expected a positive duration such as 10ms, 500us, 2s or 1000 (ns)"
         ))),
     }
 }

@@ -6,6 +6,7 @@ pub mod batch;
 pub mod bench;
 pub mod cgraph;
 pub mod check;
+pub mod collect;
 pub mod convert;
 pub mod counters;
 pub mod demo;
