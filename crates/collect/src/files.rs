@@ -65,38 +65,6 @@ fn number(p: &Path) -> Option<u64> {
         .ok()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_journal_gives_back_what_was_appended_but_a_torn_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut j, left) = Journal::open(dir.path()).unwrap();
-        assert!(left.is_empty());
-        let one = encode_all(&[Request::default()]).unwrap();
-        j.append(&one).unwrap();
-        j.append(&one).unwrap();
-        j.append(&[0x05, 0x0a]).unwrap();
-        drop(j);
-        let (mut j, left) = Journal::open(dir.path()).unwrap();
-        assert_eq!(left.len(), 2);
-        j.rewrite(&[]).unwrap();
-        assert!(Journal::open(dir.path()).unwrap().1.is_empty());
-    }
-
-    #[test]
-    fn files_are_numbered_after_those_already_there() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("requests-000007.pb"), b"").unwrap();
-        let mut r = Roller::new(dir.path()).unwrap();
-        let p = r.write(&[Request::default(), Request::default()]).unwrap();
-        assert!(p.ends_with("requests-000008.pb"));
-        assert_eq!(std::fs::read(&p).unwrap(), [0, 0], "two empty messages");
-        assert_eq!(written(dir.path()).unwrap().len(), 2);
-    }
-}
-
 /// The journal of the requests still open: every export accepted is
 /// appended and synced before it is answered, and after each flush the
 /// journal is rewritten with what stays open. A receiver killed outright
@@ -170,4 +138,36 @@ fn decode_all(mut bytes: &[u8]) -> Vec<Request> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journal_gives_back_what_was_appended_but_a_torn_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut j, left) = Journal::open(dir.path()).unwrap();
+        assert!(left.is_empty());
+        let one = encode_all(&[Request::default()]).unwrap();
+        j.append(&one).unwrap();
+        j.append(&one).unwrap();
+        j.append(&[0x05, 0x0a]).unwrap();
+        drop(j);
+        let (mut j, left) = Journal::open(dir.path()).unwrap();
+        assert_eq!(left.len(), 2);
+        j.rewrite(&[]).unwrap();
+        assert!(Journal::open(dir.path()).unwrap().1.is_empty());
+    }
+
+    #[test]
+    fn files_are_numbered_after_those_already_there() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("requests-000007.pb"), b"").unwrap();
+        let mut r = Roller::new(dir.path()).unwrap();
+        let p = r.write(&[Request::default(), Request::default()]).unwrap();
+        assert!(p.ends_with("requests-000008.pb"));
+        assert_eq!(std::fs::read(&p).unwrap(), [0, 0], "two empty messages");
+        assert_eq!(written(dir.path()).unwrap().len(), 2);
+    }
 }
