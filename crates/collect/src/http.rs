@@ -84,7 +84,9 @@ pub async fn run(cfg: Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result
         .with_state(shared.clone());
     let flusher = tokio::spawn(flush_every(shared.clone(), tick(&cfg)));
     ready(listener.local_addr()?);
-    axum::serve(listener, app).with_graceful_shutdown(stop).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(stop)
+        .await?;
     flusher.abort();
     let s = shared.clone();
     tokio::task::spawn_blocking(move || s.flush(true))
