@@ -70,9 +70,10 @@ def wait_ready(port, proc, deadline):
     raise RuntimeError("a service did not start in time")
 
 
-def run(n, out, db_scale=1.0):
-    """Runs the shop for `n` requests; writes the spans to `out`; returns
-    [(trace_id, kind)] in request order."""
+def run(n, out, db_scale=1.0, otlp=None):
+    """Runs the shop for `n` requests; writes the spans to `out` (and, with
+    `otlp`, exports them to that OTLP/HTTP URL too); returns [(trace_id,
+    kind)] in request order."""
     ports = {s: free_port() for s in SERVICES}
     spec = ",".join("%s=%d" % kv for kv in ports.items())
     tmp = tempfile.mkdtemp(prefix="critpath-otel-")
@@ -81,7 +82,7 @@ def run(n, out, db_scale=1.0):
         for s in SERVICES:
             cmd = [sys.executable, os.path.join(HERE, "service.py"), s, "--port", str(ports[s]),
                    "--ports", spec, "--out", os.path.join(tmp, s + ".json"),
-                   "--db-scale", str(db_scale)]
+                   "--db-scale", str(db_scale)] + (["--otlp", otlp] if otlp else [])
             procs[s] = subprocess.Popen(cmd)
         deadline = time.time() + 60
         for s in SERVICES:

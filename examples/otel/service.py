@@ -7,7 +7,10 @@ encoder (opentelemetry-exporter-otlp-proto-common) and writes them as OTLP
 JSON when the service shuts down.
 
     python service.py NAME --port P --ports frontend=P1,cart=P2,... --out FILE
-                      [--db-scale X]
+                      [--db-scale X] [--otlp URL]
+
+With --otlp the spans also go, as the SDK's own OTLP/HTTP exporter sends
+them (protobuf), to URL (`critpath collect`'s http://ADDR/v1/traces).
 
 The services (see run.py for the ground truth they make):
   frontend  GET /checkout: 1 ms, then GET /cart and POST /checkout in
@@ -96,12 +99,16 @@ def hex_ids(obj):
 
 
 class Service:
-    def __init__(self, name, ports, out, db_scale):
+    def __init__(self, name, ports, out, db_scale, otlp=None):
         self.name = name
         self.ports = ports
         self.db_scale = db_scale
         self.provider = TracerProvider(resource=Resource.create({"service.name": name}))
         self.provider.add_span_processor(BatchSpanProcessor(OtlpJsonFileExporter(out)))
+        if otlp:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=otlp)))
         self.tracer = self.provider.get_tracer("critpath.examples.otel")
 
     def call(self, service, method, path, span_name):
@@ -225,9 +232,10 @@ def main():
     ap.add_argument("--ports", required=True, help="service=port,...")
     ap.add_argument("--out", required=True)
     ap.add_argument("--db-scale", type=float, default=1.0)
+    ap.add_argument("--otlp", help="also export to this OTLP/HTTP traces URL")
     a = ap.parse_args()
     ports = {k: int(v) for k, v in (p.split("=") for p in a.ports.split(","))}
-    svc = Service(a.name, ports, a.out, a.db_scale)
+    svc = Service(a.name, ports, a.out, a.db_scale, a.otlp)
     box = [None]
     server = ThreadingHTTPServer(("127.0.0.1", a.port), handler_for(svc, box))
     server.daemon_threads = True
