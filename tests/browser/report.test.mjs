@@ -11,8 +11,10 @@
 // 1400×1000 the first screen shows the verdict, the what-ifs and the
 // timeline, with one line per kind of diagnostic that changes the answer
 // and the rest folded. A trace of threads that nothing links draws every
-// thread, the path's first, with the state names on the bars.
-// Screenshots are kept in tests/browser/artifacts/.
+// thread, the path's first, with the state names on the bars. A span
+// file of many requests opens with the distribution of their lengths and
+// the slowest against the rest, and links each slowest request to its own
+// report. Screenshots are kept in tests/browser/artifacts/.
 
 import { chromium } from "playwright-core";
 import { execFileSync } from "node:child_process";
@@ -276,6 +278,32 @@ try {
   const labels = await th.page.locator("#timeline-svg text.st-label").allTextContents();
   check(labels.includes("_thread.lock.acquire") && labels.includes("hash item") && labels.includes("blocked:sleep"), "unlinked threads: state names on the bars: " + JSON.stringify([...new Set(labels)]));
   await th.page.screenshot({ path: join(artifacts, "report-threads.png") });
+
+  // Span files of many requests: the distribution first, then the slowest
+  // against the rest, the table, and the slowest requests, whose links open
+  // each one's own report.
+  const spans = join(root, "examples/spans/otel/otlp.json");
+  const many = JSON.parse(cli(["analyze", spans, "--json"]));
+  const mr = await open(report([spans], "many.html"));
+  check(mr.errors.length === 0, "many requests: no console errors " + JSON.stringify(mr.errors));
+  const sections = await mr.page.locator("section").evaluateAll((ss) => ss.map((s) => s.id));
+  check(JSON.stringify(sections.slice(0, 3)) === JSON.stringify(["distribution", "tail", "states"]),
+    "many requests: the distribution, then the tail comparison, then the table: " + JSON.stringify(sections));
+  const dist = await mr.page.locator("#distribution p").innerText();
+  check(dist.startsWith(many.traces + " requests") && ["p50", "p90", "p99"].every((p) => dist.includes(p)),
+    "many requests: the distribution's percentiles: " + dist);
+  check(await mr.page.locator("#distribution svg rect").count() >= 2, "many requests: the histogram has bars");
+  const tail = await mr.page.locator("#tail pre").innerText();
+  const slowTop = many.slowest.slow_top;
+  check(tail.includes(slowTop.sm + ": " + slowTop.state), "many requests: the tail names what bounds the slowest: " + tail);
+  const slowest = [...many.per_trace].sort((a, b) => b.length_ns - a.length_ns)[0].trace_id;
+  await mr.page.locator(`#slowest ol a[href="#req-${slowest}"]`).click();
+  check(await mr.page.locator(`#req-${slowest}`).evaluate((d) => d.open), "many requests: the slowest request's link opens its report");
+  const frame = mr.page.frameLocator(`#req-${slowest} iframe`);
+  const inner = (await frame.locator("#verdict").innerText()).trim();
+  const own = cli(["analyze", spans, "--trace", slowest]).split("\n")[0];
+  check(inner.startsWith(own), "many requests: its report's verdict is the request's own: " + inner + " / " + own);
+  await mr.page.screenshot({ path: join(artifacts, "report-many.png") });
 
   // The page explains: on the demo, a real recording and a GPU trace.
   await explains(cpt, "demo");

@@ -238,3 +238,20 @@ fn several_ranks_summarize_their_stragglers_and_take_what_ifs() {
     );
     assert_eq!(b - pred, 12 * 8 * 50_000, "{p}");
 }
+
+#[test]
+fn a_report_of_ranks_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = generate_ranks(dir.path(), &["--ranks", "2", "--steps", "2"]) else {
+        return;
+    };
+    for traces in [&files[..1], &files[..]] {
+        let html = dir.path().join("r.html");
+        let mut args: Vec<&str> = vec!["report", "-o", html.to_str().unwrap()];
+        args.extend(traces.iter().map(String::as_str));
+        let o = run(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("bound by "), "the verdict is in the report");
+    }
+}

@@ -19,6 +19,7 @@ pub mod packets;
 pub mod perfetto;
 pub mod profile;
 pub mod report;
+pub mod report_many;
 pub mod report_runs;
 pub mod tables;
 pub mod text;

@@ -27,6 +27,14 @@ pub struct Args {
     /// Subtract the measured cost of annotation events (see `analyze`).
     #[arg(long)]
     correct_overhead: bool,
+    /// Span files of several requests: the report of this request (trace
+    /// id) only (by default, the report of all the requests).
+    #[arg(long = "trace", value_name = "ID")]
+    request: Option<String>,
+    /// Span files of several requests: the fraction of slowest requests
+    /// compared with the rest.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.1)]
+    slowest: f64,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -38,12 +46,24 @@ pub fn run(args: Args) -> Result<()> {
         },
         _ => Some(Session::open(&args.traces, &Settings::current())?),
     };
+    let mut opened = opened;
+    if let (Some(s), None) = (opened.as_mut(), &args.request) {
+        if let Some((html, err)) = crate::requests::report(s, args.slowest)? {
+            emit(Some(&args.output), &args.traces, html.as_bytes())?;
+            if !is_stdout(&args.output) {
+                eprintln!("wrote {}", args.output.display());
+            }
+            return err.map_or(Ok(()), |e| Err(e.into()));
+        }
+    }
     let gpu = opened.as_ref().is_some_and(|s| s.all(Format::Kineto));
+    let spans = opened.as_ref().is_some_and(|s| s.all(Format::Spans));
     let inputs = match opened {
-        Some(s) if gpu || args.traces.len() == 1 => Inputs::of_session(&args.traces, s),
+        Some(s) if gpu || spans || args.traces.len() == 1 => Inputs::of_session(&args.traces, s),
         Some(_) => Inputs::new(&args.traces)?,
         None => Inputs::unopened(&args.traces),
     };
+    let inputs = inputs.with_request(args.request.clone())?;
     let src = Source {
         inputs,
         gpu: std::cell::Cell::new(gpu),
@@ -87,15 +107,17 @@ impl Source<'_> {
             keep_path: true,
             ..Default::default()
         };
-        match self.inputs.session() {
-            None if self.inputs.paths.len() == 1 => Ok((Analysis::default(), None)),
-            Some(mut s) if !self.gpu.get() => match s.analyze_observed(opts, obs, &mut |_, _| {}) {
-                Err(critpath_session::Error::Engine { source, .. }) => {
-                    Err(CliError::analysis(source))
-                }
-                r => Ok(r?),
-            },
-            _ => self.run(opts, obs),
+        // (The session's borrow ends before `run` borrows it again.)
+        if self.gpu.get() || self.inputs.session().is_none() {
+            if self.inputs.paths.len() == 1 && self.inputs.session().is_none() {
+                return Ok((Analysis::default(), None));
+            }
+            return self.run(opts, obs);
+        }
+        let mut s = self.inputs.session().expect("one input");
+        match s.analyze_observed(opts, obs, &mut |_, _| {}) {
+            Err(critpath_session::Error::Engine { source, .. }) => Err(CliError::analysis(source)),
+            r => Ok(r?),
         }
     }
 
