@@ -202,6 +202,7 @@ fn limits_answer_413_and_503_with_retry_after() {
     let (code, err) = term(child);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("1 answered busy"), "{err}");
+    assert!(!dir.path().join(".open.pb").exists(), "no journal left");
 }
 
 #[test]

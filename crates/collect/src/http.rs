@@ -36,17 +36,19 @@ impl Shared {
             let done = store.due(Instant::now(), all);
             (done, store.snapshot())
         };
-        if done.is_empty() {
-            return Ok(());
-        }
-        self.roller.lock().expect("roller").write(&done)?;
-        if let Some(j) = journal.as_mut() {
-            j.rewrite(&open)?;
+        if !done.is_empty() {
+            self.roller.lock().expect("roller").write(&done)?;
+            if let Some(j) = journal.as_mut() {
+                j.rewrite(&open)?;
+            }
         }
         if all {
             if let Some(j) = journal.take() {
                 j.remove()?;
             }
+        }
+        if done.is_empty() {
+            return Ok(());
         }
         let mut store = self.store.lock().expect("store");
         store.stats.requests_written += done.len() as u64;
