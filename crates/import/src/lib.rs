@@ -127,6 +127,10 @@ pub fn request_of(input: Input, format: Format, id: &str) -> Result<AnySource, R
 pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadError> {
     let name = inputs.first().map_or(String::new(), |i| i.name.clone());
     let fail = |msg: String| Err(ReadError::new(&name, Location::File, msg, true));
+    let holds = match inputs.len() {
+        1 => "the file holds",
+        _ => "the span files hold",
+    };
     let requests = spans::read_requests_of(streams(inputs))?;
     match requests.request(id) {
         Some(one) => Ok(AnySource::in_memory(one?, Format::Spans)),
@@ -138,7 +142,7 @@ pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadErr
                 ""
             };
             fail(format!(
-                "--trace {id}: no span of this trace id; the span files hold {} trace ids: {}{more}",
+                "--trace {id}: no span of this trace id; {holds} {} trace ids: {}{more}",
                 requests.len(),
                 ids.join(", ")
             ))
