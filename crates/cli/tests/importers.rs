@@ -586,5 +586,5 @@ fn a_chrome_call_by_flow_waits_for_the_slice_it_reached() {
         .expect("the answer is said to be inferred");
     assert_eq!(inferred["count"], 1, "{inferred}");
     let w = json_of(&["whatif", p, "--speedup", "server:query=2", "--json"]);
-    assert_eq!(w["critical_path"]["length_ns"], 70_000, "{w}");
+    assert_eq!(w["predicted_length_ns"], 70_000, "{w}");
 }
