@@ -25,6 +25,16 @@ use critpath_session::Session;
 use critpath_views::report_many::{self, Slow};
 use critpath_views::{batch::Summary, report_runs, timeline::Links};
 
+/// `--slowest FRACTION`: above 0 and at most 1.
+pub fn check_slowest(slowest: f64) -> Result<()> {
+    if slowest > 0.0 && slowest <= 1.0 {
+        return Ok(());
+    }
+    Err(CliError::input(format!(
+        "--slowest {slowest}: expected a fraction of the requests, above 0 and at most 1 (0.1: the slowest 10%)"
+    )))
+}
+
 /// The slowest requests whose own reports the many-request report embeds.
 const SLOWEST_SHOWN: usize = 10;
 
@@ -39,11 +49,7 @@ pub fn report(
     if !session.all(Format::Spans) {
         return Ok(None);
     }
-    if !(slowest > 0.0 && slowest <= 1.0) {
-        return Err(CliError::input(format!(
-            "--slowest {slowest}: expected a fraction of the requests, above 0 and at most 1 (0.1: the slowest 10%)"
-        )));
-    }
+    check_slowest(slowest)?;
     let requests = match critpath_import::requests_of_all(session.take_inputs()?)? {
         Opened::Trace(src, _) => {
             session.set_source(*src);

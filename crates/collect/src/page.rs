@@ -3,6 +3,7 @@
 
 use crate::files::written;
 use crate::store::Stats;
+use critpath_views::report::esc;
 use std::path::Path;
 
 /// The page: what was received, then the many-request summary.
@@ -22,8 +23,8 @@ pub fn render(dir: &Path, stats: &Stats, open: usize) -> String {
         "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=5><title>critpath collect</title>\
          <style>body{{font:14px system-ui;margin:1.5em}}pre{{font:13px ui-monospace,monospace}}</style>\
          <h1>critpath collect</h1><p>{}</p><pre>{}</pre>",
-        escape(&head),
-        escape(&body)
+        esc(&head),
+        esc(&body)
     )
 }
 
@@ -48,10 +49,4 @@ fn summary(dir: &Path) -> Result<String, String> {
     }
     let sum = critpath_views::batch::Summary::new(results, 0.1);
     Ok(sum.text(&what, Some(40), None))
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

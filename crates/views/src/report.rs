@@ -145,7 +145,8 @@ fn graph_svg(a: &Analysis, g: CGraph) -> String {
     }
 }
 
-pub(crate) fn esc(s: &str) -> String {
+/// `s` escaped for HTML text and attribute values.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -233,12 +233,7 @@ fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
             results[0].trace_id
         )));
     }
-    if !(args.slowest > 0.0 && args.slowest <= 1.0) {
-        return Err(CliError::input(format!(
-            "--slowest {}: expected a fraction of the requests, above 0 and at most 1 (0.1: the slowest 10%)",
-            args.slowest
-        )));
-    }
+    crate::requests::check_slowest(args.slowest)?;
     let name = names(&args.traces);
     let mut sum = Summary::new(results, args.slowest);
     sum.file_diagnostics = diagnostics;
