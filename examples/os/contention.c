@@ -11,17 +11,23 @@
  *   cc -O2 -pthread -o contention contention.c
  *   critpath record -o contention.data -- ./contention          (with hogs)
  *   critpath record -o alone.data -- ./contention nohogs        (without)
+ *   ./contention hogs 2000                 (chain's work 2x faster, for real)
  *   critpath analyze contention.data
  *   critpath whatif contention.data --speedup hog:TID:running=1e9 ...
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define ITEMS 40
-#define ITEM_US 4000
+
+/* Each item's CPU time (us): 4000, or the program's second argument (a
+ * what-if's real counterpart: `./contention hogs 2000` is chain 2x
+ * faster). */
+static long item_us = 4000;
 
 static volatile unsigned long sink;
 
@@ -44,7 +50,7 @@ static void *chain(void *arg) {
     pthread_setname_np(pthread_self(), "chain");
     for (int k = 0; k < ITEMS; k++) {
         long a = cpu_us();
-        while (cpu_us() - a < ITEM_US)
+        while (cpu_us() - a < item_us)
             for (int i = 0; i < 100; i++) sink += i;
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000};
         nanosleep(&ts, NULL);
@@ -54,6 +60,8 @@ static void *chain(void *arg) {
 
 int main(int argc, char **argv) {
     int hogs = !(argc > 1 && strcmp(argv[1], "nohogs") == 0);
+    if (argc > 2 && atol(argv[2]) > 0)
+        item_us = atol(argv[2]);
     pthread_t h1, h2, c;
     if (hogs) {
         pthread_create(&h1, NULL, hog, NULL);

@@ -234,3 +234,45 @@ fn without_hogs(data: &str, v: &Value) -> (Value, f64, [f64; 2]) {
     assert!(lo <= pred && pred <= hi && lo < hi, "{w}");
     (w, pred, [lo, hi])
 }
+
+/// chain's critical time in state `state` of `v`.
+fn chain_critical(v: &Value, state: &str) -> f64 {
+    rows(v, "chain", state)
+        .iter()
+        .map(|r| ns(&r["critical_ns"]))
+        .sum()
+}
+
+#[test]
+fn a_thread_made_faster_waits_less_for_the_cpu_it_shares() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = cc(dir.path(), &example("os/contention.c"), "contention", &[]);
+    let (data, v) = record(dir.path(), "hogs", &[bin.to_str().unwrap()]);
+    let len = ns(&v["critical_path"]["length_ns"]);
+    let (blamed, hogs_blamed) = chain_wait_blamed(&v, len);
+    let ran = chain_critical(&v, "running");
+    let w = whatif(&data, &["--speedup=chain:running=2".to_string()]);
+    let pred = ns(&w["predicted_length_ns"]);
+    // chain's work halves, and so does its wait for a CPU, whoever held
+    // it: half as much CPU time asked for is half as long queued (the hogs
+    // hold no path of their own: they wake no one). A model that kept the
+    // wait would predict `len - ran / 2`; the wait blamed on the CPU's
+    // holders (at least a tenth of the path, checked above) shrinks too.
+    let kept_wait = len - ran / 2.0;
+    eprintln!(
+        "chain running 2x: baseline {len} ns, chain running {ran} ns and {blamed} ns of CPU wait on the path; predicted {pred} ns (the wait kept: {kept_wait} ns)"
+    );
+    assert!(pred <= kept_wait - 0.25 * blamed, "{w}");
+    assert!(pred >= len - (ran + blamed) / 2.0 - 1e6, "{w}");
+    // The hogs are the program's own threads: the CPU they held is the
+    // program's contention, which another run has again, not the band's.
+    let program = w["program_share"].as_f64().unwrap();
+    let machine = w["machine_share"].as_f64().unwrap();
+    if hogs_blamed > 0.0 {
+        assert!(program > 0.0, "{w}");
+    }
+    assert!(program + machine <= 1.0 + 1e-9, "{w}");
+}

@@ -43,12 +43,18 @@ const AHEAD_RECORDS: usize = 16;
 const SKIPPED_DETAIL: u64 = 10;
 
 /// `opts` with the source's scope (for a recording: the command's main
-/// thread) as start and destination when neither is given.
+/// thread) as start and destination when neither is given, and the way
+/// its what-ifs spread.
 pub fn scoped<S: RecordSource + ?Sized>(source: &mut S, mut opts: Options) -> Options {
+    let scope = source.scope();
     if opts.from.is_none() && opts.to.is_none() {
-        let scope = source.scope();
         opts.from = scope.from;
         opts.to = scope.to;
+    }
+    for rule in scope.scales_with {
+        if !opts.scales_with.contains(&rule) {
+            opts.scales_with.push(rule);
+        }
     }
     opts
 }
@@ -266,6 +272,7 @@ fn finish<S: RecordSource + ?Sized>(
     let inferred = source.inferred_links();
     let mut analysis = engine.finish(source.strings())?;
     analysis.annotation_costs = summary.annotation_costs;
+    analysis.program = summary.program;
     mark_inferred(&mut analysis, inferred);
     Ok((analysis, first_error))
 }

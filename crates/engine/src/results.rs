@@ -164,6 +164,10 @@ pub struct Analysis {
     /// [`critpath_trace::AnnotationCost`]).
     #[serde(skip)]
     pub annotation_costs: Vec<critpath_trace::AnnotationCost>,
+    /// The SMs of the recorded program, as the source knows them (see
+    /// [`critpath_trace::Summary::program`]).
+    #[serde(skip)]
+    pub program: Vec<String>,
     /// With `--correct-overhead`: what was removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead_correction: Option<crate::analyses::Correction>,

@@ -216,7 +216,7 @@ impl Resolver<'_> {
 }
 
 fn oracle(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
-    oracle_with(records, s, from, &HashMap::new())
+    oracle_with(records, s, from, &Whatif::default())
 }
 
 /// The whole dependence graph: nodes, each node's in-edges, per-state
@@ -228,14 +228,45 @@ type Graph = (
     Option<usize>,
 );
 
+/// What-if speedups: factors by (SM, state), and states that scale with
+/// another state of their SM, (state, with).
+#[derive(Default)]
+struct Whatif {
+    factors: HashMap<(String, String), f64>,
+    follows: Vec<(String, String)>,
+}
+
+impl Whatif {
+    /// The factor of the state `key` scales with (1.0 when none).
+    fn follow(&self, (sm, st): &(String, String)) -> f64 {
+        let with = self.follows.iter().find(|(f, _)| f == st);
+        with.and_then(|(_, w)| self.factors.get(&(sm.clone(), w.clone())))
+            .copied()
+            .unwrap_or(1.0)
+    }
+
+    /// The factor of state `key`: its own, else the one it scales with.
+    fn factor(&self, key: &(String, String)) -> f64 {
+        match self.factors.get(key) {
+            Some(f) => *f,
+            None => self.follow(key),
+        }
+    }
+}
+
+/// `w` made `f` times faster, rounded.
+fn faster(w: u64, f: f64) -> u64 {
+    match f == 1.0 {
+        true => w,
+        false => (w as f64 / f).round() as u64,
+    }
+}
+
 /// The oracle with what-if speedups: intra-SM edges of a sped-up state
-/// weigh their time divided by the factor, rounded.
-fn oracle_with(
-    records: &[Record],
-    s: &Interner,
-    from: Option<&str>,
-    speed: &HashMap<(String, String), f64>,
-) -> Result_ {
+/// weigh their time divided by the factor, rounded; a state that scales
+/// with another takes its factor when it has none, and a piece of it
+/// charged to a holder is divided by both the holder's factor and that.
+fn oracle_with(records: &[Record], s: &Interner, from: Option<&str>, speed: &Whatif) -> Result_ {
     let (nodes, ins, visits, from_first) = graph(records, s, from, speed);
     longest(nodes, ins, visits, from_first, from)
 }
@@ -246,7 +277,7 @@ type Live = (String, u64, u64, Wait, usize);
 /// The dependence graph being built: nodes and their in-edges, the live
 /// SMs, the sends already received, and per-state (visits, total).
 struct Builder<'a> {
-    speed: &'a HashMap<(String, String), f64>,
+    speed: &'a Whatif,
     nodes: Vec<Node>,
     ins: Vec<Vec<Edge>>,
     live: HashMap<String, Live>,
@@ -254,12 +285,7 @@ struct Builder<'a> {
     visits: BTreeMap<(String, String), (u64, u64, u64)>,
 }
 
-fn graph(
-    records: &[Record],
-    s: &Interner,
-    from: Option<&str>,
-    speed: &HashMap<(String, String), f64>,
-) -> Graph {
+fn graph(records: &[Record], s: &Interner, from: Option<&str>, speed: &Whatif) -> Graph {
     let mut g = Builder {
         speed,
         nodes: Vec::new(),
@@ -291,10 +317,7 @@ fn graph(
 impl Builder<'_> {
     /// `w` of state `key`, divided by its speedup.
     fn scale(&self, key: &(String, String), w: u64) -> u64 {
-        match self.speed.get(key) {
-            Some(f) => (w as f64 / f).round() as u64,
-            None => w,
-        }
+        faster(w, self.speed.factor(key))
     }
 
     /// Adds a node with its in-edges.
@@ -360,9 +383,10 @@ impl Builder<'_> {
             _ => occ,
         };
         self.visits.entry(holder.clone()).or_default().1 += beyond;
+        let f = self.speed.factor(&holder) * self.speed.follow(&(sm.clone(), st.clone()));
         let edge = Edge {
             from,
-            w: self.scale(&holder, occ),
+            w: faster(occ, f),
             key: holder,
             inter: false,
             held: false,
@@ -799,12 +823,24 @@ proptest! {
     }
 
     #[test]
-    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY])) {
+    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY]), follows in any::<bool>(), own in prop::option::of(0u8..4)) {
         let (recs, s) = build(&ops, false);
-        let (sm, st) = (format!("sm{sm}"), format!("s{st}"));
-        let mut speed = HashMap::new();
-        speed.insert((sm.clone(), st.clone()), factor);
-        let opts = Options { speedups: vec![critpath_engine::Speedup { target: format!("{sm}:{st}"), factor, exact: false }], ..Default::default() };
+        // Maybe state s1 scales with s0; maybe some SM's s1 is sped up
+        // itself (its own factor wins over the one it scales with).
+        let mut targets = vec![(format!("sm{sm}"), format!("s{st}"), factor)];
+        targets.extend(own.map(|k| (format!("sm{k}"), "s1".to_string(), 3.0)));
+        let mut speed = Whatif::default();
+        let mut speedups = Vec::new();
+        for (sm, st, factor) in targets {
+            speed.factors.insert((sm.clone(), st.clone()), factor);
+            speedups.push(critpath_engine::Speedup { target: format!("{sm}:{st}"), factor, exact: false });
+        }
+        let scales_with = match follows {
+            true => vec![critpath_trace::ScalesWith { state: "s1", with: "s0" }],
+            false => Vec::new(),
+        };
+        speed.follows = scales_with.iter().map(|r| (r.state.to_string(), r.with.to_string())).collect();
+        let opts = Options { speedups, scales_with, ..Default::default() };
         let mut e = Engine::new(opts);
         for r in &recs { e.feed(r, Pos::None, &s); }
         match e.finish(&s) {
@@ -899,7 +935,7 @@ proptest! {
 /// to its source + weight + longest from its target), against the longest
 /// path of all; a state's slack is the least over the edges charged to it.
 fn oracle_slack(records: &[Record], s: &Interner) -> BTreeMap<(String, String), u64> {
-    let (nodes, ins, _, _) = graph(records, s, None, &HashMap::new());
+    let (nodes, ins, _, _) = graph(records, s, None, &Whatif::default());
     let n = nodes.len();
     let mut l = vec![0i64; n];
     for i in 0..n {

@@ -6,7 +6,7 @@
 //! system `local` take the file's name (its stem) as their system.
 
 use crate::{open, AnySource};
-use critpath_trace::{Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym};
+use critpath_trace::{Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Scope, Sym};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -364,5 +364,19 @@ impl RecordSource for MergedSource {
 
     fn bytes_read(&self) -> u64 {
         self.bytes
+    }
+
+    /// No start or destination (each file's own would be ambiguous), but
+    /// what-ifs spread as each file's format says.
+    fn scope(&mut self) -> Scope {
+        let mut scope = Scope::default();
+        for inp in &mut self.inputs {
+            for rule in inp.src.scope().scales_with {
+                if !scope.scales_with.contains(&rule) {
+                    scope.scales_with.push(rule);
+                }
+            }
+        }
+        scope
     }
 }

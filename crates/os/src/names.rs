@@ -161,6 +161,17 @@ pub enum OsState<'a> {
 }
 
 const RUNNING: &str = "running";
+const RUNNABLE: &str = "runnable";
+
+/// How a what-if spreads in the OS graph (docs/os-graph.md, "What-ifs on
+/// a shared CPU"): a thread's wait for a CPU scales with its own running
+/// time. Under the kernel's fair share a thread that asks for half the
+/// CPU time is queued half as often, so its `runnable` time, its own or
+/// charged to the CPU's holders, shrinks with its `running`.
+pub const SCALES_WITH: &[critpath_trace::ScalesWith] = &[critpath_trace::ScalesWith {
+    state: RUNNABLE,
+    with: RUNNING,
+}];
 const SYSCALL: &str = "running:syscall:";
 /// The state all `blocked:*` states are sub-states of.
 pub const BLOCKED: &str = "blocked";
@@ -170,7 +181,7 @@ impl fmt::Display for OsState<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OsState::Running => f.write_str(RUNNING),
-            OsState::Runnable => f.write_str("runnable"),
+            OsState::Runnable => f.write_str(RUNNABLE),
             OsState::Blocked(b) => write!(f, "{BLOCKED}:{}", b.name()),
             OsState::Syscall { name, layer: None } => write!(f, "{SYSCALL}{name}"),
             OsState::Syscall {
@@ -191,7 +202,7 @@ impl<'a> OsState<'a> {
     pub fn parse(name: &'a str) -> Option<OsState<'a>> {
         Some(match name {
             RUNNING => OsState::Running,
-            "runnable" => OsState::Runnable,
+            RUNNABLE => OsState::Runnable,
             "raised" => OsState::Raised,
             "armed" => OsState::Armed,
             _ => return Self::parse_compound(name),

@@ -129,6 +129,11 @@ pub struct Summary {
     /// SMs the source renamed at its end (see [`RecordSource::prepare`]):
     /// each one's name while it was read, and its final name.
     pub renamed: Vec<(String, String)>,
+    /// The SMs of the recorded program (a recording of one command: its
+    /// threads and those forked from them; empty when the source does not
+    /// know). What-ifs count the CPU these held as the program's own, not
+    /// as another run's load.
+    pub program: Vec<String>,
 }
 
 /// See [`Summary::annotation_costs`].
@@ -144,6 +149,9 @@ pub struct AnnotationCost {
 pub struct Scope {
     pub from: Option<String>,
     pub to: Option<String>,
+    /// How what-ifs on the source's states spread (see [`ScalesWith`]);
+    /// they apply whatever the start and destination.
+    pub scales_with: Vec<crate::ScalesWith>,
 }
 
 impl Scope {

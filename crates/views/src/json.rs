@@ -105,11 +105,15 @@ pub struct WhatifDoc<'a> {
     pub predicted_length_ns: u64,
     /// Infinite (printed as null) when the predicted path is empty.
     pub predicted_speedup: f64,
-    /// The prediction widened by the share of the baseline path that
+    /// The prediction widened by the share of the predicted path that
     /// depends on the rest of the machine: `[low, high]` ns.
     pub predicted_range_ns: [u64; 2],
-    /// That share (0 to 1): CPU waits, their holders, interrupts.
+    /// That share (0 to 1): CPU waits, their holders, interrupts; not the
+    /// time the recorded program's own threads held.
     pub machine_share: f64,
+    /// The share (0 to 1) of the predicted path that is the program's
+    /// threads waiting for CPUs its other threads held (not in the band).
+    pub program_share: f64,
     /// Intra-SM edges with time the speed-ups scaled: 0 when the states
     /// they name carry no time of their own (it is all on links).
     pub scaled_edges: u64,

@@ -4,19 +4,20 @@
 
 use crate::analysis::printable_analysis;
 use crate::text::{cols, dur, elide, fit, printable};
+use critpath_engine::analyses::Shares;
 use critpath_engine::Analysis;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use std::fmt::Write as _;
 
 /// `what` names the speedups applied (`SM:STATE FACTORx faster`); lines
 /// take at most `width` columns when given. `band`: the prediction's range
-/// and the share of the baseline path that depends on the rest of the
-/// machine, when that share is not 0.
+/// and the shares of the predicted path that depend on the rest of the
+/// machine and on the program's own threads' contention.
 pub fn whatif(
     base: &Analysis,
     pred: &Analysis,
     what: &[String],
-    band: Option<([u64; 2], f64)>,
+    band: Option<([u64; 2], Shares)>,
     top: usize,
     width: Option<usize>,
 ) -> String {
@@ -46,16 +47,40 @@ pub fn whatif(
             "no edge changed: the states sped up carry no time of their own; their time on the path is on links (a recv's wait since its send, a wait for another SM), which a what-if does not scale"
         );
     }
-    if let Some(([lo, hi], share)) = band.filter(|b| b.1 > 0.0) {
+    let Some(([lo, hi], shares)) = band else {
+        return o + &most_critical(base, pred, top, width);
+    };
+    if shares.machine > 0.0 {
         let _ = writeln!(
             o,
-            "predicted {}; {:.0}% of the predicted path is CPU contention and interrupts that another run may not see: {}–{}",
+            "predicted {}; {} of the predicted path is CPU contention and interrupts that another run may not see: {}–{}",
             dur(p),
-            share * 100.0,
+            pct(shares.machine),
             dur(lo),
             dur(hi)
         );
     }
+    if shares.program > 0.0 {
+        let _ = writeln!(
+            o,
+            "{} of the predicted path is the program's threads waiting for CPUs its other threads held: another run has it again",
+            pct(shares.program),
+        );
+    }
+    o + &most_critical(base, pred, top, width)
+}
+
+/// A share as a percentage, with a decimal below 1%.
+fn pct(share: f64) -> String {
+    match share < 0.01 {
+        true => format!("{:.1}%", share * 100.0),
+        false => format!("{:.0}%", share * 100.0),
+    }
+}
+
+/// The most critical states of `pred`, with their criticality in `base`.
+fn most_critical(base: &Analysis, pred: &Analysis, top: usize, width: Option<usize>) -> String {
+    let mut o = String::new();
     o.push_str("\nmost critical then:\n");
     for s in pred.states.iter().take(top) {
         let was = base

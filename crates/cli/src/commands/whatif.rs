@@ -4,7 +4,7 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, Traces};
 use crate::output::{screen, stdout};
-use critpath_engine::analyses::{machine_share, predicted_range};
+use critpath_engine::analyses::{predicted_range, shares};
 use critpath_engine::{Options, Speedup};
 use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
 use critpath_views::whatif::{read_problems, speedup, whatif};
@@ -63,8 +63,10 @@ pub fn run(args: Args) -> Result<()> {
     };
     // The predicted path's own contention and interrupts: another run may
     // see none of it, or twice as much.
-    let share = machine_share(&pred, critpath_os::names::machine_dependent);
-    let range = predicted_range(pred.critical_path.length_ns, share);
+    // The program's own threads' contention is not in it: another run of
+    // the program has it again.
+    let shares = shares(&pred, critpath_os::names::machine_dependent);
+    let range = predicted_range(pred.critical_path.length_ns, shares.machine);
     let text = if args.json {
         let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
         json::document(&WhatifDoc {
@@ -72,7 +74,8 @@ pub fn run(args: Args) -> Result<()> {
             predicted_length_ns: p,
             predicted_speedup: speedup(b, p),
             predicted_range_ns: range,
-            machine_share: share,
+            machine_share: shares.machine,
+            program_share: shares.program,
             scaled_edges: pred.stats.scaled_edges,
             speedups: parsed
                 .iter()
@@ -94,7 +97,7 @@ pub fn run(args: Args) -> Result<()> {
             &base,
             &pred,
             &what,
-            Some((range, share)),
+            Some((range, shares)),
             args.top,
             screen(false).width.filter(|_| !args.wide),
         )

@@ -1,25 +1,47 @@
 //! How sure a what-if is (docs/json.md, `predicted_range_ns`): the share of
-//! the baseline path that depends on the rest of the machine (a caller's
+//! the predicted path that depends on the rest of the machine (a caller's
 //! classifier says which states those are: for a recording, CPU waits and
-//! interrupts) widens the prediction into a band, `pred·(1 ± share)`.
+//! interrupts) widens the prediction into a band, `pred·(1 ± share)`. Time a
+//! thread waited for a CPU that the recorded program's own threads held is
+//! the program's: it is not in the band.
 
 use crate::results::Analysis;
 
-/// The share (0 to 1) of the baseline path `a` spent in states that
-/// `machine(sm, state)` says depend on the rest of the machine, counting
-/// the path time blamed on what such a state waited for (a CPU's holders).
-pub fn machine_share(a: &Analysis, machine: fn(&str, &str) -> bool) -> f64 {
+/// Shares (0 to 1) of a path: see [`shares`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shares {
+    /// In states that depend on the rest of the machine, with the path
+    /// time blamed on what such a state waited for (a CPU's holders) unless
+    /// the holder is one of the recorded program's own threads.
+    pub machine: f64,
+    /// Blamed, in such states, on the program's own threads: contention
+    /// among its threads, which another run of the program has again.
+    pub program: f64,
+}
+
+/// The shares of path `a` whose states `machine(sm, state)` says depend on
+/// the rest of the machine; `a.program` names the recorded program's SMs.
+pub fn shares(a: &Analysis, machine: fn(&str, &str) -> bool) -> Shares {
     let len = a.critical_path.length_ns;
     if len == 0 {
-        return 0.0;
+        return Shares::default();
     }
-    let ns: u64 = a
-        .states
-        .iter()
-        .filter(|s| machine(&s.sm, &s.state))
-        .map(|s| s.critical_ns + s.blame.iter().map(|b| b.ns).sum::<u64>())
-        .sum();
-    (ns as f64 / len as f64).min(1.0)
+    let own: std::collections::HashSet<&str> = a.program.iter().map(String::as_str).collect();
+    let (mut outside, mut program) = (0u64, 0u64);
+    for s in a.states.iter().filter(|s| machine(&s.sm, &s.state)) {
+        outside += s.critical_ns;
+        for b in &s.blame {
+            match own.contains(b.sm.as_str()) {
+                true => program += b.ns,
+                false => outside += b.ns,
+            }
+        }
+    }
+    let share = |ns: u64| (ns as f64 / len as f64).min(1.0);
+    Shares {
+        machine: share(outside),
+        program: share(program),
+    }
 }
 
 /// The band around prediction `pred` (ns) for share `s`:
@@ -72,10 +94,14 @@ mod tests {
         ];
         let machine = |sm: &str, st: &str| st == "runnable" || sm.starts_with("irq:");
         // runnable 100 + its blame 200 + irq 100.
-        assert!((machine_share(&a, machine) - 0.4).abs() < 1e-9);
+        assert!((shares(&a, machine).machine - 0.4).abs() < 1e-9);
+        // Blame on the program's own threads is its own, not the machine's.
+        a.program = vec!["hog:2".into()];
+        let s = shares(&a, machine);
+        assert!((s.machine - 0.2).abs() < 1e-9 && (s.program - 0.2).abs() < 1e-9);
         assert_eq!(predicted_range(500, 0.4), [300, 700]);
         assert_eq!(predicted_range(500, 0.0), [500, 500]);
         assert_eq!(predicted_range(500, 3.0), [0, 1000]);
-        assert_eq!(machine_share(&Analysis::default(), machine), 0.0);
+        assert_eq!(shares(&Analysis::default(), machine), Shares::default());
     }
 }

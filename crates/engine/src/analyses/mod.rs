@@ -8,7 +8,7 @@ mod diff;
 mod next_path;
 mod overhead;
 
-pub use band::{machine_share, predicted_range};
+pub use band::{predicted_range, shares, Shares};
 pub use diff::{diff, Diff, StateChange};
 pub use next_path::{next_paths, NextPath};
 pub use overhead::{correct_overhead, Correction};

@@ -49,6 +49,7 @@ impl Engine<'_> {
             cgraph,
             path,
             annotation_costs: Vec::new(),
+            program: Vec::new(),
             overhead_correction: None,
         })
     }

@@ -31,7 +31,10 @@ impl Engine<'_> {
         self.held_beyond_holder(holder, hkey, (b.tp, t));
         let node = self.new_node();
         let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
-        let n = self.point_node((node, t), (prev, b.tp), step, hkey);
+        // The piece shrinks with the holder's state and with the state the
+        // waiter's scales with (its own work, which made it wait).
+        let f = self.m.keys[hkey as usize].factor * self.m.keys[b.cur_key as usize].follow;
+        let n = self.point_node((node, t), (prev, b.tp), step, (hkey, f));
         let s = &mut self.m.sms[sm as usize];
         s.count_node(t);
         s.tp = t;
@@ -55,19 +58,23 @@ impl Engine<'_> {
     }
 
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the
-    /// piece since `tp` on cgraph `(cnode, edge)` charged to state `key`:
-    /// counts the piece, logs the node and gives its handle.
+    /// piece since `tp` on cgraph `(cnode, edge)` charged to state `key`
+    /// and made `f` times faster: counts the piece, logs the node and
+    /// gives its handle.
     #[inline(always)]
     pub(super) fn point_node(
         &mut self,
         (node, t): (u64, u64),
         (prev, tp): (NodeRef, u64),
         (cn, edge): (u32, u32),
-        key: u32,
+        (key, f): (u32, f64),
     ) -> NodeRef {
         let occ = t.saturating_sub(tp);
         self.g.pass(edge, occ);
-        let w = self.scaled(key, occ);
+        let w = match self.opts.speedups.is_empty() {
+            true => occ,
+            false => self.scaled_by(f, occ),
+        };
         let l = if prev.l == UNREACHED {
             UNREACHED
         } else {

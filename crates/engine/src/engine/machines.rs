@@ -66,6 +66,10 @@ pub(super) struct Key {
     pub last_trans: Option<NodeRef>,
     /// What-if speedup of this state (1.0 = as recorded).
     pub factor: f64,
+    /// The speed-up of the state this one scales with
+    /// ([`critpath_trace::ScalesWith`]; 1.0 when none): a piece of this
+    /// state charged to a holder shrinks by it too.
+    pub follow: f64,
 }
 
 /// Every SM and state key seen, with the stacks and CPUs that lead to them.
@@ -171,7 +175,7 @@ impl Engine<'_> {
             return k;
         }
         let k = self.m.keys.len() as u32;
-        let factor = self.factor_for(sm, state, strings);
+        let (factor, follow) = self.factors(sm, state, strings);
         self.m.keys.push(Key {
             sm,
             state,
@@ -184,6 +188,7 @@ impl Engine<'_> {
             waited: false,
             last_trans: None,
             factor,
+            follow,
         });
         self.m.key_index.insert((sm, state), k);
         k

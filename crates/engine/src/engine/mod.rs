@@ -77,6 +77,9 @@ pub struct Options {
     /// What-if: make these states FACTOR times faster (their intra-SM edges
     /// weigh `time / FACTOR`), and compute the path that results.
     pub speedups: Vec<Speedup>,
+    /// How the speed-ups spread to states that wait on the SM's own work
+    /// (the input's formats say: see [`critpath_trace::ScalesWith`]).
+    pub scales_with: Vec<critpath_trace::ScalesWith>,
     /// What the analysis may hold (the most time windows).
     pub limits: critpath_trace::Limits,
 }
@@ -207,7 +210,12 @@ impl<'o> Engine<'o> {
     /// (the start was matched when its SM appeared, under the old name).
     pub fn renamed(&mut self, renames: &[(String, String)]) {
         let (from, to) = (self.opts.from.take(), self.opts.to.take());
-        let scope = Scope { from, to }.renamed(renames);
+        let scope = Scope {
+            from,
+            to,
+            scales_with: Vec::new(),
+        }
+        .renamed(renames);
         (self.opts.from, self.opts.to) = (scope.from, scope.to);
     }
 }

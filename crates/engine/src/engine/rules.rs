@@ -194,7 +194,12 @@ impl Engine<'_> {
         let n = match (b.cur, b.last) {
             (c, Some(prev)) if c != NONE32 => {
                 let step = self.step(sm, b.cnode, (b.cur, b.cur_key), M_SEND, strings);
-                self.point_node((node, t), (prev, b.tp), step, b.cur_key)
+                self.point_node(
+                    (node, t),
+                    (prev, b.tp),
+                    step,
+                    (b.cur_key, self.m.keys[b.cur_key as usize].factor),
+                )
             }
             _ => self.root_send(sm, node, t, strings),
         };

@@ -84,25 +84,36 @@ pub(crate) fn state_target(sys: &str, sm: &str, state: &str) -> String {
 }
 
 impl Engine<'_> {
-    /// The speed-up factor of SM `sm`'s state `state` (1.0 when none
-    /// applies); marks the speed-ups that match as used.
-    pub(super) fn factor_for(&mut self, sm: u32, state: Sym, strings: &Interner) -> f64 {
-        let mut factor = 1.0;
+    /// The speed-up factors of SM `sm`'s state `state`: its own (the last
+    /// speed-up that names it; else the one of the state it scales with)
+    /// and the one of the state it scales with (1.0 when none applies).
+    /// Marks the speed-ups that match as used.
+    pub(super) fn factors(&mut self, sm: u32, state: Sym, strings: &Interner) -> (f64, f64) {
         if self.opts.speedups.is_empty() {
-            return factor;
+            return (1.0, 1.0);
         }
+        let st = strings.resolve(state);
+        let with = (self.opts.scales_with.iter())
+            .find(|r| r.state == st)
+            .map(|r| r.with);
+        let follow = with.and_then(|w| self.factor_named(sm, w, strings));
+        let follow = follow.unwrap_or(1.0);
+        let own = self.factor_named(sm, st, strings);
+        (own.unwrap_or(follow), follow)
+    }
+
+    /// The factor of the last speed-up that names SM `sm`'s state `st`, if
+    /// one does; marks the speed-ups that match as used.
+    fn factor_named(&mut self, sm: u32, st: &str, strings: &Interner) -> Option<f64> {
         let s = &self.m.sms[sm as usize];
-        let (sys, name, st) = (
-            strings.resolve(s.sys),
-            strings.resolve(s.name),
-            strings.resolve(state),
-        );
+        let (sys, name) = (strings.resolve(s.sys), strings.resolve(s.name));
+        let mut factor = None;
         for (i, sp) in self.opts.speedups.iter().enumerate() {
             let how = state_named(&sp.target, sys, name, st)
                 .or_else(|| whole_sm_named(&sp.target, sys, name, st))
                 .filter(|&how| !sp.exact || how == How::Exact);
             if let Some(how) = how {
-                factor = sp.factor;
+                factor = Some(sp.factor);
                 self.speedup_used[i].add(sm, how);
             }
         }
@@ -116,7 +127,12 @@ impl Engine<'_> {
         if self.opts.speedups.is_empty() {
             return w;
         }
-        let f = self.m.keys[key as usize].factor;
+        self.scaled_by(self.m.keys[key as usize].factor, w)
+    }
+
+    /// `w` made `f` times faster; counts the edges with time it scales.
+    #[inline]
+    pub(super) fn scaled_by(&mut self, f: f64, w: u64) -> u64 {
         if f == 1.0 {
             return w;
         }

@@ -96,6 +96,9 @@ struct Thread {
     /// Runnable, waiting for this CPU (docs/os-graph.md, "Waiting for a
     /// CPU").
     ready: Option<u32>,
+    /// A thread of the recorded program: its command's thread, or forked
+    /// by one.
+    program: bool,
 }
 
 impl Thread {
@@ -114,6 +117,7 @@ impl Thread {
             sys: None,
             counted,
             ready: None,
+            program: false,
         }
     }
 }
@@ -266,6 +270,9 @@ pub struct Builder {
     /// events before belong to the recorder and are dropped.
     target: Option<(u32, u64)>,
     target_started: bool,
+    /// The own SMs of the recorded program's threads, in the order they
+    /// joined it.
+    program: Vec<Sym>,
     /// Charge waits for a CPU to its holders ([`set_cpu_holders`]).
     holders: bool,
     /// The SMs of the threads holding a CPU, and the CPU.
@@ -387,6 +394,7 @@ impl Builder {
             horizon: None,
             target,
             target_started: false,
+            program: Vec::new(),
             holders: CPU_HOLDERS.load(std::sync::atomic::Ordering::Relaxed),
             hold_sms: holders::HoldSms::default(),
             syscalls: false,

@@ -489,3 +489,24 @@ fn unrecorded_interrupt_message_follows_the_recording() {
     assert!(!some.contains("has no interrupt events"), "{some}");
     assert!(some.contains("does not show"), "{some}");
 }
+
+/// The recorded program is its command's thread and whatever it forks,
+/// fork by fork; another thread that runs meanwhile is not in it.
+#[test]
+fn the_program_is_the_command_and_what_it_forks() {
+    let mut names = FxHashMap::default();
+    names.insert(5, "cmd".to_string());
+    let mut b = Builder::new(Interner::new(), "host", FxHashMap::default(), None);
+    b.name_threads(names, Some((5, 10)));
+    b.feed(&switch(10, 0, 0, 0, 5)); // the command runs
+    b.feed(&switch(11, 1, 0, 0, 9)); // someone else
+    let fork = |child| KEvent::Fork {
+        child,
+        comm: comm("app"),
+    };
+    b.feed(&at(12, 0, 5, fork(6))); // the command forks 6
+    b.feed(&at(13, 1, 9, fork(8))); // the other forks 8
+    b.feed(&switch(14, 0, 5, 1, 6));
+    b.feed(&at(15, 0, 6, fork(7))); // 6 forks 7
+    assert_eq!(b.program_threads(), ["cmd:5", "app:6", "app:7"]);
+}

@@ -25,6 +25,25 @@ impl Builder {
         })
     }
 
+    /// Thread `tid` (known) is one of the recorded program's.
+    fn join_program(&mut self, tid: u32) {
+        let th = self.threads.get_mut(&tid).expect("known");
+        if !th.program {
+            th.program = true;
+            self.program.push(th.base);
+        }
+    }
+
+    /// The SMs of the recorded program's threads (its command's thread and
+    /// every thread or process forked from one), by their final names:
+    /// what the program itself competes with for CPUs is not another
+    /// run's load (docs/os-graph.md, "What-ifs on a shared CPU").
+    pub fn program_threads(&self) -> Vec<String> {
+        (self.program.iter())
+            .map(|&sm| self.strings.resolve(sm).to_string())
+            .collect()
+    }
+
     /// Names threads by `names` (each one's latest name), and sets the
     /// recorded command's thread and its exec: before the first event.
     pub fn name_threads(&mut self, names: FxHashMap<u32, String>, target: Option<(u32, u64)>) {
@@ -237,6 +256,7 @@ impl Builder {
             let th = self.thread(tid, None);
             th.counted = true;
             th.st = St::Unknown;
+            self.join_program(tid);
             self.enter_running(tid, exec);
         }
     }
@@ -274,6 +294,10 @@ impl Builder {
         };
         let l = self.link();
         self.send(t, parent, l);
+        if self.threads.get(&tid).is_some_and(|p| p.program) {
+            self.thread(child, Some(comm));
+            self.join_program(child);
+        }
         let th = self.thread(child, Some(comm));
         th.st = St::Runnable;
         th.since = t;

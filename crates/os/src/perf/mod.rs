@@ -10,7 +10,7 @@
 
 mod decoding;
 
-use crate::names::OsSm;
+use crate::names::{OsSm, SCALES_WITH};
 use crate::observer::KernelObserver;
 use crate::osgraph::Builder;
 use crate::recorder::Recorder;
@@ -106,9 +106,13 @@ fn scope(reader: &KernelEvents) -> Scope {
             Scope {
                 from: Some(sm.clone()),
                 to: Some(sm),
+                scales_with: SCALES_WITH.to_vec(),
             }
         }
-        None => Scope::default(),
+        None => Scope {
+            scales_with: SCALES_WITH.to_vec(),
+            ..Scope::default()
+        },
     }
 }
 
@@ -483,6 +487,7 @@ impl RecordSource for PerfSource {
             error,
             annotation_costs,
             renamed,
+            program: self.builder.program_threads(),
         }
     }
     fn scope(&mut self) -> Scope {

@@ -1,0 +1,14 @@
+//! How a what-if on an input's states spreads (docs/path-rules.md,
+//! "What-ifs that spread"): a format whose states wait for a resource the
+//! SM's own work shares says which state's time scales with which. The
+//! OS graph's `runnable` scales with `running`: a thread that asks for
+//! less CPU time waits less for a CPU it shares.
+
+/// A state named `state` takes the speed-up of its SM's state `with` when
+/// no speed-up names it, and a piece of it charged to a holder (rule 6)
+/// shrinks with `with` as well as with the holder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalesWith {
+    pub state: &'static str,
+    pub with: &'static str,
+}
