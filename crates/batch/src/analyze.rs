@@ -6,9 +6,10 @@
 
 use crate::{Error, Options, StateCrit, TraceResult};
 use critpath_engine::Analysis;
-use critpath_import::Opened;
+use critpath_import::Format;
 use critpath_readers::spans::Requests;
-use critpath_trace::{Diagnostic, ReadError, RecordSource};
+use critpath_session::Session;
+use critpath_trace::{Diagnostic, ReadError};
 use std::path::Path;
 
 /// Analyzes a file; any problem reading it (even one that let the analysis
@@ -56,28 +57,31 @@ fn analyze_file_inner(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
     let file = path.display().to_string();
-    let engine_opts = critpath_engine::Options {
+    let engine_opts = engine_options(opts);
+    // One pass over each input: nothing is kept for a replay.
+    let mut session = Session::open(&[path.to_path_buf()], &opts.settings)?;
+    session.keep_records(0);
+    if session.all(Format::Kineto) {
+        return gpu(&mut session, opts, engine_opts);
+    }
+    session.set_request(opts.trace.clone());
+    if opts.trace.is_none() {
+        if let Some(requests) = session.requests()? {
+            diagnostics.extend(requests.sanity().diagnostics());
+            return analyze_requests(&requests, &file, opts);
+        }
+    }
+    let id = session.request_id();
+    let (a, err) = nonempty(&file, session.analyze(engine_opts, &mut |_, _| {}))?;
+    Ok((vec![result(&a, &file, &id)], err.map(Error::Read)))
+}
+
+/// The engine's options for `opts`.
+fn engine_options(opts: &Options) -> critpath_engine::Options {
+    critpath_engine::Options {
         from: opts.from.clone(),
         to: opts.to.clone(),
         ..Default::default()
-    };
-    if critpath_import::is_kineto(path) {
-        return gpu(path, opts, engine_opts);
-    }
-    if let Some(id) = &opts.trace {
-        let mut src = critpath_import::open_request(path, id)?;
-        let (r, err) = one(&mut src, &file, id, engine_opts)?;
-        return Ok((vec![r], err.map(Error::Read)));
-    }
-    match critpath_import::open_requests(path)? {
-        Opened::Trace(mut src, id) => {
-            let (r, err) = one(&mut *src, &file, &id, engine_opts)?;
-            Ok((vec![r], err.map(Error::Read)))
-        }
-        Opened::Requests(requests) => {
-            diagnostics.extend(requests.sanity().diagnostics());
-            analyze_requests(&requests, &file, opts)
-        }
     }
 }
 
@@ -88,63 +92,47 @@ pub fn analyze_requests(
     file: &str,
     opts: &Options,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
-    let engine_opts = critpath_engine::Options {
-        from: opts.from.clone(),
-        to: opts.to.clone(),
-        ..Default::default()
-    };
+    let engine_opts = engine_options(opts);
     let mut out = Vec::with_capacity(requests.len());
     for (id, src) in requests.each() {
-        let (r, _) = one(&mut src?, file, &id, engine_opts.clone())?;
-        out.push(r);
+        let run = critpath_engine::analyze(&mut src?, engine_opts.clone(), |_, _| {});
+        let run = run.map_err(|source| critpath_session::Error::Engine {
+            name: file.to_string(),
+            source,
+        });
+        let (a, _) = nonempty(file, run)?;
+        out.push(result(&a, file, &id));
     }
     let err = requests.problems().first().cloned().map(Error::Read);
     Ok((out, err))
 }
 
-/// Runs one request (or trace) through the engine.
-fn one<S: RecordSource + ?Sized>(
-    src: &mut S,
+/// An analysis of an input without records is an error.
+fn nonempty(
     file: &str,
-    id: &str,
-    opts: critpath_engine::Options,
-) -> Result<(TraceResult, Option<ReadError>), Error> {
-    let (a, err) =
-        critpath_engine::analyze(src, opts, |_, _| {}).map_err(|e| Error::engine(file, e))?;
-    if a.stats.records == 0 {
-        if let Some(e) = err {
-            return Err(e.into());
-        }
-        return Err(Error::Usage(format!("{file}: the trace holds no records")));
-    }
-    Ok((result(&a, file, id), err))
+    run: critpath_session::Result<(Analysis, Option<ReadError>)>,
+) -> Result<(Analysis, Option<ReadError>), Error> {
+    Ok(critpath_session::nonempty(file, run?)?)
 }
 
 /// PyTorch profiler traces: one result per file, limited to one instance
 /// of an annotation when asked.
 fn gpu(
-    path: &Path,
+    session: &mut Session,
     opts: &Options,
     engine_opts: critpath_engine::Options,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
-    let file = path.display().to_string();
     let window = critpath_gpu::GpuOptions {
         annotation: opts.annotation.clone(),
         instance: opts.instance.unwrap_or(0),
     };
-    let mut src = critpath_import::open_gpu(&[path.to_path_buf()], &window)?;
-    let (a, err) = critpath_engine::analyze(&mut src, engine_opts, |_, _| {})
-        .map_err(|e| Error::engine(&file, e))?;
-    if a.stats.records == 0 {
-        let inside = match &window.annotation {
-            Some(n) => format!(" inside annotation {n:?} instance {}", window.instance),
-            None => String::new(),
-        };
-        return Err(Error::Usage(format!(
-            "{file}: the trace holds no GPU or CPU op{inside}"
-        )));
-    }
-    Ok((vec![result(&a, &file, "")], err.map(Error::Read)))
+    let noop = &mut |_: &critpath_engine::Visit, _: &critpath_trace::Interner| {};
+    let run = session.gpu(&window, engine_opts, false, noop, &mut |_, _| {})?;
+    let file = session.name();
+    Ok((
+        vec![result(&run.analysis, &file, "")],
+        run.err.map(Error::Read),
+    ))
 }
 
 /// An analysis reduced to its critical states.

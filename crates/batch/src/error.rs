@@ -23,6 +23,16 @@ pub enum Error {
     },
 }
 
+impl From<critpath_session::Error> for Error {
+    fn from(e: critpath_session::Error) -> Self {
+        match e {
+            critpath_session::Error::Read(r) => Error::Read(r),
+            critpath_session::Error::Engine { name, source } => Error::engine(&name, source),
+            critpath_session::Error::Input(m) => Error::Usage(m),
+        }
+    }
+}
+
 impl Error {
     /// The engine's error on `file`: a request that does not fit the trace
     /// is usage, named by its option, as `critpath analyze` names it.

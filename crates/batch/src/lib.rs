@@ -41,6 +41,11 @@ pub struct Options {
     /// Span files: only the request with this trace id (`--trace`); a file
     /// without it is an error.
     pub trace: Option<String>,
+    /// How the analysis runs (threads, memory), as the program running
+    /// critpath resolved them; not sent to other workers, which resolve
+    /// their own.
+    #[serde(skip)]
+    pub settings: critpath_trace::Settings,
 }
 
 /// A state on one request's critical path.

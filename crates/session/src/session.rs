@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::log::{Recorder, Replay};
 use critpath_engine::{Analysis, Observer, Options};
 use critpath_import::{detect, importer, open_input, AnySource, Format, Input};
+use critpath_readers::spans::Requests;
 use critpath_trace::{ReadError, Settings};
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,8 @@ pub struct Session {
     /// A source made ahead of the first pass (the one request of a span
     /// file read for its requests).
     ready: Option<AnySource>,
+    /// The trace id of that request.
+    request_id: Option<String>,
     replay: Option<Replay>,
     /// Records the first pass keeps for the replay at most.
     cap: usize,
@@ -53,6 +56,7 @@ impl Session {
             inputs,
             request: None,
             ready: None,
+            request_id: None,
             replay: None,
             cap: usize::MAX,
         })
@@ -127,6 +131,34 @@ impl Session {
     /// Every input's bytes, in order (see [`Session::take_input`]).
     pub fn take_inputs(&mut self) -> std::result::Result<Vec<Input>, ReadError> {
         (0..self.inputs.len()).map(|i| self.take_input(i)).collect()
+    }
+
+    /// The inputs read for per-request analysis: span files holding several
+    /// trace ids are their requests (the spans of one id are one request,
+    /// whichever file holds them); any other input, or span files of one
+    /// request, is one trace, kept as the source of the session's first
+    /// pass (`None` then, and [`Session::analyze`] reads it).
+    pub fn requests(&mut self) -> std::result::Result<Option<Box<Requests>>, ReadError> {
+        if !self.all(Format::Spans) {
+            return Ok(None);
+        }
+        let inputs = self.take_inputs()?;
+        match critpath_import::requests_of_all(inputs)? {
+            critpath_import::Opened::Trace(src, id) => {
+                self.ready = Some(*src);
+                self.request_id = Some(id);
+                Ok(None)
+            }
+            critpath_import::Opened::Requests(requests) => Ok(Some(requests)),
+        }
+    }
+
+    /// The trace id of the one request the session analyzes: `--trace ID`'s,
+    /// or that of span files holding one request (`""` for other traces).
+    pub fn request_id(&self) -> String {
+        (self.request.clone())
+            .or_else(|| self.request_id.clone())
+            .unwrap_or_default()
     }
 
     /// Hands the session a source for its first pass, made from its input

@@ -9,7 +9,7 @@ use crate::output::{emit, named, refuse_inputs_opt, screen};
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup, Visit};
-use critpath_import::{Format, Opened};
+use critpath_import::Format;
 use critpath_session::{Session, Settings};
 use critpath_trace::Diagnostic;
 use critpath_trace::Interner;
@@ -189,21 +189,16 @@ fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
     let opts = critpath_batch::Options {
         from: args.from.clone(),
         to: args.to.clone(),
+        settings: session.settings().clone(),
         ..Default::default()
     };
-    let inputs = session.take_inputs()?;
-    match critpath_import::requests_of_all(inputs)? {
-        Opened::Trace(src, _) => {
-            session.set_source(*src);
-            Ok(None)
-        }
-        Opened::Requests(requests) => {
-            let file = session.name();
-            let diagnostics = requests.sanity().diagnostics();
-            let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
-            Ok(Some((results, err, diagnostics)))
-        }
-    }
+    let Some(requests) = session.requests()? else {
+        return Ok(None);
+    };
+    let file = session.name();
+    let diagnostics = requests.sanity().diagnostics();
+    let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
+    Ok(Some((results, err, diagnostics)))
 }
 
 /// The traces' names, joined with ` + `.

@@ -87,6 +87,7 @@ pub fn run(args: Args) -> Result<()> {
         annotation: args.annotation.clone(),
         instance: args.instance,
         trace: None,
+        settings: critpath_session::Settings::current(),
     };
     let threads = args
         .threads
