@@ -166,6 +166,7 @@ impl<'a> Inputs<'a> {
             }
             Some(al) => {
                 let mut src = MergedSource::new(self.paths, al)?;
+                let opts = opts.with_settings(&Settings::current());
                 let (mut a, err) = analyze_observed(&mut src, opts, observer, |_, _| {})
                     .map_err(CliError::analysis)?;
                 a.diagnostics.extend(al.diagnostics());

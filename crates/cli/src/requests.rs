@@ -85,6 +85,7 @@ fn one_request(requests: &Requests, what: &str, id: &str) -> Result<String> {
         }
     };
     let analyze = |src: &mut AnySource, o: Options, obs: &mut dyn critpath_engine::Observer| {
+        let o = o.with_settings(&critpath_session::Settings::current());
         critpath_engine::analyze_observed(src, o, obs, |_, _| {})
             .map(|(a, _)| a)
             .map_err(CliError::analysis)

@@ -785,3 +785,38 @@ fn whatif_on_a_damaged_input_prints_what_was_read_and_exits_2() {
     let o = run(&["whatif", cut, "--speedup", "a:nowhere=2"]);
     assert_bad(&o, "cut.cpt", &["truncated"]);
 }
+
+#[test]
+fn cpu_holders_zero_leaves_a_threads_wait_for_a_cpu_its_own() {
+    // A recording where `hog` waits for CPUs other threads hold: by
+    // default its wait is charged to the holders (blame, no runnable
+    // time of its own on the path); CRITPATH_CPU_HOLDERS=0, resolved at
+    // the command's edge and handed to the reader, keeps it hog's own.
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures/contend.data");
+    let runnable = |holders: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_critpath"));
+        c.args(["analyze", "--json", "--top", "1000"]).arg(&f);
+        if let Some(h) = holders {
+            c.env("CRITPATH_CPU_HOLDERS", h);
+        }
+        let o = c.output().expect("runs");
+        assert!(o.status.success(), "{}", text(&o).1);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = v["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sm"] == "hog:13825" && s["state"] == "runnable")
+            .cloned()
+            .expect("hog's runnable row");
+        let blamed = row["blame"].as_array().map_or(0, |b| b.len());
+        (row["critical_ns"].as_u64().unwrap(), blamed)
+    };
+    let (own, blamed) = runnable(None);
+    assert!(own < 1_000_000 && blamed > 0, "{own} ns, {blamed} holders");
+    let (own, blamed) = runnable(Some("0"));
+    assert!(
+        own > 30_000_000 && blamed == 0,
+        "{own} ns, {blamed} holders"
+    );
+}

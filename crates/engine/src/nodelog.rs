@@ -218,6 +218,11 @@ impl NodeLog {
         }
     }
 
+    /// Spills on the caller's thread, not by a writer of its own.
+    pub fn write_inline(&mut self) {
+        self.file.write_inline();
+    }
+
     /// A log whose entries also keep their span (see [`Entry`]).
     pub fn timed() -> Self {
         NodeLog {

@@ -38,7 +38,6 @@ fn run(
     (head, parallel): (Option<u64>, bool),
     opts: &Options,
 ) -> (Analysis, Option<usize>, u32) {
-    critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open(&fixture(name)).expect("fixture opens");
     match head {
         Some(h) => src.names_head(h),

@@ -35,6 +35,8 @@ struct Request {
     session: Option<Mutex<Session>>,
     /// Kineto inputs whose first (GPU) pass is still to come.
     gpu_first: Mutex<bool>,
+    /// The settings resolved at the package's edge.
+    settings: Settings,
 }
 
 /// What a Kineto analysis knows beside the engine's result.
@@ -108,6 +110,7 @@ pub fn analyze(
             alignment,
             session,
             gpu_first: Mutex::new(kineto),
+            settings,
         };
         let opts = Options {
             keep_path: true,
@@ -190,6 +193,7 @@ impl Request {
                 .map_err(|e| self.session_failed(e))?,
             (Some(al), None) => {
                 let mut src = MergedSource::new(&self.paths, al).map_err(read)?;
+                let opts = opts.with_settings(&self.settings);
                 let (mut a, err) =
                     critpath_engine::analyze_observed(&mut src, opts, obs, |_, _| {})
                         .map_err(|e| self.failed(e))?;

@@ -63,7 +63,6 @@ pub fn settings_from(base: Settings, lookup: impl Fn(&str) -> Option<String>) ->
 /// Makes `settings` those of the process's analyses from now on.
 pub fn install(settings: &Settings) {
     settings.install();
-    critpath_os::osgraph::set_cpu_holders(settings.cpu_holders);
 }
 
 #[cfg(test)]

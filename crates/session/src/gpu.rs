@@ -43,7 +43,7 @@ impl Session {
         let mut src = critpath_gpu::open_inputs(inputs, window)?;
         let facts = src.facts().clone();
         let ranks = (n > 1).then(|| src.report().clone());
-        let opts = Options { keep_path, ..opts };
+        let opts = Options { keep_path, ..opts }.with_settings(self.settings());
         let mut tally = BreakdownObserver {
             tally: Tally::new(&facts, 0, u64::MAX),
             inner: observer,

@@ -197,6 +197,7 @@ impl Session {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(Analysis, Option<ReadError>)> {
         let name = self.name();
+        let opts = opts.with_settings(&self.settings);
         if let Some(r) = self.replay.as_mut() {
             r.rewind();
             return engine(&name, critpath_engine::analyze(r, opts, progress));
@@ -227,6 +228,7 @@ impl Session {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(Analysis, Option<ReadError>)> {
         let name = self.name();
+        let opts = opts.with_settings(&self.settings);
         if let Some(r) = self.replay.as_mut() {
             r.rewind();
             let result = critpath_engine::analyze_observed(r, opts, observer, progress);

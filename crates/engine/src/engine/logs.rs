@@ -17,8 +17,9 @@ pub(super) struct Logs {
 
 impl Logs {
     /// Logs that keep the graph for slack when `slack` is set, and the span
-    /// of each node's edge when `timed` (see [`NodeLog::timed`]).
-    pub fn new(slack: bool, timed: bool) -> Logs {
+    /// of each node's edge when `timed` (see [`NodeLog::timed`]); written on
+    /// the engine's thread when `one_thread`.
+    pub fn new(slack: bool, timed: bool, one_thread: bool) -> Logs {
         let (graph, io_error) = if slack {
             match GraphLog::new() {
                 Ok(g) => (Some(g), None),
@@ -27,12 +28,16 @@ impl Logs {
         } else {
             (None, None)
         };
+        let mut nodes = if timed {
+            NodeLog::timed()
+        } else {
+            NodeLog::new()
+        };
+        if one_thread {
+            nodes.write_inline();
+        }
         Logs {
-            nodes: if timed {
-                NodeLog::timed()
-            } else {
-                NodeLog::new()
-            },
+            nodes,
             graph,
             io_error,
         }

@@ -82,6 +82,23 @@ pub struct Options {
     pub scales_with: Vec<critpath_trace::ScalesWith>,
     /// What the analysis may hold (the most time windows).
     pub limits: critpath_trace::Limits,
+    /// How many sends may wait for their receive at once (`None`:
+    /// [`DEFAULT_PENDING_SENDS`]); see docs/path-rules.md, "Pending sends".
+    pub pending_sends: Option<usize>,
+    /// Everything on the caller's thread: no thread of the engine's own
+    /// writes the node log or walks half the path (the results are the
+    /// same).
+    pub one_thread: bool,
+}
+
+impl Options {
+    /// These options under the program's `settings` (those the options do
+    /// not set themselves).
+    pub fn with_settings(mut self, settings: &critpath_trace::Settings) -> Options {
+        self.pending_sends = self.pending_sends.or(settings.pending_sends);
+        self.one_thread |= !settings.threads;
+        self
+    }
 }
 
 /// A node's handle kept in memory: id, `L`, time and cgraph node.
@@ -149,21 +166,23 @@ impl<'o> Engine<'o> {
     /// placed on the clock: kept, or handed to the observer.
     fn with_observer(opts: Options, observer: Option<&'o mut dyn Observer>) -> Self {
         let timed = opts.keep_path || observer.as_ref().is_some_and(|o| o.wants_path());
+        let pending = pending::Pending::new(opts.pending_sends.unwrap_or(DEFAULT_PENDING_SENDS));
+        let marks = Marks::new(opts.one_thread);
         Engine {
             speedup_used: vec![names::Matched::default(); opts.speedups.len()],
             from_matched: names::Matched::default(),
             scaled_edges: 0,
             overflow: false,
-            logs: Logs::new(opts.slack, timed),
+            logs: Logs::new(opts.slack, timed, opts.one_thread),
             opts,
             observer,
             m: Machines::default(),
             g: CGraphBuilder::default(),
-            pending: pending::Pending::from_settings(),
+            pending,
             next_node: 0,
             records: 0,
             best: None,
-            marks: Marks::default(),
+            marks,
             diags: DiagSink::default(),
         }
     }

@@ -74,14 +74,6 @@ impl Pending {
         }
     }
 
-    /// The bound the installed settings give, else the default.
-    pub fn from_settings() -> Self {
-        let limit = critpath_trace::Settings::current()
-            .pending_sends
-            .unwrap_or(DEFAULT_PENDING_SENDS);
-        Pending::new(limit)
-    }
-
     /// The bound: how many sends may be pending at once.
     pub fn limit(&self) -> usize {
         2 * self.half
@@ -152,8 +144,8 @@ impl Pending {
 }
 
 impl Engine<'_> {
-    /// Sets the bound on pending sends (`CRITPATH_PENDING_SENDS` by default,
-    /// else [`DEFAULT_PENDING_SENDS`]); call it before feeding records.
+    /// Sets the bound on pending sends (by default the options', else
+    /// [`DEFAULT_PENDING_SENDS`]); call it before feeding records.
     pub fn set_pending_limit(&mut self, limit: usize) {
         self.pending = Pending::new(limit);
     }

@@ -38,15 +38,19 @@ pub(super) struct Marks {
     min_nodes: u64,
     /// Steps the helper hands over.
     head: usize,
-}
-
-impl Default for Marks {
-    fn default() -> Self {
-        Marks::every(16, SPLIT_MIN_NODES, HEAD)
-    }
+    /// No helper thread (walks split only when made to split every walk).
+    one_thread: bool,
 }
 
 impl Marks {
+    /// The marks of a pass: walks long enough split, unless `one_thread`.
+    pub fn new(one_thread: bool) -> Marks {
+        Marks {
+            one_thread,
+            ..Marks::every(16, SPLIT_MIN_NODES, HEAD)
+        }
+    }
+
     /// A mark every `2^shift` nodes; walks from `min_nodes` nodes on split,
     /// the helper handing `head` steps over.
     pub fn every(shift: u32, min_nodes: u64, head: usize) -> Marks {
@@ -55,6 +59,7 @@ impl Marks {
             ids: Vec::new(),
             min_nodes,
             head,
+            one_thread: false,
         }
     }
 
@@ -82,7 +87,7 @@ impl Marks {
     /// way, if the walk is long enough and threads are allowed (always, for
     /// marks made to split every walk).
     fn split_point(&self, dest: u64) -> Option<u64> {
-        let allowed = self.min_nodes == 0 || critpath_trace::threads_allowed();
+        let allowed = self.min_nodes == 0 || !self.one_thread;
         if dest < self.min_nodes || !allowed {
             return None;
         }

@@ -23,9 +23,11 @@ impl Importer for Perf {
             false => Confidence::No,
         }
     }
-    fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+    fn open(&self, input: Input, settings: &Settings) -> Result<AnySource, ReadError> {
         let path = super::mapped(&input, "perf.data")?;
         perfcheck::check(&path, &input.name)?;
-        Ok(AnySource::streaming(PerfSource::open(&path)?, Format::Perf))
+        let mut src = PerfSource::open(&path)?;
+        src.charge_cpu_holders(settings.cpu_holders);
+        Ok(AnySource::streaming(src, Format::Perf))
     }
 }

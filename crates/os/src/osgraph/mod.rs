@@ -273,7 +273,7 @@ pub struct Builder {
     /// The own SMs of the recorded program's threads, in the order they
     /// joined it.
     program: Vec<Sym>,
-    /// Charge waits for a CPU to its holders ([`set_cpu_holders`]).
+    /// Charge waits for a CPU to its holders ([`Builder::charge_cpu_holders`]).
     holders: bool,
     /// The SMs of the threads holding a CPU, and the CPU.
     hold_sms: holders::HoldSms,
@@ -356,17 +356,20 @@ impl Names {
     }
 }
 
-/// Whether graphs built from now on charge a thread's wait for a CPU to
-/// the CPU's holders (docs/os-graph.md, "Waiting for a CPU"). On by
-/// default; `CRITPATH_CPU_HOLDERS=0` turns it off for the CLI (a runnable
-/// thread's wait is then its own `runnable` time).
-pub fn set_cpu_holders(on: bool) {
-    CPU_HOLDERS.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-static CPU_HOLDERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
 impl Builder {
+    /// Whether the graph charges a thread's wait for a CPU to the CPU's
+    /// holders (docs/os-graph.md, "Waiting for a CPU"): on unless the
+    /// settings say otherwise (a runnable thread's wait is then its own
+    /// `runnable` time). Before the first event.
+    pub fn charge_cpu_holders(&mut self, on: bool) {
+        self.holders = on;
+    }
+
+    /// See [`Builder::charge_cpu_holders`].
+    pub fn holders(&self) -> bool {
+        self.holders
+    }
+
     /// `sys` is the host name; `names` the last comm of each thread;
     /// `target` the recorded command's main thread, if known.
     pub fn new(
@@ -395,7 +398,7 @@ impl Builder {
             target,
             target_started: false,
             program: Vec::new(),
-            holders: CPU_HOLDERS.load(std::sync::atomic::Ordering::Relaxed),
+            holders: true,
             hold_sms: holders::HoldSms::default(),
             syscalls: false,
             quiet: FxHashSet::default(),

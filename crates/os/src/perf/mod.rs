@@ -265,6 +265,11 @@ impl PerfSource {
         o.downcast::<T>().ok().map(|o| *o)
     }
 
+    /// See [`Builder::charge_cpu_holders`]; before the first record.
+    pub fn charge_cpu_holders(&mut self, on: bool) {
+        self.builder.charge_cpu_holders(on);
+    }
+
     /// The symbols the OS graph's records use.
     pub fn builder(&self) -> &Builder {
         &self.builder
@@ -505,6 +510,7 @@ impl RecordSource for PerfSource {
         match PerfSource::open_with(&self.path, self.in_place) {
             Ok(mut again) => {
                 again.observer = self.observer.take();
+                again.builder.charge_cpu_holders(self.builder.holders());
                 (again.head, again.restarts) = (self.head, self.restarts + 1);
                 again.settle(false);
                 *self = again;

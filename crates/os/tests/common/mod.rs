@@ -160,8 +160,6 @@ pub fn read_with(name: &str, in_place: bool, thread: bool) -> Read {
 
 /// [`read_with`] of the file at `path`.
 pub fn read_path_with(path: &Path, in_place: bool, thread: bool) -> Read {
-    // The graphs these tests check charge waits for a CPU to its holders.
-    critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open_with(path, in_place).expect("fixture opens");
     if !thread {
         src.decode_inline();
@@ -196,7 +194,6 @@ pub fn analyze(name: &str) -> Analysis {
 
 /// The same with other options (the path's segments always kept).
 pub fn analyze_with(name: &str, opts: Options) -> Analysis {
-    critpath_os::osgraph::set_cpu_holders(true);
     let mut src = PerfSource::open(&fixture(name)).expect("fixture opens");
     let opts = Options {
         keep_path: true,
