@@ -25,6 +25,6 @@ pub use event::{Event, LinkId, Pos, Record, Who};
 pub use limits::Limits;
 pub use parts::Parts;
 pub use scales::ScalesWith;
-pub use settings::{threads_allowed, Settings};
+pub use settings::Settings;
 pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};

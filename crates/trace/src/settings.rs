@@ -1,9 +1,11 @@
 //! Settings of a run that are not about the question asked (how many
 //! threads, how much memory): one value, resolved once by the program that
 //! runs critpath (the command line from its flags and environment, the
-//! Python package from its keyword options) and handed to the libraries.
-//! No library reads an environment variable: the program installs the
-//! value before it analyzes, and the libraries consult it.
+//! Python package from its environment) and handed down: a session keeps
+//! it, the engine's options and the importers take it, batch options carry
+//! it. No library reads an environment variable. The program also installs
+//! the value for what is not handed a session: the memory budget of the
+//! external sorts, and inputs opened outside a session.
 
 use std::sync::RwLock;
 
@@ -49,14 +51,4 @@ impl Settings {
             .clone()
             .unwrap_or_default()
     }
-}
-
-/// May readers and the engine use threads of their own? As the installed
-/// [`Settings`] say (yes by default).
-pub fn threads_allowed() -> bool {
-    CURRENT
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .is_none_or(|s| s.threads)
 }

@@ -26,7 +26,7 @@ impl Importer for Perf {
     fn open(&self, input: Input, settings: &Settings) -> Result<AnySource, ReadError> {
         let path = super::mapped(&input, "perf.data")?;
         perfcheck::check(&path, &input.name)?;
-        let mut src = PerfSource::open(&path)?;
+        let mut src = PerfSource::open_threads(&path, (true, settings.threads))?;
         src.charge_cpu_holders(settings.cpu_holders);
         Ok(AnySource::streaming(src, Format::Perf))
     }

@@ -1,7 +1,7 @@
 //! The decoding stage of a perf.data source: the file's kernel events
 //! ([`KernelEvents`]) in batches, decoded on a thread of its own so that
 //! decoding runs beside the OS graph and the engine (or on the caller's
-//! thread when [`threads_allowed`] says no; the events are the same).
+//! thread after [`Decoding::inline`]; the events are the same).
 //!
 //! The decoder interns the names it meets (interrupts, timer callbacks,
 //! packet points) in a string table of its own, a copy of the OS graph's as
@@ -12,7 +12,7 @@
 use critpath_readers::perf::names::Found;
 use critpath_readers::perf::records::Damage;
 use critpath_readers::perf::{KRecord, KernelEvents};
-use critpath_trace::{contained, threads_allowed, Diagnostic, Interner, Location, ReadError, Sym};
+use critpath_trace::{contained, Diagnostic, Interner, Location, ReadError, Sym};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -231,9 +231,6 @@ impl Decoding {
     /// Starts the decoder: on a thread of its own unless threads are not
     /// allowed (or none can be made).
     fn start(&mut self) {
-        if !threads_allowed() {
-            return self.inline();
-        }
         let Stage::Idle(d) = std::mem::replace(&mut self.stage, Stage::Over) else {
             return;
         };

@@ -76,6 +76,8 @@ pub struct PerfSource {
     /// ([`RecordSource::restart`]).
     path: PathBuf,
     in_place: bool,
+    /// Threads of its own may read and decode (else all on the caller's).
+    threads: bool,
 }
 
 /// How the thread names of a source stand.
@@ -125,8 +127,18 @@ impl PerfSource {
     /// `linux-perf-data`'s general iterator (to check the in-place reader
     /// against it).
     pub fn open_with(path: &Path, in_place: bool) -> Result<PerfSource, ReadError> {
+        Self::open_threads(path, (in_place, true))
+    }
+
+    /// [`Self::open_with`]; `threads` false reads, decodes and walks the
+    /// file for names on the caller's thread only (the records are the
+    /// same).
+    pub fn open_threads(
+        path: &Path,
+        (in_place, threads): (bool, bool),
+    ) -> Result<PerfSource, ReadError> {
         let mut strings = Interner::new();
-        let mut reader = KernelEvents::open(path, in_place, &mut strings)?;
+        let mut reader = KernelEvents::open_with(path, (in_place, threads), &mut strings)?;
         let rec = &mut reader.recording;
         let recorder = Recorder::new(rec.recorder);
         let builder = Builder::new(strings, &rec.host, FxHashMap::default(), None);
@@ -138,10 +150,14 @@ impl PerfSource {
         } else {
             None
         };
+        let mut decoding = Decoding::new(reader, &builder.strings);
+        if !threads {
+            decoding.inline();
+        }
         Ok(PerfSource {
             problems,
             error,
-            decoding: Decoding::new(reader, &builder.strings),
+            decoding,
             builder,
             index: 0,
             done: false,
@@ -162,6 +178,7 @@ impl PerfSource {
             restarts: 0,
             path: path.to_path_buf(),
             in_place,
+            threads,
         })
     }
 
@@ -507,7 +524,7 @@ impl RecordSource for PerfSource {
             return false;
         }
         // Names final first this time: the file as if just opened.
-        match PerfSource::open_with(&self.path, self.in_place) {
+        match PerfSource::open_threads(&self.path, (self.in_place, self.threads)) {
             Ok(mut again) => {
                 again.observer = self.observer.take();
                 again.builder.charge_cpu_holders(self.builder.holders());

@@ -94,6 +94,8 @@ pub struct KernelEvents {
     todo: Option<NamesTodo>,
     /// The recorded command, when names come late.
     late: Option<Command>,
+    /// Walks for names may split the file across threads.
+    threads: bool,
 }
 
 /// Records walked for names at first when the rest of the names are
@@ -123,7 +125,7 @@ impl NamesTodo {
 fn names_at_open(
     mapped: &file::Mapped,
     (command, recorder): (Option<&Command>, Option<u32>),
-    (in_place, compressed, sample_type): (bool, bool, u64),
+    (in_place, compressed, sample_type, threads): (bool, bool, u64, bool),
 ) -> (Option<NamesTodo>, Found) {
     let lost = mapped.cut.is_some();
     if let (Some(c), true, false) = (command, in_place, lost) {
@@ -150,7 +152,7 @@ fn names_at_open(
             &mapped.bytes,
             &mapped.layout,
             (wanted, in_place),
-            sample_type,
+            (sample_type, threads),
         ),
     };
     (None, found)
@@ -412,6 +414,16 @@ impl KernelEvents {
     /// `in_place` false reads every file with `linux-perf-data`'s general
     /// iterator (to check the in-place reader against it).
     pub fn open(path: &Path, in_place: bool, strings: &mut Interner) -> Result<Self, ReadError> {
+        Self::open_with(path, (in_place, true), strings)
+    }
+
+    /// [`Self::open`]; `threads` false walks the file for names on the
+    /// caller's thread only (the names are the same).
+    pub fn open_with(
+        path: &Path,
+        (in_place, threads): (bool, bool),
+        strings: &mut Interner,
+    ) -> Result<Self, ReadError> {
         let name = path.display().to_string();
         let mapped = file::map(path, &name)?;
         let PerfFileReader {
@@ -451,7 +463,7 @@ impl KernelEvents {
             cmd,
             recorder,
         });
-        let how = (raw.is_some(), compressed, sample_type);
+        let how = (raw.is_some(), compressed, sample_type, threads);
         let (todo, found) = names_at_open(&mapped, (command.as_ref(), recorder), how);
         let (names, target, stopped) = (found.names, found.target, found.stopped);
         if mapped.cut.is_some() {
@@ -517,6 +529,7 @@ impl KernelEvents {
             error,
             todo,
             late: None,
+            threads,
         })
     }
 
@@ -539,7 +552,8 @@ impl KernelEvents {
                 data_offset: todo.layout.data_offset,
                 data_size: todo.layout.data_size.min(bytes),
             };
-            let found = names::scan_names(&self.bytes, &head, what, todo.sample_type);
+            let found =
+                names::scan_names(&self.bytes, &head, what, (todo.sample_type, self.threads));
             if let (Some(raw), Some(_)) = (self.raw.as_mut(), found.target) {
                 raw.gather = Some(Gather::new(wanted, todo.sample_type));
                 (self.recording.names, self.recording.target) = (found.names, found.target);
@@ -547,7 +561,12 @@ impl KernelEvents {
                 return true;
             }
         }
-        let found = names::scan_names(&self.bytes, &todo.layout, what, todo.sample_type);
+        let found = names::scan_names(
+            &self.bytes,
+            &todo.layout,
+            what,
+            (todo.sample_type, self.threads),
+        );
         (self.recording.names, self.recording.target) = (found.names, found.target);
         let said = todo.command.namesakes(found.target, found.rivals);
         self.problems.extend(said);

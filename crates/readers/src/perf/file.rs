@@ -589,7 +589,7 @@ mod tests {
             },
             true,
         );
-        let Found { names, target, .. } = scan_names(&bytes, &lay, what, 0);
+        let Found { names, target, .. } = scan_names(&bytes, &lay, what, (0, true));
         assert_eq!(names.get(&5).map(String::as_str), Some("bash"));
         assert_eq!(names.get(&6).map(String::as_str), Some("sleep3"));
         assert_eq!(target, Some((6, 0)));

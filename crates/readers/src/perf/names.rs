@@ -27,7 +27,6 @@
 
 use super::file::{Bytes, Layout, Stream, RELEASE_STEP};
 use super::records::{fetch_ahead, header, next_boundary};
-use critpath_trace::threads_allowed;
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
 use rustc_hash::FxHashMap;
 
@@ -309,18 +308,15 @@ impl Scan<'_> {
 /// The latest name of every thread and the recorded command's thread
 /// ([`Wanted`]) with the time of its exec, from the records of `bytes`
 /// that `l` places. `sample_type` says where records keep their time; with
-/// `resync`, damaged headers are stepped over (else the walk stops there).
+/// `resync`, damaged headers are stepped over (else the walk stops there);
+/// with `threads`, a large file is walked in two halves at once.
 pub fn scan_names(
     bytes: &Bytes,
     l: &Layout,
     (wanted, resync): (Wanted, bool),
-    sample_type: u64,
+    (sample_type, threads): (u64, bool),
 ) -> Found {
-    let split = if threads_allowed() {
-        SPLIT_BYTES
-    } else {
-        u64::MAX
-    };
+    let split = if threads { SPLIT_BYTES } else { u64::MAX };
     scan_split(bytes, l, (wanted, sample_type, resync), split)
 }
 
