@@ -303,6 +303,12 @@ try {
   const inner = (await frame.locator("#verdict").innerText()).trim();
   const own = cli(["analyze", spans, "--trace", slowest]).split("\n")[0];
   check(inner.startsWith(own), "many requests: its report's verdict is the request's own: " + inner + " / " + own);
+  // Its timeline's times run from the request's start, named in UTC.
+  const note = await frame.locator("#tlnote").innerText();
+  check(/Times are from the start, \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z \(UTC, wall clock\)/.test(note),
+    "many requests: the request's report names its wall-clock start: " + note);
+  const ticks = await frame.locator("#timeline .tick").allInnerTexts();
+  check(ticks.length > 0 && ticks.every((t) => t.startsWith("+")), "many requests: the timeline's times are from the start: " + ticks);
   await mr.page.screenshot({ path: join(artifacts, "report-many.png") });
 
   // The page explains: on the demo, a real recording and a GPU trace.

@@ -273,6 +273,7 @@ fn finish<S: RecordSource + ?Sized>(
     let mut analysis = engine.finish(source.strings())?;
     analysis.annotation_costs = summary.annotation_costs;
     analysis.program = summary.program;
+    analysis.wall_clock = summary.wall_clock;
     mark_inferred(&mut analysis, inferred);
     Ok((analysis, first_error))
 }

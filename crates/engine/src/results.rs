@@ -168,6 +168,10 @@ pub struct Analysis {
     /// [`critpath_trace::Summary::program`]).
     #[serde(skip)]
     pub program: Vec<String>,
+    /// The times are nanoseconds since the Unix epoch (see
+    /// [`critpath_trace::Summary::wall_clock`]).
+    #[serde(skip)]
+    pub wall_clock: bool,
     /// With `--correct-overhead`: what was removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead_correction: Option<crate::analyses::Correction>,

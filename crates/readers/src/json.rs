@@ -184,6 +184,8 @@ pub struct Imported {
     findings: Vec<Diagnostic>,
     /// Receives whose links were inferred, as (SM, time).
     inferred: Vec<(String, u64)>,
+    /// The times are since the Unix epoch ([`Summary::wall_clock`]).
+    wall_clock: bool,
 }
 
 impl Imported {
@@ -205,7 +207,14 @@ impl Imported {
             bytes,
             findings: Vec::new(),
             inferred: Vec::new(),
+            wall_clock: false,
         }
+    }
+
+    /// Says that the records' times are nanoseconds since the Unix epoch.
+    pub fn at_unix_epoch(mut self) -> Self {
+        self.wall_clock = true;
+        self
     }
 
     /// The records with what the reader found about the input as a whole
@@ -247,6 +256,7 @@ impl RecordSource for Imported {
     fn summary(&mut self) -> Summary {
         let mut s = self.records.summary();
         s.diagnostics.append(&mut self.findings);
+        s.wall_clock |= self.wall_clock;
         s
     }
     fn inferred_links(&mut self) -> Vec<(String, u64)> {

@@ -134,6 +134,10 @@ pub struct Summary {
     /// know). What-ifs count the CPU these held as the program's own, not
     /// as another run's load.
     pub program: Vec<String>,
+    /// The times are nanoseconds since the Unix epoch (span files, as
+    /// OpenTelemetry, Jaeger and Zipkin give them): a view may name the
+    /// wall-clock time of a point.
+    pub wall_clock: bool,
 }
 
 /// See [`Summary::annotation_costs`].

@@ -92,6 +92,7 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
         "critical_edges": critical.edges.len(),
         "critical_hidden": critical_hidden,
         "timeline": extras.timeline,
+        "started": started(a, extras),
         "next": next,
     });
     // `</` cannot close the script element from inside the JSON.
@@ -109,6 +110,28 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
         .replace("{{CGRAPH}}", &cgraph_svg)
         .replace("{{CGRAPH_ALL}}", &all_svg)
         .replace("{{DATA}}", &data)
+}
+
+/// The wall-clock time (ISO 8601, UTC) the timeline starts at, when the
+/// trace's times are since the Unix epoch (a request of a span file: its
+/// start); the timeline's times are from then.
+fn started(a: &Analysis, extras: &Extras) -> Option<String> {
+    if !a.wall_clock {
+        return None;
+    }
+    let path = a.path.as_deref().unwrap_or(&[]);
+    let t0 = match &extras.timeline {
+        Some(tl) => tl.t0,
+        None => path.iter().map(|s| s.start_ns).min()?,
+    };
+    iso8601(t0)
+}
+
+/// `ns` since the Unix epoch as ISO 8601 in UTC, to the microsecond.
+pub fn iso8601(ns: u64) -> Option<String> {
+    let secs = i64::try_from(ns / 1_000_000_000).ok()?;
+    let t = chrono::DateTime::from_timestamp(secs, (ns % 1_000_000_000) as u32)?;
+    Some(t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
 }
 
 /// The edges that carry critical time, and their nodes.
@@ -156,3 +179,17 @@ pub fn esc(s: &str) -> String {
 /// The page; `{{TITLE}}`, `{{VERDICT}}`, `{{CGRAPH}}`, `{{CGRAPH_ALL}}`
 /// and `{{DATA}}` are filled in.
 const TEMPLATE: &str = include_str!("report.html");
+
+#[cfg(test)]
+mod tests {
+    use super::iso8601;
+
+    #[test]
+    fn epoch_nanoseconds_are_iso_8601_in_utc() {
+        assert_eq!(
+            iso8601(1_764_324_000_123_456_789).as_deref(),
+            Some("2025-11-28T10:00:00.123456Z")
+        );
+        assert_eq!(iso8601(0).as_deref(), Some("1970-01-01T00:00:00.000000Z"));
+    }
+}

@@ -50,6 +50,7 @@ impl Engine<'_> {
             path,
             annotation_costs: Vec::new(),
             program: Vec::new(),
+            wall_clock: false,
             overhead_correction: None,
         })
     }

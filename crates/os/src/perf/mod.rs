@@ -510,6 +510,7 @@ impl RecordSource for PerfSource {
             annotation_costs,
             renamed,
             program: self.builder.program_threads(),
+            wall_clock: false,
         }
     }
     fn scope(&mut self) -> Scope {

@@ -226,7 +226,8 @@ impl Requests {
         bytes: u64,
     ) -> Result<Imported, ReadError> {
         let source = records(spans).finish(&self.name, HashMap::new())?;
-        Ok(Imported::new(source, problems, bytes))
+        // OpenTelemetry, Jaeger and Zipkin times are since the Unix epoch.
+        Ok(Imported::new(source, problems, bytes).at_unix_epoch())
     }
 
     /// All the spans on one timeline, with the file's problems: memory for
