@@ -6,6 +6,7 @@
 
 mod commands;
 mod error;
+mod flags;
 mod gpu;
 mod inputs;
 mod interrupt;
@@ -85,7 +86,8 @@ enum Cmd {
     Counters(counters::Args),
     /// Validate a trace and the cgraph invariants; exit 1 on violation.
     Check(check::Args),
-    /// Write the combined graph (cgraph) in Graphviz DOT or as SVG.
+    /// Write the combined graph (cgraph) in Graphviz DOT or, when -o FILE
+    /// ends in .svg, as SVG.
     Cgraph(cgraph::Args),
     /// Measure the engine: synthetic traces of given sizes, records/s and peak RSS.
     Bench(bench::Args),

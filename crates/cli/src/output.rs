@@ -34,12 +34,6 @@ pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// An optional output file as the commands use it: `-o -` is standard
-/// output, the same as no `-o`.
-pub fn named(output: Option<PathBuf>) -> Option<PathBuf> {
-    output.filter(|p| !is_stdout(p))
-}
-
 /// Writes `bytes` to the file `output` or, when there is none (or it is
 /// `-`), to standard output.
 pub fn emit(output: Option<&Path>, inputs: &[PathBuf], bytes: &[u8]) -> Result<()> {

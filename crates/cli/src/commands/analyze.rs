@@ -4,8 +4,9 @@
 //! overhead correction on demand.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
-use crate::output::{emit, named, refuse_inputs_opt, screen};
+use crate::output::{emit, refuse_inputs_opt, screen};
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Speedup, Visit};
@@ -26,23 +27,14 @@ pub struct Args {
     /// files are traces of different hosts, merged with aligned clocks.
     #[arg(required = true, num_args = 1..)]
     traces: Vec<PathBuf>,
-    /// Print the JSON report (docs/json.md) instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Show only the N most critical states (on a terminal, by default as
-    /// many as fit on the screen).
-    #[arg(long, value_name = "N")]
-    top: Option<usize>,
-    /// Print names in full, however wide the table gets (by default they
-    /// are cut in the middle to fit COLUMNS or the terminal's width).
-    #[arg(long)]
-    wide: bool,
-    /// Keep only paths that start at this SM's first node (SM or SYS/SM).
-    #[arg(long, value_name = "SM")]
-    from: Option<String>,
-    /// End at this SM's last node, or its last transition into STATE.
-    #[arg(long, value_name = "SM[:STATE]")]
-    to: Option<String>,
+    #[command(flatten)]
+    print: flags::Json,
+    #[command(flatten)]
+    top: flags::Top,
+    #[command(flatten)]
+    wide: flags::Wide,
+    #[command(flatten)]
+    ends: flags::PathEnds,
     /// List the critical path's edges in time order (JSON: `path`).
     #[arg(long)]
     path: bool,
@@ -60,26 +52,16 @@ pub struct Args {
     /// times (needs `critpath record --calibrate`).
     #[arg(long)]
     correct_overhead: bool,
-    /// PyTorch profiler traces: analyze only one instance of the user
-    /// annotation whose name starts with NAME (e.g. ProfilerStep).
-    #[arg(long, value_name = "NAME")]
-    annotation: Option<String>,
-    /// Span files of several requests: analyze only the request (trace) of
-    /// this trace id, as a file holding only it (by default each request
-    /// is analyzed and the requests are aggregated).
-    #[arg(long = "trace", value_name = "ID")]
-    request: Option<String>,
+    #[command(flatten)]
+    iteration: flags::Annotation,
+    #[command(flatten)]
+    request: flags::Request,
     /// Span files of several requests: the fraction of slowest requests
     /// compared with the rest.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.1)]
     slowest: f64,
-    /// With --annotation: which instance, 0-based in time order.
-    #[arg(long, value_name = "K", default_value_t = 0, requires = "annotation")]
-    instance: usize,
-    /// Write the output to FILE instead of standard output (`-`: standard
-    /// output).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: flags::Output,
 }
 
 /// Traces of more records than this get no verdict what-if (it would run
@@ -90,9 +72,8 @@ const VERDICT_MAX_RECORDS: u64 = 2_000_000;
 /// when a default `--top` fits the table to a terminal.
 const SCREEN_MARGIN: usize = 10;
 
-pub fn run(mut args: Args) -> Result<()> {
-    args.output = named(args.output.take());
-    refuse_inputs_opt(args.output.as_deref(), &args.traces)?;
+pub fn run(args: Args) -> Result<()> {
+    refuse_inputs_opt(args.out.file(), &args.traces)?;
     if args.next == Some(0) {
         return Err(CliError::input(
             "--next 0: expected how many next paths to find, 1 or more (--next alone finds one)",
@@ -100,14 +81,14 @@ pub fn run(mut args: Args) -> Result<()> {
     }
     let window_ns = args.window.as_deref().map(parse_duration).transpose()?;
     let opts = Options {
-        from: args.from.clone(),
-        to: args.to.clone(),
+        from: args.ends.from.clone(),
+        to: args.ends.to.clone(),
         keep_path: args.path || args.correct_overhead,
         window_ns,
         ..Default::default()
     };
     let mut session = Session::open(&args.traces, &Settings::current())?;
-    session.keep_records(match (args.next, args.remove.is_empty(), args.json) {
+    session.keep_records(match (args.next, args.remove.is_empty(), args.print.json) {
         (None, true, true) => 0,
         (None, true, false) => VERDICT_MAX_RECORDS as usize,
         _ => usize::MAX,
@@ -115,7 +96,7 @@ pub fn run(mut args: Args) -> Result<()> {
     if session.all(Format::Kineto) {
         return gpu(&args, opts, session);
     }
-    if args.request.is_none() {
+    if args.request.request.is_none() {
         if let Some(results) = requests(&args, &mut session)? {
             return many(&args, results);
         }
@@ -126,12 +107,12 @@ pub fn run(mut args: Args) -> Result<()> {
         true => Inputs::of_session(&args.traces, session),
         false => Inputs::new(&args.traces)?,
     };
-    let inputs = inputs.with_request(args.request.clone())?;
-    if let Some(u) = inputs.unlinked(args.top)? {
+    let inputs = inputs.with_request(args.request.request.clone())?;
+    if let Some(u) = inputs.unlinked(args.top.top)? {
         return emit(
-            args.output.as_deref(),
+            args.out.file(),
             &args.traces,
-            unlinked(&u, args.json).as_bytes(),
+            unlinked(&u, args.print.json).as_bytes(),
         );
     }
     let (mut a, err) = inputs.analyze(opts)?;
@@ -145,15 +126,15 @@ pub fn run(mut args: Args) -> Result<()> {
         (None, true) => Vec::new(),
         (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &args.remove)?,
     };
-    let scr = screen(args.output.is_some());
-    let faster = if args.json {
+    let scr = screen(args.out.file().is_some());
+    let faster = if args.print.json {
         None
     } else {
         verdict_whatif(&a, &args, |o| inputs.analyze(o).map(|(b, _)| b))?
     };
-    let (top, folded) = match (args.top, scr.rows) {
+    let (top, folded) = match (args.top.top, scr.rows) {
         (Some(n), _) => (Some(n), 0),
-        (None, Some(rows)) if !args.json => {
+        (None, Some(rows)) if !args.print.json => {
             let n = rows.saturating_sub(SCREEN_MARGIN).max(5);
             (Some(n), a.states.len().saturating_sub(n))
         }
@@ -162,20 +143,20 @@ pub fn run(mut args: Args) -> Result<()> {
     if let Some(n) = top {
         a.truncate_states(n);
     }
-    let out = if args.json {
-        if let Some(n) = args.top {
+    let out = if args.print.json {
+        if let Some(n) = args.top.top {
             next.iter_mut().for_each(|p| p.states.truncate(n));
         }
         let offsets = inputs.alignment.as_ref().map(|al| al.offsets.as_slice());
         json::document(&AnalyzeDoc::new(&a, &next, offsets))
     } else {
         let layout = Layout {
-            width: scr.width.filter(|_| !args.wide),
+            width: args.wide.width(scr.width),
             folded,
         };
         table(&inputs, &a, &next, top, faster, layout)
     };
-    emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
+    emit(args.out.file(), &args.traces, out.as_bytes())?;
     finish_with(err)
 }
 
@@ -187,8 +168,8 @@ fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
         return Ok(None);
     }
     let opts = critpath_batch::Options {
-        from: args.from.clone(),
-        to: args.to.clone(),
+        from: args.ends.from.clone(),
+        to: args.ends.to.clone(),
         settings: session.settings().clone(),
         ..Default::default()
     };
@@ -232,17 +213,18 @@ fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
     let name = names(&args.traces);
     let mut sum = Summary::new(results, args.slowest);
     sum.file_diagnostics = diagnostics;
-    let out = if args.json {
-        if let Some(n) = args.top {
+    let out = if args.print.json {
+        if let Some(n) = args.top.top {
             sum.states.truncate(n);
         }
         sum.document(err.as_ref())
     } else {
-        let scr = screen(args.output.is_some());
+        let scr = screen(args.out.file().is_some());
         let top = args
             .top
+            .top
             .or(scr.rows.map(|r| r.saturating_sub(SCREEN_MARGIN).max(5)));
-        let mut t = sum.text(&name, top, scr.width.filter(|_| !args.wide));
+        let mut t = sum.text(&name, top, args.wide.width(scr.width));
         if let Some(e) = &err {
             let (kind, msg) = (problem(e).kind, e.to_string());
             t.push_str(&format!(
@@ -252,7 +234,7 @@ fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
         }
         t
     };
-    emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
+    emit(args.out.file(), &args.traces, out.as_bytes())?;
     match err {
         Some(e) => Err(e.into()),
         None => Ok(()),
@@ -263,8 +245,8 @@ fn many(args: &Args, (results, err, diagnostics): Many) -> Result<()> {
 /// by what bounds it and, for several ranks, the stragglers.
 fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
     let window = critpath_gpu::GpuOptions {
-        annotation: args.annotation.clone(),
-        instance: args.instance,
+        annotation: args.iteration.annotation.clone(),
+        instance: args.iteration.instance,
     };
     let inputs = Inputs::of_session(&args.traces, session);
     let mut run = {
@@ -278,11 +260,11 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
             inputs.analyze(o).map(|(a, _)| a)
         })?,
     };
-    if let Some(n) = args.top {
+    if let Some(n) = args.top.top {
         run.analysis.truncate_states(n);
     }
-    let out = if args.json {
-        if let Some(n) = args.top {
+    let out = if args.print.json {
+        if let Some(n) = args.top.top {
             next.iter_mut().for_each(|p| p.states.truncate(n));
         }
         let mut doc = AnalyzeDoc::new(&run.analysis, &next, None);
@@ -297,7 +279,7 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
             .collect::<Vec<_>>()
             .join(" + ");
         let layout = Layout {
-            width: screen(args.output.is_some()).width.filter(|_| !args.wide),
+            width: args.wide.width(screen(args.out.file().is_some()).width),
             folded: 0,
         };
         let faster = verdict_whatif(&run.analysis, args, |o| inputs.analyze(o).map(|(a, _)| a))?;
@@ -305,11 +287,11 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
         t.push_str(&run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default());
         t.push_str(&text::table_in(&run.analysis, &name, layout));
         t.push_str(&gpu_view::breakdown(&run.breakdown));
-        t.push_str(&text::next_paths(&next, args.top.unwrap_or(10)));
+        t.push_str(&text::next_paths(&next, args.top.top_or(10)));
         t.push_str(&text::windows(&run.analysis));
         t
     };
-    emit(args.output.as_deref(), &args.traces, out.as_bytes())?;
+    emit(args.out.file(), &args.traces, out.as_bytes())?;
     finish_with(run.err)
 }
 
@@ -328,8 +310,8 @@ fn verdict_whatif(
         return Ok(None);
     }
     let opts = Options {
-        from: args.from.clone(),
-        to: args.to.clone(),
+        from: args.ends.from.clone(),
+        to: args.ends.to.clone(),
         speedups: vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)],
         ..Default::default()
     };

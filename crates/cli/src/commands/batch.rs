@@ -6,6 +6,7 @@
 //! package runs the same on a Dask cluster.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::output::{is_stdout, safe, screen, stdout, write_file};
 use crate::progress::{clear, files_bar};
 use critpath_batch::{analyze_files, Options};
@@ -42,25 +43,14 @@ pub struct Args {
     /// Files analyzed at once (default: one per core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// Keep only paths that start at this SM's first node (SM or SYS/SM).
-    #[arg(long, value_name = "SM")]
-    from: Option<String>,
-    /// End at this SM's last node, or its last transition into STATE.
-    #[arg(long, value_name = "SM[:STATE]")]
-    to: Option<String>,
-    /// PyTorch profiler traces: only one instance of the annotation whose
-    /// name starts with NAME.
-    #[arg(long, value_name = "NAME")]
-    annotation: Option<String>,
-    /// With --annotation: which instance, 0-based in time order.
-    #[arg(long, value_name = "K", requires = "annotation")]
-    instance: Option<usize>,
-    /// Show only the N states with the most critical time.
-    #[arg(long, value_name = "N")]
-    top: Option<usize>,
-    /// Print names in full, however wide the table gets.
-    #[arg(long)]
-    wide: bool,
+    #[command(flatten)]
+    ends: flags::PathEnds,
+    #[command(flatten)]
+    iteration: flags::Annotation,
+    #[command(flatten)]
+    top: flags::Top,
+    #[command(flatten)]
+    wide: flags::Wide,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -82,10 +72,10 @@ pub fn run(args: Args) -> Result<()> {
         return delegate(addr, &args);
     }
     let opts = Options {
-        to: args.to.clone(),
-        from: args.from.clone(),
-        annotation: args.annotation.clone(),
-        instance: args.instance,
+        to: args.ends.to.clone(),
+        from: args.ends.from.clone(),
+        annotation: args.iteration.annotation.clone(),
+        instance: Some(args.iteration.instance),
         trace: None,
         settings: critpath_session::Settings::current(),
     };
@@ -119,9 +109,9 @@ pub fn run(args: Args) -> Result<()> {
         write_tables(dir, &args, &sum)?;
     }
     let scr = screen(false);
-    let width = scr.width.filter(|_| !args.wide);
+    let width = args.wide.width(scr.width);
     let what = format!("{} files", args.traces.len());
-    stdout(sum.text(&what, args.top, width).as_bytes())?;
+    stdout(sum.text(&what, args.top.top, width).as_bytes())?;
     if failed > 0 {
         return Err(CliError::input(format!(
             "{failed} of {} files could not be analyzed (or only in part); the results are of the rest",
@@ -196,7 +186,7 @@ fn delegate(addr: &str, args: &Args) -> Result<()> {
             "--scheduler {addr}: give -o DIR for the tables the cluster's run writes"
         )));
     };
-    if args.annotation.is_some() {
+    if args.iteration.annotation.is_some() {
         return Err(CliError::input(
             "--annotation: not with --scheduler (the Python package's batch does not take it)",
         ));
@@ -211,7 +201,7 @@ fn delegate(addr: &str, args: &Args) -> Result<()> {
     if args.format == TableFormat::Csv {
         cmd.arg("--csv");
     }
-    for (flag, v) in [("--to", &args.to), ("--from", &args.from)] {
+    for (flag, v) in [("--to", &args.ends.to), ("--from", &args.ends.from)] {
         if let Some(v) = v {
             cmd.args([flag, v]);
         }

@@ -8,6 +8,7 @@
 //! recording of the user's.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::output::stdout;
 use critpath_engine::{Engine, Options};
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
@@ -60,9 +61,8 @@ pub struct Args {
     /// with the spread of all.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    print: flags::Json,
 }
 
 /// The median of several runs, with the spread of all.
@@ -123,7 +123,7 @@ pub fn run(args: Args) -> Result<()> {
             tmp.path().to_path_buf()
         }
     };
-    if !args.json {
+    if !args.print.json {
         println!(
             "{:>7} {:<12} {:>6} {:>6} {:>9} {:>5} {:>9} {:>9} {:>5}",
             "records",
@@ -139,7 +139,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut rows = Vec::new();
     let print = |row: &BenchRow| {
-        if !args.json {
+        if !args.print.json {
             println!(
                 "{:>7} {:<12} {:>6} {:>6.2} {:>9.3} {:>5} {:>9} {:>9} {:>5.2}",
                 count(row.records),
@@ -181,7 +181,7 @@ pub fn run(args: Args) -> Result<()> {
         print(&row);
         rows.push(row);
     }
-    if args.json {
+    if args.print.json {
         stdout(json::document(&rows).as_bytes())?;
     }
     Ok(())

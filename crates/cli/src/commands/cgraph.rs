@@ -2,8 +2,9 @@
 //! SVG (its heaviest edges when it is large).
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::{finish_with, run_analysis};
-use crate::output::{emit, named, refuse_inputs_opt};
+use crate::output::{emit, refuse_inputs_opt};
 use critpath_engine::{Analysis, Options};
 use critpath_views::dot::{dot, pruned, svg_within, NotDrawn, LAYOUT_DEADLINE, MAX_EDGES};
 use std::path::PathBuf;
@@ -11,38 +12,33 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     trace: PathBuf,
-    /// Output file (.dot or .svg); DOT on standard output when omitted
-    /// or `-`.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    #[arg(long, value_name = "SM")]
-    from: Option<String>,
-    #[arg(long, value_name = "SM[:STATE]")]
-    to: Option<String>,
+    #[command(flatten)]
+    out: flags::Output,
+    #[command(flatten)]
+    ends: flags::PathEnds,
 }
 
-pub fn run(mut args: Args) -> Result<()> {
-    args.output = named(args.output.take());
+pub fn run(args: Args) -> Result<()> {
     let inputs = [args.trace.clone()];
-    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
+    refuse_inputs_opt(args.out.file(), &inputs)?;
     let ext = args
-        .output
-        .as_ref()
+        .out
+        .file()
         .and_then(|o| o.extension())
         .and_then(|e| e.to_str())
         .unwrap_or("dot");
     if !["dot", "gv", "svg"].contains(&ext) {
         return Err(CliError::input(format!(
             "{}: cgraph writes Graphviz DOT (.dot) or SVG (.svg)",
-            args.output
-                .as_ref()
+            args.out
+                .file()
                 .map(|o| o.display().to_string())
                 .unwrap_or_default()
         )));
     }
     let opts = Options {
-        from: args.from.clone(),
-        to: args.to.clone(),
+        from: args.ends.from.clone(),
+        to: args.ends.to.clone(),
         ..Default::default()
     };
     let (a, err) = run_analysis(&args.trace, opts)?;
@@ -51,7 +47,7 @@ pub fn run(mut args: Args) -> Result<()> {
     } else {
         dot(&a, true)
     };
-    emit(args.output.as_deref(), &inputs, text.as_bytes())?;
+    emit(args.out.file(), &inputs, text.as_bytes())?;
     finish_with(err)
 }
 

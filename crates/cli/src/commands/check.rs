@@ -2,6 +2,7 @@
 //! exit 1 on a violation.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::run_analysis;
 use crate::output::stdout;
 use critpath_engine::check::{trace_errors, violations};
@@ -12,9 +13,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     trace: PathBuf,
-    /// Print the findings as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    print: flags::Json,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -22,7 +22,7 @@ pub fn run(args: Args) -> Result<()> {
     let violations = violations(&a);
     let trace_errors = trace_errors(&a);
     let ok = violations.is_empty() && trace_errors.is_empty();
-    let text = if args.json {
+    let text = if args.print.json {
         json::document(&CheckDoc {
             ok,
             invariant_violations: &violations,

@@ -4,6 +4,7 @@
 //! by (`critpath_engine::modules`), and the table or JSON is printed.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::{finish_with, stream_visits};
 use crate::output::{safe, stdout};
 use critpath_engine::modules::{ModuleSpec, Modules, Pause, Point, Tracker};
@@ -17,8 +18,8 @@ pub struct Args {
     /// The module definitions.
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    print: flags::Json,
     /// Take the calibrated cost of annotation events out of each instance.
     #[arg(long)]
     correct_overhead: bool,
@@ -30,7 +31,7 @@ pub fn run(args: Args) -> Result<()> {
     for w in &m.warnings {
         eprintln!("critpath: warning: {}", safe(&w.message));
     }
-    let text = if args.json {
+    let text = if args.print.json {
         json::pretty(&m)
     } else {
         critpath_views::modules::table(&m, &args.trace.display().to_string())

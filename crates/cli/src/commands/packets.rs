@@ -3,8 +3,9 @@
 //! tracker as they are decoded; the table or JSON is printed.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::{emit, named, refuse_inputs_opt, safe};
+use crate::output::{emit, refuse_inputs_opt, safe};
 use critpath_kernel::packets::{Packets, Tracker};
 use critpath_os::PerfSource;
 use critpath_trace::{DiagnosticKind, ReadError};
@@ -17,28 +18,27 @@ pub struct Args {
     /// Packets shown in the timeline (and in the JSON).
     #[arg(long, default_value_t = 20)]
     limit: usize,
-    #[arg(long)]
-    json: bool,
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    print: flags::Json,
+    #[command(flatten)]
+    out: flags::Output,
 }
 
-pub fn run(mut args: Args) -> Result<()> {
-    args.output = named(args.output.take());
+pub fn run(args: Args) -> Result<()> {
     let inputs = [args.trace.clone()];
-    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
+    refuse_inputs_opt(args.out.file(), &inputs)?;
     let (p, err) = packets(&args.trace, args.limit)?;
     if p.packets == 0 {
         for n in &p.notes {
             eprintln!("critpath: warning: {}", safe(n));
         }
     }
-    let text = if args.json {
+    let text = if args.print.json {
         json::pretty(&p)
     } else {
         critpath_views::packets::packets_table(&p, &args.trace.display().to_string())
     };
-    emit(args.output.as_deref(), &inputs, text.as_bytes())?;
+    emit(args.out.file(), &inputs, text.as_bytes())?;
     finish_with(err)
 }
 

@@ -4,13 +4,17 @@
 //! JSON are printed.
 
 use crate::error::Result;
+use crate::flags;
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::{emit, named, refuse_inputs_opt};
+use crate::output::{emit, refuse_inputs_opt};
 use critpath_kernel::profile::{Profile, Profiler, StateVisits};
 use critpath_os::PerfSource;
 use critpath_trace::{ReadError, RecordSource};
 use critpath_views::{json, profile as view};
 use std::path::{Path, PathBuf};
+
+/// Processes listed in the table without `--top`.
+const TOP: usize = 15;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,18 +22,16 @@ pub struct Args {
     /// Process-centric (one process in detail) or kernel-wide.
     #[arg(long, value_enum, default_value = "process")]
     by: By,
-    /// Processes listed in the table.
-    #[arg(long, default_value_t = 15)]
-    top: usize,
+    #[command(flatten)]
+    top: flags::Top,
     /// The process shown in detail (default: the recorded command's,
     /// else the busiest).
     #[arg(long)]
     pid: Option<u32>,
-    /// Every thread, process and CPU as JSON.
-    #[arg(long)]
-    json: bool,
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    print: flags::Json,
+    #[command(flatten)]
+    out: flags::Output,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,10 +40,9 @@ enum By {
     Kernel,
 }
 
-pub fn run(mut args: Args) -> Result<()> {
-    args.output = named(args.output.take());
+pub fn run(args: Args) -> Result<()> {
     let inputs = [args.trace.clone()];
-    refuse_inputs_opt(args.output.as_deref(), &inputs)?;
+    refuse_inputs_opt(args.out.file(), &inputs)?;
     let (p, target, err) = profile(&args.trace)?;
     let known = |pid: &u32| p.processes.iter().any(|u| u.pid == Some(*pid));
     if let Some(pid) = args.pid.filter(|pid| !known(pid)) {
@@ -51,15 +52,15 @@ pub fn run(mut args: Args) -> Result<()> {
         );
     }
     let name = args.trace.display().to_string();
-    let text = if args.json {
+    let text = if args.print.json {
         json::pretty(&p)
     } else if args.by == By::Kernel {
         view::kernel_table(&p, &name)
     } else {
         let chosen = args.pid.filter(known).or(target);
-        view::process_table(&p, &name, args.top, chosen)
+        view::process_table(&p, &name, args.top.top_or(TOP), chosen)
     };
-    emit(args.output.as_deref(), &inputs, text.as_bytes())?;
+    emit(args.out.file(), &inputs, text.as_bytes())?;
     finish_with(err)
 }
 

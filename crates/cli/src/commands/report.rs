@@ -2,6 +2,7 @@
 //! file (critpath-views' report).
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::{correct, finish_with, Inputs};
 use crate::output::{emit, is_stdout, refuse_inputs};
 use critpath_engine::{Analysis, Observer, Options};
@@ -27,10 +28,8 @@ pub struct Args {
     /// Subtract the measured cost of annotation events (see `analyze`).
     #[arg(long)]
     correct_overhead: bool,
-    /// Span files of several requests: the report of this request (trace
-    /// id) only (by default, the report of all the requests).
-    #[arg(long = "trace", value_name = "ID")]
-    request: Option<String>,
+    #[command(flatten)]
+    request: flags::Request,
     /// Span files of several requests: the fraction of slowest requests
     /// compared with the rest.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.1)]
@@ -47,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         _ => Some(Session::open(&args.traces, &Settings::current())?),
     };
     let mut opened = opened;
-    if let (Some(s), None) = (opened.as_mut(), &args.request) {
+    if let (Some(s), None) = (opened.as_mut(), &args.request.request) {
         if let Some((html, err)) = crate::requests::report(s, args.slowest)? {
             emit(Some(&args.output), &args.traces, html.as_bytes())?;
             if !is_stdout(&args.output) {
@@ -63,7 +62,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(_) => Inputs::new(&args.traces)?,
         None => Inputs::unopened(&args.traces),
     };
-    let inputs = inputs.with_request(args.request.clone())?;
+    let inputs = inputs.with_request(args.request.request.clone())?;
     let src = Source {
         inputs,
         gpu: std::cell::Cell::new(gpu),

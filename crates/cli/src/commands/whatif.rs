@@ -2,6 +2,7 @@
 //! FACTOR times faster, and the most critical states then.
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::inputs::{finish_with, Traces};
 use crate::output::{screen, stdout};
 use critpath_engine::analyses::{predicted_range, shares};
@@ -10,28 +11,27 @@ use critpath_views::json::{self, SpeedupDoc, WhatifDoc};
 use critpath_views::whatif::{read_problems, speedup, whatif};
 use std::path::PathBuf;
 
+/// States shown without `--top`, in the text and the JSON.
+const TOP: usize = 10;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Trace file(s): several are hosts merged with aligned clocks, or the
     /// ranks of one PyTorch job.
     #[arg(required = true)]
     traces: Vec<PathBuf>,
-    /// Span files: analyze only the request (trace) of this trace id.
-    #[arg(long = "trace", value_name = "ID")]
-    request: Option<String>,
+    #[command(flatten)]
+    request: flags::Request,
     /// SM:STATE=FACTOR (repeatable), or SM=FACTOR for every state of SM and its
     /// lanes SM#N but idle; a huge FACTOR such as 1e9 removes the state.
     #[arg(long = "speedup", value_name = "SM:STATE=FACTOR", required = true)]
     speedups: Vec<String>,
-    #[arg(long)]
-    json: bool,
-    /// Print names in full, however wide the lines get (by default they
-    /// are cut in the middle to fit COLUMNS or the terminal's width).
-    #[arg(long)]
-    wide: bool,
-    /// States shown.
-    #[arg(long, default_value_t = 10)]
-    top: usize,
+    #[command(flatten)]
+    print: flags::Json,
+    #[command(flatten)]
+    wide: flags::Wide,
+    #[command(flatten)]
+    top: flags::Top,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Result<()> {
     // A damaged input (a cut file, a bad line) is analyzed as far as it
     // reads, like `analyze` does: the prediction is printed, then the
     // reader's error, exit 2.
-    let traces = Traces::open(&args.traces, args.request.clone())?;
+    let traces = Traces::open(&args.traces, args.request.request.clone())?;
     let (base, err) = traces.analyze(Options::default())?;
     let opts = Options {
         speedups: parsed.clone(),
@@ -67,7 +67,8 @@ pub fn run(args: Args) -> Result<()> {
     // the program has it again.
     let shares = shares(&pred, critpath_os::names::machine_dependent);
     let range = predicted_range(pred.critical_path.length_ns, shares.machine);
-    let text = if args.json {
+    let top = args.top.top_or(TOP);
+    let text = if args.print.json {
         let (b, p) = (base.critical_path.length_ns, pred.critical_path.length_ns);
         json::document(&WhatifDoc {
             baseline_length_ns: b,
@@ -84,8 +85,8 @@ pub fn run(args: Args) -> Result<()> {
                     factor: s.factor,
                 })
                 .collect(),
-            states: &pred.states[..pred.states.len().min(args.top)],
-            baseline_states: &base.states[..base.states.len().min(args.top)],
+            states: &pred.states[..pred.states.len().min(top)],
+            baseline_states: &base.states[..base.states.len().min(top)],
             diagnostics: read_problems(&base),
         })
     } else {
@@ -98,8 +99,8 @@ pub fn run(args: Args) -> Result<()> {
             &pred,
             &what,
             Some((range, shares)),
-            args.top,
-            screen(false).width.filter(|_| !args.wide),
+            top,
+            args.wide.width(screen(false).width),
         )
     };
     stdout(text.as_bytes())?;

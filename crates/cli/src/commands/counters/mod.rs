@@ -11,6 +11,7 @@ mod parse;
 mod units;
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::output::{emit, safe, write_file};
 use crate::perf::{exit_code, has_tracepoint, outlive_interrupts, preflight};
 use critpath_kernel::callgraph::CallGraph;
@@ -19,6 +20,9 @@ use critpath_views::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Functions shown in the profile without `--top`.
+const TOP: usize = 15;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,13 +46,12 @@ pub struct Args {
     /// entries). Default: the SM with the most lives.
     #[arg(long, value_name = "SM[:STATE]")]
     unit: Option<String>,
-    /// Functions shown in the profile.
-    #[arg(long, default_value_t = 15)]
-    top: usize,
-    #[arg(long)]
-    json: bool,
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    top: flags::Top,
+    #[command(flatten)]
+    print: flags::Json,
+    #[command(flatten)]
+    out: flags::Output,
     /// The perf binary to use.
     #[arg(long, value_name = "PATH")]
     perf: Option<PathBuf>,
@@ -100,12 +103,12 @@ const PACKETS: &[&str] = &["net:net_dev_xmit", "net:netif_receive_skb"];
 
 pub fn run(args: Args) -> Result<()> {
     let c = count(&args)?;
-    let text = if args.json {
+    let text = if args.print.json {
         json::pretty(&c)
     } else {
-        critpath_views::counters::table(&c, args.top)
+        critpath_views::counters::table(&c, args.top.top_or(TOP))
     };
-    match &args.output {
+    match &args.out.output {
         Some(p) => emit(Some(p), &[], text.as_bytes())?,
         None => eprint!("{}", safe(&text)),
     }

@@ -5,6 +5,7 @@ mod model;
 mod text;
 
 use crate::error::{CliError, Result};
+use crate::flags;
 use crate::output::{is_stdout, stdout};
 use critpath_sim::{Bus, Config};
 use critpath_views::json;
@@ -35,16 +36,13 @@ pub struct Args {
     /// List the model's parameters, values and sources.
     #[arg(long)]
     list_params: bool,
-    /// Print the analysis JSON (docs/json.md) plus `model`.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    print: flags::Json,
     /// Write the trace (.cpt); without --bus, FILE-pci.cpt and FILE-pcix.cpt.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// States shown per run (5 in the text; with --json every state
-    /// unless given).
-    #[arg(long)]
-    top: Option<usize>,
+    #[command(flatten)]
+    top: flags::Top,
 }
 
 /// States the text shows per run when `--top` is not given.
@@ -108,12 +106,12 @@ pub fn run(args: Args) -> Result<()> {
 fn one_bus(args: &Args, cfg: Config) -> Result<()> {
     let bus = cfg.bus;
     let r = model::run(cfg, args.output.as_deref())?;
-    if args.json {
-        return stdout(json::document(&model::doc(&r, args.top)).as_bytes());
+    if args.print.json {
+        return stdout(json::document(&model::doc(&r, args.top.top)).as_bytes());
     }
     let mut o = text::header(args);
     o.push_str(&format!("{}\n", bus.describe()));
-    for l in text::summary(&r, args.top.unwrap_or(TEXT_TOP)) {
+    for l in text::summary(&r, args.top.top_or(TEXT_TOP)) {
         o.push_str(&l);
         o.push('\n');
     }
@@ -138,13 +136,16 @@ fn both_buses(args: &Args, pci: Config, pcix: Config) -> Result<()> {
     let (pci_out, pcix_out) = (out("pci"), out("pcix"));
     let a = model::run(pci, pci_out.as_deref())?;
     let b = model::run(pcix, pcix_out.as_deref())?;
-    if args.json {
-        let mut v = model::doc(&a, args.top);
-        v.runs = Some(vec![model::doc(&a, args.top), model::doc(&b, args.top)]);
+    if args.print.json {
+        let mut v = model::doc(&a, args.top.top);
+        v.runs = Some(vec![
+            model::doc(&a, args.top.top),
+            model::doc(&b, args.top.top),
+        ]);
         return stdout(json::document(&v).as_bytes());
     }
     let mut o = text::header(args);
-    o.push_str(&side_by_side(&a, &b, args.top.unwrap_or(TEXT_TOP)));
+    o.push_str(&side_by_side(&a, &b, args.top.top_or(TEXT_TOP)));
     o.push('\n');
     o.push_str(&text::story(&a, &b));
     if let (Some(p), Some(q)) = (&pci_out, &pcix_out) {
