@@ -28,6 +28,7 @@ impl Engine<'_> {
             None => None,
         };
         self.add_totals();
+        self.count_open_held();
         let states = self.state_rows(length, (&slack, &walked.blame.sums), strings);
         let mut findings: Vec<_> = disconnected.into_iter().collect();
         findings.extend(self.long_states(strings));

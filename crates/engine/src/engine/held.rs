@@ -46,15 +46,31 @@ impl Engine<'_> {
     /// The part of a held piece `(tp, t)` the holder did not spend in the
     /// state it is charged to (it entered it later, or is elsewhere) counts
     /// in that state's total: no state is more critical than it is long.
+    /// The rest is the holder's own time in the state, counted by its own
+    /// pieces, or at the end if its visit is still open then
+    /// ([`Engine::count_open_held`]).
     fn held_beyond_holder(&mut self, holder: u32, hkey: u32, (tp, t): (u64, u64)) {
-        let h = &self.m.sms[holder as usize];
+        let h = &mut self.m.sms[holder as usize];
         let occ = t.saturating_sub(tp);
         let beyond = if h.cur_key == hkey {
+            h.held_until = h.held_until.max(t);
             h.entered.saturating_sub(tp).min(occ)
         } else {
             occ
         };
         self.m.keys[hkey as usize].total += beyond;
+    }
+
+    /// At the end: a visit still open whose time was charged by `held`
+    /// pieces past its SM's last node counts that time in its total, so
+    /// that no state is more critical than it is long (a holder that
+    /// never left its state before the trace ended).
+    pub(super) fn count_open_held(&mut self) {
+        for s in &self.m.sms {
+            if s.cur_key != NONE32 && s.held_until > s.tp {
+                self.m.keys[s.cur_key as usize].total += s.held_until - s.tp;
+            }
+        }
     }
 
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the

@@ -22,6 +22,10 @@ pub(super) struct Sm {
     pub tp: u64,
     /// When the current state was entered.
     pub entered: u64,
+    /// The latest end of a `held` piece charged to the current visit
+    /// (rule 6; 0: none): if the visit is still open at the end, its time
+    /// up to there counts in its total.
+    pub held_until: u64,
     /// Latest node (transition or send) in the current life.
     pub last: Option<NodeRef>,
     /// Latest transition (any state, or end) ever.
@@ -148,6 +152,7 @@ impl Engine<'_> {
             wait: WaitOn::No,
             tp: 0,
             entered: 0,
+            held_until: 0,
             last: None,
             last_trans: None,
             cnode: origin,

@@ -524,6 +524,7 @@ impl Engine<'_> {
         let s = &mut self.m.sms[sm as usize];
         s.count_node(n.t);
         s.last_trans = Some(n);
+        s.held_until = 0;
         if to == M_END {
             s.cur = NONE32;
             s.cur_key = NONE32;
