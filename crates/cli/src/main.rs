@@ -103,7 +103,9 @@ fn main() -> ExitCode {
         }
     };
     // The settings of the run, from the environment (docs/settings.md).
-    let settings = critpath_session::env::settings_from_env(critpath_session::Settings::default());
+    // The command line's edge: the environment is read here, once.
+    let env = |name: &str| std::env::var(name).ok();
+    let settings = critpath_session::env::settings_from(critpath_session::Settings::default(), env);
     critpath_session::env::install(&settings);
     // A panic contained where third-party code is called (a decoder on a
     // damaged input) is reported as an error there, not printed here.

@@ -78,7 +78,7 @@ pub fn analyze(
         }
         // The Python package's edge: its settings come from the
         // environment (docs/settings.md).
-        let settings = critpath_session::env::settings_from_env(Settings::default());
+        let settings = crate::settings();
         critpath_session::env::install(&settings);
         let session = match paths.len() {
             1 => Some(Session::open(&paths, &settings).map_err(read)?),

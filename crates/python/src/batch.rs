@@ -26,7 +26,7 @@ pub fn analyze_file(py: Python<'_>, path: PathBuf, options: &str) -> PyResult<St
         let mut opts: Options =
             serde_json::from_str(options).map_err(|e| format!("analyze_many options: {e}"))?;
         // This worker's settings, from its own environment.
-        opts.settings = critpath_session::env::settings_from_env(Default::default());
+        opts.settings = crate::settings();
         let r = critpath_batch::analyze_file(&path, &opts).map_err(|e| e.to_string())?;
         to_json(&r)
     })

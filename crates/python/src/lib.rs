@@ -13,6 +13,12 @@ mod analysis;
 mod batch;
 mod requests;
 
+/// The package's settings: its edge reads the environment (docs/settings.md).
+fn settings() -> critpath_session::Settings {
+    let env = |name: &str| std::env::var(name).ok();
+    critpath_session::env::settings_from(critpath_session::Settings::default(), env)
+}
+
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

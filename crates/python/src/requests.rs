@@ -41,7 +41,7 @@ pub fn requests(
         let opts = Options {
             from: from_,
             to,
-            settings: critpath_session::env::settings_from_env(Default::default()),
+            settings: crate::settings(),
             ..Default::default()
         };
         let (mut results, err) =

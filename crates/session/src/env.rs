@@ -1,7 +1,8 @@
 //! Every environment variable critpath reads, in one place: the programs
-//! that run critpath (the command line, the Python package) call
-//! [`settings_from_env`] once at their edge and pass the [`Settings`] down;
-//! no library reads the environment. The table is docs/settings.md's.
+//! that run critpath (the command line, the Python package) read the
+//! environment at their edge, hand [`settings_from`] its lookup, and pass
+//! the [`Settings`] down; no library reads the environment itself. The
+//! table is docs/settings.md's.
 
 use critpath_trace::Settings;
 
@@ -31,13 +32,8 @@ pub const VARS: &[Var] = &[
     },
 ];
 
-/// The settings the environment gives, over `base` (flags, or the
-/// defaults).
-pub fn settings_from_env(base: Settings) -> Settings {
-    settings_from(base, |name| std::env::var(name).ok())
-}
-
-/// The settings `lookup` (a variable's value by name) gives over `base`.
+/// The settings `lookup` (an environment variable's value by name, which
+/// the program reads) gives over `base` (flags, or the defaults).
 pub fn settings_from(base: Settings, lookup: impl Fn(&str) -> Option<String>) -> Settings {
     let mut s = base;
     if lookup("CRITPATH_THREADS").is_some_and(|v| v.trim() == "1") {

@@ -294,15 +294,15 @@ impl Builder {
         };
         let l = self.link();
         self.send(t, parent, l);
-        if self.threads.get(&tid).is_some_and(|p| p.program) {
-            self.thread(child, Some(comm));
-            self.join_program(child);
-        }
+        let of_program = self.threads.get(&tid).is_some_and(|p| p.program);
         let th = self.thread(child, Some(comm));
         th.st = St::Runnable;
         th.since = t;
         th.counted = true;
         let sm = th.sm;
+        if of_program {
+            self.join_program(child);
+        }
         let runnable = self.s.runnable;
         self.recv(t, sm, l, runnable);
     }
