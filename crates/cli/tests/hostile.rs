@@ -232,6 +232,79 @@ fn a_line_past_the_limit_is_skipped_in_bounded_memory() {
     assert!(kib < 100 << 10, "peak RSS {kib} KiB");
 }
 
+/// `n` lines of a gzip'd trace, each made by `line` from its number,
+/// between `head` and `tail`.
+fn gz_lines(
+    dir: &Path,
+    name: &str,
+    n: u64,
+    parts: [&str; 2],
+    line: impl Fn(u64) -> String,
+) -> String {
+    let file = File::create(dir.join(name)).unwrap();
+    let mut gz =
+        flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::fast());
+    gz.write_all(parts[0].as_bytes()).unwrap();
+    for i in 0..n {
+        gz.write_all(line(i).as_bytes()).unwrap();
+    }
+    gz.write_all(parts[1].as_bytes()).unwrap();
+    gz.finish().unwrap().flush().unwrap();
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+#[test]
+fn many_distinct_names_are_refused_in_bounded_memory() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let state = |i: u64| {
+        format!(
+            "{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s{i}\"}}\n",
+            i * 10
+        )
+    };
+    // Ten million distinct state names (557 MB of JSONL): refused at the
+    // limit of 250,000 states, naming the line.
+    let t = gz_lines(dir.path(), "names.jsonl.gz", 10_000_000, ["", ""], state);
+    let (o, kib) = peak(&["analyze", &t], None);
+    let err = refused(
+        &o,
+        &["more than 250000 distinct states and state machines, the limit"],
+    );
+    assert!(
+        err.contains("names.jsonl.gz: analysis failed: by line "),
+        "{err}"
+    );
+    assert!(kib < 1 << 20, "10M names: peak RSS {kib} KiB");
+    // Just under the limit: analyzed, every state in the table.
+    let t = gz_lines(dir.path(), "under.jsonl.gz", 249_999, ["", ""], state);
+    let (o, kib) = peak(&["analyze", &t, "--json"], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["states"].as_array().unwrap().len(), 249_999);
+    assert!(kib < 1 << 20, "249,999 names: peak RSS {kib} KiB");
+    // Two million distinct slice names of a Chrome trace: read up to the
+    // limit, the rest refused with the line.
+    let slice = |i: u64| {
+        format!(
+            "{{\"ph\":\"X\",\"name\":\"op{i}\",\"pid\":1,\"tid\":1,\"ts\":{},\"dur\":5}},\n",
+            i * 10
+        )
+    };
+    let parts = [
+        "{\"traceEvents\":[\n",
+        "{\"ph\":\"X\",\"name\":\"last\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1}]}\n",
+    ];
+    let t = gz_lines(dir.path(), "slices.json.gz", 2_000_000, parts, slice);
+    let (o, kib) = peak(&["analyze", &t], None);
+    let err = refused(
+        &o,
+        &["more than 250000 distinct names (of slices and tracks)"],
+    );
+    assert!(err.contains("slices.json.gz:"), "{err}");
+    assert!(kib < 1 << 20, "2M slice names: peak RSS {kib} KiB");
+}
+
 #[test]
 fn a_name_past_the_limit_is_refused() {
     let _one = one_at_a_time();
@@ -451,9 +524,15 @@ fn name_case(rng: &mut Rng, dir: &Path) {
     assert!(kib < 100 << 10, "peak RSS {kib} KiB");
 }
 
-/// Many distinct state names: analyzed, memory per name bounded.
+/// Many distinct state names: analyzed, memory per name bounded; past the
+/// limit of 250,000 states (one case in four), refused.
 fn many_names_case(rng: &mut Rng, dir: &Path) {
-    let n = 1000 + rng.below(30_000);
+    static CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let past = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 4 == 3;
+    let n = match past {
+        true => 250_000 + rng.below(20_000),
+        false => 1000 + rng.below(30_000),
+    };
     let mut body = String::new();
     for i in 0..n {
         body.push_str(&format!(
@@ -463,9 +542,13 @@ fn many_names_case(rng: &mut Rng, dir: &Path) {
     }
     let t = write(dir, "names.jsonl", body);
     let (o, kib) = peak(&["analyze", t.to_str().unwrap(), "--json"], None);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // Today's cost is about 2 KB per distinct state (docs/formats.md).
     assert!(kib < (40 << 10) + n * 4, "{n} names: peak RSS {kib} KiB");
+    if past {
+        refused(&o, &["distinct states and state machines, the limit"]);
+        return;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// A window and a span: refused past the cap, else all windows.

@@ -76,13 +76,26 @@ pub enum Error {
         windows: u64,
         max: u64,
     },
+    /// More distinct states and SMs than the limit
+    /// ([`critpath_trace::Limits::max_states`]).
+    #[error("{at}more than {max} distinct states and state machines, the limit ({states} states of {}): critpath keeps a table row for each; names that carry an id (a request, object or address) are best cut to what they have in common", if *sms == 1 { "1 state machine".to_string() } else { format!("{sms} state machines") })]
+    TooManyStates {
+        /// Where the limit was passed (`line N: `, `record N: `), or empty.
+        at: String,
+        states: u64,
+        sms: u64,
+        max: u64,
+    },
 }
 
 impl Error {
     /// The request at fault and its text as given (`None` for I/O errors).
     pub fn input(&self) -> Option<(Input, &str)> {
         match self {
-            Error::Io(_) | Error::TimeOverflow | Error::TooManyWindows { .. } => None,
+            Error::Io(_)
+            | Error::TimeOverflow
+            | Error::TooManyWindows { .. }
+            | Error::TooManyStates { .. } => None,
             Error::UnknownFrom { spec, .. } | Error::AmbiguousFrom { spec, .. } => {
                 Some((Input::From, spec))
             }

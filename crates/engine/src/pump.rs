@@ -16,7 +16,7 @@
 //! late names showed the first pass wrong.
 
 use crate::engine::{Engine, Options};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::observer::Observer;
 use crate::results::Analysis;
 use critpath_trace::{
@@ -190,6 +190,7 @@ pub fn run_parallel<S: RecordSource + Send + ?Sized>(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
     let mut errors = ReadErrors::default();
+    let mut over = None;
     let mut strings = Interner::new();
     let (tx, rx) = sync_channel::<Batch>(AHEAD);
     let (spent_tx, spent_rx) = channel::<Batch>();
@@ -211,6 +212,10 @@ pub fn run_parallel<S: RecordSource + Send + ?Sized>(
                 engine.feed(rec, *pos, &strings);
             }
             engine.after_batch(&strings);
+            if let Some(e) = over_limit(&engine, &b.records) {
+                over = Some(e);
+                break;
+            }
             match b.res.take() {
                 None if b.records.is_empty() => break,
                 None => progress(engine.records(), b.bytes),
@@ -224,6 +229,9 @@ pub fn run_parallel<S: RecordSource + Send + ?Sized>(
         }
         drop(rx);
     });
+    if let Some(e) = over {
+        return Err(e);
+    }
     finish(source, engine, errors)
 }
 
@@ -242,6 +250,9 @@ pub fn run<S: RecordSource + ?Sized>(
             engine.feed(rec, *pos, source.strings());
         }
         engine.after_batch(source.strings());
+        if let Some(e) = over_limit(&engine, &batch) {
+            return Err(e);
+        }
         match res {
             Ok(()) if batch.is_empty() => break,
             Ok(()) => progress(engine.records(), source.bytes_read()),
@@ -253,6 +264,12 @@ pub fn run<S: RecordSource + ?Sized>(
         }
     }
     finish(source, engine, errors)
+}
+
+/// The engine's tables past their limit, after `batch`.
+fn over_limit(engine: &Engine<'_>, batch: &[(Record, Pos)]) -> Option<Error> {
+    let pos = batch.last().map_or(Pos::None, |r| r.1);
+    engine.over_limit(pos)
 }
 
 /// After the last record: the skipped count, the source's summary, and the

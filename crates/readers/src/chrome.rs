@@ -25,7 +25,7 @@ use crate::extsort::{self, disk_error, ExtSort, Fields, Sorted, Spill};
 use crate::json::{shown, strip_position, Imported, Problems};
 use crate::jsonsplit::{self, Ending, Part, SplitError};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, LinkId, Location, ReadError, Sym, Who};
+use critpath_trace::{Event, Limits, LinkId, Location, ReadError, Sym, Who};
 use serde_json::{Map, Value};
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
@@ -124,6 +124,8 @@ struct Collector {
     event_line: u64,
     events: usize,
     names: names::Names,
+    /// Reading stopped at the limit of distinct names.
+    over_names: bool,
     /// Each track's number and placeholder SM.
     tracks: HashMap<TrackKey, (u32, Sym)>,
     keys: Vec<TrackKey>,
@@ -180,6 +182,7 @@ impl Collector {
             event_line: 1,
             events: 0,
             names: names::Names::default(),
+            over_names: false,
             tracks: HashMap::new(),
             keys: Vec::new(),
             slices: ExtSort::new(extsort::sort_budget(SLICE_BUDGET)),
@@ -454,9 +457,11 @@ impl Collector {
     /// events read is reported and what was read is kept.
     /// One piece of the document: an event, parsed alone (other members of
     /// the top-level object are not used).
-    fn part(&mut self, p: Part) {
+    /// Reads one event; an error (past the limit of distinct names) stops
+    /// the split.
+    fn part(&mut self, p: Part) -> Result<(), String> {
         let Part::Element(bytes, at, line) = p else {
-            return;
+            return Ok(());
         };
         self.saw_events = true;
         self.event_line = line;
@@ -470,6 +475,21 @@ impl Collector {
                 self.problem(order, format!("not a JSON value ({what})"));
             }
         }
+        self.within_names()
+    }
+
+    /// Past [`Limits::max_states`] distinct names (every slice name is a
+    /// state; tracks are state machines), reading stops: the names are
+    /// kept until the end, and the engine would refuse the trace anyway.
+    fn within_names(&mut self) -> Result<(), String> {
+        let max = Limits::DEFAULT.max_states;
+        if self.records.strings.len() as u64 <= max || self.over_names {
+            return Ok(());
+        }
+        self.over_names = true;
+        Err(format!(
+            "more than {max} distinct names (of slices and tracks), the limit of distinct states and state machines: critpath keeps a table row for each; names that carry an id are best cut to what they have in common"
+        ))
     }
 
     /// How the document ended: a bare array may end without its `]`;
@@ -489,6 +509,13 @@ impl Collector {
                     "the input ends before the array's `]`"
                 };
                 (line, true, what.to_string())
+            }
+            Err(e) if self.over_names => {
+                let read = format!("the {} events before it are read", self.events);
+                let msg = format!("{}; {read}", e.message);
+                let err = self.problems.at_line(e.line, msg);
+                self.problems.list.push(err);
+                return Ok(());
             }
             Err(e) => (e.line, false, e.message),
         };
@@ -629,10 +656,7 @@ pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
     let bare_array = starts_with_array(&mut input)
         .map_err(|e| ReadError::new(name, Location::File, format!("cannot read: {e}"), true))?;
     let mut c = Collector::new(name, bare_array);
-    let res = jsonsplit::split(input, "traceEvents", |p| {
-        c.part(p);
-        Ok(())
-    });
+    let res = jsonsplit::split(input, "traceEvents", |p| c.part(p));
     c.after_split(res)?;
     c.finish(name)
 }

@@ -145,6 +145,11 @@ impl Problems {
         ReadError::new(&self.name, Location::Line(line), msg, false)
     }
 
+    /// A problem at `line` after which nothing more is read, with what was.
+    pub fn at_line(&self, line: u64, msg: String) -> ReadError {
+        ReadError::new(&self.name, Location::Line(line), msg, false)
+    }
+
     /// A whole-file error (nothing could be imported).
     pub fn fatal(&self, line: Option<u64>, msg: impl Into<String>) -> ReadError {
         let loc = line.map_or(Location::File, Location::Line);

@@ -174,6 +174,24 @@ impl Engine<'_> {
         idx
     }
 
+    /// The error of a trace past [`critpath_trace::Limits::max_states`]
+    /// (more distinct states and SMs than it allows), `pos` being the
+    /// latest record read; checked by the pump after every batch, so the
+    /// tables pass the limit by a batch at most.
+    pub fn over_limit(&self, pos: Pos) -> Option<crate::error::Error> {
+        let (states, sms) = (self.m.keys.len() as u64, self.m.sms.len() as u64);
+        let max = self.opts.limits.max_states;
+        (states + sms > max).then(|| crate::error::Error::TooManyStates {
+            at: match pos {
+                Pos::None => String::new(),
+                p => format!("by {p}: "),
+            },
+            states,
+            sms,
+            max,
+        })
+    }
+
     /// The key of SM `sm`'s state `state`, created on first sight.
     pub(super) fn key_of(&mut self, sm: u32, state: Sym, strings: &Interner) -> u32 {
         if let Some(k) = self.find_key(sm, state) {

@@ -49,33 +49,38 @@ impl Engine<'_> {
         for v in held.values_mut() {
             v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.sm.cmp(&b.sm)));
         }
-        let mut states: Vec<StateRow> = self
-            .m
-            .keys
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| k.visits > 0 || k.critical > 0)
-            .map(|(i, k)| {
-                let s = &self.m.sms[k.sm as usize];
-                let slack = slack.as_ref().and_then(|v| v[i]);
-                StateRow {
-                    sys: strings.resolve(s.sys).to_string(),
-                    sm: strings.resolve(s.name).to_string(),
-                    state: strings.resolve(k.state).to_string(),
-                    visits: k.visits,
-                    total_ns: k.total,
-                    critical_ns: k.critical,
-                    criticality: if len > 0 {
-                        k.critical as f64 / len as f64
-                    } else {
-                        0.0
-                    },
-                    slack_ns: slack.map(|x| x.0),
-                    slack_mean_ns: slack.map(|x| x.1),
-                    blame: held.remove(&(i as u32)).unwrap_or_default(),
-                }
-            })
-            .collect();
+        // Sized once: a table of a million states is the largest thing an
+        // analysis keeps, and a growing vector would hold up to twice it.
+        let shown = |k: &&super::machines::Key| k.visits > 0 || k.critical > 0;
+        let mut states: Vec<StateRow> =
+            Vec::with_capacity(self.m.keys.iter().filter(shown).count());
+        states.extend(
+            self.m
+                .keys
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| shown(k))
+                .map(|(i, k)| {
+                    let s = &self.m.sms[k.sm as usize];
+                    let slack = slack.as_ref().and_then(|v| v[i]);
+                    StateRow {
+                        sys: strings.resolve(s.sys).to_string(),
+                        sm: strings.resolve(s.name).to_string(),
+                        state: strings.resolve(k.state).to_string(),
+                        visits: k.visits,
+                        total_ns: k.total,
+                        critical_ns: k.critical,
+                        criticality: if len > 0 {
+                            k.critical as f64 / len as f64
+                        } else {
+                            0.0
+                        },
+                        slack_ns: slack.map(|x| x.0),
+                        slack_mean_ns: slack.map(|x| x.1),
+                        blame: held.remove(&(i as u32)).unwrap_or_default(),
+                    }
+                }),
+        );
         states.sort_by(|a, b| {
             b.critical_ns
                 .cmp(&a.critical_ns)
