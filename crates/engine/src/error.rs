@@ -80,7 +80,8 @@ pub enum Error {
     /// ([`critpath_trace::Limits::max_states`]).
     #[error("{at}more than {max} distinct states and state machines, the limit ({states} states of {}): critpath keeps a table row for each; names that carry an id (a request, object or address) are best cut to what they have in common", if *sms == 1 { "1 state machine".to_string() } else { format!("{sms} state machines") })]
     TooManyStates {
-        /// Where the limit was passed (`line N: `, `record N: `), or empty.
+        /// Where the limit was passed (`by line N: `, `by record N: `), or
+        /// empty.
         at: String,
         states: u64,
         sms: u64,

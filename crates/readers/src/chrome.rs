@@ -456,9 +456,8 @@ impl Collector {
     /// is the format's own way to end; a cut or corrupt document with
     /// events read is reported and what was read is kept.
     /// One piece of the document: an event, parsed alone (other members of
-    /// the top-level object are not used).
-    /// Reads one event; an error (past the limit of distinct names) stops
-    /// the split.
+    /// the top-level object are not used). An error (past the limit of
+    /// distinct names) stops the split.
     fn part(&mut self, p: Part) -> Result<(), String> {
         let Part::Element(bytes, at, line) = p else {
             return Ok(());

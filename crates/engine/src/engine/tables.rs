@@ -49,8 +49,8 @@ impl Engine<'_> {
         for v in held.values_mut() {
             v.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.sm.cmp(&b.sm)));
         }
-        // Sized once: a table of a million states is the largest thing an
-        // analysis keeps, and a growing vector would hold up to twice it.
+        // Sized once: the table is the largest thing an analysis of many
+        // states keeps, and a growing vector would hold up to twice it.
         let shown = |k: &&super::machines::Key| k.visits > 0 || k.critical > 0;
         let mut states: Vec<StateRow> =
             Vec::with_capacity(self.m.keys.iter().filter(shown).count());
