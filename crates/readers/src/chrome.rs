@@ -452,9 +452,6 @@ impl Collector {
         }
     }
 
-    /// What the parse stopped on, if anything: an array cut between events
-    /// is the format's own way to end; a cut or corrupt document with
-    /// events read is reported and what was read is kept.
     /// One piece of the document: an event, parsed alone (other members of
     /// the top-level object are not used). An error (past the limit of
     /// distinct names) stops the split.
