@@ -92,7 +92,10 @@ pub fn analyze_requests(
     file: &str,
     opts: &Options,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
-    let engine_opts = engine_options(opts).with_settings(&opts.settings);
+    let engine_opts = critpath_engine::Options {
+        no_cgraph: true,
+        ..engine_options(opts).with_settings(&opts.settings)
+    };
     let mut out = Vec::with_capacity(requests.len());
     for (id, src) in requests.each() {
         let run = critpath_engine::analyze(&mut src?, engine_opts.clone(), |_, _| {});

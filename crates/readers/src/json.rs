@@ -15,9 +15,14 @@ use std::io::{self, Read};
 use std::rc::Rc;
 
 /// A reader that counts the newlines read through it, so a streaming
-/// parser can say on which line a value starts.
+/// parser can say on which line a value starts. It buffers its input: a
+/// parser that reads a byte at a time (serde_json's `from_reader`) takes
+/// each from the buffer, and only the bytes handed out are counted.
 pub struct LineCounter<R> {
     inner: R,
+    buf: Box<[u8]>,
+    at: usize,
+    len: usize,
     lines: Rc<Cell<u64>>,
     bytes: Rc<Cell<u64>>,
 }
@@ -45,6 +50,9 @@ impl<R: Read> LineCounter<R> {
         let pos = Position::default();
         let me = LineCounter {
             inner,
+            buf: vec![0; 1 << 16].into_boxed_slice(),
+            at: 0,
+            len: 0,
             lines: pos.lines.clone(),
             bytes: pos.bytes.clone(),
         };
@@ -53,12 +61,45 @@ impl<R: Read> LineCounter<R> {
 }
 
 impl<R: Read> Read for LineCounter<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let nl = buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        self.lines.set(self.lines.get() + nl);
-        self.bytes.set(self.bytes.get() + n as u64);
+    #[inline]
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.len {
+            if out.len() >= self.buf.len() {
+                let n = self.inner.read(out)?;
+                self.count(&out[..n]);
+                return Ok(n);
+            }
+            self.len = self.inner.read(&mut self.buf)?;
+            self.at = 0;
+            if self.len == 0 {
+                return Ok(0);
+            }
+        }
+        if let [one] = out {
+            // The parser's usual call: no copy routine for one byte.
+            let b = self.buf[self.at];
+            *one = b;
+            self.at += 1;
+            self.count(&[b]);
+            return Ok(1);
+        }
+        let n = out.len().min(self.len - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        self.count(&out[..n]);
         Ok(n)
+    }
+}
+
+impl<R> LineCounter<R> {
+    #[inline]
+    fn count(&self, served: &[u8]) {
+        let nl = match served {
+            [b] => (*b == b'\n') as u64,
+            _ => served.iter().filter(|&&b| b == b'\n').count() as u64,
+        };
+        self.lines.set(self.lines.get() + nl);
+        self.bytes.set(self.bytes.get() + served.len() as u64);
     }
 }
 
@@ -266,5 +307,46 @@ impl RecordSource for Imported {
     }
     fn inferred_links(&mut self) -> Vec<(String, u64)> {
         std::mem::take(&mut self.inferred)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineCounter;
+    use std::io::Read;
+
+    /// Reads of one byte, of a few and of more than the buffer hand out
+    /// the input as it is, count only the bytes handed out, and end with 0
+    /// however often they are asked again.
+    #[test]
+    fn a_line_counter_counts_what_it_hands_out() {
+        let input: Vec<u8> = (0..200_000u32)
+            .map(|i| {
+                if i % 7 == 0 {
+                    b'\n'
+                } else {
+                    b'a' + (i % 26) as u8
+                }
+            })
+            .collect();
+        for sizes in [&[1usize][..], &[3, 1, 5000], &[1 << 17, 1, 9]] {
+            let (mut r, pos) = LineCounter::new(&input[..]);
+            let mut got = Vec::new();
+            let (mut i, mut lines) = (0, 0);
+            loop {
+                let mut buf = vec![0u8; sizes[i % sizes.len()]];
+                i += 1;
+                let n = r.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                assert_eq!((pos.bytes(), pos.line()), (got.len() as u64, lines + 1));
+            }
+            assert_eq!(got, input, "reads of {sizes:?}");
+            assert_eq!(r.read(&mut [0u8]).unwrap(), 0);
+            assert_eq!(r.read(&mut [0u8; 4]).unwrap(), 0);
+        }
     }
 }

@@ -35,7 +35,10 @@ impl Engine<'_> {
         findings.extend(self.pending_dropped());
         findings.extend(self.path_gap(&walked, strings));
         let diagnostics = self.diags.take_all(findings, strings);
-        let cgraph = self.cgraph_rows(strings);
+        let cgraph = match self.opts.no_cgraph {
+            true => crate::results::CGraph::default(),
+            false => self.cgraph_rows(strings),
+        };
         let path = self
             .opts
             .keep_path

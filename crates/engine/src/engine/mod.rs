@@ -89,6 +89,11 @@ pub struct Options {
     /// writes the node log or walks half the path (the results are the
     /// same).
     pub one_thread: bool,
+    /// Leave the combined graph's rows out of the result
+    /// ([`crate::Analysis::cgraph`] empty): a caller that reads only the
+    /// tables (the per-request results of a file of many requests) skips
+    /// building a row, with its names, for every cgraph node and edge.
+    pub no_cgraph: bool,
 }
 
 impl Options {

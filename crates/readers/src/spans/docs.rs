@@ -18,6 +18,7 @@ struct Tail<R> {
 }
 
 impl<R: Read> Read for Tail<R> {
+    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.r.read(buf)?;
         match n {
@@ -36,6 +37,7 @@ struct Resume<'a, R> {
 }
 
 impl<R: Read> Read for Resume<'_, R> {
+    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.first.take() {
             Some(b) if !buf.is_empty() => {
