@@ -78,7 +78,7 @@ pub enum Error {
     },
     /// More distinct states and SMs than the limit
     /// ([`critpath_trace::Limits::max_states`]).
-    #[error("{at}more than {max} distinct states and state machines, the limit ({states} states of {}): critpath keeps a table row for each; names that carry an id (a request, object or address) are best cut to what they have in common", if *sms == 1 { "1 state machine".to_string() } else { format!("{sms} state machines") })]
+    #[error("{at}more than {max} distinct states and state machines, the limit ({states} states of {}): {}", if *sms == 1 { "1 state machine".to_string() } else { format!("{sms} state machines") }, critpath_trace::Limits::STATES_ADVICE)]
     TooManyStates {
         /// Where the limit was passed (`by line N: `, `by record N: `), or
         /// empty.

@@ -484,7 +484,8 @@ impl Collector {
         }
         self.over_names = true;
         Err(format!(
-            "more than {max} distinct names (of slices and tracks), the limit of distinct states and state machines: critpath keeps a table row for each; names that carry an id are best cut to what they have in common"
+            "more than {max} distinct names (of slices and tracks), the limit of distinct states and state machines: {}",
+            Limits::STATES_ADVICE
         ))
     }
 
@@ -506,22 +507,19 @@ impl Collector {
                 };
                 (line, true, what.to_string())
             }
-            Err(e) if self.over_names => {
-                let read = format!("the {} events before it are read", self.events);
-                let msg = format!("{}; {read}", e.message);
-                let err = self.problems.at_line(e.line, msg);
-                self.problems.list.push(err);
-                return Ok(());
-            }
             Err(e) => (e.line, false, e.message),
         };
-        if self.events == 0 {
+        if self.events == 0 && !self.over_names {
             return Err(self
                 .problems
                 .fatal(Some(line), format!("expected {KIND}: {what}")));
         }
         let read = format!("the {} events before it are read", self.events);
-        let err = self.problems.broken(line, eof, &what, &read);
+        // The limit of names is no damage: its message stands as it is.
+        let err = match self.over_names {
+            true => self.problems.at_line(line, format!("{what}; {read}")),
+            false => self.problems.broken(line, eof, &what, &read),
+        };
         self.problems.list.push(err);
         Ok(())
     }

@@ -183,7 +183,7 @@ impl Problems {
         } else {
             format!("corrupt {} ({what}); {read}", self.kind)
         };
-        ReadError::new(&self.name, Location::Line(line), msg, false)
+        self.at_line(line, msg)
     }
 
     /// A problem at `line` after which nothing more is read, with what was.

@@ -21,6 +21,9 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// What a message about [`Limits::max_states`] advises.
+    pub const STATES_ADVICE: &'static str = "critpath keeps a table row for each; names that carry an id (a request, object or address) are best cut to what they have in common";
+
     /// 16 MiB lines, 64 KiB names, 250,000 states, 10,000 windows.
     pub const DEFAULT: Limits = Limits {
         max_line_bytes: 16 << 20,
