@@ -27,50 +27,51 @@ const TRACE: &str = r#"{"t":0,"sm":"app","ev":"state","state":"main"}
 {"t":100,"sm":"app","ev":"end"}
 "#;
 
-/// Holds the tests of this file to one at a time: a child's peak RSS
-/// counts the peak of this process when it was spawned (see [`peak`]), so
-/// no test may build a large input while another measures.
+/// Holds the tests of this file to one at a time: they write large inputs
+/// and measure memory, and the machine has two cores.
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// GNU time: it forks the measured program from its own small process and
+/// writes that child's peak RSS (`%M`, from `wait4`) to a file.
+const TIME: &str = "/usr/bin/time";
+
 /// Runs `args` with standard input from `stdin` (else nothing); returns
 /// the output and the child's peak RSS in KiB.
+///
+/// A process's peak RSS starts from that of the memory it replaced at
+/// `exec`: a child spawned from this test process would count what the
+/// test holds (its inputs, a parsed document, its allocator's leftovers).
+/// So the child is forked by `/usr/bin/time`, whose own memory is a few
+/// hundred KiB, and its peak is what `time` reports.
 fn peak(args: &[&str], stdin: Option<&Path>) -> (Output, u64) {
+    assert!(
+        Path::new(TIME).exists(),
+        "{TIME} (GNU time, the Debian package `time`) measures peak RSS"
+    );
     let dir = tempfile::tempdir().unwrap();
-    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let rss = dir.path().join("rss");
     let input = match stdin {
         Some(p) => Stdio::from(File::open(p).unwrap()),
         None => Stdio::null(),
     };
-    // A child's peak RSS starts from the peak of the process it was
-    // spawned from (the kernel takes the old memory's high-water mark at
-    // exec): this test's own peak, from the large inputs it made, is reset
-    // to what it holds now, so that the child's is its own.
-    // SAFETY: malloc_trim only returns free heap memory to the system.
-    unsafe { libc::malloc_trim(0) };
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    // The child is reaped by wait4 below, which also gives its rusage.
-    #[allow(clippy::zombie_processes)]
-    let child = Command::new(BIN)
+    let o = Command::new(TIME)
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&rss)
+        .arg(BIN)
         .args(args)
         .stdin(input)
-        .stdout(File::create(&out).unwrap())
-        .stderr(File::create(&err).unwrap())
-        .spawn()
+        .output()
         .unwrap();
-    let (mut status, mut ru): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
-    // SAFETY: wait4 only writes the status and the struct it is given.
-    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
-    assert_eq!(r, child.id() as libc::pid_t);
-    use std::os::unix::process::ExitStatusExt;
-    let o = Output {
-        status: std::process::ExitStatus::from_raw(status),
-        stdout: std::fs::read(out).unwrap(),
-        stderr: std::fs::read(err).unwrap(),
-    };
-    (o, ru.ru_maxrss.max(0) as u64)
+    // time writes "Command exited with non-zero status N" (or "terminated
+    // by signal") before the figure; the figure is the last line.
+    let text = std::fs::read_to_string(&rss).unwrap();
+    let kib = text.lines().last().and_then(|l| l.trim().parse().ok());
+    (o, kib.unwrap_or_else(|| panic!("{TIME} wrote {text:?}")))
 }
 
 /// Asserts exit 2 with a message holding each of `says`; returns stderr.
