@@ -17,6 +17,8 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The send-size sweep counts instructions and cache misses with cachegrind.
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+# The hostile-input tests measure a child's peak RSS with GNU time.
+[ -x /usr/bin/time ] || need_apt+=(time)
 # The HTML report is tested in a real headless Chromium.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
