@@ -21,7 +21,7 @@ pub mod results;
 pub mod slack;
 mod spill;
 
-pub use engine::{Engine, Options, Speedup};
+pub use engine::{Engine, Options, Prediction, Rewalk, Speedup};
 pub use error::{Error, Input};
 pub use observer::{Observer, Visit};
 pub use pump::{analyze, analyze_observed, analyze_parallel, run, run_parallel, scoped};

@@ -175,6 +175,9 @@ pub struct Analysis {
     /// With `--correct-overhead`: what was removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead_correction: Option<crate::analyses::Correction>,
+    /// The pass's graph, kept for what-ifs ([`crate::Options::rewalk`]).
+    #[serde(skip)]
+    pub rewalk: Option<crate::engine::Rewalk>,
 }
 
 impl Analysis {

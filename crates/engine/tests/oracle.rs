@@ -871,6 +871,41 @@ proptest! {
         }
     }
 
+    /// A what-if answered from the first pass's kept graph (a re-walk)
+    /// predicts what a pass of its own under the speed-ups finds.
+    #[test]
+    fn rewalk_matches_whatif_pass(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY]), follows in any::<bool>(), to in prop::option::of(0u8..4), stacks in any::<bool>()) {
+        let (recs, s) = build(&ops, stacks);
+        let speedups = vec![critpath_engine::Speedup { target: format!("sm{sm}:s{st}"), factor, exact: false }];
+        let scales_with = match follows {
+            true => vec![critpath_trace::ScalesWith { state: "s1", with: "s0" }],
+            false => Vec::new(),
+        };
+        let to = to.map(|k| format!("sm{k}"));
+        let pass = |speedups: Vec<critpath_engine::Speedup>, rewalk: bool| {
+            let opts = Options { speedups, scales_with: scales_with.clone(), to: to.clone(), rewalk, ..Default::default() };
+            let mut e = Engine::new(opts);
+            for r in &recs { e.feed(r, Pos::None, &s); }
+            e.finish(&s)
+        };
+        let Ok(first) = pass(Vec::new(), true) else {
+            // --to names an SM the trace lacks: no pass has a path.
+            return Ok(());
+        };
+        let predicted = first.rewalk.as_ref().expect("a kept graph").predict(&speedups);
+        match pass(speedups, false) {
+            Ok(b) => {
+                let want = critpath_engine::Prediction { length_ns: b.critical_path.length_ns, scaled_edges: b.stats.scaled_edges };
+                prop_assert_eq!(predicted, Some(want));
+            }
+            // The state never occurs: nothing to predict.
+            Err(err) => {
+                prop_assert!(err.to_string().contains("no such state"), "{}", err);
+                prop_assert_eq!(predicted, None);
+            }
+        }
+    }
+
     #[test]
     fn slack_matches_oracle(ops in ops()) {
         let (recs, s) = build(&ops, true);

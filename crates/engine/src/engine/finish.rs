@@ -1,6 +1,7 @@
 //! The end of the pass: pick the destination, walk the node log back,
 //! compute slack when asked, and assemble the [`Analysis`].
 
+use super::rewalk::{Names, PathEnd, Rewalk};
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::results::{Analysis, Stats};
@@ -15,9 +16,10 @@ impl Engine<'_> {
         }
         self.logs.nodes.seal()?;
         let (dest, disconnected) = self.destination(strings)?;
-        if self.overflow {
+        if self.scaling.overflow {
             return Err(Error::TimeOverflow);
         }
+        let rewalk = self.seal_rewalk(dest.map(|d| d.0.id), strings);
         let walked = self.walk(dest, strings)?;
         if let Some(e) = walked.windows.as_ref().and_then(|w| w.too_many()) {
             return Err(e);
@@ -56,7 +58,35 @@ impl Engine<'_> {
             program: Vec::new(),
             wall_clock: false,
             overhead_correction: None,
+            rewalk,
         })
+    }
+
+    /// The re-walk log, sealed with the names a what-if matches, if one was
+    /// kept; `dest` is the path's last node (kept only under `--to`: else
+    /// a what-if's path ends wherever its greatest `L` is).
+    fn seal_rewalk(&mut self, dest: Option<u64>, strings: &Interner) -> Option<Rewalk> {
+        let log = self.logs.rewalk.take()?;
+        let names = Names {
+            keys: (self.m.keys.iter())
+                .map(|k| (k.sm, strings.resolve(k.state).to_string()))
+                .collect(),
+            sms: (self.m.sms.iter())
+                .map(|s| {
+                    (
+                        strings.resolve(s.sys).into(),
+                        strings.resolve(s.name).into(),
+                    )
+                })
+                .collect(),
+            scales_with: self.opts.scales_with.clone(),
+        };
+        let end = match (self.opts.to.is_some(), dest) {
+            (false, _) => PathEnd::Greatest,
+            (true, Some(id)) => PathEnd::Node(id),
+            (true, None) => PathEnd::Nowhere,
+        };
+        log.seal(names, end)
     }
 
     /// Counts of the pass.
@@ -66,7 +96,7 @@ impl Engine<'_> {
             nodes: self.next_node,
             state_machines: self.m.sms.iter().filter(|s| s.nodes > 0).count() as u64,
             node_log_bytes: self.logs.nodes.disk_bytes(),
-            scaled_edges: self.scaled_edges,
+            scaled_edges: self.scaling.edges,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! charged to the holder's state (scaled by that state's what-ifs) and
 //! blamed on the holder.
 
+use super::rewalk::Scale;
 use super::{Engine, NodeRef, NONE32, UNREACHED};
 use crate::nodelog::Entry;
 use crate::slack::InEdge;
@@ -33,8 +34,11 @@ impl Engine<'_> {
         let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
         // The piece shrinks with the holder's state and with the state the
         // waiter's scales with (its own work, which made it wait).
-        let f = self.m.keys[hkey as usize].factor * self.m.keys[b.cur_key as usize].follow;
-        let n = self.point_node((node, t), (prev, b.tp), step, (hkey, f));
+        let scale = Scale::Held {
+            holder: hkey,
+            own: b.cur_key,
+        };
+        let n = self.point_node((node, t), (prev, b.tp), step, scale);
         let s = &mut self.m.sms[sm as usize];
         s.count_node(t);
         s.tp = t;
@@ -74,8 +78,8 @@ impl Engine<'_> {
     }
 
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the
-    /// piece since `tp` on cgraph `(cnode, edge)` charged to state `key`
-    /// and made `f` times faster: counts the piece, logs the node and
+    /// piece since `tp` on cgraph `(cnode, edge)`, charged to a state and
+    /// made faster as `scale` says: counts the piece, logs the node and
     /// gives its handle.
     #[inline(always)]
     pub(super) fn point_node(
@@ -83,8 +87,17 @@ impl Engine<'_> {
         (node, t): (u64, u64),
         (prev, tp): (NodeRef, u64),
         (cn, edge): (u32, u32),
-        (key, f): (u32, f64),
+        scale: Scale,
     ) -> NodeRef {
+        let keys = &self.m.keys;
+        let (key, f) = match scale {
+            Scale::Key(k) => (k, keys[k as usize].factor),
+            Scale::Held { holder, own } => (
+                holder,
+                keys[holder as usize].factor * keys[own as usize].follow,
+            ),
+            Scale::Not => unreachable!("a point node's piece is the SM's own time"),
+        };
         let occ = t.saturating_sub(tp);
         self.g.pass(edge, occ);
         let w = match self.opts.speedups.is_empty() {
@@ -103,6 +116,8 @@ impl Engine<'_> {
             tag: edge,
             span: occ,
         });
+        self.logs
+            .rewalk(node, false, [Some((pred, occ, scale)), None]);
         if self.logs.keeps_graph() {
             self.logs.graph_node(
                 l,

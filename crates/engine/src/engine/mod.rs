@@ -28,6 +28,7 @@ mod logs;
 mod machines;
 mod names;
 mod pending;
+mod rewalk;
 mod rules;
 mod split;
 mod tables;
@@ -37,6 +38,7 @@ mod windows;
 
 pub use names::nearest;
 pub use pending::DEFAULT_PENDING_SENDS;
+pub use rewalk::{Prediction, Rewalk};
 pub(crate) use whatif::state_target;
 pub use whatif::Speedup;
 
@@ -94,9 +96,19 @@ pub struct Options {
     /// tables (the per-request results of a file of many requests) skips
     /// building a row, with its names, for every cgraph node and edge.
     pub no_cgraph: bool,
+    /// Keep the pass's graph for what-ifs afterwards
+    /// ([`crate::Analysis::rewalk`]): a few bytes a node, spilled to a
+    /// temporary file. Only a pass without speed-ups and without `from`
+    /// keeps it.
+    pub rewalk: bool,
 }
 
 impl Options {
+    /// Does a pass with these options keep its graph for what-ifs?
+    fn keeps_rewalk(&self) -> bool {
+        self.rewalk && self.speedups.is_empty() && self.from.is_none()
+    }
+
     /// These options under the program's `settings` (those the options do
     /// not set themselves).
     pub fn with_settings(mut self, settings: &critpath_trace::Settings) -> Options {
@@ -142,11 +154,8 @@ pub struct Engine<'o> {
     speedup_used: Vec<names::Matched>,
     /// The SMs the start (`Options::from`) matched.
     from_matched: names::Matched,
-    /// Edges whose weight the speed-ups changed.
-    scaled_edges: u64,
-    /// A path length went past i64::MAX ns (a speed-up slowed a state of
-    /// that length): the analysis fails rather than wrap.
-    overflow: bool,
+    /// The edges the speed-ups scaled, and whether a length overflowed.
+    scaling: whatif::Scaling,
     next_node: u64,
     records: u64,
     /// The node with the greatest `L` so far, and its SM.
@@ -176,9 +185,8 @@ impl<'o> Engine<'o> {
         Engine {
             speedup_used: vec![names::Matched::default(); opts.speedups.len()],
             from_matched: names::Matched::default(),
-            scaled_edges: 0,
-            overflow: false,
-            logs: Logs::new(opts.slack, timed, opts.one_thread),
+            scaling: whatif::Scaling::default(),
+            logs: Logs::new(opts.slack, timed, opts.one_thread, opts.keeps_rewalk()),
             opts,
             observer,
             m: Machines::default(),

@@ -7,6 +7,7 @@
 
 use super::diagnose::RetMismatch;
 use super::pending::Taken;
+use super::rewalk::Scale;
 use super::{Engine, NodeRef, WaitOn, M_END, M_SEND, M_START, NONE32, UNREACHED};
 use crate::nodelog::{Entry, NO_PRED};
 use crate::observer::Visit;
@@ -194,12 +195,7 @@ impl Engine<'_> {
         let n = match (b.cur, b.last) {
             (c, Some(prev)) if c != NONE32 => {
                 let step = self.step(sm, b.cnode, (b.cur, b.cur_key), M_SEND, strings);
-                self.point_node(
-                    (node, t),
-                    (prev, b.tp),
-                    step,
-                    (b.cur_key, self.m.keys[b.cur_key as usize].factor),
-                )
+                self.point_node((node, t), (prev, b.tp), step, Scale::Key(b.cur_key))
             }
             _ => self.root_send(sm, node, t, strings),
         };
@@ -224,6 +220,7 @@ impl Engine<'_> {
             tag: sm,
             span: 0,
         });
+        self.logs.rewalk(node, true, [None, None]);
         if self.logs.keeps_graph() {
             self.logs.graph_node(l, &[]);
         }
@@ -305,6 +302,14 @@ impl Engine<'_> {
             self.inter_candidate(sm, (m, t), cn, key, how, &mut best, strings)
         });
         self.logs.log(best.entry);
+        self.logs.rewalk(
+            node,
+            !alive,
+            [
+                intra_in.map(|e| (e.pred, e.weight, Scale::Key(b.cur_key))),
+                inter_in.map(|e| (e.pred, e.weight, Scale::Not)),
+            ],
+        );
         if self.logs.keeps_graph() {
             let edges: Vec<InEdge> = intra_in.into_iter().chain(inter_in).collect();
             self.logs.graph_node(best.l, &edges);

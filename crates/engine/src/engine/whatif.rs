@@ -83,41 +83,90 @@ pub(crate) fn state_target(sys: &str, sm: &str, state: &str) -> String {
     }
 }
 
-impl Engine<'_> {
-    /// The speed-up factors of SM `sm`'s state `state`: its own (the last
-    /// speed-up that names it; else the one of the state it scales with)
-    /// and the one of the state it scales with (1.0 when none applies).
-    /// Marks the speed-ups that match as used.
-    pub(super) fn factors(&mut self, sm: u32, state: Sym, strings: &Interner) -> (f64, f64) {
-        if self.opts.speedups.is_empty() {
-            return (1.0, 1.0);
-        }
-        let st = strings.resolve(state);
-        let with = (self.opts.scales_with.iter())
-            .find(|r| r.state == st)
-            .map(|r| r.with);
-        let follow = with.and_then(|w| self.factor_named(sm, w, strings));
-        let follow = follow.unwrap_or(1.0);
-        let own = self.factor_named(sm, st, strings);
-        (own.unwrap_or(follow), follow)
+/// The speed-up factors of state `st` of SM `name` in system `sys` under
+/// `speedups` and `scales_with`: its own (the last speed-up that names it;
+/// else the one of the state it scales with) and the one of the state it
+/// scales with (1.0 when none applies). `used` is told of each speed-up
+/// that names a state of the SM, and how.
+pub(crate) fn factors(
+    (speedups, scales_with): (&[Speedup], &[critpath_trace::ScalesWith]),
+    (sys, name, st): (&str, &str, &str),
+    mut used: impl FnMut(usize, How),
+) -> (f64, f64) {
+    if speedups.is_empty() {
+        return (1.0, 1.0);
     }
-
-    /// The factor of the last speed-up that names SM `sm`'s state `st`, if
-    /// one does; marks the speed-ups that match as used.
-    fn factor_named(&mut self, sm: u32, st: &str, strings: &Interner) -> Option<f64> {
-        let s = &self.m.sms[sm as usize];
-        let (sys, name) = (strings.resolve(s.sys), strings.resolve(s.name));
+    let mut named = |st: &str| {
         let mut factor = None;
-        for (i, sp) in self.opts.speedups.iter().enumerate() {
+        for (i, sp) in speedups.iter().enumerate() {
             let how = state_named(&sp.target, sys, name, st)
                 .or_else(|| whole_sm_named(&sp.target, sys, name, st))
                 .filter(|&how| !sp.exact || how == How::Exact);
             if let Some(how) = how {
                 factor = Some(sp.factor);
-                self.speedup_used[i].add(sm, how);
+                used(i, how);
             }
         }
         factor
+    };
+    let with = scales_with.iter().find(|r| r.state == st).map(|r| r.with);
+    let follow = with.and_then(&mut named).unwrap_or(1.0);
+    let own = named(st);
+    (own.unwrap_or(follow), follow)
+}
+
+/// What a walk under speed-ups counts as it weighs edges: the edges with
+/// time it scaled, and whether a length went past i64::MAX ns (a speed-up
+/// slowed a state of that length: the analysis fails rather than wrap).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Scaling {
+    pub edges: u64,
+    pub overflow: bool,
+}
+
+impl Scaling {
+    /// `w` made `f` times faster, rounded; counts the edges with time it
+    /// scales.
+    #[inline]
+    pub fn by(&mut self, f: f64, w: u64) -> u64 {
+        if f == 1.0 {
+            return w;
+        }
+        self.edges += u64::from(w > 0);
+        let scaled = (w as f64 / f).round();
+        if scaled >= i64::MAX as f64 {
+            self.overflow = true;
+            return i64::MAX as u64;
+        }
+        scaled as u64
+    }
+
+    /// `l + w`, the length of a path one edge longer; one past i64::MAX
+    /// is noted and held at i64::MAX.
+    #[inline]
+    pub fn longer(&mut self, l: i64, w: u64) -> i64 {
+        match i64::try_from(w).ok().and_then(|w| l.checked_add(w)) {
+            Some(sum) => sum,
+            None => {
+                self.overflow = true;
+                i64::MAX
+            }
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// The speed-up factors of SM `sm`'s state `state` (see [`factors`]);
+    /// marks the speed-ups that match as used.
+    pub(super) fn factors(&mut self, sm: u32, state: Sym, strings: &Interner) -> (f64, f64) {
+        let s = &self.m.sms[sm as usize];
+        let (sys, name) = (strings.resolve(s.sys), strings.resolve(s.name));
+        let used = &mut self.speedup_used;
+        factors(
+            (&self.opts.speedups, &self.opts.scales_with),
+            (sys, name, strings.resolve(state)),
+            |i, how| used[i].add(sm, how),
+        )
     }
 
     /// An intra-SM edge's weight under the what-if speedups; counts the
@@ -133,29 +182,13 @@ impl Engine<'_> {
     /// `w` made `f` times faster; counts the edges with time it scales.
     #[inline]
     pub(super) fn scaled_by(&mut self, f: f64, w: u64) -> u64 {
-        if f == 1.0 {
-            return w;
-        }
-        self.scaled_edges += u64::from(w > 0);
-        let scaled = (w as f64 / f).round();
-        if scaled >= i64::MAX as f64 {
-            self.overflow = true;
-            return i64::MAX as u64;
-        }
-        scaled as u64
+        self.scaling.by(f, w)
     }
 
-    /// `l + w`, the length of a path one edge longer; one past i64::MAX
-    /// ns is noted (the analysis fails) and held at i64::MAX.
+    /// `l + w` (see [`Scaling::longer`]).
     #[inline]
     pub(super) fn longer(&mut self, l: i64, w: u64) -> i64 {
-        match i64::try_from(w).ok().and_then(|w| l.checked_add(w)) {
-            Some(sum) => sum,
-            None => {
-                self.overflow = true;
-                i64::MAX
-            }
-        }
+        self.scaling.longer(l, w)
     }
 
     /// Fails on the first speed-up that matched no state of the trace, or
