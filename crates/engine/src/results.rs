@@ -181,6 +181,13 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// The path under `speedups`, answered from the pass's kept graph
+    /// without another pass, when the pass kept one
+    /// ([`crate::Options::rewalk`]) and the speed-ups name its states.
+    pub fn predict(&self, speedups: &[crate::Speedup]) -> Option<crate::Prediction> {
+        self.rewalk.as_ref()?.predict(speedups)
+    }
+
     /// Orders the states least slack first (`critpath slack`): states
     /// without slack last, then by total time, then by name.
     pub fn sort_by_slack(&mut self) {

@@ -5,11 +5,12 @@
 
 use crate::report::{Extras, WhatIf};
 use crate::timeline::{lane_name, lanes, Collector, Links, Timeline};
-use critpath_engine::{Analysis, Observer, Options, Speedup, Visit};
+use critpath_engine::{Analysis, Observer, Options, Prediction, Speedup, Visit};
 use critpath_trace::Interner;
 
-/// Traces of more records than this get no what-ifs in the report (each
-/// runs the whole analysis again).
+/// Traces of more records than this get no what-ifs in the report when
+/// its first pass kept no graph for them (each then runs the whole
+/// analysis again).
 pub const WHATIF_MAX_RECORDS: u64 = 2_000_000;
 
 /// The most critical states whose what-ifs the report shows.
@@ -29,9 +30,12 @@ pub fn extras<E>(a: &Analysis, links: &Links, run: &mut Run<'_, E>) -> Result<Ex
 }
 
 /// The path with each of the most critical states twice as fast, then
-/// with all of them twice as fast (none for traces too large).
+/// with all of them twice as fast: from the first pass's graph when it
+/// kept one (see [`Options::rewalk`]), else each by a run (none then for
+/// traces too large).
 fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
-    if !a.critical_path.found || a.stats.records > WHATIF_MAX_RECORDS {
+    let runs = a.rewalk.is_none() && a.stats.records > WHATIF_MAX_RECORDS;
+    if !a.critical_path.found || runs {
         return Ok(Vec::new());
     }
     let top: Vec<_> = a
@@ -46,23 +50,32 @@ fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
     }
     let mut out = Vec::new();
     for set in sets {
-        let speedups = set
+        let speedups: Vec<_> = set
             .iter()
             .map(|s| Speedup::of_state(&s.sys, &s.sm, &s.state, 2.0))
             .collect();
-        let opts = Options {
-            speedups,
-            ..Default::default()
+        let b = match a.predict(&speedups) {
+            Some(p) => p,
+            None => {
+                let opts = Options {
+                    speedups,
+                    ..Default::default()
+                };
+                let b = run(opts, &mut |_: &Visit, _: &Interner| {})?;
+                Prediction {
+                    length_ns: b.critical_path.length_ns,
+                    scaled_edges: b.stats.scaled_edges,
+                }
+            }
         };
-        let b = run(opts, &mut |_: &Visit, _: &Interner| {})?;
         out.push(WhatIf {
             states: set
                 .iter()
                 .map(|s| format!("{}: {}", lane_name(&s.sys, &s.sm), s.state))
                 .collect(),
             factor: 2.0,
-            length_ns: b.critical_path.length_ns,
-            scaled_edges: b.stats.scaled_edges,
+            length_ns: b.length_ns,
+            scaled_edges: b.scaled_edges,
         });
     }
     Ok(out)

@@ -64,8 +64,9 @@ pub struct Args {
     out: flags::Output,
 }
 
-/// Traces of more records than this get no verdict what-if (it would run
-/// the whole analysis a second time).
+/// Traces of more records than this get no verdict what-if when the first
+/// pass kept no graph for it (under `--from`, the what-if runs the whole
+/// analysis a second time).
 const VERDICT_MAX_RECORDS: u64 = 2_000_000;
 
 /// Lines of a screen kept for the summary, the verdict and the footers
@@ -80,17 +81,22 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     let window_ns = args.window.as_deref().map(parse_duration).transpose()?;
+    // The verdict's what-if is answered from the first pass's graph
+    // (Options::rewalk), which a pass under --from does not keep: then it
+    // replays the records the first pass kept.
+    let rewalk = !args.print.json && args.ends.from.is_none();
     let opts = Options {
         from: args.ends.from.clone(),
         to: args.ends.to.clone(),
         keep_path: args.path || args.correct_overhead,
         window_ns,
+        rewalk,
         ..Default::default()
     };
     let mut session = Session::open(&args.traces, &Settings::current())?;
-    session.keep_records(match (args.next, args.remove.is_empty(), args.print.json) {
-        (None, true, true) => 0,
-        (None, true, false) => VERDICT_MAX_RECORDS as usize,
+    session.keep_records(match (args.next, args.remove.is_empty()) {
+        (None, true) if args.print.json || rewalk => 0,
+        (None, true) => VERDICT_MAX_RECORDS as usize,
         _ => usize::MAX,
     });
     if session.all(Format::Kineto) {
@@ -296,7 +302,8 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
 }
 
 /// The path with the most critical state twice as fast, for the verdict:
-/// `None` when no state is on the path or the trace is too large to
+/// from the first pass's graph when it kept one, else by another pass;
+/// `None` when no state is on the path, or the trace is too large to
 /// analyze twice.
 fn verdict_whatif(
     a: &Analysis,
@@ -306,13 +313,23 @@ fn verdict_whatif(
     let Some(top) = a.states.first().filter(|s| s.critical_ns > 0) else {
         return Ok(None);
     };
-    if !a.critical_path.found || a.stats.records > VERDICT_MAX_RECORDS {
+    if !a.critical_path.found {
+        return Ok(None);
+    }
+    let speedups = vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)];
+    if let Some(p) = a.predict(&speedups) {
+        return Ok(Some(Faster {
+            length_ns: p.length_ns,
+            scaled_edges: p.scaled_edges,
+        }));
+    }
+    if a.stats.records > VERDICT_MAX_RECORDS {
         return Ok(None);
     }
     let opts = Options {
         from: args.ends.from.clone(),
         to: args.ends.to.clone(),
-        speedups: vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)],
+        speedups,
         ..Default::default()
     };
     let b = analyze(opts)?;

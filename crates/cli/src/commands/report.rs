@@ -102,8 +102,10 @@ impl Source<'_> {
     /// The analysis with its path; an empty trace still gets a report that
     /// says so.
     fn analysis(&self, obs: &mut dyn Observer) -> Result<(Analysis, Option<ReadError>)> {
+        // The what-ifs are answered from the first pass's graph.
         let opts = Options {
             keep_path: true,
+            rewalk: true,
             ..Default::default()
         };
         // (The session's borrow ends before `run` borrows it again.)

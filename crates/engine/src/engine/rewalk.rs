@@ -10,10 +10,11 @@
 //! or reading the trace again.
 //!
 //! The log takes a few bytes a node (a header, then per edge the distance
-//! back to its predecessor, its weight and its state keys, as LEB128
+//! back to its predecessor, its weight and its state keys, as group
 //! varints), handed in 1 MiB pieces to a spill file's writer thread. The
-//! walk keeps every node's `L` in an anonymous temporary file it maps,
-//! beyond a million nodes. Only a pass without speed-ups and without a
+//! walk keeps the `L` of the latest 65,536 nodes in a ring, and of the
+//! older nodes an edge reaches back to (the log lists them) beside it:
+//! memory follows what is live, not the trace's length. Only a pass without speed-ups and without a
 //! start (`--from`) keeps the log: under `--from`, which nodes are reached
 //! depends on more than the weights.
 
@@ -27,8 +28,13 @@ use std::sync::Arc;
 /// Bytes of log handed to the spill file at once.
 const PIECE: usize = 1 << 20;
 
-/// Nodes whose `L` the walk keeps in memory; past them, in a mapped file.
-const IN_MEMORY: usize = 1 << 20;
+/// The latest nodes whose `L` the walk keeps in its ring; an edge that
+/// reaches further back is to a node listed as far.
+const RING: u64 = 1 << 16;
+
+/// Room in the buffer for one node past its end: a header and two edges
+/// of a control byte and four fields, each written as eight bytes.
+const NODE_ROOM: usize = 1 + 2 * (1 + 4 * 8) + PAD;
 
 /// How a what-if scales an edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,23 +48,17 @@ pub(super) enum Scale {
     Held { holder: u32, own: u32 },
 }
 
-impl Scale {
-    fn tag(self) -> u8 {
-        match self {
-            Scale::Not => 1,
-            Scale::Key(_) => 2,
-            Scale::Held { .. } => 3,
-        }
-    }
-}
-
 /// An in-edge: the predecessor node, the unscaled weight and its scale.
 pub(super) type LoggedEdge = (u64, u64, Scale);
 
 /// The log being written, one node after another (node ids are the log's
 /// order).
 pub(super) struct RewalkLog {
+    /// The piece being written: `len` bytes of it, and room past them.
     buf: Vec<u8>,
+    len: usize,
+    /// The nodes an edge reaches back to from more than [`RING`] nodes on.
+    far: Vec<u64>,
     file: SpillFile,
     /// The length of each piece handed to the file.
     pieces: Vec<u32>,
@@ -66,25 +66,41 @@ pub(super) struct RewalkLog {
     error: Option<io::Error>,
 }
 
-fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
+/// Bytes after each piece of the log, so that a field is always read as
+/// eight bytes and masked to its length.
+const PAD: usize = 8;
+
+/// A field's length by its 2-bit code, and the mask of its bytes.
+const LEN: [usize; 4] = [1, 2, 4, 8];
+const MASK: [u64; 4] = [0xff, 0xffff, 0xffff_ffff, u64::MAX];
+
+/// The code of the fewest bytes that hold `v`.
+#[inline]
+fn code(v: u64) -> u8 {
+    match v {
+        0..=0xff => 0,
+        0x100..=0xffff => 1,
+        0x1_0000..=0xffff_ffff => 2,
+        _ => 3,
     }
-    buf.push(v as u8);
 }
 
-fn get_varint(b: &[u8], at: &mut usize) -> u64 {
-    let (mut v, mut shift) = (0u64, 0);
-    loop {
-        let byte = b[*at];
-        *at += 1;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return v;
-        }
-        shift += 7;
-    }
+/// Writes `v` at `*at` of `b` (eight bytes, with room after it) in as
+/// few bytes as its code says, which it returns.
+#[inline]
+fn put_field(b: &mut [u8], at: &mut usize, v: u64) -> u8 {
+    let c = code(v);
+    b[*at..*at + 8].copy_from_slice(&v.to_le_bytes());
+    *at += LEN[c as usize];
+    c
+}
+
+/// Field `code` at `*at` of `b`, which has at least [`PAD`] bytes after it.
+#[inline]
+fn field(b: &[u8], at: &mut usize, code: u8) -> u64 {
+    let v = u64::from_le_bytes(b[*at..*at + 8].try_into().unwrap()) & MASK[code as usize];
+    *at += LEN[code as usize];
+    v
 }
 
 impl RewalkLog {
@@ -95,7 +111,9 @@ impl RewalkLog {
             file.write_inline();
         }
         RewalkLog {
-            buf: Vec::with_capacity(PIECE + 64),
+            buf: vec![0; PIECE + NODE_ROOM],
+            len: 0,
+            far: Vec::new(),
             file,
             pieces: Vec::new(),
             nodes: 0,
@@ -104,35 +122,56 @@ impl RewalkLog {
     }
 
     /// Appends node `node` (the next one): `root` when a path may start at
-    /// it (an SM's first node), and its in-edges.
+    /// it (an SM's first node), and its in-edges. A node is a header, then
+    /// per edge a control byte (its fields' codes, 2 bits each) and the
+    /// fields, each in as few bytes as its code says (a group varint:
+    /// reading one takes no branch).
     #[inline]
     pub fn node(&mut self, node: u64, root: bool, edges: [Option<LoggedEdge>; 2]) {
         debug_assert_eq!(node, self.nodes, "nodes are logged in order");
-        let tag = |e: &Option<LoggedEdge>| e.map_or(0, |(_, _, s)| s.tag());
-        let head = u8::from(root) | tag(&edges[0]) << 1 | tag(&edges[1]) << 3;
-        self.buf.push(head);
+        let count = edges.iter().flatten().count() as u8;
+        let (b, mut at) = (&mut self.buf[..], self.len);
+        b[at] = u8::from(root) | count << 1;
+        at += 1;
         for (pred, w, scale) in edges.into_iter().flatten() {
-            put_varint(&mut self.buf, node - pred);
-            put_varint(&mut self.buf, w);
-            match scale {
-                Scale::Not => {}
-                Scale::Key(k) => put_varint(&mut self.buf, u64::from(k)),
-                Scale::Held { holder, own } => {
-                    put_varint(&mut self.buf, u64::from(holder));
-                    put_varint(&mut self.buf, u64::from(own));
-                }
+            if node - pred >= RING {
+                self.far.push(pred);
             }
+            let control = at;
+            at += 1;
+            // The state keys whose factors scale the edge, one more than
+            // their index (0: none, a factor of 1).
+            let (own, follows) = match scale {
+                Scale::Not => (0, 0),
+                Scale::Key(k) => (u64::from(k) + 1, 0),
+                Scale::Held { holder, own } => (u64::from(holder) + 1, u64::from(own) + 1),
+            };
+            let c = put_field(b, &mut at, node - pred)
+                | put_field(b, &mut at, w) << 2
+                | put_field(b, &mut at, own) << 4
+                | put_field(b, &mut at, follows) << 6;
+            b[control] = c;
         }
+        self.len = at;
         self.nodes += 1;
-        if self.buf.len() >= PIECE {
+        if self.len >= PIECE {
             self.hand_over();
         }
     }
 
-    fn hand_over(&mut self) {
+    /// The piece written so far, its padding zeroed.
+    fn written(&mut self) -> Vec<u8> {
         let mut next = self.file.taken();
-        next.clear();
-        let full = std::mem::replace(&mut self.buf, next);
+        next.resize(PIECE + NODE_ROOM, 0);
+        let mut full = std::mem::replace(&mut self.buf, next);
+        full.truncate(self.len + PAD);
+        full[self.len..].fill(0);
+        self.len = 0;
+        full
+    }
+
+    fn hand_over(&mut self) {
+        let full = self.written();
         self.pieces.push(full.len() as u32);
         if let Err(e) = self.file.append(full) {
             self.error.get_or_insert(e);
@@ -145,7 +184,9 @@ impl RewalkLog {
     /// failed (a what-if then takes a pass of its own).
     pub fn seal(mut self, names: Names, dest: PathEnd) -> Option<Rewalk> {
         if !self.pieces.is_empty() {
-            self.hand_over();
+            if self.len > 0 {
+                self.hand_over();
+            }
             if let Err(e) = self.file.finish() {
                 self.error.get_or_insert(e);
             }
@@ -153,9 +194,13 @@ impl RewalkLog {
         if self.error.is_some() {
             return None;
         }
+        let mut far = std::mem::take(&mut self.far);
+        far.sort_unstable();
+        far.dedup();
         Some(Rewalk {
             inner: Arc::new(Sealed {
-                tail: self.buf,
+                tail: self.written(),
+                far,
                 file: self.file,
                 pieces: self.pieces,
                 nodes: self.nodes,
@@ -189,6 +234,9 @@ pub(super) struct Names {
 struct Sealed {
     /// The log's last bytes (all of it when nothing was spilled).
     tail: Vec<u8>,
+    /// The nodes an edge reaches back to from more than [`RING`] on, in
+    /// order.
+    far: Vec<u64>,
     file: SpillFile,
     pieces: Vec<u32>,
     nodes: u64,
@@ -227,37 +275,35 @@ pub struct Prediction {
     pub scaled_edges: u64,
 }
 
-/// Every node's `L` during a walk: in memory, or in a mapped temporary
-/// file for many nodes.
-enum Lengths {
-    Memory(Vec<i64>),
-    Mapped(memmap2::MmapMut),
+/// The `L` of the nodes a walk can still reach back to: the latest
+/// [`RING`], and the far ones the log lists.
+struct Lengths<'a> {
+    ring: Vec<i64>,
+    far: &'a [u64],
+    far_l: Vec<i64>,
+    /// The next far node the walk comes to.
+    next_far: usize,
 }
 
-impl Lengths {
-    fn new(n: usize) -> io::Result<Lengths> {
-        if n <= IN_MEMORY {
-            return Ok(Lengths::Memory(vec![0; n]));
+impl Lengths<'_> {
+    #[inline]
+    fn get(&self, node: u64, pred: u64) -> i64 {
+        if node - pred < RING {
+            return self.ring[(pred % RING) as usize];
         }
-        let f = tempfile::tempfile()?;
-        f.set_len(n as u64 * 8)?;
-        // SAFETY: an anonymous temporary file only this walk can reach.
-        Ok(Lengths::Mapped(unsafe { memmap2::MmapMut::map_mut(&f)? }))
+        let i = self
+            .far
+            .binary_search(&pred)
+            .expect("the log lists far nodes");
+        self.far_l[i]
     }
 
     #[inline]
-    fn get(&self, i: usize) -> i64 {
-        match self {
-            Lengths::Memory(v) => v[i],
-            Lengths::Mapped(m) => i64::from_le_bytes(m[i * 8..i * 8 + 8].try_into().unwrap()),
-        }
-    }
-
-    #[inline]
-    fn set(&mut self, i: usize, l: i64) {
-        match self {
-            Lengths::Memory(v) => v[i] = l,
-            Lengths::Mapped(m) => m[i * 8..i * 8 + 8].copy_from_slice(&l.to_le_bytes()),
+    fn set(&mut self, node: u64, l: i64) {
+        self.ring[(node % RING) as usize] = l;
+        if self.far.get(self.next_far) == Some(&node) {
+            self.far_l[self.next_far] = l;
+            self.next_far += 1;
         }
     }
 }
@@ -266,8 +312,8 @@ impl Lengths {
 type Factors = Vec<(f64, f64)>;
 
 /// The running state of a walk.
-struct Walk {
-    lengths: Lengths,
+struct Walk<'a> {
+    lengths: Lengths<'a>,
     factors: Factors,
     node: u64,
     best: i64,
@@ -282,8 +328,14 @@ impl Rewalk {
     pub fn predict(&self, speedups: &[Speedup]) -> Option<Prediction> {
         let s = &*self.inner;
         let factors = self.factors(speedups)?;
+        let lengths = Lengths {
+            ring: vec![0; RING.min(s.nodes) as usize],
+            far: &s.far,
+            far_l: vec![0; s.far.len()],
+            next_far: 0,
+        };
         let mut w = Walk {
-            lengths: Lengths::new(s.nodes as usize).ok()?,
+            lengths,
             factors,
             node: 0,
             best: 0,
@@ -304,47 +356,43 @@ impl Rewalk {
         })
     }
 
-    /// Every state key's factors under `speedups`, if any names one.
+    /// Every state key's factors under `speedups`, if any names one, after
+    /// those of no state (1.0).
     fn factors(&self, speedups: &[Speedup]) -> Option<Factors> {
         let n = &self.inner.names;
         let mut any = false;
-        let f: Factors = (n.keys.iter())
-            .map(|(sm, state)| {
+        let none = std::iter::once((1.0, 1.0));
+        let f: Factors = none
+            .chain(n.keys.iter().map(|(sm, state)| {
                 let (sys, name) = &n.sms[*sm as usize];
                 let on = (speedups, &n.scales_with[..]);
                 factors(on, (sys, name, state), |_, _: How| any = true)
-            })
+            }))
             .collect();
         any.then_some(f)
     }
 }
 
-impl Walk {
-    /// Walks the nodes of one piece of the log.
+impl Walk<'_> {
+    /// Walks the nodes of one piece of the log (and its padding).
     fn piece(&mut self, b: &[u8]) {
-        let mut at = 0;
-        while at < b.len() {
+        let (mut at, end) = (0, b.len() - PAD);
+        while at < end {
             let head = b[at];
             at += 1;
             let mut l = if head & 1 != 0 { 0 } else { i64::MIN };
-            for tag in [(head >> 1) & 3, (head >> 3) & 3] {
-                if tag == 0 {
-                    continue;
-                }
-                let pred = self.node - get_varint(b, &mut at);
-                let w = get_varint(b, &mut at);
-                let f = match tag {
-                    1 => 1.0,
-                    2 => self.factors[get_varint(b, &mut at) as usize].0,
-                    _ => {
-                        let holder = self.factors[get_varint(b, &mut at) as usize].0;
-                        holder * self.factors[get_varint(b, &mut at) as usize].1
-                    }
-                };
+            for _ in 0..head >> 1 {
+                let c = b[at];
+                at += 1;
+                let pred = self.node - field(b, &mut at, c & 3);
+                let w = field(b, &mut at, (c >> 2) & 3);
+                let own = self.factors[field(b, &mut at, (c >> 4) & 3) as usize].0;
+                let f = own * self.factors[field(b, &mut at, c >> 6) as usize].1;
                 let w = self.scaling.by(f, w);
-                l = l.max(self.scaling.longer(self.lengths.get(pred as usize), w));
+                let lp = self.lengths.get(self.node, pred);
+                l = l.max(self.scaling.longer(lp, w));
             }
-            self.lengths.set(self.node as usize, l);
+            self.lengths.set(self.node, l);
             match self.dest {
                 PathEnd::Node(d) if d == self.node => self.best = l,
                 PathEnd::Greatest => self.best = self.best.max(l),
@@ -360,16 +408,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn varints_read_back() {
-        let vals = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
-        let mut b = Vec::new();
-        for v in vals {
-            put_varint(&mut b, v);
-        }
+    fn fields_read_back_in_as_few_bytes_as_they_need() {
+        let vals = [
+            0,
+            1,
+            255,
+            256,
+            65_535,
+            65_536,
+            u64::from(u32::MAX),
+            1 << 32,
+            u64::MAX,
+        ];
+        let mut b = vec![0xaa; vals.len() * 8 + PAD];
         let mut at = 0;
         for v in vals {
-            assert_eq!(get_varint(&b, &mut at), v);
+            let before = at;
+            let c = put_field(&mut b, &mut at, v);
+            assert_eq!(at - before, LEN[c as usize]);
         }
-        assert_eq!(at, b.len());
+        let end = at;
+        b[end..].fill(0);
+        let mut at = 0;
+        for v in vals {
+            assert_eq!(field(&b, &mut at, code(v)), v);
+        }
+        assert_eq!(at, end);
     }
 }
