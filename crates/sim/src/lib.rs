@@ -1,5 +1,5 @@
 //! critpath-sim: the discrete-event model behind `critpath demo`, and the
-//! synthetic traces of `critpath bench` ([`synth`]).
+//! synthetic traces of `critpath bench` ([`synth`], [`deps`]).
 //!
 //! A sending host runs a UDP stream: the application's send loop, the
 //! kernel's UDP and IP layers and the e1000 driver as software state
@@ -16,6 +16,7 @@
 //! records stream straight into a sink (the engine, a trace file). The model
 //! knows nothing of critical paths.
 
+pub mod deps;
 mod params;
 mod sim;
 pub mod synth;

@@ -4,14 +4,17 @@
 //! asserted. Each trace is analyzed `--runs` times, each time by
 //! `critpath analyze --json` in a process of its own, and the median run is
 //! reported with the spread of all of them. The `-unique` formats give
-//! every message a string id that never repeats; `--perf-data` adds a
-//! recording of the user's.
+//! every message a string id that never repeats; the `-deps` formats are a
+//! dependence-heavy trace instead of the pipeline (256 SMs waiting on and
+//! messaging each other, ids that never repeat, ties); `--perf-data` adds
+//! a recording of the user's.
 
 use crate::error::{CliError, Result};
 use crate::flags;
 use crate::output::stdout;
 use critpath_engine::{Engine, Options};
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
+use critpath_sim::deps::Deps;
 use critpath_sim::synth::Synth;
 use critpath_trace::{Interner, Pos};
 use critpath_views::json::{self, BenchRow};
@@ -29,6 +32,8 @@ const FORMATS: &[&str] = &[
     "cpt-unique",
     "cpt-raw-unique",
     "jsonl-unique",
+    "cpt-deps",
+    "jsonl-deps",
 ];
 
 #[derive(clap::Args)]
@@ -39,8 +44,9 @@ pub struct Args {
     /// Number of state machines in the synthetic pipeline.
     #[arg(long, default_value_t = 16)]
     stages: u32,
-    /// Formats to measure: cpt, cpt-raw, jsonl, engine (no file), and
-    /// cpt-unique, jsonl-unique (string ids that never repeat).
+    /// Formats to measure: cpt, cpt-raw, jsonl, engine (no file),
+    /// cpt-unique, jsonl-unique (string ids that never repeat), and
+    /// cpt-deps, jsonl-deps (the dependence-heavy trace).
     #[arg(
         long,
         value_delimiter = ',',
@@ -249,9 +255,36 @@ fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
 
 /// Where the trace of `n` records in `format` goes.
 fn trace_path(n: u64, format: &str, dir: &Path) -> PathBuf {
-    match format.strip_suffix("-unique") {
-        Some(ext) => dir.join(format!("bench-{n}-unique.{ext}")),
-        None => dir.join(format!("bench-{n}.{format}")),
+    match shape_of(format) {
+        (ext, "") => dir.join(format!("bench-{n}.{ext}")),
+        (ext, shape) => dir.join(format!("bench-{n}-{shape}.{ext}")),
+    }
+}
+
+/// A format's file format and its trace's shape (`unique`, `deps`, or
+/// `""` for the pipeline).
+fn shape_of(format: &str) -> (&str, &str) {
+    for shape in ["unique", "deps"] {
+        if let Some(f) = format.strip_suffix(shape).and_then(|f| f.strip_suffix('-')) {
+            return (f, shape);
+        }
+    }
+    (format, "")
+}
+
+/// The records of a bench trace: the pipeline, or the dependence-heavy
+/// shape.
+enum Gen {
+    Pipeline(Synth),
+    Deps(Deps),
+}
+
+impl Gen {
+    fn next_in(&mut self, strings: &mut Interner) -> Option<critpath_trace::Record> {
+        match self {
+            Gen::Pipeline(g) => g.next_in(strings),
+            Gen::Deps(g) => g.next_in(strings),
+        }
     }
 }
 
@@ -337,16 +370,15 @@ fn reap(pid: u32) -> std::io::Result<(bool, libc::rusage)> {
 }
 
 /// Writes the synthetic trace in `format` (jsonl, cpt or cpt-raw; with
-/// `-unique`, its string ids never repeat).
+/// `-unique`, its string ids never repeat; `-deps`, the dependence-heavy
+/// shape).
 fn generate(n: u64, stages: u32, format: &str, path: &Path) -> std::io::Result<()> {
     let mut strings = Interner::new();
-    let mut gen = Synth::new(n, stages, 42, &mut strings);
-    let format = match format.strip_suffix("-unique") {
-        Some(f) => {
-            gen = gen.unique_ids();
-            f
-        }
-        None => format,
+    let (format, shape) = shape_of(format);
+    let mut gen = match shape {
+        "deps" => Gen::Deps(Deps::new(n, 42, &mut strings)),
+        "unique" => Gen::Pipeline(Synth::new(n, stages, 42, &mut strings).unique_ids()),
+        _ => Gen::Pipeline(Synth::new(n, stages, 42, &mut strings)),
     };
     let out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     let out = if format == "jsonl" {
