@@ -342,11 +342,12 @@ impl Native {
     /// Writes `critpath report`'s HTML file to `output`, whole or not at all.
     fn report(&self, py: Python<'_>, output: PathBuf) -> PyResult<()> {
         guarded(py, || {
-            // As `critpath report`: the analysis with the timeline's links,
-            // then the runs of its what-ifs and timeline.
+            // As `critpath report`: the analysis with the timeline's links
+            // and its graph kept for the what-ifs, then the timeline's run.
             let mut links = Links::default();
             let opts = Options {
                 keep_path: true,
+                rewalk: true,
                 ..self.req.options()
             };
             let (a, _, _) = self.req.run_observed(opts, &mut links)?;

@@ -10,9 +10,11 @@ use critpath_trace::{Interner, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub(super) struct CNode {
-    /// One-entry memo of `Engine::step`: the last `to` taken from here and
-    /// where it led (cnode, intra cedge).
-    pub memo: (u32, u32, u32),
+    /// Two-entry memo of `Engine::step`: the last two `to`s taken from
+    /// here (the latest first) and where they led (cnode, intra cedge). An
+    /// SM that goes on from a transition one of two ways (work or a wait,
+    /// a send or the next state) finds both.
+    pub memo: [(u32, u32, u32); 2],
     /// One-entry memo of `CGraphBuilder::inter_edge`: the last `(to, held)`
     /// of an inter-SM edge from here and its cedge.
     pub inter_memo: (u32, bool, u32),
@@ -76,7 +78,7 @@ impl CGraphBuilder {
     pub fn origin(&mut self, sm: u32) -> u32 {
         let origin = self.cnodes.len() as u32;
         self.cnodes.push(CNode {
-            memo: (NONE32, 0, 0),
+            memo: [(NONE32, 0, 0); 2],
             inter_memo: (NONE32, false, 0),
             sm,
             from: M_ORIGIN,
@@ -139,7 +141,7 @@ impl Engine<'_> {
         };
         let c = self.g.cnodes.len() as u32;
         self.g.cnodes.push(CNode {
-            memo: (NONE32, 0, 0),
+            memo: [(NONE32, 0, 0); 2],
             inter_memo: (NONE32, false, 0),
             sm,
             from,
@@ -162,12 +164,17 @@ impl Engine<'_> {
         to: u32,
         strings: &Interner,
     ) -> (u32, u32) {
-        let memo = self.g.cnodes[from_cnode as usize].memo;
-        if memo.0 == to {
-            return (memo.1, memo.2);
+        let memo = &mut self.g.cnodes[from_cnode as usize].memo;
+        if memo[0].0 == to {
+            return (memo[0].1, memo[0].2);
+        }
+        if memo[1].0 == to {
+            memo.swap(0, 1);
+            return (memo[0].1, memo[0].2);
         }
         let r = self.step_slow(sm, from_cnode, (cur, cur_key), to, strings);
-        self.g.cnodes[from_cnode as usize].memo = (to, r.0, r.1);
+        let memo = &mut self.g.cnodes[from_cnode as usize].memo;
+        *memo = [(to, r.0, r.1), memo[0]];
         r
     }
 

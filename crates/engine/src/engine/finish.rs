@@ -2,7 +2,7 @@
 //! compute slack when asked, and assemble the [`Analysis`].
 
 use super::rewalk::{Names, PathEnd, Rewalk};
-use super::Engine;
+use super::{Engine, NodeRef};
 use crate::error::{Error, Result};
 use crate::results::{Analysis, Stats};
 use critpath_trace::Interner;
@@ -19,7 +19,7 @@ impl Engine<'_> {
         if self.scaling.overflow {
             return Err(Error::TimeOverflow);
         }
-        let rewalk = self.seal_rewalk(dest.map(|d| d.0.id), strings);
+        let rewalk = self.seal_rewalk(dest.map(|d| d.0), strings);
         let walked = self.walk(dest, strings)?;
         if let Some(e) = walked.windows.as_ref().and_then(|w| w.too_many()) {
             return Err(e);
@@ -63,9 +63,10 @@ impl Engine<'_> {
     }
 
     /// The re-walk log, sealed with the names a what-if matches, if one was
-    /// kept; `dest` is the path's last node (kept only under `--to`: else
-    /// a what-if's path ends wherever its greatest `L` is).
-    fn seal_rewalk(&mut self, dest: Option<u64>, strings: &Interner) -> Option<Rewalk> {
+    /// kept; `dest` is the path's last node (the length of the path; and
+    /// under `--to` where a what-if's path ends, else wherever its greatest
+    /// `L` is).
+    fn seal_rewalk(&mut self, dest: Option<NodeRef>, strings: &Interner) -> Option<Rewalk> {
         let log = self.logs.rewalk.take()?;
         let names = Names {
             keys: (self.m.keys.iter())
@@ -83,10 +84,10 @@ impl Engine<'_> {
         };
         let end = match (self.opts.to.is_some(), dest) {
             (false, _) => PathEnd::Greatest,
-            (true, Some(id)) => PathEnd::Node(id),
+            (true, Some(n)) => PathEnd::Node(n.id),
             (true, None) => PathEnd::Nowhere,
         };
-        log.seal(names, end)
+        log.seal(names, end, dest.map_or(0, |n| n.l.max(0) as u64))
     }
 
     /// Counts of the pass.

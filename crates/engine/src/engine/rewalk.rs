@@ -59,6 +59,10 @@ pub(super) struct RewalkLog {
     len: usize,
     /// The nodes an edge reaches back to from more than [`RING`] nodes on.
     far: Vec<u64>,
+    /// Per state key, one more than its index: bit 0 when an edge with
+    /// time scales by its factor, bit 1 when one scales by the factor it
+    /// follows.
+    timed: Vec<u8>,
     file: SpillFile,
     /// The length of each piece handed to the file.
     pieces: Vec<u32>,
@@ -83,6 +87,19 @@ fn code(v: u64) -> u8 {
         0x1_0000..=0xffff_ffff => 2,
         _ => 3,
     }
+}
+
+/// Sets `bit` of `flags[i]` (for a key; not for 0, no key).
+#[inline]
+fn mark(flags: &mut Vec<u8>, i: u64, bit: u8) {
+    let i = i as usize;
+    if i == 0 {
+        return;
+    }
+    if flags.len() <= i {
+        flags.resize(i + 1, 0);
+    }
+    flags[i] |= bit;
 }
 
 /// Writes `v` at `*at` of `b` (eight bytes, with room after it) in as
@@ -114,6 +131,7 @@ impl RewalkLog {
             buf: vec![0; PIECE + NODE_ROOM],
             len: 0,
             far: Vec::new(),
+            timed: Vec::new(),
             file,
             pieces: Vec::new(),
             nodes: 0,
@@ -146,6 +164,10 @@ impl RewalkLog {
                 Scale::Key(k) => (u64::from(k) + 1, 0),
                 Scale::Held { holder, own } => (u64::from(holder) + 1, u64::from(own) + 1),
             };
+            if w > 0 {
+                mark(&mut self.timed, own, 1);
+                mark(&mut self.timed, follows, 2);
+            }
             let c = put_field(b, &mut at, node - pred)
                 | put_field(b, &mut at, w) << 2
                 | put_field(b, &mut at, own) << 4
@@ -180,9 +202,9 @@ impl RewalkLog {
 
     /// The finished log with what a what-if needs to know of each state:
     /// `keys` (SM index, state name), `sms` (system, name), the rules of
-    /// `scales_with`, and where the path ends. `None` when writing the log
-    /// failed (a what-if then takes a pass of its own).
-    pub fn seal(mut self, names: Names, dest: PathEnd) -> Option<Rewalk> {
+    /// `scales_with`, where the path ends and its length. `None` when
+    /// writing the log failed (a what-if then takes a pass of its own).
+    pub fn seal(mut self, names: Names, dest: PathEnd, length_ns: u64) -> Option<Rewalk> {
         if !self.pieces.is_empty() {
             if self.len > 0 {
                 self.hand_over();
@@ -201,6 +223,8 @@ impl RewalkLog {
             inner: Arc::new(Sealed {
                 tail: self.written(),
                 far,
+                timed: std::mem::take(&mut self.timed),
+                length_ns,
                 file: self.file,
                 pieces: self.pieces,
                 nodes: self.nodes,
@@ -237,6 +261,10 @@ struct Sealed {
     /// The nodes an edge reaches back to from more than [`RING`] on, in
     /// order.
     far: Vec<u64>,
+    /// See [`RewalkLog`]'s.
+    timed: Vec<u8>,
+    /// The pass's path length.
+    length_ns: u64,
     file: SpillFile,
     pieces: Vec<u32>,
     nodes: u64,
@@ -328,6 +356,12 @@ impl Rewalk {
     pub fn predict(&self, speedups: &[Speedup]) -> Option<Prediction> {
         let s = &*self.inner;
         let factors = self.factors(speedups)?;
+        if !self.changes_a_weight(&factors) {
+            return Some(Prediction {
+                length_ns: s.length_ns,
+                scaled_edges: 0,
+            });
+        }
         let lengths = Lengths {
             ring: vec![0; RING.min(s.nodes) as usize],
             far: &s.far,
@@ -353,6 +387,15 @@ impl Rewalk {
         (!w.scaling.overflow).then_some(Prediction {
             length_ns: w.best.max(0) as u64,
             scaled_edges: w.scaling.edges,
+        })
+    }
+
+    /// Does a factor other than 1 apply to an edge with time? If not,
+    /// every length stays as the pass found it.
+    fn changes_a_weight(&self, factors: &Factors) -> bool {
+        let timed = |i: usize| self.inner.timed.get(i).copied().unwrap_or(0);
+        (factors.iter().enumerate()).any(|(i, &(own, follow))| {
+            (own != 1.0 && timed(i) & 1 != 0) || (follow != 1.0 && timed(i) & 2 != 0)
         })
     }
 
