@@ -12,11 +12,14 @@
 //! The log takes a few bytes a node (a header, then per edge the distance
 //! back to its predecessor, its weight and its state keys, as group
 //! varints), handed in 1 MiB pieces to a spill file's writer thread. The
-//! walk keeps the `L` of the latest 65,536 nodes in a ring, and of the
-//! older nodes an edge reaches back to (the log lists them) beside it:
-//! memory follows what is live, not the trace's length. Only a pass without speed-ups and without a
-//! start (`--from`) keeps the log: under `--from`, which nodes are reached
-//! depends on more than the weights.
+//! walk keeps the `L` of the latest 65,536 nodes in a ring, and beside it
+//! that of each older node an edge reaches back to (the log lists them, 16
+//! bytes each in the walk), so its memory follows the trace's long-range
+//! edges, not its length. The log also marks the states that have edges
+//! with time: a what-if whose factors touch none of them changes no length,
+//! and its prediction is the pass's own path, without a walk. Only a pass
+//! without speed-ups and without a start (`--from`) keeps the log: under
+//! `--from`, which nodes are reached depends on more than the weights.
 
 use super::names::How;
 use super::whatif::{factors, Scaling, Speedup};
