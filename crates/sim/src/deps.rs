@@ -11,6 +11,7 @@
 //! seed; records come in time order. Messages are received oldest first
 //! or among the latest 64, so at most a few thousand are in flight.
 
+use crate::synth::xorshift64star;
 use critpath_trace::{Event, Interner, Record, Sym, Who};
 use std::collections::VecDeque;
 
@@ -59,11 +60,7 @@ impl Deps {
     }
 
     fn rand(&mut self) -> u64 {
-        // xorshift64*
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift64star(&mut self.rng)
     }
 
     /// The next record; message ids get transient symbols in `strings`.

@@ -67,12 +67,17 @@ impl Synth {
     }
 
     fn rand(&mut self) -> u64 {
-        // xorshift64*
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift64star(&mut self.rng)
     }
+}
+
+/// The next number of the xorshift64* generator whose state is `rng`
+/// (never 0): the bench traces' randomness, the same on every machine.
+pub(crate) fn xorshift64star(rng: &mut u64) -> u64 {
+    *rng ^= *rng >> 12;
+    *rng ^= *rng << 25;
+    *rng ^= *rng >> 27;
+    rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 impl Iterator for Synth {

@@ -105,6 +105,13 @@ fn mark(flags: &mut Vec<u8>, i: u64, bit: u8) {
     flags[i] |= bit;
 }
 
+/// The first `len` bytes of `buf`, then [`PAD`] zeros.
+fn padded(mut buf: Vec<u8>, len: usize) -> Vec<u8> {
+    buf.truncate(len + PAD);
+    buf[len..].fill(0);
+    buf
+}
+
 /// Writes `v` at `*at` of `b` (eight bytes, with room after it) in as
 /// few bytes as its code says, which it returns.
 #[inline]
@@ -184,19 +191,13 @@ impl RewalkLog {
         }
     }
 
-    /// The piece written so far, its padding zeroed.
-    fn written(&mut self) -> Vec<u8> {
+    /// Hands the piece written so far to the file, and goes on in a
+    /// buffer it gave back (or a new one).
+    fn hand_over(&mut self) {
         let mut next = self.file.taken();
         next.resize(PIECE + NODE_ROOM, 0);
-        let mut full = std::mem::replace(&mut self.buf, next);
-        full.truncate(self.len + PAD);
-        full[self.len..].fill(0);
+        let full = padded(std::mem::replace(&mut self.buf, next), self.len);
         self.len = 0;
-        full
-    }
-
-    fn hand_over(&mut self) {
-        let full = self.written();
         self.pieces.push(full.len() as u32);
         if let Err(e) = self.file.append(full) {
             self.error.get_or_insert(e);
@@ -224,7 +225,7 @@ impl RewalkLog {
         far.dedup();
         Some(Rewalk {
             inner: Arc::new(Sealed {
-                tail: self.written(),
+                tail: padded(std::mem::take(&mut self.buf), self.len),
                 far,
                 timed: std::mem::take(&mut self.timed),
                 length_ns,
