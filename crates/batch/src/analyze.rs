@@ -86,7 +86,8 @@ fn engine_options(opts: &Options) -> critpath_engine::Options {
 }
 
 /// The requests of a span file (`file` in messages), each analyzed on its
-/// own; the file's first problem comes back beside the results.
+/// own (on every core unless the settings say one thread); the file's
+/// first problem comes back beside the results.
 pub fn analyze_requests(
     requests: &Requests,
     file: &str,
@@ -96,16 +97,23 @@ pub fn analyze_requests(
         no_cgraph: true,
         ..engine_options(opts).with_settings(&opts.settings)
     };
-    let mut out = Vec::with_capacity(requests.len());
-    for (id, src) in requests.each() {
+    let workers = match opts.settings.threads {
+        true => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        false => 1,
+    };
+    let one = |id: String, src: Result<_, _>| -> Result<TraceResult, Error> {
         let run = critpath_engine::analyze(&mut src?, engine_opts.clone(), |_, _| {});
         let run = run.map_err(|source| critpath_session::Error::Engine {
             name: file.to_string(),
             source,
         });
         let (a, _) = nonempty(file, run)?;
-        out.push(result(&a, file, &id));
-    }
+        Ok(result(&a, file, &id))
+    };
+    let out = requests
+        .map(workers, one)
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
     let err = requests.problems().first().cloned().map(Error::Read);
     Ok((out, err))
 }

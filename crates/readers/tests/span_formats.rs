@@ -196,3 +196,50 @@ fn spans_of_one_trace_in_several_files_are_one_request() {
     assert_eq!(alone.len(), 3);
     assert_ne!(alone, want);
 }
+
+/// An OTLP document of `n` requests, each a frontend span calling a cart
+/// span, spread over two resources (so the spans of a request are apart).
+fn many_requests(n: usize) -> Vec<u8> {
+    let span = |t: usize, s: usize, parent: Option<usize>, start: u64, end: u64| {
+        let p = parent.map_or(String::new(), |p| format!(r#""parentSpanId":"{p:016x}","#));
+        format!(
+            r#"{{"traceId":"{t:032x}","spanId":"{s:016x}",{p}"name":"op{s}","kind":2,"attributes":[{{"key":"k","value":{{"intValue":"1"}}}}],"startTimeUnixNano":"{start}","endTimeUnixNano":"{end}"}}"#
+        )
+    };
+    let resource = |svc: &str, spans: Vec<String>| {
+        format!(
+            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}"#,
+            spans.join(",")
+        )
+    };
+    let t0 = 1_700_000_000_000_000_000u64;
+    let front = (1..=n).map(|t| span(t, 2 * t, None, t0, t0 + 1000 + t as u64));
+    let cart = (1..=n).map(|t| span(t, 2 * t + 1, Some(2 * t), t0 + 10, t0 + 500));
+    let doc = format!(
+        r#"{{"resourceSpans":[{},{}]}}"#,
+        resource("frontend", front.collect()),
+        resource("cart", cart.collect())
+    );
+    doc.into_bytes()
+}
+
+#[test]
+fn requests_analyzed_on_several_threads_come_back_in_order() {
+    // 70,000 requests: 140,000 spans, more than the sort keeps in memory,
+    // so the grouped spans are read back from disk.
+    for n in [100, 1000, 70_000] {
+        let r = requests(&many_requests(n), "many.json");
+        assert_eq!(r.len(), n);
+        let want = by_request(&r);
+        for workers in [1, 2, 3] {
+            let got = r.map(workers, |id, one| {
+                let mut one = one.unwrap();
+                let (recs, errs) = drain(&mut one);
+                assert!(errs.is_empty(), "{errs:?}");
+                (id, text(&recs, &one))
+            });
+            assert_eq!(got.len(), n, "{n} requests, {workers} workers");
+            assert!(got == want, "{n} requests, {workers} workers: not the same");
+        }
+    }
+}

@@ -89,9 +89,9 @@ impl Summary {
     /// `analyze --json` of the requests (docs/json.md, "Many requests"),
     /// with `err`, a problem reading the file, as its diagnostic.
     pub fn document(&self, err: Option<&BatchError>) -> String {
-        json::document(&RequestsDoc {
+        let doc = RequestsDoc {
             traces: self.per_trace.len() as u64,
-            per_trace: &self.per_trace,
+            per_trace: &[],
             states: &self.states,
             slowest: &self.slowest,
             diagnostics: err
@@ -102,7 +102,8 @@ impl Summary {
                     message: d.message.clone(),
                 }))
                 .collect(),
-        })
+        };
+        json::document_with_rows(&doc, "per_trace", &self.per_trace)
     }
 }
 

@@ -16,6 +16,33 @@ pub fn document(v: &impl Serialize) -> String {
     serde_json::to_string_pretty(&v).expect("a JSON value prints") + "\n"
 }
 
+/// [`document`] of `v`, whose top-level member `key` is an empty array,
+/// with `rows` as that array: each row becomes a JSON value of its own in
+/// turn, never the whole table at once (a table of many rows would take
+/// some 600 bytes of values a row).
+pub fn document_with_rows<R: Serialize>(v: &impl Serialize, key: &str, rows: &[R]) -> String {
+    let doc = document(v);
+    // A top-level member starts a line indented by two spaces; a string
+    // holds no raw newline, so nothing else matches.
+    let empty = format!("\n  \"{key}\": []");
+    let at = doc.find(&empty).expect("the document has the empty array");
+    let mut out = String::with_capacity(doc.len() + rows.len() * 300);
+    out.push_str(&doc[..at]);
+    out.push_str(&empty[..empty.len() - 1]);
+    for (i, r) in rows.iter().enumerate() {
+        out.push_str(if i == 0 { "\n    " } else { ",\n    " });
+        let row = serde_json::to_value(r).expect("the output types serialize");
+        let row = serde_json::to_string_pretty(&row).expect("a JSON value prints");
+        out.push_str(&row.replace('\n', "\n    "));
+    }
+    if !rows.is_empty() {
+        out.push_str("\n  ");
+    }
+    out.push(']');
+    out.push_str(&doc[at + empty.len()..]);
+    out
+}
+
 /// Pretty JSON with the fields in their types' order, and a newline.
 pub fn pretty(v: &impl Serialize) -> String {
     serde_json::to_string_pretty(v).expect("the output types serialize") + "\n"
@@ -181,4 +208,46 @@ pub struct ModelDoc {
     pub frames: u64,
     pub events: u64,
     pub records: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Row {
+        z: u32,
+        a: Vec<&'static str>,
+        m: std::collections::HashMap<&'static str, u32>,
+    }
+
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        zz: &'static str,
+        rows: &'a [Row],
+        aa: Vec<u32>,
+    }
+
+    #[test]
+    fn rows_spliced_in_print_as_the_whole_document() {
+        let row = |z| Row {
+            z,
+            a: vec!["x\ny", "\"rows\": []"],
+            m: [("q", 1), ("b", 2)].into_iter().collect(),
+        };
+        for n in [0, 1, 3] {
+            let rows: Vec<Row> = (0..n).map(row).collect();
+            let doc = |rows| Doc {
+                zz: "\n  \"rows\": [] in a string",
+                rows,
+                aa: vec![1, 2],
+            };
+            let whole = document(&doc(&rows));
+            assert_eq!(
+                document_with_rows(&doc(&[]), "rows", &rows),
+                whole,
+                "{n} rows"
+            );
+        }
+    }
 }

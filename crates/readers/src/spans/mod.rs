@@ -26,6 +26,7 @@ mod build;
 mod docs;
 mod ids;
 mod open;
+mod otlp_json;
 mod outlive;
 mod proto;
 mod requests;
@@ -40,6 +41,7 @@ pub use sanity::FileSanity;
 use crate::extsort::{self, disk_error, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
 use critpath_trace::{Location, ReadError};
+use otlp_json::OtlpNode;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -218,13 +220,13 @@ impl Collector {
     /// A required field, reported when missing or unusable.
     fn need<T>(
         &mut self,
-        sp: &Map<String, Value>,
+        v: Option<&Value>,
         at: At,
         key: &str,
         what: &str,
         get: impl Fn(&Value) -> Option<T>,
     ) -> Option<T> {
-        match sp.get(key) {
+        match v {
             None => {
                 self.problem(at, format!("span is missing field `{key}` ({what})"));
                 None
@@ -256,19 +258,21 @@ impl Collector {
         }
     }
 
-    fn otlp_span(&mut self, v: Value, at: At) {
-        let Value::Object(sp) = v else {
-            return self.problem(
-                at,
-                format!("expected a span (a JSON object), found {}", shown(&v)),
-            );
+    fn otlp_span(&mut self, node: OtlpNode, at: At) {
+        let sp = match node {
+            OtlpNode::Span(sp) => sp,
+            OtlpNode::Other(v) => {
+                let msg = format!("expected a span (a JSON object), found {}", shown(&v));
+                return self.problem(at, msg);
+            }
         };
-        let id = self.need(&sp, at, "spanId", "a span id", id_text);
-        let start = self.need(&sp, at, "startTimeUnixNano", "a time in nanoseconds", nanos);
-        let end = self.need(&sp, at, "endTimeUnixNano", "a time in nanoseconds", nanos);
-        let parent = self.reference(sp.get("parentSpanId"), at, "parentSpanId");
+        let id = self.need(sp.id.as_ref(), at, "spanId", "a span id", id_text);
+        let (ns, what) = (nanos, "a time in nanoseconds");
+        let start = self.need(sp.start.as_ref(), at, "startTimeUnixNano", what, ns);
+        let end = self.need(sp.end.as_ref(), at, "endTimeUnixNano", what, ns);
+        let parent = self.reference(sp.parent.as_ref(), at, "parentSpanId");
         let mut follows = Vec::new();
-        if let Some(links) = sp.get("links").and_then(Value::as_array) {
+        if let Some(links) = sp.links.as_ref().and_then(Value::as_array) {
             for l in links {
                 follows.extend(self.reference(l.get("spanId"), at, "links[].spanId"));
             }
@@ -277,7 +281,7 @@ impl Collector {
             return;
         };
         let span = Span {
-            trace: sp.get("traceId").and_then(id_text).unwrap_or_default(),
+            trace: sp.trace.as_ref().and_then(id_text).unwrap_or_default(),
             order: 0,
             id,
             parent,
@@ -287,14 +291,13 @@ impl Collector {
                 (None, At::Otlp(r, ..)) => resource_placeholder(self.doc, r),
                 (None, _) => String::new(),
             },
-            name: sp
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string(),
+            name: match sp.name {
+                Some(Value::String(s)) => s,
+                _ => "?".to_string(),
+            },
             start,
             end: end.max(start),
-            client: sp.get("kind").is_some_and(otlp_client),
+            client: sp.kind.as_ref().is_some_and(otlp_client),
         };
         self.keep(span);
     }
@@ -307,9 +310,21 @@ impl Collector {
             );
         };
         let micros = |v: &Value| v.as_u64().filter(|&us| us <= i64::MAX as u64 / 1000);
-        let id = self.need(&sp, at, "spanID", "a span id", id_text);
-        let start = self.need(&sp, at, "startTime", "a time in microseconds", micros);
-        let dur = self.need(&sp, at, "duration", "a duration in microseconds", micros);
+        let id = self.need(sp.get("spanID"), at, "spanID", "a span id", id_text);
+        let start = self.need(
+            sp.get("startTime"),
+            at,
+            "startTime",
+            "a time in microseconds",
+            micros,
+        );
+        let dur = self.need(
+            sp.get("duration"),
+            at,
+            "duration",
+            "a duration in microseconds",
+            micros,
+        );
         let mut parent = None;
         let mut follows = Vec::new();
         for r in sp
@@ -410,11 +425,10 @@ impl<'de> DeserializeSeed<'de> for Seed<'_, Node> {
             return d.deserialize_map(self);
         };
         self.0.loc = Location::Line(self.0.pos.line());
-        let v = Value::deserialize(d)?;
         match at {
-            At::Otlp(..) => self.0.otlp_span(v, at),
-            At::Jaeger(..) => self.0.jaeger_span(v, at),
-            At::Zipkin(..) => self.0.zipkin_span(v, at),
+            At::Otlp(..) => self.0.otlp_span(OtlpNode::deserialize(d)?, at),
+            At::Jaeger(..) => self.0.jaeger_span(Value::deserialize(d)?, at),
+            At::Zipkin(..) => self.0.zipkin_span(Value::deserialize(d)?, at),
         }
         Ok(())
     }

@@ -300,7 +300,87 @@ impl Requests {
             })
         })
     }
+
+    /// `f` of each request's records, by trace id, in the order of
+    /// [`Requests::each`]: the records are built and `f` runs on `workers`
+    /// threads (the caller's thread only for 1) while the caller's thread
+    /// hands out the requests in batches. A problem reading the grouped
+    /// spans is the last item, as in `each`.
+    pub fn map<T, F>(&self, workers: usize, f: F) -> Vec<T>
+    where
+        T: Send,
+        F: Fn(String, Result<Imported, ReadError>) -> T + Sync,
+    {
+        if workers <= 1 || self.count < 2 * BATCH {
+            return self.each().map(|(id, r)| f(id, r)).collect();
+        }
+        let bytes = self.bytes / self.count.max(1) as u64;
+        let one = |(id, spans): (String, Vec<Span>)| {
+            let none = Problems::new(&self.name, KIND);
+            f(id, self.imported(spans, none, bytes))
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(workers * 2);
+        let rx = std::sync::Mutex::new(rx);
+        let mut done: Vec<(usize, Vec<T>)> = Vec::new();
+        let mut failed = None;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut out = Vec::new();
+                        // The lock is held only to take the next batch.
+                        let next = || rx.lock().expect("batch queue").recv().ok();
+                        while let Some((at, batch)) = next() {
+                            out.push((at, batch.into_iter().map(one).collect::<Vec<T>>()));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            failed = self.hand_out(&tx);
+            drop(tx);
+            for h in handles {
+                done.extend(h.join().expect("a request's analysis panicked"));
+            }
+        });
+        done.sort_unstable_by_key(|(at, _)| *at);
+        let mut out: Vec<T> = done.into_iter().flat_map(|(_, b)| b).collect();
+        out.extend(failed.map(|e| f(String::new(), Err(e))));
+        out
+    }
+
+    /// Sends the requests to `tx` in numbered batches; the problem that
+    /// ended them early, if any.
+    fn hand_out(&self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Option<ReadError> {
+        let mut groups = match self.groups() {
+            Ok(g) => g,
+            Err(e) => return Some(e),
+        };
+        for at in 0.. {
+            let mut batch = Vec::with_capacity(BATCH);
+            while batch.len() < BATCH {
+                match groups.next_group() {
+                    Ok(Some(g)) => batch.push(g),
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = tx.send((at, batch));
+                        return Some(e);
+                    }
+                }
+            }
+            if batch.is_empty() || tx.send((at, batch)).is_err() {
+                break;
+            }
+        }
+        None
+    }
 }
+
+/// Requests handed to a worker of [`Requests::map`] at a time.
+const BATCH: usize = 64;
+
+/// A batch's number and its requests' trace ids and spans.
+type Batch = (usize, Vec<(String, Vec<Span>)>);
 
 /// Where [`Groups`] reads spans from.
 enum GroupSource<'a> {

@@ -18,9 +18,21 @@ impl Collector {
             );
         };
         let micros = |v: &Value| v.as_u64().filter(|&us| us <= i64::MAX as u64 / 1000);
-        let id = self.need(&sp, at, "id", "a span id", id_text);
-        let start = self.need(&sp, at, "timestamp", "a time in microseconds", micros);
-        let dur = self.need(&sp, at, "duration", "a duration in microseconds", micros);
+        let id = self.need(sp.get("id"), at, "id", "a span id", id_text);
+        let start = self.need(
+            sp.get("timestamp"),
+            at,
+            "timestamp",
+            "a time in microseconds",
+            micros,
+        );
+        let dur = self.need(
+            sp.get("duration"),
+            at,
+            "duration",
+            "a duration in microseconds",
+            micros,
+        );
         let mut parent = self.reference(sp.get("parentId"), at, "parentId");
         let (Some(mut id), Some(start), Some(dur)) = (id, start, dur) else {
             return;
