@@ -54,8 +54,15 @@ pub(crate) fn slow_count(n: usize, fraction: f64) -> usize {
 /// by (file, trace id)) and the rest (by (file, trace id)). The split
 /// does not depend on the order of `results`.
 pub fn slowest(results: &[TraceResult], fraction: f64) -> (Vec<TraceResult>, Vec<TraceResult>) {
-    let mut all = results.to_vec();
-    all.sort_by(slowest_first);
+    let (slow, rest) = split(results, fraction);
+    let owned = |rs: Vec<&TraceResult>| rs.into_iter().cloned().collect();
+    (owned(slow), owned(rest))
+}
+
+/// [`slowest`], borrowed.
+fn split(results: &[TraceResult], fraction: f64) -> (Vec<&TraceResult>, Vec<&TraceResult>) {
+    let mut all: Vec<&TraceResult> = results.iter().collect();
+    all.sort_by(|a, b| slowest_first(a, b));
     let k = slow_count(all.len(), fraction);
     let mut rest = all.split_off(k);
     rest.sort_by(|a, b| (&a.file, &a.trace_id).cmp(&(&b.file, &b.trace_id)));
@@ -65,8 +72,8 @@ pub fn slowest(results: &[TraceResult], fraction: f64) -> (Vec<TraceResult>, Vec
 /// Aggregates the slowest `fraction` of `results` and the rest, and names
 /// the state that bounds each.
 pub fn compare(results: &[TraceResult], fraction: f64) -> Comparison {
-    let (slow, rest) = slowest(results, fraction);
-    let part = |rs: &[TraceResult]| {
+    let (slow, rest) = split(results, fraction);
+    let part = |rs: &[&TraceResult]| {
         let mut agg = Aggregate::new();
         rs.iter().for_each(|r| agg.add(r));
         let top = agg.finish().into_iter().next();
