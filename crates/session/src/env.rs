@@ -16,7 +16,7 @@ pub struct Var {
 pub const VARS: &[Var] = &[
     Var {
         name: "CRITPATH_THREADS",
-        doc: "1: run readers and the engine on the caller's thread only (the results are the same)",
+        doc: "1: run readers and the engine on the caller's thread only, and a span file's requests one after the other (the results are the same)",
     },
     Var {
         name: "CRITPATH_PENDING_SENDS",
