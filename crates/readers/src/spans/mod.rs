@@ -262,8 +262,8 @@ impl Collector {
         let sp = match node {
             OtlpNode::Span(sp) => sp,
             OtlpNode::Other(v) => {
-                let msg = format!("expected a span (a JSON object), found {}", shown(&v));
-                return self.problem(at, msg);
+                self.not_a_span::<()>(&v, at);
+                return;
             }
         };
         let id = self.need(sp.id.as_ref(), at, "spanId", "a span id", id_text);
@@ -302,29 +302,42 @@ impl Collector {
         self.keep(span);
     }
 
-    fn jaeger_span(&mut self, v: Value, at: At) {
-        let Value::Object(sp) = v else {
-            return self.problem(
-                at,
-                format!("expected a span (a JSON object), found {}", shown(&v)),
-            );
-        };
+    /// A Jaeger or Zipkin span as an object, or reported as not one.
+    fn object(&mut self, v: Value, at: At) -> Option<Map<String, Value>> {
+        match v {
+            Value::Object(sp) => Some(sp),
+            v => self.not_a_span(&v, at),
+        }
+    }
+
+    /// Reports a span that is not a JSON object.
+    fn not_a_span<T>(&mut self, v: &Value, at: At) -> Option<T> {
+        let msg = format!("expected a span (a JSON object), found {}", shown(v));
+        self.problem(at, msg);
+        None
+    }
+
+    /// A Jaeger or Zipkin span's id, start and duration (microseconds),
+    /// members `keys`; each reported when missing or unusable.
+    fn id_start_duration(
+        &mut self,
+        sp: &Map<String, Value>,
+        at: At,
+        [id, start, dur]: [&str; 3],
+    ) -> (Option<String>, Option<u64>, Option<u64>) {
         let micros = |v: &Value| v.as_u64().filter(|&us| us <= i64::MAX as u64 / 1000);
-        let id = self.need(sp.get("spanID"), at, "spanID", "a span id", id_text);
-        let start = self.need(
-            sp.get("startTime"),
-            at,
-            "startTime",
-            "a time in microseconds",
-            micros,
-        );
-        let dur = self.need(
-            sp.get("duration"),
-            at,
-            "duration",
-            "a duration in microseconds",
-            micros,
-        );
+        let id = self.need(sp.get(id), at, id, "a span id", id_text);
+        let start = self.need(sp.get(start), at, start, "a time in microseconds", micros);
+        let dur = self.need(sp.get(dur), at, dur, "a duration in microseconds", micros);
+        (id, start, dur)
+    }
+
+    fn jaeger_span(&mut self, v: Value, at: At) {
+        let Some(sp) = self.object(v, at) else {
+            return;
+        };
+        let keys = ["spanID", "startTime", "duration"];
+        let (id, start, dur) = self.id_start_duration(&sp, at, keys);
         let mut parent = None;
         let mut follows = Vec::new();
         for r in sp

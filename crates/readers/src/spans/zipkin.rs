@@ -6,33 +6,15 @@
 //! (`"shared": true`, B3 propagation) becomes the client span's child.
 
 use super::{id_text, At, Collector, Span};
-use crate::json::shown;
 use serde_json::Value;
 
 impl Collector {
     pub(super) fn zipkin_span(&mut self, v: Value, at: At) {
-        let Value::Object(sp) = v else {
-            return self.problem(
-                at,
-                format!("expected a span (a JSON object), found {}", shown(&v)),
-            );
+        let Some(sp) = self.object(v, at) else {
+            return;
         };
-        let micros = |v: &Value| v.as_u64().filter(|&us| us <= i64::MAX as u64 / 1000);
-        let id = self.need(sp.get("id"), at, "id", "a span id", id_text);
-        let start = self.need(
-            sp.get("timestamp"),
-            at,
-            "timestamp",
-            "a time in microseconds",
-            micros,
-        );
-        let dur = self.need(
-            sp.get("duration"),
-            at,
-            "duration",
-            "a duration in microseconds",
-            micros,
-        );
+        let keys = ["id", "timestamp", "duration"];
+        let (id, start, dur) = self.id_start_duration(&sp, at, keys);
         let mut parent = self.reference(sp.get("parentId"), at, "parentId");
         let (Some(mut id), Some(start), Some(dur)) = (id, start, dur) else {
             return;
