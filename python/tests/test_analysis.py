@@ -137,6 +137,22 @@ def test_repr_html_has_the_verdict_and_top_rows(nic):
     assert "3 more states" in h
 
 
+@pytest.mark.parametrize("name", ["nic-fig3.jsonl", "calls.jsonl", "stacks.jsonl"])
+def test_verdict_is_the_clis_with_its_whatif(name):
+    path = example(name)
+    a = critpath.analyze(path)
+    line = cli("analyze", path)[1].splitlines()[0]
+    assert a.verdict == line
+    # The verdict's what-if is the top state twice as fast, as whatif() says.
+    assert "; 2× faster → " in line
+    top = a.states.iloc[0]
+    faster = a.whatif({"%s:%s" % (top["sm"], top["state"]): 2})
+    assert 0 < faster < a.length_ns
+    ratio = a.length_ns / faster
+    want = "%.1f× shorter" % ratio if ratio >= 1.1 else "%.1f%% shorter" % (100 * (1 - 1 / ratio))
+    assert want in line
+
+
 def test_two_hosts_merged_as_the_cli_merges_them():
     files = [example("rpc", "client.jsonl"), example("rpc", "server.jsonl")]
     a = critpath.analyze(files)

@@ -112,8 +112,12 @@ pub fn analyze(
             gpu_first: Mutex::new(kineto),
             settings,
         };
+        // The graph is kept for what-ifs (the verdict's among them), as
+        // the CLI's `analyze` keeps it; not under `from`, whose passes
+        // keep none.
         let opts = Options {
             keep_path: true,
+            rewalk: req.from.is_none(),
             ..req.options()
         };
         let (analysis, gpu, err) = req.run(opts)?;
@@ -268,8 +272,21 @@ impl Native {
 
     /// The verdict line `critpath analyze` opens with (empty when no state
     /// is on the path).
-    fn verdict(&self) -> String {
-        critpath_views::analysis::verdict(&self.analysis, None, None)
+    fn verdict(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || {
+            let run = |o| self.req.run(o).map(|r| r.0);
+            let faster =
+                critpath_engine::analyses::top_twice(&self.analysis, self.req.options(), run)?;
+            let faster = faster.map(|p| critpath_views::analysis::Faster {
+                length_ns: p.length_ns,
+                scaled_edges: p.scaled_edges,
+            });
+            Ok(critpath_views::analysis::verdict(
+                &self.analysis,
+                faster,
+                None,
+            ))
+        })
     }
 
     /// The CLI's `analyze --json` document; with `path`, also the path's
@@ -293,6 +310,9 @@ impl Native {
                 .collect::<Result<Vec<_>>>()?;
             if speedups.is_empty() {
                 return Err("whatif needs at least one speed-up {\"SM:STATE\": FACTOR}".into());
+            }
+            if let Some(p) = self.analysis.predict(&speedups) {
+                return Ok(p.length_ns);
             }
             let opts = Options {
                 speedups,

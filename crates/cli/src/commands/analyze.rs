@@ -8,8 +8,8 @@ use crate::flags;
 use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
 use crate::output::{emit, refuse_inputs_opt, screen};
 use critpath_batch::{Error as BatchError, TraceResult};
-use critpath_engine::analyses::NextPath;
-use critpath_engine::{Analysis, Options, Speedup, Visit};
+use critpath_engine::analyses::{NextPath, TOP_TWICE_MAX_RECORDS};
+use critpath_engine::{Analysis, Options, Visit};
 use critpath_import::Format;
 use critpath_session::{Session, Settings};
 use critpath_trace::Diagnostic;
@@ -64,11 +64,6 @@ pub struct Args {
     out: flags::Output,
 }
 
-/// Traces of more records than this get no verdict what-if when the first
-/// pass kept no graph for it (under `--from`, the what-if runs the whole
-/// analysis a second time).
-const VERDICT_MAX_RECORDS: u64 = 2_000_000;
-
 /// Lines of a screen kept for the summary, the verdict and the footers
 /// when a default `--top` fits the table to a terminal.
 const SCREEN_MARGIN: usize = 10;
@@ -96,7 +91,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut session = Session::open(&args.traces, &Settings::current())?;
     session.keep_records(match (args.next, args.remove.is_empty()) {
         (None, true) if args.print.json || rewalk => 0,
-        (None, true) => VERDICT_MAX_RECORDS as usize,
+        (None, true) => TOP_TWICE_MAX_RECORDS as usize,
         _ => usize::MAX,
     });
     if session.all(Format::Kineto) {
@@ -301,41 +296,22 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
     finish_with(run.err)
 }
 
-/// The path with the most critical state twice as fast, for the verdict:
-/// from the first pass's graph when it kept one, else by another pass;
-/// `None` when no state is on the path, or the trace is too large to
-/// analyze twice.
+/// The verdict's what-if (the top state twice as fast), from the first
+/// pass's kept graph or, failing that, a second pass.
 fn verdict_whatif(
     a: &Analysis,
     args: &Args,
     analyze: impl FnOnce(Options) -> Result<Analysis>,
 ) -> Result<Option<Faster>> {
-    let Some(top) = a.states.first().filter(|s| s.critical_ns > 0) else {
-        return Ok(None);
-    };
-    if !a.critical_path.found {
-        return Ok(None);
-    }
-    let speedups = vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)];
-    if let Some(p) = a.predict(&speedups) {
-        return Ok(Some(Faster {
-            length_ns: p.length_ns,
-            scaled_edges: p.scaled_edges,
-        }));
-    }
-    if a.stats.records > VERDICT_MAX_RECORDS {
-        return Ok(None);
-    }
-    let opts = Options {
+    let base = Options {
         from: args.ends.from.clone(),
         to: args.ends.to.clone(),
-        speedups,
         ..Default::default()
     };
-    let b = analyze(opts)?;
-    Ok(Some(Faster {
-        length_ns: b.critical_path.length_ns,
-        scaled_edges: b.stats.scaled_edges,
+    let p = critpath_engine::analyses::top_twice(a, base, analyze)?;
+    Ok(p.map(|p| Faster {
+        length_ns: p.length_ns,
+        scaled_edges: p.scaled_edges,
     }))
 }
 

@@ -7,11 +7,13 @@ mod band;
 mod diff;
 mod next_path;
 mod overhead;
+mod verdict;
 
 pub use band::{predicted_range, shares, Shares};
 pub use diff::{diff, Diff, StateChange};
 pub use next_path::{next_paths, NextPath};
 pub use overhead::{correct_overhead, Correction};
+pub use verdict::{top_twice, TOP_TWICE_MAX_RECORDS};
 
 use crate::results::StateRow;
 
