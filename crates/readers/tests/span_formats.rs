@@ -243,3 +243,14 @@ fn requests_analyzed_on_several_threads_come_back_in_order() {
         }
     }
 }
+
+#[test]
+fn a_panic_in_every_worker_ends_the_hand_out() {
+    // 1,000 requests are 16 batches, more than the queue holds: with every
+    // worker gone, the hand-out must stop rather than wait for room.
+    let r = requests(&many_requests(1000), "many.json");
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        r.map(2, |id, _| -> String { panic!("request {id}") })
+    }));
+    assert!(run.is_err());
+}

@@ -319,17 +319,22 @@ impl Requests {
             let none = Problems::new(&self.name, KIND);
             f(id, self.imported(spans, none, bytes))
         };
+        let one = &one;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(workers * 2);
-        let rx = std::sync::Mutex::new(rx);
+        // Held by the workers only: if every one of them ends early (a
+        // panic), the queue closes and the hand-out stops instead of
+        // waiting for room.
+        let rx = std::sync::Arc::new(std::sync::Mutex::new(rx));
         let mut done: Vec<(usize, Vec<T>)> = Vec::new();
         let mut failed = None;
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
-                    scope.spawn(|| {
+                    let rx = std::sync::Arc::clone(&rx);
+                    scope.spawn(move || {
                         let mut out = Vec::new();
                         // The lock is held only to take the next batch.
-                        let next = || rx.lock().expect("batch queue").recv().ok();
+                        let next = || rx.lock().ok()?.recv().ok();
                         while let Some((at, batch)) = next() {
                             out.push((at, batch.into_iter().map(one).collect::<Vec<T>>()));
                         }
@@ -337,6 +342,7 @@ impl Requests {
                     })
                 })
                 .collect();
+            drop(rx);
             failed = self.hand_out(&tx);
             drop(tx);
             for h in handles {
