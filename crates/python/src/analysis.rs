@@ -277,10 +277,7 @@ impl Native {
             let run = |o| self.req.run(o).map(|r| r.0);
             let faster =
                 critpath_engine::analyses::top_twice(&self.analysis, self.req.options(), run)?;
-            let faster = faster.map(|p| critpath_views::analysis::Faster {
-                length_ns: p.length_ns,
-                scaled_edges: p.scaled_edges,
-            });
+            let faster = faster.map(critpath_views::analysis::Faster::from);
             Ok(critpath_views::analysis::verdict(
                 &self.analysis,
                 faster,

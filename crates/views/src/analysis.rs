@@ -89,6 +89,15 @@ pub struct Faster {
     pub scaled_edges: u64,
 }
 
+impl From<critpath_engine::Prediction> for Faster {
+    fn from(p: critpath_engine::Prediction) -> Self {
+        Faster {
+            length_ns: p.length_ns,
+            scaled_edges: p.scaled_edges,
+        }
+    }
+}
+
 /// The verdict, a line: the state that bounds the path, its share, and,
 /// when `faster` gives the path's length with that state twice as fast,
 /// how much shorter the path gets. Wider than `width`, it takes two lines

@@ -31,9 +31,7 @@ pub fn document_with_rows<R: Serialize>(v: &impl Serialize, key: &str, rows: &[R
     out.push_str(&empty[..empty.len() - 1]);
     for (i, r) in rows.iter().enumerate() {
         out.push_str(if i == 0 { "\n    " } else { ",\n    " });
-        let row = serde_json::to_value(r).expect("the output types serialize");
-        let row = serde_json::to_string_pretty(&row).expect("a JSON value prints");
-        out.push_str(&row.replace('\n', "\n    "));
+        out.push_str(&document(r).trim_end().replace('\n', "\n    "));
     }
     if !rows.is_empty() {
         out.push_str("\n  ");

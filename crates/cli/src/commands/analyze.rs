@@ -309,10 +309,7 @@ fn verdict_whatif(
         ..Default::default()
     };
     let p = critpath_engine::analyses::top_twice(a, base, analyze)?;
-    Ok(p.map(|p| Faster {
-        length_ns: p.length_ns,
-        scaled_edges: p.scaled_edges,
-    }))
+    Ok(p.map(Faster::from))
 }
 
 /// The text report: the verdict, clock offsets, the table, the correction,

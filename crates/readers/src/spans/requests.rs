@@ -272,22 +272,24 @@ impl Requests {
         }
     }
 
+    /// One request's records, without the file's problems, as if its
+    /// share of the file's bytes were read.
+    fn one(&self, spans: Vec<Span>) -> Result<Imported, ReadError> {
+        let bytes = self.bytes / self.count.max(1) as u64;
+        self.imported(spans, Problems::new(&self.name, KIND), bytes)
+    }
+
     /// Each request's records, by trace id, built one at a time, without
     /// the file's problems (see [`Requests::problems`]).
     pub fn each(&self) -> impl Iterator<Item = (String, Result<Imported, ReadError>)> + '_ {
         let mut groups = self.groups();
-        let bytes = self.bytes / self.count.max(1) as u64;
         std::iter::from_fn(move || {
             let next = match &mut groups {
                 Ok(g) => g.next_group().transpose()?,
                 Err(e) => Err(e.clone()),
             };
             Some(match next {
-                Ok((id, spans)) => {
-                    let none = Problems::new(&self.name, KIND);
-                    let imported = self.imported(spans, none, bytes);
-                    (id, imported)
-                }
+                Ok((id, spans)) => (id, self.one(spans)),
                 Err(e) => {
                     // Said once, then the requests end.
                     groups = Ok(Groups {
@@ -314,12 +316,7 @@ impl Requests {
         if workers <= 1 || self.count < 2 * BATCH {
             return self.each().map(|(id, r)| f(id, r)).collect();
         }
-        let bytes = self.bytes / self.count.max(1) as u64;
-        let one = |(id, spans): (String, Vec<Span>)| {
-            let none = Problems::new(&self.name, KIND);
-            f(id, self.imported(spans, none, bytes))
-        };
-        let one = &one;
+        let one = &|(id, spans): (String, Vec<Span>)| f(id, self.one(spans));
         let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(workers * 2);
         // Held by the workers only: if every one of them ends early (a
         // panic), the queue closes and the hand-out stops instead of
