@@ -27,6 +27,39 @@ const CHUNK: usize = 1 << 20;
 /// (an unclosed string or bracket), not an event.
 const MAX_VALUE: usize = 256 << 20;
 
+/// The bytes that count inside a value nested in an element: strings and
+/// brackets.
+const NESTED: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b']' as usize] = true;
+    t
+};
+
+const PLAIN: u8 = 0;
+const WS: u8 = 1;
+const SPECIAL: u8 = 2;
+
+/// The bytes at an element's own level: white space, the structure
+/// (strings, brackets, `,`), and the rest (names' `:`, numbers, literals).
+const MEMBERS: [u8; 256] = {
+    let mut t = [PLAIN; 256];
+    t[b' ' as usize] = WS;
+    t[b'\n' as usize] = WS;
+    t[b'\r' as usize] = WS;
+    t[b'\t' as usize] = WS;
+    let special = *b"\"{}[],";
+    let mut k = 0;
+    while k < special.len() {
+        t[special[k] as usize] = SPECIAL;
+        k += 1;
+    }
+    t
+};
+
 /// How the event array ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -67,6 +100,14 @@ pub enum Part<'a> {
     Element(&'a [u8], u64, u64),
 }
 
+/// The newlines in `s`, counted in byte-wide lanes (a chunk of 255 bytes
+/// cannot overflow one).
+fn newlines(s: &[u8]) -> u64 {
+    s.chunks(255)
+        .map(|c| c.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>() as u64)
+        .sum()
+}
+
 struct Scanner<R> {
     r: R,
     buf: Vec<u8>,
@@ -88,11 +129,7 @@ impl<R: Read> Scanner<R> {
     /// The 1-based line of `buf[at]` (`at` at or after the last asked).
     fn line_at(&mut self, at: usize) -> u64 {
         if at > self.mark {
-            let nl = self.buf[self.mark..at]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            self.lines += nl as u64;
+            self.lines += newlines(&self.buf[self.mark..at]);
             self.mark = at;
         }
         self.lines + 1
@@ -219,13 +256,30 @@ impl<R: Read> Scanner<R> {
                     return Ok(None);
                 }
             }
-            let b = self.buf[i];
             if in_str {
                 if esc {
                     esc = false;
-                } else if b == b'\\' {
+                    i += 1;
+                    continue;
+                }
+                // Strings are half of a trace's bytes, most of them short:
+                // a look at the next few bytes, else a jump to the next
+                // quote or backslash.
+                let near = &self.buf[i..self.len.min(i + 16)];
+                let k = match near.iter().position(|&b| b == b'"' || b == b'\\') {
+                    Some(k) => k,
+                    None => match memchr::memchr2(b'"', b'\\', &self.buf[i..self.len]) {
+                        Some(k) => k,
+                        None => {
+                            i = self.len;
+                            continue;
+                        }
+                    },
+                };
+                i += k;
+                if self.buf[i] == b'\\' {
                     esc = true;
-                } else if b == b'"' {
+                } else {
                     in_str = false;
                     if depth == 0 {
                         i += 1;
@@ -235,6 +289,31 @@ impl<R: Read> Scanner<R> {
                 i += 1;
                 continue;
             }
+            if depth == 1 {
+                // An element's own members: white space keeps a `,` seen
+                // last, any other plain byte forgets it.
+                while i < self.len {
+                    match MEMBERS[self.buf[i] as usize] {
+                        WS => {}
+                        PLAIN => comma = None,
+                        _ => break,
+                    }
+                    i += 1;
+                }
+                if i == self.len {
+                    continue;
+                }
+            } else if depth >= 2 {
+                // Within a member's value only strings and brackets count
+                // (no `,` there is the event's own).
+                while i < self.len && !NESTED[self.buf[i] as usize] {
+                    i += 1;
+                }
+                if i == self.len {
+                    continue;
+                }
+            }
+            let b = self.buf[i];
             match b {
                 b'{' | b'[' => {
                     if let Some(c) = comma.filter(|_| depth == 1 && object) {
