@@ -18,7 +18,7 @@
 
 use crate::cpucoll;
 use crate::items::{ByCorr, CallInfo, Pass, RecordRef, StreamKey, StreamOp, WaitKind};
-use crate::kineto::{self, Ev, Kind, Names, Trace};
+use crate::kineto::{self, Ev, Kind, Names, Only, Trace};
 use crate::streams::{self, CollOp, RankStreams};
 use critpath_readers::extsort::{disk_error, ExtSort, Spill};
 use critpath_trace::{Location, ReadError};
@@ -82,23 +82,34 @@ fn join_key(e: &Ev) -> Option<(i64, u8)> {
     }
 }
 
+/// The asked annotation prefix, if any.
+fn prefix_of(opts: &GpuOptions) -> Option<&str> {
+    opts.annotation.as_deref().filter(|a| !a.is_empty())
+}
+
+/// Is this event an instance of the annotation asked for?
+fn is_window(ev: &Ev, t: &Trace, prefix: Option<&str>) -> bool {
+    ev.kind == Kind::Annotation && prefix.is_some_and(|p| t.name(ev).starts_with(p))
+}
+
 fn read(
     json: Box<dyn Read + Send>,
     opts: &GpuOptions,
     budget: usize,
+    only: Only,
 ) -> Result<(Read1, Trace), String> {
-    let prefix = opts.annotation.as_deref().filter(|a| !a.is_empty());
+    let prefix = prefix_of(opts);
     let mut r = Read1 {
         by_corr: ExtSort::new(budget),
         windows: Vec::new(),
         steps: Vec::new(),
     };
-    let trace = kineto::read_json(json, |ev, t| {
+    let trace = kineto::read_json(json, only, |ev, t| {
+        if is_window(&ev, t, prefix) {
+            r.windows.push((ev.ts, ev.end()));
+        }
         if ev.kind == Kind::Annotation {
             let name = t.name(&ev);
-            if prefix.is_some_and(|p| name.starts_with(p)) {
-                r.windows.push((ev.ts, ev.end()));
-            }
             if name.starts_with("ProfilerStep") {
                 r.steps.push((ev.ts, ev.end(), name.to_string()));
             }
@@ -125,9 +136,27 @@ fn read(
     Ok((r, trace))
 }
 
+/// A first read of a trace for one instance of an annotation: the
+/// annotations alone (the rest passed over unparsed), to learn the window,
+/// so that the second read passes over the CPU ops outside it.
+fn window_first(json: Box<dyn Read + Send>, opts: &GpuOptions) -> Result<Only, String> {
+    let prefix = prefix_of(opts);
+    let mut windows = Vec::new();
+    kineto::read_json(json, Only::Annotations, |ev, t| {
+        if is_window(&ev, t, prefix) {
+            windows.push((ev.ts, ev.end()));
+        }
+    })?;
+    windows.sort_by_key(|w| w.0);
+    Ok(match windows.get(opts.instance) {
+        Some(&(a, b)) => Only::Window(a, b),
+        None => Only::All,
+    })
+}
+
 /// The window of the asked instance; an error says how many there are.
 fn window_of(r: &Read1, opts: &GpuOptions) -> Result<Option<(u64, u64)>, String> {
-    let Some(prefix) = opts.annotation.as_deref().filter(|a| !a.is_empty()) else {
+    let Some(prefix) = prefix_of(opts) else {
         return Ok(None);
     };
     match r.windows.get(opts.instance) {
@@ -378,20 +407,32 @@ fn cpu_collectives(
     out
 }
 
+/// A way to read an input a second time (a file; not a pipe).
+pub type Again = Box<dyn FnOnce() -> Result<Box<dyn Read + Send>, String> + Send>;
+
 /// Reads one rank's trace and prepares its pass; `budget` items per sort.
 /// One of several ranks (`of_several`) notes its collectives, and its pass
 /// waits in one file on disk, so that the ranks waiting for each other
-/// hold neither memory nor many open files.
+/// hold neither memory nor many open files. With an annotation asked for
+/// and an input that can be read `again`, a first read finds the window
+/// and the second passes over the CPU ops outside it.
 pub fn prepare(
     file: &str,
-    json: Box<dyn Read + Send>,
+    (json, again): (Box<dyn Read + Send>, Option<Again>),
     opts: &GpuOptions,
     budget: usize,
     of_several: bool,
 ) -> Result<Prepared, ReadError> {
     let err = |m: String| ReadError::new(file, Location::File, m, true);
     let disk = |e| disk_error(file, "sort the trace's events in", e);
-    let (r, trace) = read(json, opts, budget).map_err(err)?;
+    let (json, only) = match again.filter(|_| prefix_of(opts).is_some()) {
+        Some(again) => {
+            let only = window_first(json, opts).map_err(err)?;
+            (again().map_err(err)?, only)
+        }
+        None => (json, Only::All),
+    };
+    let (r, trace) = read(json, opts, budget, only).map_err(err)?;
     let window = window_of(&r, opts).map_err(err)?;
     let mut j = Join {
         names: &trace.names,

@@ -224,11 +224,26 @@ pub fn parse_ranks(s: &str) -> Vec<i64> {
         .collect()
 }
 
+/// Which events a read decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    /// Every event.
+    All,
+    /// The `user_annotation` events (where the steps are); the others are
+    /// passed over unparsed where a glance ([`crate::peek`]) tells them.
+    Annotations,
+    /// Every event but the CPU ops that start outside this window (ns, both
+    /// ends in) and are no collective: those are passed over unparsed (and
+    /// unchecked), keeping their place in the count of events.
+    Window(u64, u64),
+}
+
 /// Decodes events one by one, handing each to `sink`.
 struct Builder<F> {
     trace: Trace,
     sink: F,
     index: u64,
+    only: Only,
 }
 
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
@@ -349,6 +364,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
                 self.trace.default_group = default_group(pg, d.world_size.map(|n| n.0));
             }
             Part::Member(..) => {}
+            Part::Element(v, _, _) if self.passes_over(v) => {}
             Part::Element(v, at, _) => match serde_json::from_slice::<RawEvent>(v) {
                 Ok(ev) => self.add(ev),
                 Err(e) => {
@@ -364,17 +380,45 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     }
 }
 
+impl<F> Builder<F> {
+    /// Does the read pass over this event (see [`Only`])?
+    fn passes_over(&mut self, v: &[u8]) -> bool {
+        if self.only == Only::All {
+            return false;
+        }
+        let Some(p) = crate::peek::peek(v) else {
+            return false;
+        };
+        match self.only {
+            Only::All => false,
+            Only::Annotations => p.cat != Some(b"user_annotation"),
+            Only::Window(a, b) => {
+                let outside = p.ts.map(ns).is_some_and(|t| t < a || t > b);
+                let plain_op = || {
+                    let name = p.name.and_then(|n| std::str::from_utf8(n).ok());
+                    name.is_some_and(|n| classify(n, false).is_none())
+                };
+                let skip = p.ph == Some(b"X") && p.cat == Some(b"cpu_op") && outside && plain_op();
+                // It would have been an event of the count.
+                self.index += u64::from(skip);
+                skip
+            }
+        }
+    }
+}
+
 /// Decodes a trace from a reader of (uncompressed) JSON, one event at a
 /// time (`critpath_readers::jsonsplit`), each handed to `sink` with the
 /// names so far: an event that cannot be read is skipped and counted, an
 /// event array without its `]` is read up to its last whole event, and a
 /// document that cannot be read on (a corrupt compressed stream) is read up
-/// to there once events were found.
-pub fn read_json(r: impl Read, sink: impl FnMut(Ev, &Trace)) -> Result<Trace, String> {
+/// to there once events were found. `only` passes over events unparsed.
+pub fn read_json(r: impl Read, only: Only, sink: impl FnMut(Ev, &Trace)) -> Result<Trace, String> {
     let mut b = Builder {
         trace: Trace::default(),
         sink,
         index: 0,
+        only,
     };
     let ending = match jsonsplit::split(r, "traceEvents", |p| b.part(p)) {
         Ok(ending) => ending,

@@ -21,6 +21,7 @@ pub mod items;
 pub mod join;
 pub mod kineto;
 pub mod pass;
+pub mod peek;
 pub mod ranks;
 pub mod source;
 pub mod streams;

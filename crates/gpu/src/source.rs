@@ -59,10 +59,12 @@ impl RecordSource for GpuSource {
 }
 
 /// One rank's trace to read: its name in messages and its JSON (already
-/// decompressed).
+/// decompressed); `again` reads it anew, for inputs that can be read twice
+/// (one step of a trace is then read without parsing the rest).
 pub struct KinetoInput {
     pub name: String,
     pub json: Box<dyn Read + Send>,
+    pub again: Option<crate::join::Again>,
 }
 
 /// The diagnostics of what a file's reader skipped or found cut.
@@ -180,10 +182,12 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
         .iter()
         .map(|p| {
             let name = p.display().to_string();
+            let path = p.clone();
             kineto::json_of_file(p)
                 .map(|json| KinetoInput {
                     name: name.clone(),
                     json,
+                    again: Some(Box::new(move || kineto::json_of_file(&path))),
                 })
                 .map_err(|m| ReadError::new(&name, Location::File, m, true))
         })
@@ -244,7 +248,7 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
     let several = inputs.len() > 1;
     let mut preps: Vec<Prepared> = inputs
         .into_iter()
-        .map(|i| join::prepare(&i.name, i.json, opts, budget, several))
+        .map(|i| join::prepare(&i.name, (i.json, i.again), opts, budget, several))
         .collect::<Result<_, _>>()?;
     let (ranks, rank_notes) = ranks_of(&preps);
     let mut out = Emitter::new();

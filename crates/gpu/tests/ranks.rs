@@ -173,6 +173,7 @@ fn tiny_rank(name: &str, rank: Option<i64>) -> critpath_gpu::KinetoInput {
     critpath_gpu::KinetoInput {
         name: name.into(),
         json: Box::new(std::io::Cursor::new(serde_json::to_vec(&doc).unwrap())),
+        again: None,
     }
 }
 

@@ -5,8 +5,10 @@
 use crate::input::open_input;
 use crate::multi::{Alignment, ClockOffset};
 use crate::AnySource;
+use critpath_gpu::join::Again;
 use critpath_gpu::{GpuOptions, GpuSource, KinetoInput};
 use critpath_trace::ReadError;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Is this input (a file, compressed or not, or a pipe, or `-`) a Kineto
@@ -20,6 +22,19 @@ pub fn all_kineto(paths: &[PathBuf]) -> bool {
     !paths.is_empty() && paths.iter().all(|p| is_kineto(p))
 }
 
+/// A way to read a Kineto input anew, when it is a regular file
+/// (compressed or not): one step of it is then read without parsing the
+/// rest (`critpath_gpu::join::prepare`).
+pub fn again(path: &Path) -> Option<Again> {
+    let regular = path != Path::new("-") && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let path = path.to_path_buf();
+    let reopen = move || match open_input(&path) {
+        Ok(i) => Ok(Box::new(i.stream) as Box<dyn Read + Send>),
+        Err(e) => Err(e.message),
+    };
+    regular.then(|| Box::new(reopen) as Again)
+}
+
 /// Kineto traces (one rank, or several of one job) as one source, read
 /// from any input the way every trace is: compressed, piped or on standard
 /// input.
@@ -30,6 +45,7 @@ pub fn open_gpu(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadE
             open_input(p).map(|i| KinetoInput {
                 name: i.name,
                 json: Box::new(i.stream),
+                again: again(p),
             })
         })
         .collect::<Result<_, _>>()?;

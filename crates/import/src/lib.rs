@@ -11,7 +11,7 @@ pub mod formats;
 pub mod importer;
 pub mod input;
 mod kineto;
-pub use kineto::{all_kineto, is_kineto, open_gpu};
+pub use kineto::{again as kineto_again, all_kineto, is_kineto, open_gpu};
 pub mod multi;
 mod perfcheck;
 mod source;

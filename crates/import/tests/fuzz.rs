@@ -145,16 +145,35 @@ struct Outcome {
     errors: u64,
 }
 
-/// Opens and reads an input to the end (a file when the format needs one).
-fn read_all(bytes: Vec<u8>, mapped: bool) -> Outcome {
+/// How an input is read: as a stream, from a file (the formats that need
+/// one), or as one step of a Kineto file (read twice: the window first).
+#[derive(Clone, Copy)]
+enum How {
+    Stream,
+    File,
+    Step,
+}
+
+/// Opens and reads an input to the end.
+fn read_all(bytes: Vec<u8>, how: How) -> Outcome {
     let bytes_len = bytes.len();
     let dir = tempfile::tempdir().unwrap();
-    let src = if mapped {
-        let p = dir.path().join("input");
-        std::fs::write(&p, &bytes).unwrap();
-        critpath_import::open(&p)
-    } else {
-        critpath_import::open_reader(Box::new(std::io::Cursor::new(bytes)), "input")
+    let p = dir.path().join("input");
+    let src = match how {
+        How::Stream => critpath_import::open_reader(Box::new(std::io::Cursor::new(bytes)), "input"),
+        How::File => {
+            std::fs::write(&p, &bytes).unwrap();
+            critpath_import::open(&p)
+        }
+        How::Step => {
+            std::fs::write(&p, &bytes).unwrap();
+            let opts = critpath_gpu::GpuOptions {
+                annotation: Some("ProfilerStep".into()),
+                instance: 1,
+            };
+            critpath_import::open_gpu(&[p.clone()], &opts)
+                .map(|s| critpath_import::AnySource::in_memory(s, critpath_import::Format::Kineto))
+        }
     };
     let mut out = Outcome::default();
     let Ok(mut src) = src else {
@@ -239,22 +258,22 @@ fn runner(config: Config) -> TestRunner {
 }
 
 /// Runs `cases` mutated copies of `base`, each on a thread with a deadline.
-fn fuzz(label: &str, base: Vec<u8>, mapped: bool, cases: u32) {
-    fuzz_then(label, base, mapped, cases, |b| b)
+fn fuzz(label: &str, base: Vec<u8>, how: How, cases: u32) {
+    fuzz_then(label, base, how, cases, |b| b)
 }
 
 /// [`fuzz`], each mutated input passed through `then` (compressed) before
 /// it is read.
-fn fuzz_then(label: &str, base: Vec<u8>, mapped: bool, cases: u32, then: fn(Vec<u8>) -> Vec<u8>) {
+fn fuzz_then(label: &str, base: Vec<u8>, how: How, cases: u32, then: fn(Vec<u8>) -> Vec<u8>) {
     let strategy = prop::collection::vec(mutation(), 1..5).boxed();
-    fuzz_with(label, base, mapped, cases, strategy, then)
+    fuzz_with(label, base, how, cases, strategy, then)
 }
 
 /// [`fuzz_then`] with the mutations drawn from `strategy`.
 fn fuzz_with(
     label: &str,
     base: Vec<u8>,
-    mapped: bool,
+    how: How,
     cases: u32,
     strategy: BoxedStrategy<Vec<Mutation>>,
     then: fn(Vec<u8>) -> Vec<u8>,
@@ -273,7 +292,7 @@ fn fuzz_with(
         BIGGEST.store(0, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel();
         let worker = std::thread::spawn(move || {
-            let _ = tx.send(read_all(input, mapped));
+            let _ = tx.send(read_all(input, how));
         });
         let got = rx.recv_timeout(Duration::from_secs(10));
         let Ok(o) = got else {
@@ -311,13 +330,18 @@ const CASES: u32 = 300;
 
 #[test]
 fn fuzz_jsonl() {
-    fuzz("jsonl", fixture("small.jsonl"), false, CASES);
+    fuzz("jsonl", fixture("small.jsonl"), How::Stream, CASES);
     // Compressed: the compressed bytes mutated, and mutated text compressed.
-    fuzz("jsonl.gz", gzip(&fixture("small.jsonl")), false, CASES / 3);
+    fuzz(
+        "jsonl.gz",
+        gzip(&fixture("small.jsonl")),
+        How::Stream,
+        CASES / 3,
+    );
     fuzz_then(
         "jsonl then gzip",
         fixture("small.jsonl"),
-        false,
+        How::Stream,
         CASES / 3,
         |b| gzip(&b),
     );
@@ -325,19 +349,29 @@ fn fuzz_jsonl() {
 
 #[test]
 fn fuzz_cpt() {
-    fuzz("cpt", fixture("small.cpt"), false, CASES);
-    fuzz("cpt zstd", fixture("small-zstd.cpt"), false, CASES);
+    fuzz("cpt", fixture("small.cpt"), How::Stream, CASES);
+    fuzz("cpt zstd", fixture("small-zstd.cpt"), How::Stream, CASES);
 }
 
 #[test]
 fn fuzz_chrome() {
-    fuzz("chrome", fixture("chrome.json"), false, CASES);
-    fuzz("chrome array", fixture("chrome-array.json"), false, CASES);
-    fuzz("chrome.xz", xz(&fixture("chrome.json")), false, CASES / 3);
+    fuzz("chrome", fixture("chrome.json"), How::Stream, CASES);
+    fuzz(
+        "chrome array",
+        fixture("chrome-array.json"),
+        How::Stream,
+        CASES,
+    );
+    fuzz(
+        "chrome.xz",
+        xz(&fixture("chrome.json")),
+        How::Stream,
+        CASES / 3,
+    );
     fuzz_then(
         "chrome then xz",
         fixture("chrome.json"),
-        false,
+        How::Stream,
         CASES / 3,
         |b| xz(&b),
     );
@@ -345,18 +379,18 @@ fn fuzz_chrome() {
 
 #[test]
 fn fuzz_spans() {
-    fuzz("otlp", fixture("otlp.json"), false, CASES);
-    fuzz("jaeger", fixture("jaeger.json"), false, CASES);
+    fuzz("otlp", fixture("otlp.json"), How::Stream, CASES);
+    fuzz("jaeger", fixture("jaeger.json"), How::Stream, CASES);
     fuzz(
         "jaeger.bz2",
         bzip2(&fixture("jaeger.json")),
-        false,
+        How::Stream,
         CASES / 3,
     );
     fuzz_then(
         "jaeger then bzip2",
         fixture("jaeger.json"),
-        false,
+        How::Stream,
         CASES / 3,
         |b| bzip2(&b),
     );
@@ -365,11 +399,12 @@ fn fuzz_spans() {
 #[test]
 fn fuzz_kineto() {
     // One rank, two steps of crates/gpu/tests/gen/gen_kineto.py.
-    fuzz("kineto", fixture("kineto.json"), false, CASES);
+    fuzz("kineto", fixture("kineto.json"), How::Stream, CASES);
+    fuzz("kineto step", fixture("kineto.json"), How::Step, CASES);
     fuzz_then(
         "kineto then gzip",
         fixture("kineto.json"),
-        false,
+        How::Stream,
         CASES / 3,
         |b| gzip(&b),
     );
@@ -377,25 +412,32 @@ fn fuzz_kineto() {
 
 #[test]
 fn fuzz_annotations() {
-    fuzz("annotations", fixture("annot.bin"), true, CASES);
+    fuzz("annotations", fixture("annot.bin"), How::File, CASES);
 }
 
 #[test]
 fn fuzz_perf_data() {
-    fuzz("perf.data", fixture("perf.data"), true, CASES / 2);
+    fuzz("perf.data", fixture("perf.data"), How::File, CASES / 2);
     // The sizes, offsets and counts a reader trusts before it reads: the
     // header's fields, the feature table and each feature section's start.
     let base = fixture("perf.data");
     let words = perf_header_words(&base);
     let word = (prop::sample::select(words), extreme()).prop_map(|(i, w)| Mutation::Word(i, w));
     let strategy = prop::collection::vec(word, 1..4).boxed();
-    fuzz_with("perf.data header", base, true, CASES / 2, strategy, |b| b);
+    fuzz_with(
+        "perf.data header",
+        base,
+        How::File,
+        CASES / 2,
+        strategy,
+        |b| b,
+    );
     // perf's pipe format (`perf record -o -` saved) and a compressed file
     // (`perf record -z`): records standing for the header, zstd frames.
     let os = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
     for name in ["rename_pipe.data", "rename_z.data"] {
         let base = std::fs::read(os.join(name)).unwrap();
-        fuzz(name, base, true, CASES / 4);
+        fuzz(name, base, How::File, CASES / 4);
     }
 }
 

@@ -34,9 +34,11 @@ impl Session {
         let n = self.formats().count();
         let inputs = (0..n)
             .map(|i| {
+                let again = critpath_import::kineto_again(self.path_of(i));
                 self.take_input(i).map(|input| KinetoInput {
                     name: input.name,
                     json: Box::new(input.stream),
+                    again,
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;

@@ -128,6 +128,11 @@ impl Session {
         ))
     }
 
+    /// Input `i`'s path as given (`-` for standard input).
+    pub(crate) fn path_of(&self, i: usize) -> &std::path::Path {
+        &self.inputs[i].path
+    }
+
     /// Every input's bytes, in order (see [`Session::take_input`]).
     pub fn take_inputs(&mut self) -> std::result::Result<Vec<Input>, ReadError> {
         (0..self.inputs.len()).map(|i| self.take_input(i)).collect()

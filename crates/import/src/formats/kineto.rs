@@ -28,6 +28,7 @@ impl Importer for Kineto {
         let one = KinetoInput {
             name: input.name,
             json: Box::new(input.stream),
+            again: None,
         };
         let src = critpath_gpu::open_inputs(vec![one], &GpuOptions::default())?;
         Ok(AnySource::in_memory(src, Format::Kineto))

@@ -1,0 +1,91 @@
+//! One instance of an annotation read from a file that can be read twice:
+//! a first read finds the window, the second passes over the CPU ops
+//! outside it unparsed. The analysis must be the one of reading every
+//! event, for every instance, on real traces: a CPU-only DDP rank with
+//! gloo collectives (one rank and two), an NCCL rank with GPU kernels, a
+//! GPU trace with event synchronization.
+
+mod common;
+
+use common::{run, shared};
+use critpath_gpu::{kineto, open_inputs, GpuOptions, KinetoInput};
+use std::path::{Path, PathBuf};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/ddp")
+        .join(name)
+}
+
+/// The analysis (as JSON) and breakdown of `paths` read with or without a
+/// second read.
+fn analysed(paths: &[PathBuf], opts: &GpuOptions, twice: bool) -> String {
+    let inputs = paths
+        .iter()
+        .map(|p| {
+            let path = p.clone();
+            let again: Option<critpath_gpu::join::Again> =
+                twice.then(|| Box::new(move || kineto::json_of_file(&path)) as _);
+            KinetoInput {
+                name: p.display().to_string(),
+                json: kineto::json_of_file(p).unwrap(),
+                again,
+            }
+        })
+        .collect();
+    let (a, b) = run(open_inputs(inputs, opts).unwrap());
+    assert!(a.stats.records > 0);
+    format!("{}\n{b:?}", serde_json::to_string(&a).unwrap())
+}
+
+/// Every instance of `prefix` (and one past the last: the same error).
+fn every_instance_alike(paths: &[PathBuf], prefix: &str, instances: usize) {
+    for instance in 0..instances {
+        let opts = GpuOptions {
+            annotation: Some(prefix.to_string()),
+            instance,
+        };
+        let whole = analysed(paths, &opts, false);
+        let twice = analysed(paths, &opts, true);
+        assert!(whole == twice, "{paths:?} {prefix} #{instance} differs");
+    }
+    let opts = GpuOptions {
+        annotation: Some(prefix.to_string()),
+        instance: instances,
+    };
+    let err = |twice: bool| {
+        let p = &paths[0];
+        let path = p.clone();
+        let input = KinetoInput {
+            name: p.display().to_string(),
+            json: kineto::json_of_file(p).unwrap(),
+            again: twice.then(|| Box::new(move || kineto::json_of_file(&path)) as _),
+        };
+        open_inputs(vec![input], &opts)
+            .err()
+            .expect("no such instance")
+            .message
+    };
+    assert_eq!(err(false), err(true));
+}
+
+#[test]
+fn one_step_read_past_the_rest_is_the_step_of_the_whole_read() {
+    let ddp = [
+        example("rank0.pt.trace.json.gz"),
+        example("rank1.pt.trace.json.gz"),
+    ];
+    every_instance_alike(&ddp[..1], "ProfilerStep", 4);
+    every_instance_alike(&ddp, "ProfilerStep", 4);
+    // gloo collectives are annotations: windows of their own.
+    every_instance_alike(&ddp[..1], "gloo:all_reduce", 8);
+    if let Some(p) = shared("nccl_rank0.json.gz") {
+        every_instance_alike(&[p], "ProfilerStep", 3);
+    }
+    if let Some(p) = shared("cuda_event_sync.pt.trace.json.gz") {
+        every_instance_alike(&[p], "ProfilerStep", 1);
+    }
+    if let Some(p) = shared("alexnet.pt.trace.json.gz") {
+        every_instance_alike(&[p], "[param|pytorch.model.alex_net|0|0|0|", 4);
+    }
+}
