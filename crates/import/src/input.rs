@@ -276,7 +276,7 @@ pub fn from_reader(
                 format!("{} data that does not decompress: {e}", c.name()),
             )
         };
-        raw = c.decoder(whole).map_err(what)?;
+        raw = crate::readahead::read_ahead(c.decoder(whole).map_err(what)?);
         head = read_head(&mut raw, HEAD).map_err(what)?;
     }
     let stream: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(raw));

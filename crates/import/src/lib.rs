@@ -14,6 +14,7 @@ mod kineto;
 pub use kineto::{again as kineto_again, all_kineto, is_kineto, open_gpu};
 pub mod multi;
 mod perfcheck;
+mod readahead;
 mod source;
 
 use critpath_trace::{Location, ReadError, Settings};
