@@ -408,19 +408,24 @@ impl<F> Builder<F> {
 }
 
 /// Decodes a trace from a reader of (uncompressed) JSON, one event at a
-/// time (`critpath_readers::jsonsplit`), each handed to `sink` with the
+/// time (`critpath_readers::jsonsplit`, on a thread of its own), each
+/// handed to `sink` with the
 /// names so far: an event that cannot be read is skipped and counted, an
 /// event array without its `]` is read up to its last whole event, and a
 /// document that cannot be read on (a corrupt compressed stream) is read up
 /// to there once events were found. `only` passes over events unparsed.
-pub fn read_json(r: impl Read, only: Only, sink: impl FnMut(Ev, &Trace)) -> Result<Trace, String> {
+pub fn read_json(
+    r: impl Read + Send,
+    only: Only,
+    sink: impl FnMut(Ev, &Trace),
+) -> Result<Trace, String> {
     let mut b = Builder {
         trace: Trace::default(),
         sink,
         index: 0,
         only,
     };
-    let ending = match jsonsplit::split(r, "traceEvents", |p| b.part(p)) {
+    let ending = match jsonsplit::split_ahead(r, "traceEvents", |p| b.part(p)) {
         Ok(ending) => ending,
         // Damage past the first events: those before it are kept.
         Err(e) if b.index > 0 => {

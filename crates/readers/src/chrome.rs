@@ -644,13 +644,14 @@ impl Iterator for TrackSlices<'_> {
 }
 
 /// Reads a Chrome / Perfetto JSON trace into records in time order: the
-/// document is split into events (`crate::jsonsplit`), each parsed alone.
-pub fn read<R: Read>(input: R, name: &str) -> Result<Imported, ReadError> {
+/// document is split into events (`crate::jsonsplit`, on a thread of its
+/// own), each parsed alone.
+pub fn read<R: Read + Send>(input: R, name: &str) -> Result<Imported, ReadError> {
     let mut input = BufReader::with_capacity(1 << 16, input);
     let bare_array = starts_with_array(&mut input)
         .map_err(|e| ReadError::new(name, Location::File, format!("cannot read: {e}"), true))?;
     let mut c = Collector::new(name, bare_array);
-    let res = jsonsplit::split(input, "traceEvents", |p| c.part(p));
+    let res = jsonsplit::split_ahead(input, "traceEvents", |p| c.part(p));
     c.after_split(res)?;
     c.finish(name)
 }

@@ -389,6 +389,19 @@ pub fn split(
     key: &str,
     mut part: impl FnMut(Part) -> Result<(), String>,
 ) -> Result<Ending, SplitError> {
+    split_with(r, key, &mut |p, _| part(p))
+}
+
+/// Where an error of `part` about a part is reported: the byte offset and
+/// line where its value starts.
+type At = (u64, u64);
+
+/// [`split`], each part handed over with where an error about it is.
+fn split_with(
+    r: impl Read,
+    key: &str,
+    part: &mut impl FnMut(Part, At) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
     let mut s = Scanner {
         r,
         buf: Vec::new(),
@@ -402,11 +415,11 @@ pub fn split(
     match s.peek()? {
         Some(b'[') => {
             s.pos += 1;
-            elements(&mut s, &mut part)
+            elements(&mut s, part)
         }
         Some(b'{') => {
             s.pos += 1;
-            members(&mut s, key, &mut part)
+            members(&mut s, key, part)
         }
         Some(b) => Err(s.error(format!(
             "expected a trace object or an array of events, found {:?}",
@@ -416,11 +429,106 @@ pub fn split(
     }
 }
 
+/// One part as the splitting thread hands it over: its bytes in a batch.
+struct Item {
+    member: Option<String>,
+    bytes: (usize, usize),
+    /// The element's offset and line ([`Part::Element`]'s).
+    at: (u64, u64),
+    value_at: At,
+}
+
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    items: Vec<Item>,
+}
+
+enum Ahead {
+    Batch(Batch),
+    End(Result<Ending, SplitError>),
+}
+
+/// Bytes of parts the splitting thread gathers before handing them over.
+const BATCH: usize = 1 << 20;
+
+/// [`split`] with the splitting on a thread of its own, a few batches of
+/// parts ahead of `part`, which runs on the caller's thread: the same
+/// parts in the same order, the same errors, and two cores busy.
+pub fn split_ahead(
+    r: impl Read + Send,
+    key: &str,
+    mut part: impl FnMut(Part) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Ahead>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut b = Batch::default();
+            let res = split_with(r, key, &mut |p, value_at| {
+                let (member, v, at) = match p {
+                    Part::Member(k, v) => (Some(k.to_string()), v, value_at),
+                    Part::Element(v, at, line) => (None, v, (at, line)),
+                };
+                let start = b.bytes.len();
+                b.bytes.extend_from_slice(v);
+                let bytes = (start, b.bytes.len());
+                b.items.push(Item {
+                    member,
+                    bytes,
+                    at,
+                    value_at,
+                });
+                if b.bytes.len() < BATCH {
+                    return Ok(());
+                }
+                // The caller stopped: so does the split.
+                let full = Ahead::Batch(std::mem::take(&mut b));
+                tx.send(full).map_err(|_| String::new())
+            });
+            if !b.items.is_empty() && tx.send(Ahead::Batch(b)).is_err() {
+                return;
+            }
+            let _ = tx.send(Ahead::End(res));
+        });
+        take_parts(rx, &mut part)
+    })
+}
+
+/// The caller's side of [`split_ahead`]: each part to `part`; returning
+/// drops `rx`, which stops the splitting thread.
+fn take_parts(
+    rx: std::sync::mpsc::Receiver<Ahead>,
+    part: &mut impl FnMut(Part) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    loop {
+        let b = match rx.recv() {
+            Ok(Ahead::Batch(b)) => b,
+            Ok(Ahead::End(res)) => return res,
+            Err(_) => return Err(SplitError::at(0, "the thread splitting the input stopped")),
+        };
+        for it in &b.items {
+            let v = &b.bytes[it.bytes.0..it.bytes.1];
+            let p = match &it.member {
+                Some(k) => Part::Member(k, v),
+                None => Part::Element(v, it.at.0, it.at.1),
+            };
+            if let Err(message) = part(p) {
+                let (offset, line) = it.value_at;
+                return Err(SplitError {
+                    offset,
+                    line,
+                    message,
+                });
+            }
+        }
+    }
+}
+
 /// The members of the top-level object, after its `{`.
 fn members<R: Read>(
     s: &mut Scanner<R>,
     key: &str,
-    part: &mut impl FnMut(Part) -> Result<(), String>,
+    part: &mut impl FnMut(Part, At) -> Result<(), String>,
 ) -> Result<Ending, SplitError> {
     let mut ending = Ending::Missing;
     if s.peek()? == Some(b'}') {
@@ -445,7 +553,8 @@ fn members<R: Read>(
             let Some(start) = s.value()? else {
                 return Err(s.error(format!("the input ends inside {name:?}")));
             };
-            if let Err(m) = part(Part::Member(&name, &s.buf[start..s.pos])) {
+            let at = (s.base + start as u64, s.line_at(start));
+            if let Err(m) = part(Part::Member(&name, &s.buf[start..s.pos]), at) {
                 s.pos = start;
                 return Err(s.error(m));
             }
@@ -466,7 +575,7 @@ fn members<R: Read>(
 /// The elements of the event array, after its `[`.
 fn elements<R: Read>(
     s: &mut Scanner<R>,
-    part: &mut impl FnMut(Part) -> Result<(), String>,
+    part: &mut impl FnMut(Part, At) -> Result<(), String>,
 ) -> Result<Ending, SplitError> {
     let mut last_end = s.offset();
     if s.peek()? == Some(b']') {
@@ -487,7 +596,8 @@ fn elements<R: Read>(
         let Some(start) = s.value()? else {
             return cut(s, last_end, true);
         };
-        if let Err(m) = part(Part::Element(&s.buf[start..s.pos], at, line)) {
+        let value_at = (s.base + start as u64, line);
+        if let Err(m) = part(Part::Element(&s.buf[start..s.pos], at, line), value_at) {
             s.pos = start;
             return Err(s.error(m));
         }
@@ -506,7 +616,8 @@ fn elements<R: Read>(
                     return Err(e);
                 };
                 // The junk as an element: its parse fails, and is counted.
-                if let Err(m) = part(Part::Element(&s.buf[start..s.pos], at, line)) {
+                let value_at = (s.base + start as u64, line);
+                if let Err(m) = part(Part::Element(&s.buf[start..s.pos], at, line), value_at) {
                     s.pos = start;
                     return Err(s.error(m));
                 }
@@ -535,17 +646,46 @@ mod tests {
                 Ok(n)
             }
         }
+        let text = |p: Part| match p {
+            Part::Member(k, v) => format!("{k}={}", String::from_utf8_lossy(v)),
+            Part::Element(v, at, line) => {
+                format!("@{at}/{line}:{}", String::from_utf8_lossy(v))
+            }
+        };
+        let shown = |e: SplitError| format!("{} (line {}): {}", e.offset, e.line, e.message);
         let mut got = Vec::new();
         let end = split(Slow(doc.as_bytes(), chunk), "traceEvents", |p| {
-            got.push(match p {
-                Part::Member(k, v) => format!("{k}={}", String::from_utf8_lossy(v)),
-                Part::Element(v, at, line) => {
-                    format!("@{at}/{line}:{}", String::from_utf8_lossy(v))
-                }
-            });
+            got.push(text(p));
             Ok(())
         })
-        .map_err(|e| format!("{} (line {}): {}", e.offset, e.line, e.message));
+        .map_err(shown);
+        // The same on a thread ahead, and the same error from `part` at
+        // every part.
+        let mut ahead = Vec::new();
+        let end_ahead = split_ahead(Slow(doc.as_bytes(), chunk), "traceEvents", |p| {
+            ahead.push(text(p));
+            Ok(())
+        })
+        .map_err(shown);
+        assert_eq!((&ahead, &end_ahead), (&got, &end), "{doc}");
+        for stop in 0..got.len() {
+            let refuse = |n: &mut usize| {
+                *n += 1;
+                if *n > stop {
+                    Err(format!("no {stop}"))
+                } else {
+                    Ok(())
+                }
+            };
+            let (mut n, mut m) = (0, 0);
+            let one = split(Slow(doc.as_bytes(), chunk), "traceEvents", |_| {
+                refuse(&mut n)
+            });
+            let two = split_ahead(Slow(doc.as_bytes(), chunk), "traceEvents", |_| {
+                refuse(&mut m)
+            });
+            assert_eq!(one.map_err(shown), two.map_err(shown), "{doc} {stop}");
+        }
         (got, end)
     }
 
