@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Every speed figure of the docs in one run, on one machine in one sitting,
+as Markdown: critpath beside the tools it is compared with.
+
+    python3 benches/speed.py [--quick] [--dir DIR] [--python PY]
+
+- the bench trace and the dependence-heavy shape (`critpath bench`);
+- a perf.data recording of two threads ping-ponging through pipes, made
+  with `critpath record --syscalls`, against `perf script` on the same file
+  (`benches/perf-vs-script.sh`; needs perf and root);
+- a real PyTorch profiler trace made with torch on the CPU
+  (`benches/torch_trace.py`) against HolisticTraceAnalysis's critical path
+  (`benches/vs_hta.py`; needs PY with torch and holistictraceanalysis:
+  `pip install torch holistictraceanalysis "pandas<2.3"`);
+- one OTLP file of 100,000 requests analyzed per request
+  (`examples/spans/gen_checkout.py`).
+
+A part whose tools are missing says so and is skipped. --quick makes
+everything smaller (a smoke run: the figures are not the docs'). The
+traces go to DIR (default: a temporary directory, removed after).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def timed(cmd, runs):
+    """Median wall time (s) and the largest peak RSS (MiB) of `runs` runs."""
+    walls, rss = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        walls.append(time.perf_counter() - t0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"failed: {' '.join(map(str, cmd))}")
+        rss = max(rss, ru.ru_maxrss / 1024)
+    return statistics.median(walls), min(walls), max(walls), rss
+
+
+def bench(cp, quick):
+    records = "1M" if quick else "10M"
+    out = sh([cp, "bench", "--records", records, "--formats", "cpt,cpt-deps", "--runs", "3", "--json"])
+    rows = []
+    for r in json.loads(out):
+        what = {"cpt": "the bench trace (.cpt)", "cpt-deps": "dependence-heavy shape (.cpt)"}[r["format"]]
+        rows.append((f"{what}, {r['records'] / 1e6:.0f}M records", "",
+                     f"{r['records_per_s'] / 1e6:.1f} M records/s, {r['peak_rss_kib'] / 1024:.0f} MiB", ""))
+    return rows
+
+
+def perf_part(quick):
+    if shutil.which("perf") is None or os.geteuid() != 0:
+        return [("perf.data", "skipped: needs perf and root", "", "")]
+    rounds = "50000" if quick else "1000000"
+    out = sh([str(ROOT / "benches/perf-vs-script.sh"), rounds])
+    head = out.splitlines()[0]
+    s = re.search(r"perf script:\s+([\d.]+) s.*peak RSS\s+(\d+) MiB", out)
+    c = re.search(r"critpath analyze:\s+([\d.]+) s.*peak RSS\s+(\d+) MiB", out)
+    ratio = re.search(r"ratio:\s+([\d.]+)x", out)
+    size = re.search(r"(\d+) MB", head).group(1)
+    return [(f"perf.data, {size} MB (`--syscalls`)", f"`perf script` {s[1]} s, {s[2]} MiB",
+             f"{c[1]} s, {c[2]} MiB", f"{ratio[1]}×")]
+
+
+def hta_part(py, work, quick):
+    try:
+        sh([py, "-c", "import torch, hta"])
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return [("PyTorch trace", f"skipped: {py} has no torch or hta", "", "")]
+    trace = work / "torch.json"
+    steps = ["--steps", "4"] if quick else []
+    sh([py, str(ROOT / "benches/torch_trace.py"), str(trace), *steps])
+    out = json.loads(sh([py, str(ROOT / "benches/vs_hta.py"), str(trace), "--json",
+                         "--runs", "3" if quick else "5", "--hta-runs", "1" if quick else "3"]))
+    mb = trace.stat().st_size / 1e6
+    rows = []
+    for r in out["rows"]:
+        c = r["critpath"]
+        h = r.get("hta")
+        rows.append((f"PyTorch trace ({out['events']} events, {mb:.0f} MB): {r['case']}",
+                     f"HTA {h['s']:.2f} s, {h['rss_mib']:.0f} MiB" if h else "",
+                     f"{c['s']:.2f} s, {c['rss_mib']:.0f} MiB",
+                     f"{h['s'] / c['s']:.0f}×" if h else ""))
+    return rows
+
+
+def otlp_part(cp, work, quick):
+    n = 5000 if quick else 100000
+    sh([sys.executable, str(ROOT / "examples/spans/gen_checkout.py"), "-o", str(work / "otlp"),
+        "--files", "1", "--requests", str(n)])
+    f = next((work / "otlp").glob("*.json"))
+    s, lo, hi, rss = timed([cp, "analyze", "--json", str(f)], 3)
+    return [(f"OTLP, {n} requests in one file, per request", "",
+             f"{s:.2f} s, {rss:.0f} MiB", f"{n / s:,.0f} requests/s")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--dir", type=Path)
+    ap.add_argument("--python", default=os.environ.get("PYTHON", sys.executable))
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "critpath"], cwd=ROOT, check=True)
+    cp = str(ROOT / "target/release/critpath")
+    work = a.dir or Path(tempfile.mkdtemp())
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        rows = bench(cp, a.quick) + perf_part(a.quick) + hta_part(a.python, work, a.quick)
+        rows += otlp_part(cp, work, a.quick)
+    finally:
+        if a.dir is None:
+            shutil.rmtree(work)
+    print(f"{os.uname().nodename}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d')}\n")
+    print("| input | the other tool | critpath | critpath's lead |")
+    print("|---|---:|---:|---:|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()
