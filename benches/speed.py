@@ -67,7 +67,7 @@ def bench(cp, quick):
 def perf_part(quick):
     if shutil.which("perf") is None or os.geteuid() != 0:
         return [("perf.data", "skipped: needs perf and root", "", "")]
-    rounds = "50000" if quick else "1000000"
+    rounds = "20000" if quick else "400000"
     out = sh([str(ROOT / "benches/perf-vs-script.sh"), rounds])
     head = out.splitlines()[0]
     s = re.search(r"perf script:\s+([\d.]+) s.*peak RSS\s+(\d+) MiB", out)

@@ -171,7 +171,7 @@ fn read_all(bytes: Vec<u8>, how: How) -> Outcome {
                 annotation: Some("ProfilerStep".into()),
                 instance: 1,
             };
-            critpath_import::open_gpu(&[p.clone()], &opts)
+            critpath_import::open_gpu(std::slice::from_ref(&p), &opts)
                 .map(|s| critpath_import::AnySource::in_memory(s, critpath_import::Format::Kineto))
         }
     };

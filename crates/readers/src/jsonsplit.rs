@@ -27,38 +27,27 @@ const CHUNK: usize = 1 << 20;
 /// (an unclosed string or bracket), not an event.
 const MAX_VALUE: usize = 256 << 20;
 
-/// The bytes that count inside a value nested in an element: strings and
-/// brackets.
-const NESTED: [bool; 256] = {
-    let mut t = [false; 256];
-    t[b'"' as usize] = true;
-    t[b'{' as usize] = true;
-    t[b'[' as usize] = true;
-    t[b'}' as usize] = true;
-    t[b']' as usize] = true;
+/// `t` with each of `bytes` put in `class`.
+const fn classes(bytes: &[u8], class: u8, mut t: [u8; 256]) -> [u8; 256] {
+    let mut k = 0;
+    while k < bytes.len() {
+        t[bytes[k] as usize] = class;
+        k += 1;
+    }
     t
-};
+}
 
 const PLAIN: u8 = 0;
 const WS: u8 = 1;
 const SPECIAL: u8 = 2;
 
+/// The bytes that count inside a value nested in an element: strings and
+/// brackets (`SPECIAL`).
+const NESTED: [u8; 256] = classes(b"\"{}[]", SPECIAL, [PLAIN; 256]);
+
 /// The bytes at an element's own level: white space, the structure
 /// (strings, brackets, `,`), and the rest (names' `:`, numbers, literals).
-const MEMBERS: [u8; 256] = {
-    let mut t = [PLAIN; 256];
-    t[b' ' as usize] = WS;
-    t[b'\n' as usize] = WS;
-    t[b'\r' as usize] = WS;
-    t[b'\t' as usize] = WS;
-    let special = *b"\"{}[],";
-    let mut k = 0;
-    while k < special.len() {
-        t[special[k] as usize] = SPECIAL;
-        k += 1;
-    }
-    t
-};
+const MEMBERS: [u8; 256] = classes(b"\"{}[],", SPECIAL, classes(b" \n\r\t", WS, [PLAIN; 256]));
 
 /// How the event array ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,7 +295,7 @@ impl<R: Read> Scanner<R> {
             } else if depth >= 2 {
                 // Within a member's value only strings and brackets count
                 // (no `,` there is the event's own).
-                while i < self.len && !NESTED[self.buf[i] as usize] {
+                while i < self.len && NESTED[self.buf[i] as usize] == PLAIN {
                     i += 1;
                 }
                 if i == self.len {
