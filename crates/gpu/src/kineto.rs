@@ -409,11 +409,11 @@ impl<F> Builder<F> {
 
 /// Decodes a trace from a reader of (uncompressed) JSON, one event at a
 /// time (`critpath_readers::jsonsplit`, on a thread of its own), each
-/// handed to `sink` with the
-/// names so far: an event that cannot be read is skipped and counted, an
-/// event array without its `]` is read up to its last whole event, and a
-/// document that cannot be read on (a corrupt compressed stream) is read up
-/// to there once events were found. `only` passes over events unparsed.
+/// handed to `sink` with the names so far: an event that cannot be read is
+/// skipped and counted, an event array without its `]` is read up to its
+/// last whole event, and a document that cannot be read on (a corrupt
+/// compressed stream) is read up to there once events were found. `only`
+/// passes over events unparsed.
 pub fn read_json(
     r: impl Read + Send,
     only: Only,
