@@ -19,6 +19,7 @@
 use crate::cpucoll;
 use crate::items::{ByCorr, CallInfo, Pass, RecordRef, StreamKey, StreamOp, WaitKind};
 use crate::kineto::{self, Ev, Kind, Names, Only, Trace};
+use crate::steps;
 use crate::streams::{self, CollOp, RankStreams};
 use critpath_readers::extsort::{disk_error, ExtSort, Spill};
 use critpath_trace::{Location, ReadError};
@@ -136,22 +137,39 @@ fn read(
     Ok((r, trace))
 }
 
-/// A first read of a trace for one instance of an annotation: the
-/// annotations alone (the rest passed over unparsed), to learn the window,
-/// so that the second read passes over the CPU ops outside it.
+/// A first read of a trace for one instance of an annotation: the window
+/// guessed from a search of the bytes (`steps`), so that the second read
+/// passes over the CPU ops outside it.
 fn window_first(json: Box<dyn Read + Send>, opts: &GpuOptions) -> Result<Only, String> {
-    let prefix = prefix_of(opts);
-    let mut windows = Vec::new();
-    kineto::read_json(json, Only::Annotations, |ev, t| {
-        if is_window(&ev, t, prefix) {
-            windows.push((ev.ts, ev.end()));
-        }
-    })?;
-    windows.sort_by_key(|w| w.0);
+    let prefix = prefix_of(opts).unwrap_or_default();
+    let windows = steps::windows(json, prefix).map_err(|e| format!("cannot read: {e}"))?;
     Ok(match windows.get(opts.instance) {
         Some(&(a, b)) => Only::Window(a, b),
         None => Only::All,
     })
+}
+
+/// Reads the trace, with the window guessed first when it can be read
+/// `again`; a wrong guess (the read's own annotations tell) costs one more
+/// read, with the right window.
+fn read_for(
+    json: Box<dyn Read + Send>,
+    again: Option<Again>,
+    opts: &GpuOptions,
+    budget: usize,
+) -> Result<(Read1, Trace), String> {
+    let Some(again) = again.filter(|_| prefix_of(opts).is_some()) else {
+        return read(json, opts, budget, Only::All);
+    };
+    let guess = window_first(json, opts)?;
+    let (r, trace) = read(again()?, opts, budget, guess)?;
+    match (guess, window_of(&r, opts)) {
+        (Only::Window(a, b), Ok(w)) if w != Some((a, b)) => {
+            let right = w.map_or(Only::All, |(a, b)| Only::Window(a, b));
+            read(again()?, opts, budget, right)
+        }
+        _ => Ok((r, trace)),
+    }
 }
 
 /// The window of the asked instance; an error says how many there are.
@@ -408,14 +426,14 @@ fn cpu_collectives(
 }
 
 /// A way to read an input a second time (a file; not a pipe).
-pub type Again = Box<dyn FnOnce() -> Result<Box<dyn Read + Send>, String> + Send>;
+pub type Again = Box<dyn Fn() -> Result<Box<dyn Read + Send>, String> + Send>;
 
 /// Reads one rank's trace and prepares its pass; `budget` items per sort.
 /// One of several ranks (`of_several`) notes its collectives, and its pass
 /// waits in one file on disk, so that the ranks waiting for each other
 /// hold neither memory nor many open files. With an annotation asked for
-/// and an input that can be read `again`, a first read finds the window
-/// and the second passes over the CPU ops outside it.
+/// and an input that can be read `again`, a first look finds the window
+/// and the read passes over the CPU ops outside it.
 pub fn prepare(
     file: &str,
     (json, again): (Box<dyn Read + Send>, Option<Again>),
@@ -425,14 +443,7 @@ pub fn prepare(
 ) -> Result<Prepared, ReadError> {
     let err = |m: String| ReadError::new(file, Location::File, m, true);
     let disk = |e| disk_error(file, "sort the trace's events in", e);
-    let (json, only) = match again.filter(|_| prefix_of(opts).is_some()) {
-        Some(again) => {
-            let only = window_first(json, opts).map_err(err)?;
-            (again().map_err(err)?, only)
-        }
-        None => (json, Only::All),
-    };
-    let (r, trace) = read(json, opts, budget, only).map_err(err)?;
+    let (r, trace) = read_for(json, again, opts, budget).map_err(err)?;
     let window = window_of(&r, opts).map_err(err)?;
     let mut j = Join {
         names: &trace.names,

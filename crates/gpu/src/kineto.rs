@@ -181,15 +181,15 @@ struct RawArgs {
 }
 
 #[derive(Deserialize)]
-struct RawEvent<'a> {
+pub(crate) struct RawEvent<'a> {
     #[serde(borrow)]
-    ph: Option<Cow<'a, str>>,
+    pub(crate) ph: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    cat: Option<Cow<'a, str>>,
+    pub(crate) cat: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    ts: Option<f64>,
-    dur: Option<f64>,
+    pub(crate) name: Option<Cow<'a, str>>,
+    pub(crate) ts: Option<f64>,
+    pub(crate) dur: Option<f64>,
     pid: Option<Num>,
     tid: Option<Num>,
     args: Option<RawArgs>,
@@ -208,7 +208,7 @@ fn kind_of(cat: &str) -> Option<Kind> {
 
 /// Microseconds (Kineto's unit) to nanoseconds, the whole microseconds
 /// apart so that epoch-sized times keep their precision.
-fn ns(us: f64) -> u64 {
+pub(crate) fn ns(us: f64) -> u64 {
     if us <= 0.0 {
         return 0;
     }
@@ -229,9 +229,6 @@ pub fn parse_ranks(s: &str) -> Vec<i64> {
 pub enum Only {
     /// Every event.
     All,
-    /// The `user_annotation` events (where the steps are); the others are
-    /// passed over unparsed where a glance ([`crate::peek`]) tells them.
-    Annotations,
     /// Every event but the CPU ops that start outside this window (ns, both
     /// ends in) and are no collective: those are passed over unparsed (and
     /// unchecked), keeping their place in the count of events.
@@ -391,7 +388,6 @@ impl<F> Builder<F> {
         };
         match self.only {
             Only::All => false,
-            Only::Annotations => p.cat != Some(b"user_annotation"),
             Only::Window(a, b) => {
                 let outside = p.ts.map(ns).is_some_and(|t| t < a || t > b);
                 let plain_op = || {

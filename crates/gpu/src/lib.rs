@@ -24,6 +24,7 @@ pub mod pass;
 pub mod peek;
 pub mod ranks;
 pub mod source;
+pub mod steps;
 pub mod streams;
 
 pub use breakdown::{bound_by, bound_by_window, BreakdownObserver, GpuBreakdown, GpuFacts, Tally};

@@ -89,3 +89,41 @@ fn one_step_read_past_the_rest_is_the_step_of_the_whole_read() {
         every_instance_alike(&[p], "[param|pytorch.model.alex_net|0|0|0|", 4);
     }
 }
+
+/// The window is guessed from a search of the bytes for
+/// `"user_annotation"`; an annotation written with an escaped category is
+/// missed by the search, so the guess is the next step, and the read that
+/// follows, parsing every annotation, finds it wrong and reads again.
+#[test]
+fn a_wrong_guess_of_the_window_is_read_again() {
+    let src = example("rank0.pt.trace.json.gz");
+    let mut doc: serde_json::Value = {
+        let json = kineto::json_of_file(&src).unwrap();
+        serde_json::from_reader(json).unwrap()
+    };
+    let events = doc["traceEvents"].as_array_mut().unwrap();
+    let first = events
+        .iter_mut()
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("ProfilerStep"))
+        })
+        .min_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap())
+        .unwrap();
+    first["cat"] = "ESCAPED".into();
+    let text = serde_json::to_string(&doc)
+        .unwrap()
+        .replace("\"ESCAPED\"", "\"user\\u005fannotation\"");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("escaped.json");
+    std::fs::write(&path, text).unwrap();
+    assert_eq!(
+        critpath_gpu::steps::windows(kineto::json_of_file(&path).unwrap(), "ProfilerStep")
+            .unwrap()
+            .len(),
+        3,
+        "the search misses the escaped one"
+    );
+    every_instance_alike(&[path], "ProfilerStep", 4);
+}
