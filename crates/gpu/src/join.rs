@@ -140,13 +140,12 @@ fn read(
 /// A first read of a trace for one instance of an annotation: the window
 /// guessed from a search of the bytes (`steps`), so that the second read
 /// passes over the CPU ops outside it.
-fn window_first(json: Box<dyn Read + Send>, opts: &GpuOptions) -> Result<Only, String> {
+fn window_first(json: Box<dyn Read + Send>, opts: &GpuOptions) -> Only {
     let prefix = prefix_of(opts).unwrap_or_default();
-    let windows = steps::windows(json, prefix).map_err(|e| format!("cannot read: {e}"))?;
-    Ok(match windows.get(opts.instance) {
+    match steps::windows(json, prefix).get(opts.instance) {
         Some(&(a, b)) => Only::Window(a, b),
         None => Only::All,
-    })
+    }
 }
 
 /// Reads the trace, with the window guessed first when it can be read
@@ -161,7 +160,7 @@ fn read_for(
     let Some(again) = again.filter(|_| prefix_of(opts).is_some()) else {
         return read(json, opts, budget, Only::All);
     };
-    let guess = window_first(json, opts)?;
+    let guess = window_first(json, opts);
     let (r, trace) = read(again()?, opts, budget, guess)?;
     match (guess, window_of(&r, opts)) {
         (Only::Window(a, b), Ok(w)) if w != Some((a, b)) => {

@@ -7,7 +7,7 @@
 //! (`join::prepare` reads once more when the guess was wrong).
 
 use crate::kineto::{ns, RawEvent};
-use std::io::{self, Read};
+use std::io::Read;
 
 const NEEDLE: &[u8] = b"\"user_annotation\"";
 /// How far before a hit its event's `{` is looked for.
@@ -45,31 +45,17 @@ fn event_around(buf: &[u8], at: usize, prefix: &str) -> Option<(u64, u64)> {
     Some((ts, ts + ns(e.dur.unwrap_or(0.0))))
 }
 
-/// Fills `buf` from `r` until it is full or `r` ends; the bytes read.
-fn fill(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// The windows of the annotations whose name starts with `prefix`, in
-/// time order (see the module's documentation).
-pub fn windows(mut r: impl Read, prefix: &str) -> io::Result<Vec<(u64, u64)>> {
+/// time order (see the module's documentation). Input that cannot be read
+/// on (a corrupt compressed stream) ends the search: the read that follows
+/// reports it.
+pub fn windows(mut r: impl Read, prefix: &str) -> Vec<(u64, u64)> {
     let finder = memchr::memmem::Finder::new(NEEDLE);
     let (mut buf, mut from, mut out) = (Vec::new(), 0usize, Vec::new());
     loop {
         let old = buf.len();
-        buf.resize(old + CHUNK, 0);
-        let n = fill(&mut r, &mut buf[old..])?;
-        buf.truncate(old + n);
-        let eof = n < CHUNK;
+        let read = (&mut r).take(CHUNK as u64).read_to_end(&mut buf);
+        let eof = read.is_err() || buf.len() - old < CHUNK;
         loop {
             match finder.find(&buf[from..]) {
                 Some(k) if eof || from + k + AHEAD <= buf.len() => {
@@ -89,7 +75,7 @@ pub fn windows(mut r: impl Read, prefix: &str) -> io::Result<Vec<(u64, u64)>> {
         }
         if eof {
             out.sort_by_key(|w| w.0);
-            return Ok(out);
+            return out;
         }
         let done = from.saturating_sub(BACK);
         buf.drain(..done);
@@ -125,7 +111,7 @@ mod tests {
         // A look-alike in a string, and a category that is no annotation.
         doc += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"\\\"user_annotation\\\"\", \"ts\": 1},\n";
         doc += "  {\"ph\": \"i\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#x\", \"ts\": 2}\n]}";
-        let got = windows(doc.as_bytes(), "ProfilerStep").unwrap();
+        let got = windows(doc.as_bytes(), "ProfilerStep");
         let want: Vec<(u64, u64)> = (0..3000u64)
             .filter(|i| i % 200 == 0)
             .map(|i| (i * 10_000 + 500, i * 10_000 + 20_500))

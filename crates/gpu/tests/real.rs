@@ -179,6 +179,28 @@ fn a_corrupt_compressed_stream_keeps_the_events_before_it() {
         .diagnostics
         .iter()
         .any(|d| d.kind == critpath_trace::DiagnosticKind::InputCut));
+    // One step before the damage, its window found by a search of the
+    // bytes that stops there: the analysis of reading every event, the
+    // damage said.
+    let step = GpuOptions {
+        annotation: Some("ProfilerStep".into()),
+        instance: 0,
+    };
+    let once = critpath_gpu::KinetoInput {
+        name: broken.display().to_string(),
+        json: critpath_gpu::kineto::json_of_file(&broken).unwrap(),
+        again: None,
+    };
+    let analysed = |mut src: critpath_gpu::GpuSource| {
+        let (a, err) = critpath_engine::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+        let said = err.is_some_and(|e| e.message.contains("the events before it are read"));
+        (serde_json::to_string(&a).unwrap(), said)
+    };
+    let whole_read = analysed(critpath_gpu::open_inputs(vec![once], &step).unwrap());
+    let searched =
+        analysed(open_with(&broken, &step).expect("the first step is before the damage"));
+    assert!(whole_read.1, "{whole_read:?}");
+    assert_eq!(whole_read, searched);
 }
 
 #[test]

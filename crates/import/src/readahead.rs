@@ -22,21 +22,8 @@ pub struct ReadAhead {
 /// Up to [`CHUNK`] bytes of `r` (fewer only at its end, or before an
 /// error, which follows them).
 fn chunk(r: &mut dyn Read) -> (Vec<u8>, Option<io::Error>) {
-    let mut buf = vec![0u8; CHUNK];
-    let mut n = 0;
-    let mut err = None;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                err = Some(e);
-                break;
-            }
-        }
-    }
-    buf.truncate(n);
+    let mut buf = Vec::with_capacity(CHUNK);
+    let err = r.take(CHUNK as u64).read_to_end(&mut buf).err();
     (buf, err)
 }
 

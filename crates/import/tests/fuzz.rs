@@ -402,6 +402,13 @@ fn fuzz_kineto() {
     fuzz("kineto", fixture("kineto.json"), How::Stream, CASES);
     fuzz("kineto step", fixture("kineto.json"), How::Step, CASES);
     fuzz_then(
+        "kineto step then gzip",
+        fixture("kineto.json"),
+        How::Step,
+        CASES / 3,
+        |b| gzip(&b),
+    );
+    fuzz_then(
         "kineto then gzip",
         fixture("kineto.json"),
         How::Stream,
