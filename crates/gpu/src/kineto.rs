@@ -380,26 +380,21 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
 impl<F> Builder<F> {
     /// Does the read pass over this event (see [`Only`])?
     fn passes_over(&mut self, v: &[u8]) -> bool {
-        if self.only == Only::All {
+        let Only::Window(a, b) = self.only else {
             return false;
-        }
+        };
         let Some(p) = crate::peek::peek(v) else {
             return false;
         };
-        match self.only {
-            Only::All => false,
-            Only::Window(a, b) => {
-                let outside = p.ts.map(ns).is_some_and(|t| t < a || t > b);
-                let plain_op = || {
-                    let name = p.name.and_then(|n| std::str::from_utf8(n).ok());
-                    name.is_some_and(|n| classify(n, false).is_none())
-                };
-                let skip = p.ph == Some(b"X") && p.cat == Some(b"cpu_op") && outside && plain_op();
-                // It would have been an event of the count.
-                self.index += u64::from(skip);
-                skip
-            }
-        }
+        let outside = p.ts.map(ns).is_some_and(|t| t < a || t > b);
+        let plain_op = || {
+            let name = p.name.and_then(|n| std::str::from_utf8(n).ok());
+            name.is_some_and(|n| classify(n, false).is_none())
+        };
+        let skip = p.ph == Some(b"X") && p.cat == Some(b"cpu_op") && outside && plain_op();
+        // It would have been an event of the count.
+        self.index += u64::from(skip);
+        skip
     }
 }
 

@@ -67,6 +67,18 @@ pub struct KinetoInput {
     pub again: Option<crate::join::Again>,
 }
 
+impl KinetoInput {
+    /// A trace file (gzip or not), which can be read again.
+    pub fn of_file(path: &Path) -> Result<KinetoInput, String> {
+        let again = path.to_path_buf();
+        Ok(KinetoInput {
+            name: path.display().to_string(),
+            json: kineto::json_of_file(path)?,
+            again: Some(Box::new(move || kineto::json_of_file(&again))),
+        })
+    }
+}
+
 /// The diagnostics of what a file's reader skipped or found cut.
 fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
     let mut d = Vec::new();
@@ -181,15 +193,8 @@ pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource
     let inputs = paths
         .iter()
         .map(|p| {
-            let name = p.display().to_string();
-            let path = p.clone();
-            kineto::json_of_file(p)
-                .map(|json| KinetoInput {
-                    name: name.clone(),
-                    json,
-                    again: Some(Box::new(move || kineto::json_of_file(&path))),
-                })
-                .map_err(|m| ReadError::new(&name, Location::File, m, true))
+            KinetoInput::of_file(p)
+                .map_err(|m| ReadError::new(&p.display().to_string(), Location::File, m, true))
         })
         .collect::<Result<_, _>>()?;
     open_inputs(inputs, opts)

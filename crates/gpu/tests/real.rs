@@ -187,9 +187,8 @@ fn a_corrupt_compressed_stream_keeps_the_events_before_it() {
         instance: 0,
     };
     let once = critpath_gpu::KinetoInput {
-        name: broken.display().to_string(),
-        json: critpath_gpu::kineto::json_of_file(&broken).unwrap(),
         again: None,
+        ..critpath_gpu::KinetoInput::of_file(&broken).unwrap()
     };
     let analysed = |mut src: critpath_gpu::GpuSource| {
         let (a, err) = critpath_engine::analyze(&mut src, Default::default(), |_, _| {}).unwrap();

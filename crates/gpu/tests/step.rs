@@ -1,6 +1,6 @@
-//! One instance of an annotation read from a file that can be read twice:
-//! a first read finds the window, the second passes over the CPU ops
-//! outside it unparsed. The analysis must be the one of reading every
+//! One instance of an annotation read from a file that can be read again:
+//! a search of the bytes guesses the window, the read passes over the CPU
+//! ops outside it unparsed (and reads once more when the guess was wrong). The analysis must be the one of reading every
 //! event, for every instance, on real traces: a CPU-only DDP rank with
 //! gloo collectives (one rank and two), an NCCL rank with GPU kernels, a
 //! GPU trace with event synchronization.
@@ -17,22 +17,19 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A trace file as an input that can be read again (`twice`) or not.
+fn input(p: &Path, twice: bool) -> KinetoInput {
+    let mut input = KinetoInput::of_file(p).unwrap();
+    if !twice {
+        input.again = None;
+    }
+    input
+}
+
 /// The analysis (as JSON) and breakdown of `paths` read with or without a
 /// second read.
 fn analysed(paths: &[PathBuf], opts: &GpuOptions, twice: bool) -> String {
-    let inputs = paths
-        .iter()
-        .map(|p| {
-            let path = p.clone();
-            let again: Option<critpath_gpu::join::Again> =
-                twice.then(|| Box::new(move || kineto::json_of_file(&path)) as _);
-            KinetoInput {
-                name: p.display().to_string(),
-                json: kineto::json_of_file(p).unwrap(),
-                again,
-            }
-        })
-        .collect();
+    let inputs = paths.iter().map(|p| input(p, twice)).collect();
     let (a, b) = run(open_inputs(inputs, opts).unwrap());
     assert!(a.stats.records > 0);
     format!("{}\n{b:?}", serde_json::to_string(&a).unwrap())
@@ -54,14 +51,7 @@ fn every_instance_alike(paths: &[PathBuf], prefix: &str, instances: usize) {
         instance: instances,
     };
     let err = |twice: bool| {
-        let p = &paths[0];
-        let path = p.clone();
-        let input = KinetoInput {
-            name: p.display().to_string(),
-            json: kineto::json_of_file(p).unwrap(),
-            again: twice.then(|| Box::new(move || kineto::json_of_file(&path)) as _),
-        };
-        open_inputs(vec![input], &opts)
+        open_inputs(vec![input(&paths[0], twice)], &opts)
             .err()
             .expect("no such instance")
             .message
