@@ -17,7 +17,7 @@ import sys
 import pandas as pd
 
 from critpath import _native
-from critpath._work import analyze_chunk, analyze_file
+from critpath._work import analyze_file, analyze_part, analyze_parts
 from critpath.analysis import Error
 
 PER_TRACE_COLUMNS = ["file", "trace_id", "length_ns", "top_sm", "top_state", "top_criticality"]
@@ -64,15 +64,15 @@ def _bar(total, progress):
 def _serial(paths, options, bar):
     out = []
     for p in paths:
-        out.append(analyze_file(p, options))
+        out.append(analyze_part(p, options))
         if bar is not None:
             bar.update(1)
     return out
 
 
-def _executor(executor, paths, options, bar, chunk):
-    chunks = [paths[i:i + chunk] for i in range(0, len(paths), chunk)]
-    futures = [executor.submit(analyze_chunk, c, options) for c in chunks]
+def _executor(executor, paths, options, bar, slots):
+    chunks, threads = _tasks(paths, slots)
+    futures = [executor.submit(analyze_parts, c, options, threads) for c in chunks]
     out = []
     for f, c in zip(futures, chunks):
         out.extend(f.result())
@@ -90,20 +90,38 @@ def _local_pool(paths, options, bar):
     # Threads of this process: the native analysis runs without the GIL, so
     # they analyze files in parallel; unlike a process pool they need no
     # fresh interpreter, so no `if __name__ == "__main__":` guard in the
-    # caller's script, and nothing is pickled. One file per task: a slow
-    # file does not hold others up.
+    # caller's script, and nothing is pickled.
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="critpath") as ex:
-        return _executor(ex, paths, options, bar, 1)
+        return _executor(ex, paths, options, bar, workers)
+
+
+def _tasks(paths, slots):
+    """How ``paths`` are spread over ``slots`` workers (threads or
+    processes; None: unknown): the files of each task, and whether each
+    file's requests are spread over the cores too. With at least two files per
+    slot the slots are the parallelism and each file runs on its worker's
+    thread (no more threads than cores); about four tasks per slot keep
+    the cost per task small beside the analysis and still balance the
+    last ones. With fewer files (one big span file), or slots unknown, one
+    file per task and its requests on every core."""
+    n = len(paths)
+    chunk, threads = (1, True) if not slots or n < 2 * slots else (-(-n // (4 * slots)), False)
+    return [paths[i:i + chunk] for i in range(0, n, chunk)], threads
 
 
 def _dask(client, paths, options, bar):
-    futures = client.map(analyze_file, paths, options=options, pure=False)
+    # The cluster's threads are the slots (Dask runs native libraries one
+    # thread per task: it starts its workers with OMP_NUM_THREADS=1). What
+    # comes back is one JSON text per file.
+    chunks, threads = _tasks(paths, sum(client.nthreads().values()))
+    futures = client.map(analyze_parts, chunks, options=options, threads=threads, pure=False)
     if bar is not None:
         from distributed import as_completed
 
-        for _ in as_completed(futures):
-            bar.update(1)
-    return client.gather(futures)
+        sizes = {f.key: len(c) for f, c in zip(futures, chunks)}
+        for f in as_completed(futures):
+            bar.update(sizes[f.key])
+    return [part for parts in client.gather(futures) for part in parts]
 
 
 def _is_dask_client(client):
@@ -135,36 +153,65 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     bar = _bar(len(paths), progress)
     try:
         if client == "serial":
-            per_file = _serial(paths, options, bar)
+            parts = _serial(paths, options, bar)
         elif client is None:
-            per_file = _local_pool(paths, options, bar)
+            parts = _local_pool(paths, options, bar)
         elif isinstance(client, str):
             from distributed import Client
 
             with Client(client) as c:
-                per_file = _dask(c, paths, options, bar)
+                parts = _dask(c, paths, options, bar)
         elif _is_dask_client(client):
-            per_file = _dask(client, paths, options, bar)
+            parts = _dask(client, paths, options, bar)
         elif hasattr(client, "submit"):
-            per_file = _executor(client, paths, options, bar, 1)
+            parts = _executor(client, paths, options, bar, getattr(client, "_max_workers", None))
         else:
             raise TypeError("client must be None, 'serial', a dask.distributed.Client, "
                             "a scheduler address or a concurrent.futures.Executor")
     finally:
         if bar is not None:
             bar.close()
-    return Batch([r for results in per_file for r in results])
+    return Batch(parts=parts)
 
 
 class Batch:
     """Per-request results and their aggregate per state."""
 
-    def __init__(self, results):
-        self.results = list(results)
+    def __init__(self, results=None, *, parts=None):
+        # A batch is held as parts: JSON texts of per-request results, one
+        # per file, as workers send them back; the tables are made from
+        # them natively, and the dicts of ``results`` only when asked for.
+        if parts is None:
+            self._results = list(results or [])
+            self._parts = [json.dumps(self._results)]
+        else:
+            self._results = None
+            self._parts = list(parts)
+        self._native = None
         self._agg = None
+        self._columns = None
+
+    @property
+    def results(self):
+        """The per-request results: a list of dicts with file, trace_id,
+        length_ns and states (sys, sm, state, critical_ns, criticality),
+        most critical first."""
+        if self._results is None:
+            self._results = [r for part in self._parts for r in json.loads(part)]
+        return self._results
+
+    def _parsed(self):
+        if self._native is None:
+            self._native = _native.Results(self._parts)
+        return self._native
+
+    def _per_trace_columns(self):
+        if self._columns is None:
+            self._columns = json.loads(self._parsed().per_trace())
+        return self._columns
 
     def __len__(self):
-        return len(self.results)
+        return len(self._parsed())
 
     def __repr__(self):
         return "<critpath.Batch of %d traces>" % len(self.results)
@@ -175,15 +222,7 @@ class Batch:
         critical state (top_sm, top_state, top_criticality); a request with
         no state on its path has None, None and 0.0 (the CLI's JSON has
         ``""``, its Parquet null)."""
-        rows = []
-        for r in self.results:
-            top = r["states"][0] if r["states"] else {}
-            rows.append({
-                "file": r["file"], "trace_id": r["trace_id"], "length_ns": r["length_ns"],
-                "top_sm": top.get("sm"), "top_state": top.get("state"),
-                "top_criticality": top.get("criticality", 0.0),
-            })
-        return pd.DataFrame(rows, columns=PER_TRACE_COLUMNS)
+        return pd.DataFrame(self._per_trace_columns(), columns=PER_TRACE_COLUMNS)
 
     @property
     def states(self):
@@ -191,7 +230,7 @@ class Batch:
         time, and the mean and p50/p90/p99 of its criticality over all
         requests; most summed critical time first (docs/json.md)."""
         if self._agg is None:
-            self._agg = json.loads(_native.aggregate(json.dumps(self.results)))
+            self._agg = json.loads(self._parsed().aggregate())
         return pd.DataFrame(self._agg, columns=STATES_COLUMNS)
 
     def slowest(self, fraction):
@@ -200,8 +239,7 @@ class Batch:
         above 0 and at most 1, else :class:`critpath.Error` (a
         ``ValueError``)."""
         fraction = fraction_of_requests(fraction, "slowest(%r)")
-        slow, _ = json.loads(_native.slowest(json.dumps(self.results), fraction))
-        return Batch(slow)
+        return Batch(parts=[self._parsed().slowest(fraction)])
 
     def compare(self, fraction=0.1):
         """The slowest ``fraction`` against the rest: how many requests each
@@ -209,7 +247,7 @@ class Batch:
         ``rest_top``) with its share of the part's path. ``fraction`` is as
         :meth:`slowest`'s."""
         fraction = fraction_of_requests(fraction, "compare(%r)")
-        return json.loads(_native.compare(json.dumps(self.results), fraction))
+        return json.loads(self._parsed().compare(fraction))
 
     def to_parquet(self, directory):
         """Writes per_trace.parquet and states.parquet into ``directory``

@@ -5,6 +5,7 @@ checkout requests; errors carried back from the workers."""
 
 import concurrent.futures as cf
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 
 import critpath
+import critpath.batch as batch
 import checkout
 from conftest import cli, example
 
@@ -159,6 +161,56 @@ def test_the_native_analysis_runs_without_the_gil(tmp_path):
 def test_any_executor_equals_serial(serial, traces):
     with cf.ThreadPoolExecutor(3) as ex:
         assert_same(critpath.analyze_many(traces, client=ex, progress=False), serial)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda: cf.ThreadPoolExecutor(1),
+    lambda: cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")),
+])
+def test_tasks_of_several_files_keep_their_order(serial, traces, pool):
+    # With at least two files per worker, a task holds several files, each
+    # analyzed on the worker's thread only: the same results, in order.
+    with pool() as ex:
+        assert_same(critpath.analyze_many(traces, client=ex, progress=False), serial)
+
+
+@pytest.mark.parametrize("files,slots", [(0, 2), (1, 2), (3, 2), (4, 2), (9, 2), (200, 2),
+                                         (5, None), (7, 1)])
+def test_tasks_cover_every_file_once_in_order(files, slots):
+    paths = ["f%d" % i for i in range(files)]
+    chunks, threads = batch._tasks(paths, slots)
+    assert [p for c in chunks for p in c] == paths
+    many = slots is not None and files >= 2 * slots
+    assert threads is not many
+    if many:
+        # About four tasks per worker; one file per task otherwise.
+        assert 2 * slots <= len(chunks) <= 4 * slots
+    else:
+        assert all(len(c) == 1 for c in chunks)
+
+
+def test_a_file_on_one_thread_gives_what_it_gives_on_every_core(traces):
+    from critpath import _work
+
+    for p in traces[:2]:
+        assert _work.analyze_part(p, None, False) == _work.analyze_part(p)
+
+
+def test_a_batch_made_of_results_is_the_batch_of_its_parts(serial):
+    again = critpath.Batch(serial.results)
+    assert_same(again, serial)
+    assert len(again) == len(serial)
+    pd.testing.assert_frame_equal(again.slowest(0.2).per_trace, serial.slowest(0.2).per_trace)
+
+
+def test_a_worker_process_starts_without_pandas(tmp_path):
+    # What a fresh worker (a spawned process, a Dask worker) imports to run
+    # a task: the native module, not pandas; so a process pool starts fast.
+    p = subprocess.run([sys.executable, "-c",
+                        "import sys, critpath._work; print('pandas' in sys.modules)"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"
 
 
 def test_dask_local_cluster_equals_serial(serial, traces, dask_client):

@@ -1,61 +1,129 @@
 //! `critpath.analyze_many`'s native half: one file's per-request results
 //! and their aggregate, from critpath-batch (the code behind `critpath
-//! batch`). Results cross as JSON text, so that what a Dask worker sends
-//! back is plain picklable data and the aggregate on the client is the
-//! same whichever worker analyzed which file.
+//! batch`). A file's results cross as one JSON text (a batch's *part*), so
+//! that what a worker sends back is one string, cheap to pickle, and the
+//! tables are made here from the parts, never from a Python object per
+//! request; the aggregate is the same whichever worker analyzed which
+//! file.
 
 use crate::{guarded, Result};
 use critpath_batch::{Aggregate, Options, TraceResult};
 use pyo3::prelude::*;
+use serde::Serialize;
 use std::path::PathBuf;
-
-fn results(json: &str) -> Result<Vec<TraceResult>> {
-    serde_json::from_str(json).map_err(|e| format!("per-trace results: not critpath's: {e}"))
-}
 
 fn to_json(v: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(v).map_err(|e| e.to_string())
 }
 
-/// `_native.analyze_file(path, options_json)`: the file's per-request
-/// results (a JSON list of `TraceResult`); `options_json` holds `to`,
-/// `from`, `annotation`, `instance`, `trace` (each optional).
+/// `_native.analyze_file(path, options_json, threads=True)`: the file's
+/// per-request results (a JSON list of `TraceResult`, one *part* of a
+/// batch); `options_json` holds `to`, `from`, `annotation`, `instance`,
+/// `trace` (each optional). `threads=False` analyzes the file's requests
+/// on the caller's thread only: a worker that is already one of several
+/// in parallel (a Dask task) does not also spread its file over every core.
 #[pyfunction]
-pub fn analyze_file(py: Python<'_>, path: PathBuf, options: &str) -> PyResult<String> {
+#[pyo3(signature = (path, options, threads = true))]
+pub fn analyze_file(
+    py: Python<'_>,
+    path: PathBuf,
+    options: &str,
+    threads: bool,
+) -> PyResult<String> {
     guarded(py, || {
         let mut opts: Options =
             serde_json::from_str(options).map_err(|e| format!("analyze_many options: {e}"))?;
         // This worker's settings, from its own environment.
         opts.settings = crate::settings();
+        opts.settings.threads &= threads;
         let r = critpath_batch::analyze_file(&path, &opts).map_err(|e| e.to_string())?;
         to_json(&r)
     })
 }
 
-/// `_native.aggregate(results_json)`: the aggregate per state (a JSON list
-/// of `StateAgg`, most summed critical time first).
-#[pyfunction]
-pub fn aggregate(py: Python<'_>, results_json: &str) -> PyResult<String> {
-    guarded(py, || {
-        let mut agg = Aggregate::new();
-        results(results_json)?.iter().for_each(|r| agg.add(r));
-        to_json(&agg.finish())
-    })
+/// The results of a batch's parts (each a JSON list of `TraceResult`), in
+/// order.
+fn results(parts: &[String]) -> Result<Vec<TraceResult>> {
+    let mut out = Vec::new();
+    for part in parts {
+        let mut one: Vec<TraceResult> = serde_json::from_str(part)
+            .map_err(|e| format!("per-trace results: not critpath's: {e}"))?;
+        out.append(&mut one);
+    }
+    Ok(out)
 }
 
-/// `_native.slowest(results_json, fraction)`: `[slowest, rest]`.
-#[pyfunction]
-pub fn slowest(py: Python<'_>, results_json: &str, fraction: f64) -> PyResult<String> {
-    guarded(py, || {
-        to_json(&critpath_batch::slowest(&results(results_json)?, fraction))
-    })
+/// `_native.Results(parts)`: a batch's per-request results, parsed once
+/// from its parts; the tables and the slowest requests are made from it.
+#[pyclass(module = "critpath._native", frozen)]
+pub struct Results {
+    results: Vec<TraceResult>,
 }
 
-/// `_native.compare(results_json, fraction)`: the slowest `fraction`
-/// against the rest (a JSON `Comparison`).
-#[pyfunction]
-pub fn compare(py: Python<'_>, results_json: &str, fraction: f64) -> PyResult<String> {
-    guarded(py, || {
-        to_json(&critpath_batch::compare(&results(results_json)?, fraction))
-    })
+/// The `per_trace` table by columns; `top_*` null for a request with no
+/// state on its path.
+#[derive(Serialize, Default)]
+struct Columns<'a> {
+    file: Vec<&'a str>,
+    trace_id: Vec<&'a str>,
+    length_ns: Vec<u64>,
+    top_sm: Vec<Option<&'a str>>,
+    top_state: Vec<Option<&'a str>>,
+    top_criticality: Vec<f64>,
+}
+
+#[pymethods]
+impl Results {
+    #[new]
+    fn new(py: Python<'_>, parts: Vec<String>) -> PyResult<Self> {
+        let results = guarded(py, || results(&parts))?;
+        Ok(Results { results })
+    }
+
+    fn __len__(&self) -> usize {
+        self.results.len()
+    }
+
+    /// One row per request, as a JSON object of columns (file, trace_id,
+    /// length_ns, top_sm, top_state, top_criticality).
+    fn per_trace(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || {
+            let mut c = Columns::default();
+            for r in &self.results {
+                let top = r.top();
+                c.file.push(&r.file);
+                c.trace_id.push(&r.trace_id);
+                c.length_ns.push(r.length_ns);
+                c.top_sm.push(top.map(|t| t.sm.as_str()));
+                c.top_state.push(top.map(|t| t.state.as_str()));
+                c.top_criticality.push(top.map_or(0.0, |t| t.criticality));
+            }
+            to_json(&c)
+        })
+    }
+
+    /// The aggregate per state (a JSON list of `StateAgg`, most summed
+    /// critical time first).
+    fn aggregate(&self, py: Python<'_>) -> PyResult<String> {
+        guarded(py, || {
+            let mut agg = Aggregate::new();
+            self.results.iter().for_each(|r| agg.add(r));
+            to_json(&agg.finish())
+        })
+    }
+
+    /// The slowest `fraction` of the requests, longest path first, as one
+    /// part.
+    fn slowest(&self, py: Python<'_>, fraction: f64) -> PyResult<String> {
+        guarded(py, || {
+            to_json(&critpath_batch::slowest(&self.results, fraction).0)
+        })
+    }
+
+    /// The slowest `fraction` against the rest (a JSON `Comparison`).
+    fn compare(&self, py: Python<'_>, fraction: f64) -> PyResult<String> {
+        guarded(py, || {
+            to_json(&critpath_batch::compare(&self.results, fraction))
+        })
+    }
 }

@@ -61,8 +61,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::analyze, m)?)?;
     m.add_function(wrap_pyfunction!(requests::requests, m)?)?;
     m.add_function(wrap_pyfunction!(batch::analyze_file, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::aggregate, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::slowest, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::compare, m)?)?;
+    m.add_class::<batch::Results>()?;
     Ok(())
 }
