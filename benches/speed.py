@@ -13,7 +13,11 @@ as Markdown: critpath beside the tools it is compared with.
   (`benches/vs_hta.py`; needs PY with torch and holistictraceanalysis:
   `pip install torch holistictraceanalysis "pandas<2.3"`);
 - one OTLP file of 100,000 requests analyzed per request
-  (`examples/spans/gen_checkout.py`).
+  (`examples/spans/gen_checkout.py`);
+- `critpath.analyze_many` on 200 files of 500 requests: serial, threads,
+  a Dask LocalCluster of two workers, a process pool's start
+  (`benches/python/many.py`; needs the package's venv, `target/venv`, made
+  by `scripts/python-env.sh`).
 
 A part whose tools are missing says so and is skipped. --quick makes
 everything smaller (a smoke run: the figures are not the docs'). The
@@ -110,11 +114,31 @@ def otlp_part(cp, work, quick):
              f"{s:.2f} s, {rss:.0f} MiB", f"{n / s:,.0f} requests/s")]
 
 
+def many_part(venv_python, quick):
+    if not Path(venv_python).exists():
+        print(f"skipped analyze_many: no {venv_python} (scripts/python-env.sh makes it)",
+              file=sys.stderr)
+        return []
+    files, per_file = (20, 50) if quick else (200, 500)
+    out = json.loads(sh([venv_python, str(ROOT / "benches/python/many.py"), "--json",
+                         "--files", str(files), "--per-file", str(per_file)]))
+    m = out["median_s"]
+    serial = m["serial"]
+    what = f"analyze_many, {files} files of {per_file} requests"
+    rows = [(f"{what}, {k}", f"serial {serial:.2f} s", f"{m[k]:.2f} s",
+             f"{serial / m[k]:.1f}× serial")
+            for k in ("threads (default)", "dask LocalCluster (2 workers)")]
+    rows.append(("a process pool started, used on 2 files, stopped", "",
+                 f"{m['process pool start, 2 files']:.2f} s", ""))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--python", default=os.environ.get("PYTHON", sys.executable))
+    ap.add_argument("--venv-python", default=str(ROOT / "target/venv/bin/python"))
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "critpath"], cwd=ROOT, check=True)
     cp = str(ROOT / "target/release/critpath")
@@ -122,7 +146,7 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     try:
         rows = bench(cp, a.quick) + perf_part(a.quick) + hta_part(a.python, work, a.quick)
-        rows += otlp_part(cp, work, a.quick)
+        rows += otlp_part(cp, work, a.quick) + many_part(a.venv_python, a.quick)
     finally:
         if a.dir is None:
             shutil.rmtree(work)
