@@ -19,7 +19,7 @@ mod source;
 
 use critpath_trace::{Location, ReadError, Settings};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use critpath_readers::spans;
 pub use detect::{detect, object_document};
@@ -87,7 +87,7 @@ pub fn requests_of(input: Input, format: Format) -> Result<Opened, ReadError> {
 /// The requests of several span files read as one: the spans of one trace
 /// id are one request, whichever files hold them (see [`requests_of`]).
 pub fn requests_of_all(inputs: Vec<Input>) -> Result<Opened, ReadError> {
-    let requests = spans::read_requests_of(streams(inputs))?;
+    let requests = spans::read_requests_in(streams(inputs))?;
     Ok(if requests.len() == 1 {
         let id = requests.first_ids().next().unwrap_or_default().to_string();
         Opened::Trace(
@@ -132,7 +132,7 @@ pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadErr
         1 => "the file holds",
         _ => "the span files hold",
     };
-    let requests = spans::read_requests_of(streams(inputs))?;
+    let requests = spans::read_requests_in(streams(inputs))?;
     match requests.request(id) {
         Some(one) => Ok(AnySource::in_memory(one?, Format::Spans)),
         None => {
@@ -151,9 +151,13 @@ pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadErr
     }
 }
 
-/// Each input's stream and name, for a reader of several.
-fn streams(inputs: Vec<Input>) -> Vec<(input::Stream, String)> {
-    inputs.into_iter().map(|i| (i.stream, i.name)).collect()
+/// Each input's stream, name and path (a plain file's), for a reader of
+/// several.
+fn streams(inputs: Vec<Input>) -> Vec<(input::Stream, String, Option<PathBuf>)> {
+    inputs
+        .into_iter()
+        .map(|i| (i.stream, i.name, i.file))
+        .collect()
 }
 
 /// Opens trace bytes from any reader as [`open`] does a file (tests and

@@ -381,6 +381,9 @@ fn fuzz_chrome() {
 fn fuzz_spans() {
     fuzz("otlp", fixture("otlp.json"), How::Stream, CASES);
     fuzz("jaeger", fixture("jaeger.json"), How::Stream, CASES);
+    // A plain file: read in place when it is one whole document.
+    fuzz("otlp file", fixture("otlp.json"), How::File, CASES);
+    fuzz("jaeger file", fixture("jaeger.json"), How::File, CASES);
     fuzz(
         "jaeger.bz2",
         bzip2(&fixture("jaeger.json")),

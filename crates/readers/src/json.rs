@@ -43,6 +43,10 @@ impl Position {
     pub fn bytes(&self) -> u64 {
         self.bytes.get()
     }
+    /// `n` more bytes read (by a reader that does not stream them).
+    pub fn advance(&self, n: u64) {
+        self.bytes.set(self.bytes.get() + n);
+    }
 }
 
 impl<R: Read> LineCounter<R> {
