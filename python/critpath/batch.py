@@ -200,6 +200,10 @@ class Batch:
             self._results = [r for part in self._parts for r in json.loads(part)]
         return self._results
 
+    def __getstate__(self):
+        # The parsed results are native: a pickled batch carries its parts.
+        return dict(self.__dict__, _native=None)
+
     def _parsed(self):
         if self._native is None:
             self._native = _native.Results(self._parts)

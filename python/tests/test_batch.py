@@ -203,6 +203,14 @@ def test_a_batch_made_of_results_is_the_batch_of_its_parts(serial):
     pd.testing.assert_frame_equal(again.slowest(0.2).per_trace, serial.slowest(0.2).per_trace)
 
 
+def test_a_batch_pickles_after_its_tables_are_made(serial):
+    import pickle
+
+    serial.states, len(serial)
+    again = pickle.loads(pickle.dumps(serial))
+    assert_same(again, serial)
+
+
 def test_a_worker_process_starts_without_pandas(tmp_path):
     # What a fresh worker (a spawned process, a Dask worker) imports to run
     # a task: the native module, not pandas; so a process pool starts fast.
