@@ -658,7 +658,10 @@ fn read_one<R: Read>(
     let framing =
         looks_like_protobuf(&head, whole, name).then(|| sniff::framing_of_named(&head, whole));
     let before = c.spans;
-    let in_place = framing.is_none() && path.is_some_and(|p| mapped::read(p, c));
+    let in_place = match (&framing, path) {
+        (None, Some(p)) => mapped::read(p, name, c)?,
+        _ => false,
+    };
     if !in_place {
         let (input, pos) = LineCounter::new(io::Cursor::new(head).chain(input));
         c.pos = pos;
