@@ -2,11 +2,11 @@
 //! (serde_json's slice reader; the stream reader goes a byte at a time)
 //! instead of streamed: the read takes about half the time.
 //!
-//! Only a file that is one JSON document, whole and of the shape the
-//! stream reader accepts, is read this way: a first walk of the mapping
-//! (the document's structure, each span only checked to be JSON) says so,
-//! and anything else (JSON lines, damage, a list that is not one) is read
-//! by the stream reader from the start, with its messages. The walks see
+//! Only a file of whole JSON documents (one, or JSON lines) of the shape
+//! the stream reader accepts is read this way: a first walk of the mapping
+//! (the documents' structure, each span only checked to be JSON) says so,
+//! and anything else (damage, a list that is not one) is read by the
+//! stream reader from the start, with its messages. The walks see
 //! the same bytes in the same order as the stream reader does, so the
 //! spans, their lines and the problems met in them are the same. The pages
 //! behind the walk leave this process's memory every 8 MB (as perf.data's
@@ -20,7 +20,9 @@ use critpath_trace::{Location, ReadError};
 use serde::de::DeserializeSeed;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::fmt;
 use std::fs::File;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -80,27 +82,75 @@ impl Mapped {
 
 /// Reads the spans of the plain file at `path` (`name` in messages) in
 /// place into `c`; false when it is not read this way (it cannot be
-/// mapped, or it is not one whole document of spans): the stream reader
+/// mapped, or it is not whole documents of spans): the stream reader
 /// reads it then, `c` as it was.
 pub(super) fn read(path: &Path, name: &str, c: &mut Collector) -> Result<bool, ReadError> {
     let Some(bytes) = map(path) else {
         return Ok(false);
     };
-    let mut dry = Collector::new("");
-    dry.mapped = Some(Mapped::new(bytes.clone(), true));
-    if walk(&bytes, &mut dry).is_err() {
+    let Some(docs) = documents(&bytes) else {
         return Ok(false);
-    }
+    };
     c.mapped = Some(Mapped::new(bytes.clone(), false));
     // The first walk went through, so the second does on the same bytes,
     // unless the file changed in between.
-    walk(&bytes, c).map_err(|e| {
+    walk(&bytes, &docs, c).map_err(|e| {
         let msg = format!("the file changed while it was read: {e}");
         ReadError::new(name, Location::File, msg, true)
     })?;
     c.pos = Position::default();
     c.pos.advance(bytes.as_ref().len() as u64);
     Ok(true)
+}
+
+/// The documents of a mapping: the whole of it, or each one's bytes (JSON
+/// lines: the collector's file exporter writes one document a line).
+enum Docs {
+    One,
+    Each(Vec<Range<usize>>),
+}
+
+/// Why a walk stopped.
+enum Failed {
+    /// A document went through, and more follows it.
+    Trailing,
+    Bad(serde_json::Error),
+}
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Failed::Trailing => f.write_str("more after the document"),
+            Failed::Bad(e) => e.fmt(f),
+        }
+    }
+}
+
+/// The documents of the mapping when it is read in place: the first walk
+/// (nothing kept) of the whole as one document, else of each document in
+/// turn; `None` when a walk finds what the stream reader must report.
+fn documents(bytes: &Bytes) -> Option<Docs> {
+    let dry = || {
+        let mut c = Collector::new("");
+        c.mapped = Some(Mapped::new(bytes.clone(), true));
+        c
+    };
+    match walk(bytes, &Docs::One, &mut dry()) {
+        Ok(()) => return Some(Docs::One),
+        Err(Failed::Trailing) => {}
+        Err(Failed::Bad(_)) => return None,
+    }
+    let all = bytes.as_ref();
+    let base = all.as_ptr() as usize;
+    let mut each = Vec::new();
+    for doc in serde_json::Deserializer::from_slice(all).into_iter::<&RawValue>() {
+        let text = doc.ok()?.get();
+        let start = (text.as_ptr() as usize).wrapping_sub(base);
+        each.push(start..start + text.len());
+    }
+    let docs = Docs::Each(each);
+    walk(bytes, &docs, &mut dry()).ok()?;
+    Some(docs)
 }
 
 fn map(path: &Path) -> Option<Bytes> {
@@ -113,14 +163,28 @@ fn map(path: &Path) -> Option<Bytes> {
     Some(Bytes::Map(Arc::new(m)))
 }
 
-/// One walk of the whole mapping as one document; `c.mapped` is taken.
-fn walk(bytes: &Bytes, c: &mut Collector) -> serde_json::Result<()> {
-    let mut de = serde_json::Deserializer::from_slice(bytes.as_ref());
-    let walked = Doc(&mut *c).deserialize(&mut de).and_then(|()| de.end());
+/// One walk of the mapping's documents; `c.mapped` is taken.
+fn walk(bytes: &Bytes, docs: &Docs, c: &mut Collector) -> Result<(), Failed> {
+    let all = bytes.as_ref();
+    let walked = match docs {
+        Docs::One => walk_doc(all, c),
+        Docs::Each(each) => each.iter().enumerate().try_for_each(|(k, r)| {
+            // As the stream reader counts the documents of JSON lines.
+            c.doc += usize::from(k > 0);
+            walk_doc(&all[r.clone()], c)
+        }),
+    };
     if let Some(mut m) = c.mapped.take() {
         m.done();
     }
     walked
+}
+
+/// One document, which is the whole of `text`.
+fn walk_doc(text: &[u8], c: &mut Collector) -> Result<(), Failed> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    Doc(&mut *c).deserialize(&mut de).map_err(Failed::Bad)?;
+    de.end().map_err(|_| Failed::Trailing)
 }
 
 impl Collector {
