@@ -14,7 +14,8 @@
 //! the spans by trace id and builds the records of one request at a time
 //! ([`Requests`]); [`read`] puts them all on one timeline.
 //!
-//! The document is read as a stream, one span at a time, and the spans are
+//! The document is read as a stream (a plain file in place: `mapped.rs`),
+//! one span at a time, and the spans are
 //! grouped by trace id with an external sort ([`crate::extsort`]): a file
 //! of many requests needs memory for its largest request, not for the file
 //! (one timeline of the whole file needs all its spans). A span that cannot
