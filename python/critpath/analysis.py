@@ -63,7 +63,7 @@ def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=Non
         found = _native.requests(paths[0], from_=from_, to=to)
     if found is not None:
         doc, results, verdict, read_error = found
-        result = Requests(doc, json.loads(results), verdict, paths)
+        result = Requests(doc, results, verdict, paths)
     else:
         native = _native.analyze(paths, from_=from_, to=to, annotation=annotation,
                                  instance=instance or 0, trace=trace)
@@ -255,8 +255,9 @@ class Requests(Analysis):
         self._doc = json.loads(doc)
         self._verdict = verdict
         #: The per-request results as a :class:`~critpath.batch.Batch`
-        #: (what :func:`analyze_many` returns for this file).
-        self.batch = Batch(results)
+        #: (what :func:`analyze_many` returns for this file), made from the
+        #: native results' JSON text without a dict per request.
+        self.batch = Batch(parts=[results])
 
     def _one(self, what, hint=""):
         return Error(
