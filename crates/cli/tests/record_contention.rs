@@ -266,7 +266,11 @@ fn a_thread_made_faster_waits_less_for_the_cpu_it_shares() {
         "chain running 2x: baseline {len} ns, chain running {ran} ns and {blamed} ns of CPU wait on the path; predicted {pred} ns (the wait kept: {kept_wait} ns)"
     );
     assert!(pred <= kept_wait - 0.25 * blamed, "{w}");
-    assert!(pred >= len - (ran + blamed) / 2.0 - 1e6, "{w}");
+    // At most, chain's running and all of its CPU wait on the path halve:
+    // the wait charged to the CPU's holders and what is left on its own
+    // runnable row (3.6 ms of a 315 ms path in a loaded run).
+    let queued = chain_critical(&v, "runnable");
+    assert!(pred >= len - (ran + blamed + queued) / 2.0 - 1e6, "{w}");
     // The hogs are the program's own threads: the CPU they held is the
     // program's contention, which another run has again, not the band's.
     let program = w["program_share"].as_f64().unwrap();
