@@ -218,7 +218,7 @@ class Batch:
         return len(self._parsed())
 
     def __repr__(self):
-        return "<critpath.Batch of %d traces>" % len(self.results)
+        return "<critpath.Batch of %d traces>" % len(self)
 
     @property
     def per_trace(self):
