@@ -73,11 +73,11 @@ impl Mapped {
         self.bytes.release(self.released, end);
         self.released = end;
     }
+}
 
-    /// Where `raw`, borrowed from the mapping, starts in it.
-    fn offset(&self, raw: &RawValue) -> usize {
-        (raw.get().as_ptr() as usize).wrapping_sub(self.bytes.as_ref().as_ptr() as usize)
-    }
+/// Where `text`, borrowed from `all`, starts in it.
+fn offset_in(all: &[u8], text: &str) -> usize {
+    (text.as_ptr() as usize).wrapping_sub(all.as_ptr() as usize)
 }
 
 /// Reads the spans of the plain file at `path` (`name` in messages) in
@@ -141,11 +141,10 @@ fn documents(bytes: &Bytes) -> Option<Docs> {
         Err(Failed::Bad(_)) => return None,
     }
     let all = bytes.as_ref();
-    let base = all.as_ptr() as usize;
     let mut each = Vec::new();
     for doc in serde_json::Deserializer::from_slice(all).into_iter::<&RawValue>() {
         let text = doc.ok()?.get();
-        let start = (text.as_ptr() as usize).wrapping_sub(base);
+        let start = offset_in(all, text);
         each.push(start..start + text.len());
     }
     let docs = Docs::Each(each);
@@ -193,7 +192,7 @@ impl Collector {
         let Some(m) = self.mapped.as_mut() else {
             return Ok(());
         };
-        let line = m.line_at(m.offset(raw));
+        let line = m.line_at(offset_in(m.bytes.as_ref(), raw.get()));
         if m.dry {
             return Ok(());
         }
