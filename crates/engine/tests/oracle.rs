@@ -18,8 +18,9 @@ enum Act {
         recv: Option<(u64, bool)>,
     },
     Send(u64),
-    /// A `held` point: the piece so far was held by (SM, state).
-    Held(String, String),
+    /// A `held` point: the piece so far was held by (SM, state); whether
+    /// the holder's run ended (then the waiter's work does not scale it).
+    Held(String, String, bool),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -185,7 +186,12 @@ impl Resolver<'_> {
             } => trans(Some(self.name(state)), Wait::No, Some((num(id), waited))),
             Event::End { .. } => trans(None, Wait::No, None),
             Event::Send { id, .. } => Act::Send(num(id)),
-            Event::Held { on, on_state, .. } => Act::Held(self.name(on), self.name(on_state)),
+            Event::Held {
+                on,
+                on_state,
+                ended,
+                ..
+            } => Act::Held(self.name(on), self.name(on_state), ended),
             Event::Call { func, .. } => {
                 let (func, caller) = (self.name(func), self.cur.get(&sm).cloned().flatten());
                 let st = self.calls.entry(sm.clone()).or_default();
@@ -310,7 +316,7 @@ fn graph(records: &[Record], s: &Interner, from: Option<&str>, speed: &Whatif) -
         }
         match act {
             Act::Send(id) => g.send(t, sm, id),
-            Act::Held(holder, hstate) => g.held(t, sm, (holder, hstate)),
+            Act::Held(holder, hstate, ended) => g.held(t, sm, (holder, hstate), ended),
             Act::Trans { state, wait, recv } => g.trans(t, sm, state, wait, recv),
         }
     }
@@ -383,7 +389,7 @@ impl Builder<'_> {
 
     /// A `held` point of live `sm` at `t`: the piece of its state so far is
     /// charged to `holder` (SM, state).
-    fn held(&mut self, t: u64, sm: String, holder: (String, String)) {
+    fn held(&mut self, t: u64, sm: String, holder: (String, String), ended: bool) {
         let (st, occ, from) = self.piece(t, &sm).expect("alive");
         // The piece's time the holder did not spend in the state charged
         // counts in that state's total.
@@ -396,7 +402,12 @@ impl Builder<'_> {
             _ => occ,
         };
         self.visits.entry(holder.clone()).or_default().1 += beyond;
-        let f = self.speed.factor(&holder) * self.speed.follow(&(sm.clone(), st.clone()));
+        let own = if ended {
+            1.0
+        } else {
+            self.speed.follow(&(sm.clone(), st.clone()))
+        };
+        let f = self.speed.factor(&holder) * own;
         let edge = Edge {
             from,
             w: faster(occ, f),
@@ -768,6 +779,7 @@ fn build(ops: &[Op], with_stacks: bool) -> (Vec<Record>, Interner) {
                 who,
                 on: sms[other as usize % 4],
                 on_state: states[id_of(&id) as usize % 4],
+                ended: dt & 4 != 0,
             },
             _ => Event::State { who, state },
         };

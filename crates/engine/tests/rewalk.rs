@@ -53,6 +53,7 @@ fn trace(s: &mut Interner) -> Vec<Record> {
                 who,
                 on: other,
                 on_state: state,
+                ended: r & (1 << 62) != 0,
             },
             _ => Event::State { who, state },
         };

@@ -21,7 +21,8 @@
 //! `len:varint utf8`, so ids never enter the string table and a reader's
 //! memory stays flat however many messages the trace holds); bit 0x10 says the subject
 //! is a thread, 0x20 a CPU (else an SM), 0x40 that a non-local `sys`
-//! follows, 0x80 that a link id is a string. A `wait` carries a byte of
+//! follows, 0x80 that a link id is a string (in a `held`, kind 14, that the
+//! holder's run ended). A `wait` carries a byte of
 //! flags: 1 = `on`, 2 = `on_state`, 4 = `on_sys`. Strings are defined once,
 //! before first use, so the file streams in one pass, and a cut file yields
 //! every whole chunk before the cut.
@@ -53,6 +54,8 @@ const K_RECV_WAITED_INLINE: u8 = 13;
 /// A `held` point: the SM held by, then its state (the last kind: 15 is a
 /// string definition).
 const K_HELD: u8 = 14;
+/// The kind of a `recv`.
+const K_RECV: u8 = 3;
 
 /// Chunk compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +133,17 @@ impl<W: Write> CptWriter<W> {
         }
         // Define every string this record uses before its op.
         let p = r.ev.parts();
-        let kind = if p.waited { K_RECV_WAITED } else { p.kind };
+        let kind = if p.waited && p.kind == K_RECV {
+            K_RECV_WAITED
+        } else {
+            p.kind
+        };
+        // A `held` whose holder's run ended says so in the string-id bit.
+        let ended = if p.waited && p.kind == K_HELD {
+            F_STRID
+        } else {
+            0
+        };
         let [a, b, c, d] = p.syms;
         let (who, id) = (p.who, p.id);
         let sys = if r.sys != Sym::LOCAL {
@@ -170,7 +183,7 @@ impl<W: Write> CptWriter<W> {
             )
         })?;
         self.buf
-            .push(kind | wflag | if sys.is_some() { F_SYS } else { 0 });
+            .push(kind | wflag | ended | if sys.is_some() { F_SYS } else { 0 });
         put_varint(&mut self.buf, dt);
         if let Some(s) = sys {
             put_varint(&mut self.buf, s);
@@ -556,6 +569,7 @@ fn decode(
             who,
             on: sym_at(buf, pos, direct, map)?,
             on_state: sym_at(buf, pos, direct, map)?,
+            ended: op & F_STRID != 0,
         },
         4 => Event::End { who },
         5 => Event::Call {

@@ -17,9 +17,9 @@ mod fast;
 mod lenient;
 
 /// The fields a record may have, as written (docs/formats.md).
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 14] = [
     "t", "ev", "sm", "sys", "state", "on", "on_sys", "on_state", "fn", "id", "thread", "cpu",
-    "waited",
+    "waited", "ended",
 ];
 
 use lenient::BadField;
@@ -88,6 +88,8 @@ struct Line<'a> {
     cpu: Option<NumOrStr<'a>>,
     /// `recv` only: the state it ends waited for the link.
     waited: Option<bool>,
+    /// `held` only: the holder's run ended while the SM waited.
+    ended: Option<bool>,
 }
 
 /// Reads a JSONL trace.
@@ -286,6 +288,7 @@ impl<R: BufRead> JsonlReader<R> {
                 who: self.who(l, ev)?,
                 on: self.need(l.on.take(), ev, "on")?,
                 on_state: self.need(l.on_state.take(), ev, "on_state")?,
+                ended: l.ended.unwrap_or(false),
             },
             "end" => Event::End {
                 who: self.who(l, ev)?,
@@ -608,10 +611,14 @@ impl<W: Write> JsonlWriter<W> {
                 who: w,
                 on,
                 on_state,
+                ended,
             } => {
                 who(l, w);
                 field(l, "on", on);
                 field(l, "on_state", on_state);
+                if ended {
+                    l.push_str(",\"ended\":true");
+                }
             }
             Event::End { who: w } => who(l, w),
             Event::Call { who: w, func } | Event::Ret { who: w, func } => {

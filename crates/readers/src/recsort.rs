@@ -250,6 +250,7 @@ mod tests {
                 who,
                 on: c,
                 on_state: d,
+                ended: true,
             },
             Event::End { who },
             Event::Call { who, func: c },

@@ -56,8 +56,16 @@ pub enum Event {
     /// for what SM `on` held while it was in `on_state` (a runnable thread
     /// waiting for the CPU `on` ran on). That piece is charged to (`on`,
     /// `on_state`), scaled by its what-ifs, and blamed on `on`; the state
-    /// goes on.
-    Held { who: Who, on: Sym, on_state: Sym },
+    /// goes on. `ended`: `on`'s run ended (it blocked or exited) while
+    /// the waiting SM still needed what `on` held, so the piece is the
+    /// holder's whole run, which the waiter's own work does not shorten
+    /// (docs/path-rules.md, "What-ifs that spread").
+    Held {
+        who: Who,
+        on: Sym,
+        on_state: Sym,
+        ended: bool,
+    },
     /// The SM's life ends.
     End { who: Who },
     /// Implicit software state: enter state `func`.

@@ -21,7 +21,8 @@ pub mod kind {
 }
 
 /// An event taken apart: its kind, its subject (none for push, pop and
-/// switch), up to four symbols, its link id and a `recv`'s `waited`.
+/// switch), up to four symbols, its link id and a `recv`'s `waited` (a
+/// `held`'s `ended`).
 ///
 /// The symbols by kind: state `[state]`; wait `[state, on, on_state,
 /// on_sys]`; recv `[state]`; held `[on, on_state]`; call and ret `[func]`;
@@ -76,7 +77,15 @@ impl Event {
                 waited,
                 ..Parts::new(RECV, Some(who), one(state))
             },
-            Event::Held { who, on, on_state } => Parts::new(HELD, Some(who), two(on, on_state)),
+            Event::Held {
+                who,
+                on,
+                on_state,
+                ended,
+            } => Parts {
+                waited: ended,
+                ..Parts::new(HELD, Some(who), two(on, on_state))
+            },
             Event::End { who } => Parts::new(END, Some(who), [None; 4]),
             Event::Call { who, func } => Parts::new(CALL, Some(who), one(func)),
             Event::Ret { who, func } => Parts::new(RET, Some(who), one(func)),
@@ -117,6 +126,7 @@ impl Event {
                 who: p.who?,
                 on: a?,
                 on_state: b?,
+                ended: p.waited,
             },
             END => Event::End { who: p.who? },
             CALL => Event::Call {
@@ -169,6 +179,13 @@ mod tests {
                 who,
                 on: c,
                 on_state: d,
+                ended: true,
+            },
+            Event::Held {
+                who,
+                on: d,
+                on_state: c,
+                ended: false,
             },
             Event::End { who },
             Event::Call { who, func: c },

@@ -14,13 +14,15 @@ use critpath_trace::{Interner, Sym};
 
 impl Engine<'_> {
     /// SM `sm` reaches a `held` point at `t`: its piece since its previous
-    /// node was held by SM `(sys, on)` in `on_state`. In no state, there is
-    /// nothing to charge and no node.
+    /// node was held by SM `(sys, on)` in `on_state` (`ended`: that was
+    /// the end of the holder's run). In no state, there is nothing to
+    /// charge and no node.
     pub(super) fn held(
         &mut self,
         sm: u32,
         t: u64,
         (sys, on, on_state): (Sym, Sym, Sym),
+        ended: bool,
         strings: &Interner,
     ) {
         let b = self.before(sm);
@@ -32,11 +34,17 @@ impl Engine<'_> {
         self.held_beyond_holder(holder, hkey, (b.tp, t));
         let node = self.new_node();
         let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
-        // The piece shrinks with the holder's state and with the state the
-        // waiter's scales with (its own work, which made it wait).
-        let scale = Scale::Held {
-            holder: hkey,
-            own: b.cur_key,
+        // The piece shrinks with the holder's state and, while the holder
+        // shares the CPU with the waiter, with the state the waiter's scales
+        // with (its own work, which made it wait); a holder's run that ended
+        // while the waiter still needed the CPU was waited for whole.
+        let scale = if ended {
+            Scale::Key(hkey)
+        } else {
+            Scale::Held {
+                holder: hkey,
+                own: b.cur_key,
+            }
         };
         let n = self.point_node((node, t), (prev, b.tp), step, scale);
         let s = &mut self.m.sms[sm as usize];

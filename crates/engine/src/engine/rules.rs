@@ -85,9 +85,14 @@ impl Engine<'_> {
         let (t, sys) = (rec.t, rec.sys);
         let at = (t, pos);
         match rec.ev {
-            Event::Held { who, on, on_state } => {
+            Event::Held {
+                who,
+                on,
+                on_state,
+                ended,
+            } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.held(sm, t, (sys, on, on_state), strings);
+                    self.held(sm, t, (sys, on, on_state), ended, strings);
                 }
             }
             Event::Call { who, func } => {

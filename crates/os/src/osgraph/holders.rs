@@ -8,9 +8,18 @@
 //! that speeds up or removes the holder shortens it. No link joins the
 //! waiter and the holder: the path never follows the holder's history.
 //! Time when no thread held the CPU stays the waiter's own `runnable`.
+//!
+//! When a holder's run ends (it blocks or exits) while a waiter it held up
+//! still needs a CPU (runnable or running, not blocked since), the waiter
+//! waited for that run whole: its pieces charged to that run are marked
+//! `ended`, so that a what-if does not shrink them with the waiter's own
+//! work. The marks are set in the reorder window, which keeps such pieces
+//! for up to its length (`WINDOW_NS`); a holder's run longer than that
+//! leaves its older pieces unmarked.
 
 use super::{Builder, St};
-use critpath_trace::{Event, Sym};
+use critpath_trace::{Event, Sym, Who};
+use rustc_hash::FxHashMap;
 
 /// The CPU each SM holds, by the SM's symbol (an array, not a map: every
 /// record the builder emits asks it).
@@ -51,11 +60,40 @@ impl HoldSms {
     }
 }
 
-/// Who holds a CPU, as its records say: the holder's SM and its state.
+/// Who holds a CPU, as its records say: the holder's thread, its SM and
+/// its state.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Hold {
+    tid: u32,
     sm: Sym,
     state: Sym,
+}
+
+/// A piece of a wait charged to a holder: when, the waiter (its thread,
+/// which run of it, and the SM its `held` record is on).
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    t: u64,
+    waiter: u32,
+    run: u32,
+    sm: Sym,
+}
+
+/// The pieces charged to each holder's current run, oldest first.
+#[derive(Default)]
+pub(super) struct Pieces(FxHashMap<u32, Vec<Piece>>);
+
+impl Pieces {
+    /// Forgets the pieces before `floor` (released, or past the window)
+    /// and gives the time of the oldest left.
+    pub(super) fn oldest_from(&mut self, floor: u64) -> Option<u64> {
+        self.0.retain(|_, v| {
+            let k = v.partition_point(|p| p.t < floor);
+            v.drain(..k);
+            !v.is_empty()
+        });
+        self.0.values().filter_map(|v| v.first()).map(|p| p.t).min()
+    }
 }
 
 impl Builder {
@@ -117,7 +155,7 @@ impl Builder {
             Some(sc) if sc.seg.is_some() => self.syscall_state(sc.nr, None),
             _ => run,
         };
-        self.cpus[cpu as usize].hold = Some(Hold { sm, state });
+        self.cpus[cpu as usize].hold = Some(Hold { tid, sm, state });
         self.hold_sms.insert(sm, cpu);
     }
 
@@ -162,13 +200,65 @@ impl Builder {
         waiters.retain(|&w| self.threads.get(&w).is_some_and(|th| th.st == St::Runnable));
         let hold = self.cpus[cpu as usize].hold;
         for &w in waiters.iter().chain(extra.iter()) {
-            let sm = self.threads[&w].sm;
+            let (sm, run) = (self.threads[&w].sm, self.threads[&w].runs);
             let (on, on_state) = match hold {
-                Some(h) if h.sm != sm => (h.sm, h.state),
+                Some(h) if h.sm != sm => {
+                    let p = Piece {
+                        t,
+                        waiter: w,
+                        run,
+                        sm,
+                    };
+                    self.pieces.0.entry(h.tid).or_default().push(p);
+                    (h.sm, h.state)
+                }
                 _ => (sm, self.s.runnable),
             };
-            self.emit(t, sm, |who| Event::Held { who, on, on_state });
+            self.emit(t, sm, |who| Event::Held {
+                who,
+                on,
+                on_state,
+                ended: false,
+            });
         }
         self.cpus[cpu as usize].waiters = waiters;
+    }
+}
+
+impl Builder {
+    /// Thread `tid`'s run ends at a block or an exit: the pieces it held
+    /// up of waiters still needing a CPU in the run they were charged in
+    /// are marked `ended` (the module's doc).
+    pub(super) fn run_ended(&mut self, tid: u32) {
+        if let Some(pieces) = self.pieces.0.remove(&tid) {
+            for p in pieces {
+                let still = self.threads.get(&p.waiter).is_some_and(|w| {
+                    w.runs == p.run && matches!(w.st, St::Runnable | St::Running | St::Interrupted)
+                });
+                if still {
+                    self.mark_ended(p);
+                }
+            }
+        }
+        if let Some(th) = self.threads.get_mut(&tid) {
+            th.runs = th.runs.wrapping_add(1);
+        }
+    }
+
+    /// Marks the `held` record of piece `p` in the reorder window, if it
+    /// is still there.
+    fn mark_ended(&mut self, p: Piece) {
+        let from = self.out.partition_point(|r| r.t < p.t);
+        for r in self.out.range_mut(from..) {
+            if r.t != p.t {
+                return;
+            }
+            if let Event::Held { who, ended, .. } = &mut r.ev {
+                if *who == Who::Sm(p.sm) {
+                    *ended = true;
+                    return;
+                }
+            }
+        }
     }
 }

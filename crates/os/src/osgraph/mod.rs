@@ -99,6 +99,9 @@ struct Thread {
     /// A thread of the recorded program: its command's thread, or forked
     /// by one.
     program: bool,
+    /// Its runs so far: a run ends when it blocks or exits (a preemption
+    /// does not end it).
+    runs: u32,
 }
 
 impl Thread {
@@ -118,6 +121,7 @@ impl Thread {
             counted,
             ready: None,
             program: false,
+            runs: 0,
         }
     }
 }
@@ -277,6 +281,9 @@ pub struct Builder {
     holders: bool,
     /// The SMs of the threads holding a CPU, and the CPU.
     hold_sms: holders::HoldSms,
+    /// Per thread, the pieces of waits charged to it during its current run
+    /// and not yet released (docs/os-graph.md, "What-ifs on a shared CPU").
+    pieces: holders::Pieces,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -400,6 +407,7 @@ impl Builder {
             program: Vec::new(),
             holders: true,
             hold_sms: holders::HoldSms::default(),
+            pieces: holders::Pieces::default(),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),

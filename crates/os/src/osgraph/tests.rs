@@ -105,6 +105,7 @@ fn a_wakeup_inside_an_interrupt_charges_the_wait_to_the_interrupted_holder() {
                 who: Who::Sm(w),
                 on,
                 on_state,
+                ..
             } => Some((name(w), name(on), name(on_state), r.t)),
             _ => None,
         })
@@ -124,6 +125,110 @@ fn a_wakeup_inside_an_interrupt_charges_the_wait_to_the_interrupted_holder() {
                 if name(s) == "app:6" && name(state) == "running")
     });
     assert!(runs_at_40, "{recs:?}");
+}
+
+/// The `held` pieces of app:5's waits for CPU 0, as (time, holder,
+/// ended).
+fn pieces_of_5(wake_ctx_and_switches: &[KRecord]) -> Vec<(u64, String, bool)> {
+    let strings = Interner::new();
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    b.holders = true;
+    b.feed(&switch(1, 1, 0, 0, 6)); // app:6 runs on CPU 1 ...
+    b.feed(&switch(2, 1, 6, 1, 0)); // ... and sleeps
+    b.feed(&switch(10, 0, 0, 0, 5)); // app:5 runs on CPU 0
+                                     // Released as they would be while the recording is read.
+    let mut recs = Vec::new();
+    for r in wake_ctx_and_switches {
+        b.feed(r);
+        recs.extend(b.drain_ready(usize::MAX, false));
+    }
+    b.finish();
+    recs.extend(b.drain_ready(usize::MAX, true));
+    let name = |s: Sym| b.strings.resolve(s).to_string();
+    recs.iter()
+        .filter_map(|r| match r.ev {
+            Event::Held {
+                who: Who::Sm(w),
+                on,
+                ended,
+                ..
+            } if name(w) == "app:5" && name(on) != "app:5" => Some((r.t, name(on), ended)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn wake6_at(t: u64) -> KRecord {
+    let wake = KEvent::Wake {
+        tid: 6,
+        comm: comm("app"),
+        target: Some(0),
+        in_irq: false,
+    };
+    at(t, 0, 5, wake)
+}
+
+/// A holder whose run ends (it sleeps or exits) while the thread it
+/// preempted still waits: that thread waited for the run whole, and its
+/// pieces say `ended`; when the waiter is done first (it sleeps before the
+/// holder's run ends), its pieces are its fair share and say nothing.
+#[test]
+fn a_wait_for_a_holders_whole_run_says_the_run_ended() {
+    // app:6 preempts app:5, runs and sleeps; app:5 runs again.
+    let slept = pieces_of_5(&[wake6_at(20), switch(21, 0, 5, 0, 6), switch(30, 0, 6, 1, 5)]);
+    assert_eq!(slept, [(30, "app:6".to_string(), true)]);
+    // The same, app:6 preempted once on the way: both pieces were its run.
+    let sliced = pieces_of_5(&[
+        wake6_at(20),
+        switch(21, 0, 5, 0, 6),
+        switch(25, 0, 6, 0, 5),    // app:6 preempted
+        switch(27, 0, 5, 0, 6),    // app:5 preempted
+        switch(30, 0, 6, 0x10, 5), // app:6 exits
+    ]);
+    assert_eq!(
+        sliced,
+        [
+            (25, "app:6".to_string(), true),
+            (30, "app:6".to_string(), true)
+        ]
+    );
+    // app:5 sleeps while app:6 still runs: its piece is a fair share.
+    let shared = pieces_of_5(&[
+        wake6_at(20),
+        switch(21, 0, 5, 0, 6),
+        switch(25, 0, 6, 0, 5), // app:6 preempted
+        switch(27, 0, 5, 1, 6), // app:5 sleeps
+        switch(30, 0, 6, 1, 0), // app:6 sleeps
+    ]);
+    assert_eq!(shared, [(25, "app:6".to_string(), false)]);
+}
+
+/// The pieces of a holder's run stay in the reorder window until the run
+/// ends, up to the window's length: a run that ends 30 ms after the first
+/// piece still marks it, one that ends past the window does not.
+#[test]
+fn a_holders_run_that_ends_late_still_marks_its_pieces() {
+    const MS: u64 = 1_000_000;
+    for (end, marked) in [(50 * MS, true), (20 * MS + WINDOW_NS + 10 * MS, false)] {
+        let mut recs = vec![
+            wake6_at(20 * MS),
+            switch(21 * MS, 0, 5, 0, 6),
+            switch(25 * MS, 0, 6, 0, 5), // app:6 preempted
+            switch(27 * MS, 0, 5, 0, 6), // app:5 preempted
+        ];
+        // Two other threads take turns on CPU 1 meanwhile.
+        for ms in 28..end / MS {
+            let (prev, next) = if ms % 2 == 0 { (7, 8) } else { (8, 7) };
+            recs.push(switch(ms * MS, 1, prev, 0, next));
+        }
+        recs.push(switch(end, 0, 6, 0x10, 5)); // app:6 exits
+        let got = pieces_of_5(&recs);
+        let want = [
+            (25 * MS, "app:6".to_string(), marked),
+            (end, "app:6".to_string(), true),
+        ];
+        assert_eq!(got, want, "app:6 exits at {end}");
+    }
 }
 
 /// A preempted thread is next seen leaving a CPU it was never seen
@@ -199,6 +304,9 @@ fn the_window_reaches_back_only_to_a_blocked_threads_timer() {
     let mut strings = Interner::new();
     let func = strings.intern("hrtimer_wakeup");
     let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    // (Threads taking turns on a CPU hold back the pieces of their waits
+    // for it: a_holders_run_that_ends_late_still_marks_its_pieces.)
+    b.holders = false;
     let released = |b: &mut Builder| b.drain_ready(usize::MAX, false).map(|r| r.t).max();
     b.feed(&switch(0, 0, 0, 0, 5));
     let arm = KEvent::TimerStart {

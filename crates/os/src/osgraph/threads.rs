@@ -234,6 +234,7 @@ impl Builder {
                 self.free_lane(f.base, f.lane);
             }
             self.end(t, base);
+            self.run_ended(prev);
         } else {
             th.st = St::Blocked;
             let state = match s {
@@ -242,6 +243,7 @@ impl Builder {
                 _ => self.s.other,
             };
             self.wait(t, sm, state);
+            self.run_ended(prev);
         }
     }
 

@@ -133,6 +133,11 @@ impl Builder {
                 _ => {}
             }
         }
+        // Pieces of waits a holder's run may still mark `ended`.
+        let floor = self.now.saturating_sub(WINDOW_NS).max(self.released);
+        if let Some(p) = self.pieces.oldest_from(floor) {
+            wakeups = wakeups.min(p);
+        }
         let horizon = wakeups
             .max(self.now.saturating_sub(WINDOW_NS))
             .min(segments);

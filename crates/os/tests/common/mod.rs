@@ -137,7 +137,9 @@ fn resolve(r: &Record, s: &Interner) -> Rec {
         Event::Wait { who, state, .. } => (who, Kind::Wait(s.resolve(*state).into())),
         Event::Send { who, id } => (who, Kind::Send(link(id))),
         Event::Recv { who, id, state, .. } => (who, Kind::Recv(link(id), s.resolve(*state).into())),
-        Event::Held { who, on, on_state } => (
+        Event::Held {
+            who, on, on_state, ..
+        } => (
             who,
             Kind::Held(s.resolve(*on).into(), s.resolve(*on_state).into()),
         ),

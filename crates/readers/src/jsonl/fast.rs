@@ -179,6 +179,7 @@ fn field<'a>(p: &mut Cur<'a>, l: &mut Line<'a>, seen: &mut u16) -> Option<()> {
         b"thread" => 10,
         b"cpu" => 11,
         b"waited" => 12,
+        b"ended" => 13,
         _ => return None,
     };
     if *seen & (1 << bit) != 0 {
@@ -199,7 +200,8 @@ fn field<'a>(p: &mut Cur<'a>, l: &mut Line<'a>, seen: &mut u16) -> Option<()> {
         9 => l.id = Some(p.num_or_str()?),
         10 => l.thread = Some(p.num_or_str()?),
         11 => l.cpu = Some(p.num_or_str()?),
-        _ => l.waited = Some(p.boolean()?),
+        12 => l.waited = Some(p.boolean()?),
+        _ => l.ended = Some(p.boolean()?),
     }
     Some(())
 }
@@ -269,7 +271,7 @@ mod tests {
     fn random_line() -> impl Strategy<Value = Vec<u8>> {
         let key = prop::sample::select(vec![
             "t", "ev", "sm", "sys", "state", "on", "on_sys", "on_state", "fn", "id", "thread",
-            "cpu", "waited", "x", "T",
+            "cpu", "waited", "ended", "x", "T",
         ]);
         let value = prop_oneof![
             4 => "[a-zé\"\\\\ \\t\\x01/]{0,6}".prop_map(|s| format!("{s:?}")),

@@ -126,9 +126,13 @@ fn put(l: &mut Line<'static>, field: &str, v: &Value) -> Result<(), String> {
             l.t = v.as_u64();
             l.t.is_some()
         }
-        "waited" => {
-            l.waited = v.as_bool();
-            l.waited.is_some()
+        "waited" | "ended" => {
+            let slot = match field {
+                "waited" => &mut l.waited,
+                _ => &mut l.ended,
+            };
+            *slot = v.as_bool();
+            slot.is_some()
         }
         "id" | "thread" | "cpu" => {
             let slot = match field {
@@ -159,7 +163,7 @@ fn put(l: &mut Line<'static>, field: &str, v: &Value) -> Result<(), String> {
     }
     Err(match field {
         "t" => "a non-negative integer (nanoseconds)".into(),
-        "waited" => "true or false".into(),
+        "waited" | "ended" => "true or false".into(),
         "id" | "thread" | "cpu" => "a non-negative integer or a string".into(),
         "ev" => format!("a string, one of {}", Event::NAMES.join(", ")),
         _ => "a string".into(),
@@ -179,7 +183,7 @@ pub(super) fn uses(ev: &str, field: &str, present: impl Fn(&str) -> bool) -> boo
         "wait" => &["state", "on", "on_sys", "on_state"],
         "send" => &["id"],
         "recv" => &["id", "state", "waited"],
-        "held" => &["on", "on_state"],
+        "held" => &["on", "on_state", "ended"],
         "call" | "ret" => &["fn"],
         "push" | "pop" => return ["thread", "sm"].contains(&field),
         "switch" => return ["cpu", "thread"].contains(&field),
