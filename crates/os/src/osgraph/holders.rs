@@ -17,7 +17,7 @@
 //! for up to its length (`WINDOW_NS`); a holder's run longer than that
 //! leaves its older pieces unmarked.
 
-use super::{Builder, St};
+use super::{Builder, St, Thread, WINDOW_NS};
 use critpath_trace::{Event, Sym, Who};
 use rustc_hash::FxHashMap;
 
@@ -69,31 +69,30 @@ pub(super) struct Hold {
     state: Sym,
 }
 
-/// A piece of a wait charged to a holder: when, the waiter (its thread,
-/// which run of it, and the SM its `held` record is on).
+/// A piece of a wait charged to a holder's run: when, the waiter (its
+/// thread, which run of it, and the SM its `held` record is on).
 #[derive(Clone, Copy, Debug)]
-struct Piece {
+pub(super) struct Piece {
     t: u64,
     waiter: u32,
     run: u32,
     sm: Sym,
 }
 
-/// The pieces charged to each holder's current run, oldest first.
-#[derive(Default)]
-pub(super) struct Pieces(FxHashMap<u32, Vec<Piece>>);
+/// Whether piece `p` may still be marked: not before `floor` (released,
+/// or past the window) and its waiter has not blocked or left since.
+fn live(threads: &FxHashMap<u32, Thread>, p: &Piece, floor: u64) -> bool {
+    p.t >= floor && threads.get(&p.waiter).is_some_and(|w| w.runs == p.run)
+}
 
-impl Pieces {
-    /// Forgets the pieces before `floor` (released, or past the window)
-    /// and gives the time of the oldest left.
-    pub(super) fn oldest_from(&mut self, floor: u64) -> Option<u64> {
-        self.0.retain(|_, v| {
-            let k = v.partition_point(|p| p.t < floor);
-            v.drain(..k);
-            !v.is_empty()
-        });
-        self.0.values().filter_map(|v| v.first()).map(|p| p.t).min()
-    }
+/// The time of the oldest piece of `pieces` (a holder's, in time order)
+/// that its run may still mark.
+pub(super) fn oldest_live(
+    threads: &FxHashMap<u32, Thread>,
+    pieces: &[Piece],
+    floor: u64,
+) -> Option<u64> {
+    pieces.iter().find(|p| live(threads, p, floor)).map(|p| p.t)
 }
 
 impl Builder {
@@ -209,7 +208,7 @@ impl Builder {
                         run,
                         sm,
                     };
-                    self.pieces.0.entry(h.tid).or_default().push(p);
+                    self.add_piece(h.tid, p);
                     (h.sm, h.state)
                 }
                 _ => (sm, self.s.runnable),
@@ -226,29 +225,69 @@ impl Builder {
 }
 
 impl Builder {
+    /// Piece `p` was held by thread `holder`'s run. Now and then the
+    /// pieces that can no longer be marked are forgotten from the front of
+    /// its list (so a run that never ends keeps few).
+    fn add_piece(&mut self, holder: u32, p: Piece) {
+        let Some(th) = self.threads.get(&holder) else {
+            return;
+        };
+        let n = th.pieces.len();
+        let k = if n >= 8 && n.is_power_of_two() {
+            let floor = self.now.saturating_sub(WINDOW_NS).max(self.released);
+            let v = &th.pieces;
+            v.iter()
+                .position(|q| live(&self.threads, q, floor))
+                .unwrap_or(n)
+        } else {
+            0
+        };
+        let th = self.threads.get_mut(&holder).expect("looked up");
+        th.pieces.drain(..k);
+        th.pieces.push(p);
+    }
+
     /// Thread `tid`'s run ends at a block or an exit: the pieces it held
     /// up of waiters still needing a CPU in the run they were charged in
     /// are marked `ended` (the module's doc).
     pub(super) fn run_ended(&mut self, tid: u32) {
-        if let Some(pieces) = self.pieces.0.remove(&tid) {
-            for p in pieces {
-                let still = self.threads.get(&p.waiter).is_some_and(|w| {
-                    w.runs == p.run && matches!(w.st, St::Runnable | St::Running | St::Interrupted)
-                });
-                if still {
-                    self.mark_ended(p);
-                }
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        th.runs = th.runs.wrapping_add(1);
+        if th.pieces.is_empty() {
+            return;
+        }
+        let mut pieces = std::mem::take(&mut th.pieces);
+        for &p in &pieces {
+            let still = self.threads.get(&p.waiter).is_some_and(|w| {
+                w.runs == p.run && matches!(w.st, St::Runnable | St::Running | St::Interrupted)
+            });
+            if still {
+                self.mark_ended(p);
             }
         }
+        // The list keeps its room for the thread's next run.
+        pieces.clear();
         if let Some(th) = self.threads.get_mut(&tid) {
-            th.runs = th.runs.wrapping_add(1);
+            th.pieces = pieces;
         }
     }
 
     /// Marks the `held` record of piece `p` in the reorder window, if it
     /// is still there.
     fn mark_ended(&mut self, p: Piece) {
-        let from = self.out.partition_point(|r| r.t < p.t);
+        // Nearly always among the latest records: looked for from the back
+        // first, else found by time.
+        let n = self.out.len();
+        let near = (n.saturating_sub(64)..n)
+            .rev()
+            .find(|&i| self.out[i].t < p.t);
+        let from = match near {
+            Some(i) => i + 1,
+            None if n <= 64 => 0,
+            None => self.out.partition_point(|r| r.t < p.t),
+        };
         for r in self.out.range_mut(from..) {
             if r.t != p.t {
                 return;

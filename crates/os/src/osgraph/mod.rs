@@ -102,6 +102,9 @@ struct Thread {
     /// Its runs so far: a run ends when it blocks or exits (a preemption
     /// does not end it).
     runs: u32,
+    /// The pieces of waits charged to its current run, oldest first
+    /// (docs/os-graph.md, "What-ifs on a shared CPU").
+    pieces: Vec<holders::Piece>,
 }
 
 impl Thread {
@@ -122,6 +125,7 @@ impl Thread {
             ready: None,
             program: false,
             runs: 0,
+            pieces: Vec::new(),
         }
     }
 }
@@ -281,9 +285,6 @@ pub struct Builder {
     holders: bool,
     /// The SMs of the threads holding a CPU, and the CPU.
     hold_sms: holders::HoldSms,
-    /// Per thread, the pieces of waits charged to it during its current run
-    /// and not yet released (docs/os-graph.md, "What-ifs on a shared CPU").
-    pieces: holders::Pieces,
     /// A system call was seen: segments may be pending.
     syscalls: bool,
     /// SMs in an annotated wait: the kernel's states do not apply to them.
@@ -407,7 +408,6 @@ impl Builder {
             program: Vec::new(),
             holders: true,
             hold_sms: holders::HoldSms::default(),
-            pieces: holders::Pieces::default(),
             syscalls: false,
             quiet: FxHashSet::default(),
             tasks: FxHashMap::default(),

@@ -2,6 +2,7 @@
 //! for a while (trace time) so that transitions inferred later can be
 //! placed at their true time, and released in time order.
 
+use super::holders::oldest_live;
 use super::{Builder, St, Syscall, INTERNAL_LINK, MAX_HELD, SLACK_NS, WINDOW_NS};
 use critpath_trace::{Event, LinkId, Record, Sym, Who};
 use std::collections::vec_deque::Drain;
@@ -109,7 +110,12 @@ impl Builder {
         }
         let mut wakeups = self.now.saturating_sub(SLACK_NS);
         let mut segments = u64::MAX;
+        // Pieces of waits a holder's run may still mark `ended`.
+        let floor = self.now.saturating_sub(WINDOW_NS).max(self.released);
         for th in self.threads.values() {
+            if let Some(p) = oldest_live(&self.threads, &th.pieces, floor) {
+                wakeups = wakeups.min(p);
+            }
             if let Some(Syscall { seg: Some(s), .. }) = th.sys {
                 segments = segments.min(s);
             }
@@ -132,11 +138,6 @@ impl Builder {
                 }
                 _ => {}
             }
-        }
-        // Pieces of waits a holder's run may still mark `ended`.
-        let floor = self.now.saturating_sub(WINDOW_NS).max(self.released);
-        if let Some(p) = self.pieces.oldest_from(floor) {
-            wakeups = wakeups.min(p);
         }
         let horizon = wakeups
             .max(self.now.saturating_sub(WINDOW_NS))
