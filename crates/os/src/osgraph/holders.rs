@@ -14,8 +14,8 @@
 //! waited for that run whole: its pieces charged to that run are marked
 //! `ended`, so that a what-if does not shrink them with the waiter's own
 //! work. The marks are set in the reorder window, which keeps such pieces
-//! for up to its length (`WINDOW_NS`); a holder's run longer than that
-//! leaves its older pieces unmarked.
+//! for up to its length (`WINDOW_NS`) while it holds fewer than
+//! `PIECES_HELD` records; the older pieces of a longer run stay unmarked.
 
 use super::{Builder, St, Thread, WINDOW_NS};
 use critpath_trace::{Event, Sym, Who};

@@ -34,6 +34,10 @@ const WINDOW_NS: u64 = 200_000_000;
 const SLACK_NS: u64 = 2_000_000;
 /// At most this many records are held back, whatever the window says.
 const MAX_HELD: usize = 1 << 20;
+/// Pieces of waits that a holder's run may still mark `ended` hold the
+/// window back only while it holds fewer records than this (a dense
+/// recording's window stays a few MB deep).
+const PIECES_HELD: usize = 1 << 16;
 /// The top bit of link ids the builder makes up (ids annotations use are
 /// below it).
 pub const INTERNAL_LINK: u64 = 1 << 63;

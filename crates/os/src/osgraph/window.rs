@@ -3,7 +3,7 @@
 //! placed at their true time, and released in time order.
 
 use super::holders::oldest_live;
-use super::{Builder, St, Syscall, INTERNAL_LINK, MAX_HELD, SLACK_NS, WINDOW_NS};
+use super::{Builder, St, Syscall, INTERNAL_LINK, MAX_HELD, PIECES_HELD, SLACK_NS, WINDOW_NS};
 use critpath_trace::{Event, LinkId, Record, Sym, Who};
 use std::collections::vec_deque::Drain;
 
@@ -110,8 +110,12 @@ impl Builder {
         }
         let mut wakeups = self.now.saturating_sub(SLACK_NS);
         let mut segments = u64::MAX;
-        // Pieces of waits a holder's run may still mark `ended`.
-        let floor = self.now.saturating_sub(WINDOW_NS).max(self.released);
+        // Pieces of waits a holder's run may still mark `ended`, while
+        // fewer than PIECES_HELD records are held.
+        let floor = match self.out.len() < PIECES_HELD {
+            true => self.now.saturating_sub(WINDOW_NS).max(self.released),
+            false => u64::MAX,
+        };
         for th in self.threads.values() {
             if let Some(p) = oldest_live(&self.threads, &th.pieces, floor) {
                 wakeups = wakeups.min(p);
