@@ -82,7 +82,13 @@ pub(super) struct Piece {
 /// Whether piece `p` may still be marked: not before `floor` (released,
 /// or past the window) and its waiter has not blocked or left since.
 fn live(threads: &FxHashMap<u32, Thread>, p: &Piece, floor: u64) -> bool {
-    p.t >= floor && threads.get(&p.waiter).is_some_and(|w| w.runs == p.run)
+    p.t >= floor && waiter_in_run(threads, p).is_some()
+}
+
+/// The waiter of piece `p`, while it is still in the run the piece was
+/// charged in.
+fn waiter_in_run<'a>(threads: &'a FxHashMap<u32, Thread>, p: &Piece) -> Option<&'a Thread> {
+    threads.get(&p.waiter).filter(|w| w.runs == p.run)
 }
 
 /// The time of the oldest piece of `pieces` (a holder's, in time order)
@@ -225,6 +231,12 @@ impl Builder {
 }
 
 impl Builder {
+    /// The earliest time a piece may still be marked: within the reorder
+    /// window and not yet released.
+    pub(super) fn pieces_floor(&self) -> u64 {
+        self.now.saturating_sub(WINDOW_NS).max(self.released)
+    }
+
     /// Piece `p` was held by thread `holder`'s run. Now and then the
     /// pieces that can no longer be marked are forgotten from the front of
     /// its list (so a run that never ends keeps few).
@@ -234,7 +246,7 @@ impl Builder {
         };
         let n = th.pieces.len();
         let k = if n >= 8 && n.is_power_of_two() {
-            let floor = self.now.saturating_sub(WINDOW_NS).max(self.released);
+            let floor = self.pieces_floor();
             let v = &th.pieces;
             v.iter()
                 .position(|q| live(&self.threads, q, floor))
@@ -260,9 +272,8 @@ impl Builder {
         }
         let mut pieces = std::mem::take(&mut th.pieces);
         for &p in &pieces {
-            let still = self.threads.get(&p.waiter).is_some_and(|w| {
-                w.runs == p.run && matches!(w.st, St::Runnable | St::Running | St::Interrupted)
-            });
+            let still = waiter_in_run(&self.threads, &p)
+                .is_some_and(|w| matches!(w.st, St::Runnable | St::Running | St::Interrupted));
             if still {
                 self.mark_ended(p);
             }

@@ -113,7 +113,7 @@ impl Builder {
         // Pieces of waits a holder's run may still mark `ended`, while
         // fewer than PIECES_HELD records are held.
         let floor = match self.out.len() < PIECES_HELD {
-            true => self.now.saturating_sub(WINDOW_NS).max(self.released),
+            true => self.pieces_floor(),
             false => u64::MAX,
         };
         for th in self.threads.values() {
