@@ -12,6 +12,8 @@
 
 use crate::TraceResult;
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// One aggregated row (`states` in docs/json.md).
@@ -45,6 +47,51 @@ impl StateAgg {
 
 /// (sys, sm, state).
 type Key = (String, String, String);
+
+/// A key as borrowed strings, so that a state already held is found
+/// without copying its names (each request adds each of its states).
+trait KeyParts {
+    fn parts(&self) -> (&str, &str, &str);
+}
+
+impl KeyParts for Key {
+    fn parts(&self) -> (&str, &str, &str) {
+        (&self.0, &self.1, &self.2)
+    }
+}
+
+impl KeyParts for (&str, &str, &str) {
+    fn parts(&self) -> (&str, &str, &str) {
+        *self
+    }
+}
+
+impl<'a> Borrow<dyn KeyParts + 'a> for Key {
+    fn borrow(&self) -> &(dyn KeyParts + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn KeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyParts + '_ {}
+
+impl PartialOrd for dyn KeyParts + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The order of [`Key`]'s: a string's order is its `str`'s.
+impl Ord for dyn KeyParts + '_ {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
 
 /// What is kept of one state.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -107,8 +154,13 @@ impl Aggregate {
         self.traces += 1;
         self.length_ns_sum = self.length_ns_sum.saturating_add(r.length_ns);
         for s in &r.states {
-            let key = (s.sys.clone(), s.sm.clone(), s.state.clone());
-            let cell = self.states.entry(key).or_default();
+            let parts = (s.sys.as_str(), s.sm.as_str(), s.state.as_str());
+            let key: &dyn KeyParts = &parts;
+            if !self.states.contains_key(key) {
+                let owned = (s.sys.clone(), s.sm.clone(), s.state.clone());
+                self.states.insert(owned, Cell::default());
+            }
+            let cell = self.states.get_mut(key).expect("inserted");
             cell.critical_ns_sum = cell.critical_ns_sum.saturating_add(s.critical_ns);
             cell.criticalities.push(s.criticality);
         }

@@ -272,10 +272,11 @@ impl NodeLog {
         Ok(())
     }
 
-    /// Small logs start small; the buffer grows to its fixed size.
+    /// Small logs start small (a request of a span file logs a few dozen
+    /// nodes); the buffer grows to its fixed size.
     #[cold]
     fn grow(&mut self) {
-        let size = (self.buf.len() * 2).clamp(64 * 1024, BUF_BYTES);
+        let size = (self.buf.len() * 2).clamp(1024, BUF_BYTES);
         self.buf.resize(size, 0);
     }
 
