@@ -3,6 +3,11 @@
 //! pair of consecutive transitions (charged to the state between them) and
 //! one inter-SM edge per distinct dependence, each with its visits, total
 //! time and, after the walk, critical time.
+//!
+//! The counts every pass adds to (visits, total) live apart from the rest
+//! of an edge, in an array of 16 bytes an edge: a trace with many links
+//! holds hundreds of thousands of inter-SM edges, each pass touches one at
+//! random, and the smaller array stays in the cache.
 
 use super::{Engine, M_END, M_HELD, M_ORIGIN, M_SEND, M_START, NONE32};
 use crate::results::{CEdgeRow, CGraph, CNodeRow};
@@ -36,9 +41,14 @@ pub(super) struct CEdge {
     /// A `held` piece: the waiting state's key (its time is charged to
     /// `key`, the holder's state, and blamed on the holder); else NONE32.
     pub held_for: u32,
+    pub critical: u64,
+}
+
+/// What each pass over an edge adds to.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Counts {
     pub visits: u64,
     pub total: u64,
-    pub critical: u64,
 }
 
 impl CEdge {
@@ -50,8 +60,6 @@ impl CEdge {
             inter,
             held: false,
             held_for: NONE32,
-            visits: 0,
-            total: 0,
             critical: 0,
         }
     }
@@ -65,6 +73,8 @@ pub(super) struct CGraphBuilder {
     /// (from cnode, to state or marker) -> (cnode, intra cedge or NONE32).
     trans: FxHashMap<(u32, u32), (u32, u32)>,
     pub cedges: Vec<CEdge>,
+    /// Each cedge's counts, by its index.
+    pub counts: Vec<Counts>,
     /// (from cnode, holder's state key) -> (`held` cnode, its cedge).
     held_index: FxHashMap<(u32, u32), (u32, u32)>,
     /// (from cnode, to cnode, held) -> inter-SM cedge.
@@ -91,9 +101,17 @@ impl CGraphBuilder {
     /// Counts one pass of `time` ns over edge `edge`.
     #[inline]
     pub fn pass(&mut self, edge: u32, time: u64) {
-        let ce = &mut self.cedges[edge as usize];
-        ce.visits += 1;
-        ce.total += time;
+        let c = &mut self.counts[edge as usize];
+        c.visits += 1;
+        c.total += time;
+    }
+
+    /// Adds edge `ce`, uncounted; its index.
+    fn push_edge(&mut self, ce: CEdge) -> u32 {
+        let e = self.cedges.len() as u32;
+        self.cedges.push(ce);
+        self.counts.push(Counts::default());
+        e
     }
 
     /// The inter-SM edge from cnode `from` to cnode `to`, charged to `key`.
@@ -115,10 +133,9 @@ impl CGraphBuilder {
         if let Some(&e) = self.inter_index.get(&(from, to, held)) {
             return e;
         }
-        let e = self.cedges.len() as u32;
         let mut ce = CEdge::new(from, to, key, true);
         ce.held = held;
-        self.cedges.push(ce);
+        let e = self.push_edge(ce);
         self.inter_index.insert((from, to, held), e);
         let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
         if a != b {
@@ -193,10 +210,9 @@ impl Engine<'_> {
             return r;
         }
         let cn = self.cnode_of(sm, cur, M_HELD, strings);
-        let e = self.g.cedges.len() as u32;
         let mut ce = CEdge::new(from_cnode, cn, hkey, false);
         ce.held_for = cur_key;
-        self.g.cedges.push(ce);
+        let e = self.g.push_edge(ce);
         self.g.held_index.insert((from_cnode, hkey), (cn, e));
         (cn, e)
     }
@@ -218,10 +234,7 @@ impl Engine<'_> {
             (self.cnode_of(sm, M_START, to, strings), NONE32)
         } else {
             let cn = self.cnode_of(sm, cur, to, strings);
-            let e = self.g.cedges.len() as u32;
-            self.g
-                .cedges
-                .push(CEdge::new(from_cnode, cn, cur_key, false));
+            let e = self.g.push_edge(CEdge::new(from_cnode, cn, cur_key, false));
             (cn, e)
         };
         self.g.trans.insert((from_cnode, to), (cnode, edge));
@@ -261,13 +274,14 @@ impl Engine<'_> {
             .g
             .cedges
             .iter()
-            .map(|e| CEdgeRow {
+            .zip(&self.g.counts)
+            .map(|(e, c)| CEdgeRow {
                 from: e.from,
                 to: e.to,
                 state: self.edge_state(e, strings),
                 inter: e.inter,
-                visits: e.visits,
-                total_ns: e.total,
+                visits: c.visits,
+                total_ns: c.total,
                 critical_ns: e.critical,
             })
             .collect();

@@ -13,14 +13,14 @@ impl Engine<'_> {
     /// Adds the time on each state's intra-SM cgraph edges to its total (a
     /// `held` piece's time is the waiting state's).
     pub(super) fn add_totals(&mut self) {
-        for ce in &self.g.cedges {
+        for (ce, c) in self.g.cedges.iter().zip(&self.g.counts) {
             let key = if ce.held_for != NONE32 {
                 ce.held_for
             } else {
                 ce.key
             };
             if !ce.inter && key != NONE32 {
-                self.m.keys[key as usize].total += ce.total;
+                self.m.keys[key as usize].total += c.total;
             }
         }
     }
