@@ -194,32 +194,43 @@ impl Aggregate {
     /// The aggregated rows, by summed critical time (most first), ties by
     /// (sys, sm, state).
     pub fn finish(&self) -> Vec<StateAgg> {
-        let mut rows: Vec<StateAgg> = self
-            .states
-            .iter()
-            .map(|((sys, sm, state), c)| {
-                let mut v = c.criticalities.clone();
-                v.sort_by(f64::total_cmp);
-                let n = self.traces.max(v.len() as u64);
-                StateAgg {
-                    sys: sys.clone(),
-                    sm: sm.clone(),
-                    state: state.clone(),
-                    traces: v.len() as u64,
-                    critical_ns_sum: c.critical_ns_sum,
-                    criticality_mean: mean(&v, n),
-                    criticality_p50: percentile(&v, n, 50),
-                    criticality_p90: percentile(&v, n, 90),
-                    criticality_p99: percentile(&v, n, 99),
-                }
-            })
-            .collect();
+        let mut rows: Vec<StateAgg> = self.states.iter().map(|(k, c)| self.row(k, c)).collect();
         rows.sort_by(|a, b| {
             b.critical_ns_sum
                 .cmp(&a.critical_ns_sum)
                 .then_with(|| (&a.sys, &a.sm, &a.state).cmp(&(&b.sys, &b.sm, &b.state)))
         });
         rows
+    }
+
+    /// The first row of [`Aggregate::finish`], and only it computed.
+    pub fn top(&self) -> Option<StateAgg> {
+        // Most critical time first; of equal times the least key (the
+        // map's order), as `finish` sorts them.
+        let (k, c) = self
+            .states
+            .iter()
+            .rev()
+            .max_by_key(|(_, c)| c.critical_ns_sum)?;
+        Some(self.row(k, c))
+    }
+
+    /// State `key`'s row.
+    fn row(&self, (sys, sm, state): &Key, c: &Cell) -> StateAgg {
+        let mut v = c.criticalities.clone();
+        v.sort_by(f64::total_cmp);
+        let n = self.traces.max(v.len() as u64);
+        StateAgg {
+            sys: sys.clone(),
+            sm: sm.clone(),
+            state: state.clone(),
+            traces: v.len() as u64,
+            critical_ns_sum: c.critical_ns_sum,
+            criticality_mean: mean(&v, n),
+            criticality_p50: percentile(&v, n, 50),
+            criticality_p90: percentile(&v, n, 90),
+            criticality_p99: percentile(&v, n, 99),
+        }
     }
 }
 

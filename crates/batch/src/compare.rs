@@ -72,31 +72,48 @@ fn split(results: &[TraceResult], fraction: f64) -> (Vec<&TraceResult>, Vec<&Tra
 /// Aggregates the slowest `fraction` of `results` and the rest, and names
 /// the state that bounds each.
 pub fn compare(results: &[TraceResult], fraction: f64) -> Comparison {
-    let (slow, rest) = split(results, fraction);
+    compare_and_total(results, fraction).0
+}
+
+/// [`compare`], and the aggregate of all of `results`, in one pass over
+/// them: each request is added to its part, and the whole is the two
+/// parts merged (an aggregate does not depend on the order of its
+/// requests).
+pub fn compare_and_total(results: &[TraceResult], fraction: f64) -> (Comparison, Aggregate) {
+    let mut all: Vec<&TraceResult> = results.iter().collect();
+    let k = slow_count(all.len(), fraction);
+    // The k slowest first, in no order, the k-th of them in its place.
+    if k > 0 && k < all.len() {
+        all.select_nth_unstable_by(k - 1, |a, b| slowest_first(a, b));
+    }
+    let (slow, rest) = all.split_at(k);
     let part = |rs: &[&TraceResult]| {
         let mut agg = Aggregate::new();
         rs.iter().for_each(|r| agg.add(r));
-        let top = agg.finish().into_iter().next();
+        let top = agg.top();
         let share = match &top {
             Some(t) if agg.length_ns_sum() > 0 => {
                 t.critical_ns_sum as f64 / agg.length_ns_sum() as f64
             }
             _ => 0.0,
         };
-        (top, share)
+        (top, share, agg)
     };
-    let (slow_top, slow_top_share) = part(&slow);
-    let (rest_top, rest_top_share) = part(&rest);
-    Comparison {
+    let (slow_top, slow_top_share, mut total) = part(slow);
+    let (rest_top, rest_top_share, rest_agg) = part(rest);
+    total.merge(rest_agg);
+    let slow_min_length_ns = slow.iter().map(|r| r.length_ns).min().unwrap_or(0);
+    let c = Comparison {
         fraction,
         slow_traces: slow.len() as u64,
         rest_traces: rest.len() as u64,
-        slow_min_length_ns: slow.last().map_or(0, |r| r.length_ns),
+        slow_min_length_ns,
         slow_top,
         rest_top,
         slow_top_share,
         rest_top_share,
-    }
+    };
+    (c, total)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub use aggregate::{Aggregate, StateAgg};
 pub use analyze::{
     analyze_file, analyze_file_full, analyze_file_with_problems, analyze_requests, FileResults,
 };
-pub use compare::{compare, slowest, Comparison};
+pub use compare::{compare, compare_and_total, slowest, Comparison};
 pub use error::{engine_message, Error};
 pub use run::{analyze_files, FileOutcome};
 

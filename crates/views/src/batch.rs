@@ -8,7 +8,7 @@ use crate::json::{self, Finding};
 use crate::text::{cols, dur, elide, grid_fit, sm_name};
 use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use critpath_batch::{compare, sort_results, Aggregate, Comparison, PerTrace, StateAgg};
+use critpath_batch::{compare_and_total, sort_results, Comparison, PerTrace, StateAgg};
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_trace::Diagnostic;
 use serde::Serialize;
@@ -48,12 +48,11 @@ impl Summary {
     /// the slowest `fraction` with the rest.
     pub fn new(mut results: Vec<TraceResult>, fraction: f64) -> Self {
         sort_results(&mut results);
-        let mut agg = Aggregate::new();
-        results.iter().for_each(|r| agg.add(r));
+        let (slowest, agg) = compare_and_total(&results, fraction);
         Summary {
             per_trace: results.iter().map(TraceResult::row).collect(),
             states: agg.finish(),
-            slowest: compare(&results, fraction),
+            slowest,
             length_ns_sum: agg.length_ns_sum(),
             file_diagnostics: Vec::new(),
         }

@@ -144,3 +144,42 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The one-pass comparison and total agree with their definitions:
+    /// the slowest part and the rest as `slowest` splits them, each
+    /// aggregated and its first row taken; the total over all requests.
+    #[test]
+    fn the_one_pass_comparison_is_the_definition(
+        rs in requests(),
+        fraction in prop_oneof![Just(0.0), Just(0.1), Just(0.5), Just(1.0), 0.0f64..1.0],
+    ) {
+        let (c, total) = crate::compare_and_total(&rs, fraction);
+        let mut all = Aggregate::new();
+        rs.iter().for_each(|r| all.add(r));
+        prop_assert_eq!(total.finish(), all.finish());
+        prop_assert_eq!(total.length_ns_sum(), all.length_ns_sum());
+        let (slow, rest) = crate::slowest(&rs, fraction);
+        let agg = |part: &[TraceResult]| {
+            let mut a = Aggregate::new();
+            part.iter().for_each(|r| a.add(r));
+            a
+        };
+        let (s, r) = (agg(&slow), agg(&rest));
+        prop_assert_eq!(&c.slow_top, &s.finish().into_iter().next());
+        prop_assert_eq!(&c.rest_top, &r.finish().into_iter().next());
+        prop_assert_eq!(s.top(), s.finish().into_iter().next());
+        prop_assert_eq!(c.slow_traces as usize, slow.len());
+        prop_assert_eq!(c.slow_min_length_ns, slow.last().map_or(0, |r| r.length_ns));
+    }
+}
+
+#[test]
+fn the_top_of_equal_times_is_the_least_state_as_in_the_table() {
+    let mut agg = Aggregate::new();
+    agg.add(&req("1", 100, &[("c", 30), ("b", 30), ("d", 30), ("a", 10)]));
+    agg.add(&req("2", 100, &[("d", 20), ("b", 20), ("c", 20)]));
+    let top = agg.top().expect("a state");
+    assert_eq!(top.sm, "b");
+    assert_eq!(Some(top), agg.finish().into_iter().next());
+}
