@@ -11,6 +11,7 @@ use crate::recsort::{RecordSort, SortedRecords, RECORD_BUDGET};
 use critpath_trace::{
     Diagnostic, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Summary, Sym, Who,
 };
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 /// A slice on one track.
@@ -131,8 +132,8 @@ impl<P: Into<u8> + Copy> Tracks<P> {
         Ok(TrackSource {
             sorted: self.recs.finish(name)?,
             strings: self.strings,
-            rename,
-            stacks: HashMap::new(),
+            rename: rename.into_iter().collect(),
+            stacks: FxHashMap::default(),
             index: 0,
             diagnostics: self.diagnostics,
         })
@@ -144,8 +145,8 @@ impl<P: Into<u8> + Copy> Tracks<P> {
 pub struct TrackSource {
     sorted: SortedRecords,
     strings: Interner,
-    rename: HashMap<Sym, Sym>,
-    stacks: HashMap<Sym, Vec<Sym>>,
+    rename: FxHashMap<Sym, Sym>,
+    stacks: FxHashMap<Sym, Vec<Sym>>,
     index: u64,
     diagnostics: Vec<Diagnostic>,
 }

@@ -74,9 +74,11 @@ impl Default for Interner {
 
 impl Interner {
     pub fn new() -> Self {
+        // Room for the names of a small trace (a request of a span file)
+        // without growing.
         let mut me = Interner {
-            strings: Vec::new(),
-            index: FxHashMap::default(),
+            strings: Vec::with_capacity(32),
+            index: FxHashMap::with_capacity_and_hasher(32, Default::default()),
             ids: Vec::new(),
             next_id: 0,
         };

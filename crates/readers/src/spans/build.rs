@@ -17,7 +17,8 @@ use super::sanity::check;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
 use critpath_trace::{Event, Interner, Sym, Who};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 /// At one time, in dependence order: a lane starts idle; a child that ends
 /// sends, its parent receives; then a parent that starts a child sends and
@@ -44,7 +45,7 @@ pub(super) type Lane = (String, usize);
 /// Lanes: per service, spans sorted by start (enclosing first); a span
 /// goes on the first lane where it nests in the open span or follows it.
 fn assign_lanes(spans: &[Span]) -> Vec<Lane> {
-    let mut lanes: HashMap<String, Vec<Vec<u64>>> = HashMap::new();
+    let mut lanes: FxHashMap<String, Vec<Vec<u64>>> = FxHashMap::default();
     let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
     for s in spans {
         let ls = lanes.entry(s.service.clone()).or_default();
@@ -117,7 +118,7 @@ fn link(
 /// it follows from. A link is waited for when the lane it arrives on is in
 /// the parent span itself (an end) or idle (a start).
 fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
-    let index: HashMap<&str, usize> = spans
+    let index: FxHashMap<&str, usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id.as_str(), i))

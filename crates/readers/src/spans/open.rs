@@ -5,7 +5,7 @@
 
 use super::build::Lane;
 use super::Span;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A span on its lane, and the span enclosing it there.
 struct Entry {
@@ -18,15 +18,15 @@ struct Entry {
 
 /// Per lane, its spans in nesting order with their enclosing spans.
 pub(super) struct OpenSpans {
-    lanes: HashMap<Lane, Vec<Entry>>,
+    lanes: FxHashMap<Lane, Vec<Entry>>,
 }
 
 impl OpenSpans {
     /// `spans` in nesting order (by start, the enclosing one first), each
     /// on its lane as `lane_of` says.
     pub(super) fn new(spans: &[Span], lane_of: &[Lane]) -> Self {
-        let mut lanes: HashMap<Lane, Vec<Entry>> = HashMap::new();
-        let mut stacks: HashMap<&Lane, Vec<usize>> = HashMap::new();
+        let mut lanes: FxHashMap<Lane, Vec<Entry>> = FxHashMap::default();
+        let mut stacks: FxHashMap<&Lane, Vec<usize>> = FxHashMap::default();
         for (i, (s, lane)) in spans.iter().zip(lane_of).enumerate() {
             let list = lanes.entry(lane.clone()).or_default();
             let stack = stacks.entry(lane).or_default();

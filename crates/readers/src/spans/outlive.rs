@@ -8,7 +8,7 @@
 
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// What the cutting found.
 #[derive(Debug, Default)]
@@ -44,7 +44,7 @@ fn label(s: &Span) -> String {
 
 /// Each span's parent in `spans`, by index.
 pub(super) fn parents(spans: &[Span]) -> Vec<Option<usize>> {
-    let index: HashMap<&str, usize> = spans
+    let index: FxHashMap<&str, usize> = spans
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id.as_str(), i))

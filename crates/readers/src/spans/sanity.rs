@@ -10,7 +10,8 @@
 use super::outlive::Outlived;
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeSet;
 
 /// Examples named in a message.
 const EXAMPLES: usize = 3;
@@ -29,9 +30,9 @@ pub(super) struct Findings {
 /// The findings of one request's spans; `service` gives a span's final
 /// service name.
 pub(super) fn check<'a>(spans: &'a [Span], service: impl Fn(&'a Span) -> &'a str) -> Findings {
-    let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
-    let mut served: HashSet<&str> = HashSet::new();
-    let by_id: HashMap<&str, &Span> = spans.iter().map(|s| (s.id.as_str(), s)).collect();
+    let ids: FxHashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
+    let mut served: FxHashSet<&str> = FxHashSet::default();
+    let by_id: FxHashMap<&str, &Span> = spans.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut f = Findings::default();
     for s in spans {
         f.services.insert(service(s).to_string());
