@@ -177,7 +177,11 @@ proptest! {
 #[test]
 fn the_top_of_equal_times_is_the_least_state_as_in_the_table() {
     let mut agg = Aggregate::new();
-    agg.add(&req("1", 100, &[("c", 30), ("b", 30), ("d", 30), ("a", 10)]));
+    agg.add(&req(
+        "1",
+        100,
+        &[("c", 30), ("b", 30), ("d", 30), ("a", 10)],
+    ));
     agg.add(&req("2", 100, &[("d", 20), ("b", 20), ("c", 20)]));
     let top = agg.top().expect("a state");
     assert_eq!(top.sm, "b");

@@ -39,16 +39,17 @@ impl From<Phase> for u8 {
     }
 }
 
-/// A lane: its service and its number within the service.
-pub(super) type Lane = (String, usize);
+/// A lane: its service (borrowed from its spans) and its number within
+/// the service.
+pub(super) type Lane<'a> = (&'a str, usize);
 
 /// Lanes: per service, spans sorted by start (enclosing first); a span
 /// goes on the first lane where it nests in the open span or follows it.
-fn assign_lanes(spans: &[Span]) -> Vec<Lane> {
-    let mut lanes: FxHashMap<String, Vec<Vec<u64>>> = FxHashMap::default();
+fn assign_lanes(spans: &[Span]) -> Vec<Lane<'_>> {
+    let mut lanes: FxHashMap<&str, Vec<Vec<u64>>> = FxHashMap::default();
     let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
     for s in spans {
-        let ls = lanes.entry(s.service.clone()).or_default();
+        let ls = lanes.entry(&s.service).or_default();
         let mut chosen = None;
         for (i, stack) in ls.iter_mut().enumerate() {
             while stack.last().is_some_and(|&end| end <= s.start) {
@@ -64,17 +65,16 @@ fn assign_lanes(spans: &[Span]) -> Vec<Lane> {
             ls.push(vec![s.end]);
             ls.len() - 1
         });
-        lane_of.push((s.service.clone(), i));
+        lane_of.push((&s.service, i));
     }
     lane_of
 }
 
-fn lane_sm(strings: &mut Interner, (svc, i): &Lane) -> Sym {
-    strings.intern(&if *i == 0 {
-        svc.clone()
-    } else {
-        format!("{svc}#{}", i + 1)
-    })
+fn lane_sm(strings: &mut Interner, &(svc, i): &Lane) -> Sym {
+    match i {
+        0 => strings.intern(svc),
+        _ => strings.intern(&format!("{svc}#{}", i + 1)),
+    }
 }
 
 /// A link between lanes; `end`: it leaves at a span's end; `waited`: the
@@ -125,10 +125,12 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
         .collect();
     let parent = parents(spans);
     let open = OpenSpans::new(spans, lane_of);
+    // Each span's lane SM (all named already: the lanes' slices came first).
+    let sms: Vec<Sym> = lane_of.iter().map(|l| lane_sm(&mut tr.strings, l)).collect();
     for (i, s) in spans.iter().enumerate() {
-        let sm = lane_sm(&mut tr.strings, &lane_of[i]);
+        let sm = sms[i];
         if let Some(p) = parent[i].filter(|&p| lane_of[p] != lane_of[i]) {
-            let psm = lane_sm(&mut tr.strings, &lane_of[p]);
+            let psm = sms[p];
             let key = format!("start:{}", s.id);
             let idle = open.innermost(&lane_of[i], s.start).is_none();
             link(tr, (psm, s.start), (sm, s.start), key, false, idle);
@@ -141,7 +143,7 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
         for fr in &s.follows {
             if let Some(&p) = index.get(fr.as_str()) {
                 if spans[p].end <= s.start {
-                    let psm = lane_sm(&mut tr.strings, &lane_of[p]);
+                    let psm = sms[p];
                     let key = format!("follows:{fr}>{}", s.id);
                     let idle = open.innermost(&lane_of[i], s.start).is_none();
                     link(tr, (psm, spans[p].end), (sm, s.start), key, true, idle);
@@ -165,8 +167,8 @@ pub(super) fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
     let lane_of = assign_lanes(&spans);
     let mut tr: Tracks<Phase> = Tracks::new();
     let mut by_lane: BTreeMap<Lane, Vec<Slice>> = BTreeMap::new();
-    for (i, (l, s)) in lane_of.iter().zip(&spans).enumerate() {
-        by_lane.entry(l.clone()).or_default().push(Slice {
+    for (i, (&l, s)) in lane_of.iter().zip(&spans).enumerate() {
+        by_lane.entry(l).or_default().push(Slice {
             start: s.start,
             end: s.end,
             name: tr.strings.intern(&s.name),

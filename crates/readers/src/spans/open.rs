@@ -17,18 +17,18 @@ struct Entry {
 }
 
 /// Per lane, its spans in nesting order with their enclosing spans.
-pub(super) struct OpenSpans {
-    lanes: FxHashMap<Lane, Vec<Entry>>,
+pub(super) struct OpenSpans<'a> {
+    lanes: FxHashMap<Lane<'a>, Vec<Entry>>,
 }
 
-impl OpenSpans {
+impl<'a> OpenSpans<'a> {
     /// `spans` in nesting order (by start, the enclosing one first), each
     /// on its lane as `lane_of` says.
-    pub(super) fn new(spans: &[Span], lane_of: &[Lane]) -> Self {
+    pub(super) fn new(spans: &[Span], lane_of: &[Lane<'a>]) -> Self {
         let mut lanes: FxHashMap<Lane, Vec<Entry>> = FxHashMap::default();
-        let mut stacks: FxHashMap<&Lane, Vec<usize>> = FxHashMap::default();
-        for (i, (s, lane)) in spans.iter().zip(lane_of).enumerate() {
-            let list = lanes.entry(lane.clone()).or_default();
+        let mut stacks: FxHashMap<Lane, Vec<usize>> = FxHashMap::default();
+        for (i, (s, &lane)) in spans.iter().zip(lane_of).enumerate() {
+            let list = lanes.entry(lane).or_default();
             let stack = stacks.entry(lane).or_default();
             while stack.last().is_some_and(|&k| list[k].end <= s.start) {
                 stack.pop();

@@ -38,8 +38,9 @@ impl Outlived {
     }
 }
 
-fn label(s: &Span) -> String {
-    format!("{}: {}", s.service, s.name)
+/// A span as a finding names it: `service: name`.
+pub(super) fn label(service: &str, name: &str) -> String {
+    format!("{service}: {name}")
 }
 
 /// Each span's parent in `spans`, by index.
@@ -84,6 +85,22 @@ fn depths(parent: &[Option<usize>]) -> Vec<usize> {
 /// Cuts every span that started inside its parent and ended after it at
 /// the parent's end, parents first.
 pub(super) fn cut_at_parents(spans: &mut [Span]) -> Outlived {
+    let mut ends: Vec<u64> = spans.iter().map(|s| s.end).collect();
+    let out = cut_ends(spans, &mut ends, |s| label(&s.service, &s.name));
+    for (s, end) in spans.iter_mut().zip(ends) {
+        s.end = end;
+    }
+    out
+}
+
+/// What [`cut_at_parents`] finds and the ends it leaves (`ends`, the
+/// spans' own at first), the spans untouched; `label` names a span in the
+/// finding.
+pub(super) fn cut_ends(
+    spans: &[Span],
+    ends: &mut [u64],
+    label: impl Fn(&Span) -> String,
+) -> Outlived {
     let parent = parents(spans);
     let depth = depths(&parent);
     let mut order: Vec<usize> = (0..spans.len()).collect();
@@ -91,10 +108,10 @@ pub(super) fn cut_at_parents(spans: &mut [Span]) -> Outlived {
     let mut out = Outlived::default();
     for i in order {
         let Some(p) = parent[i] else { continue };
-        let end = spans[p].end;
-        if spans[i].start < end && spans[i].end > end {
-            let over = spans[i].end - end;
-            spans[i].end = end;
+        let end = ends[p];
+        if spans[i].start < end && ends[i] > end {
+            let over = ends[i] - end;
+            ends[i] = end;
             out.count += 1;
             if over > out.max || out.worst.is_none() {
                 out.max = over;

@@ -3,7 +3,7 @@
 //! one temporary file read a request at a time.
 
 use super::build::records;
-use super::outlive::cut_at_parents;
+use super::outlive::{cut_ends, label};
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
@@ -145,12 +145,10 @@ impl Requests {
         };
         let late = &self.late_services;
         let found = check(group, |s| service_name(s, late));
-        let mut settled = group.to_vec();
-        settled
-            .iter_mut()
-            .for_each(|s| settle_service(s, &self.late_services));
-        self.sanity
-            .add_outlived(&first.trace, &cut_at_parents(&mut settled));
+        // As the request's analysis cuts them, its spans' services settled.
+        let mut ends: Vec<u64> = group.iter().map(|s| s.end).collect();
+        let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
+        self.sanity.add_outlived(&first.trace, &outlived);
         self.sanity.add(&first.trace, found);
     }
 
