@@ -126,7 +126,10 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
     let parent = parents(spans);
     let open = OpenSpans::new(spans, lane_of);
     // Each span's lane SM (all named already: the lanes' slices came first).
-    let sms: Vec<Sym> = lane_of.iter().map(|l| lane_sm(&mut tr.strings, l)).collect();
+    let sms: Vec<Sym> = lane_of
+        .iter()
+        .map(|l| lane_sm(&mut tr.strings, l))
+        .collect();
     for (i, s) in spans.iter().enumerate() {
         let sm = sms[i];
         if let Some(p) = parent[i].filter(|&p| lane_of[p] != lane_of[i]) {
