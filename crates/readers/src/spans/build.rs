@@ -12,7 +12,7 @@
 //! span nested in the parent) stays work.
 
 use super::open::OpenSpans;
-use super::outlive::{cut_at_parents, parents};
+use super::outlive::{cut_at_parents, id_index, parents_in};
 use super::sanity::check;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
@@ -118,12 +118,8 @@ fn link(
 /// it follows from. A link is waited for when the lane it arrives on is in
 /// the parent span itself (an end) or idle (a start).
 fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
-    let index: FxHashMap<&str, usize> = spans
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.id.as_str(), i))
-        .collect();
-    let parent = parents(spans);
+    let index = id_index(spans);
+    let parent = parents_in(spans, &index);
     let open = OpenSpans::new(spans, lane_of);
     // Each span's lane SM (all named already: the lanes' slices came first).
     let sms: Vec<Sym> = lane_of

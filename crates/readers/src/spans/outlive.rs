@@ -43,13 +43,22 @@ pub(super) fn label(service: &str, name: &str) -> String {
     format!("{service}: {name}")
 }
 
-/// Each span's parent in `spans`, by index.
-pub(super) fn parents(spans: &[Span]) -> Vec<Option<usize>> {
-    let index: FxHashMap<&str, usize> = spans
+/// Each span's place in `spans`, by its id.
+pub(super) fn id_index(spans: &[Span]) -> FxHashMap<&str, usize> {
+    spans
         .iter()
         .enumerate()
         .map(|(i, s)| (s.id.as_str(), i))
-        .collect();
+        .collect()
+}
+
+/// Each span's parent in `spans`, by index.
+pub(super) fn parents(spans: &[Span]) -> Vec<Option<usize>> {
+    parents_in(spans, &id_index(spans))
+}
+
+/// [`parents`], with the spans' [`id_index`].
+pub(super) fn parents_in(spans: &[Span], index: &FxHashMap<&str, usize>) -> Vec<Option<usize>> {
     spans
         .iter()
         .map(|s| s.parent.as_deref().and_then(|p| index.get(p).copied()))
