@@ -3,17 +3,12 @@
 //! why, only where recording cannot work (not root, no perf, no compiler).
 
 mod common;
-use common::{cc, example, json_of, recording_slot, run};
+use common::{cc, example, json_of, ns, recording_slot, run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn record(dir: &Path, name: &str, flags: &[&str], cmd: &[&str]) -> PathBuf {
-    let out = dir.join(format!("{name}.data"));
-    let mut args = vec!["record"];
-    args.extend_from_slice(flags);
-    args.extend_from_slice(&["-o", out.to_str().unwrap(), "--"]);
-    args.extend_from_slice(cmd);
-    let o = run(&args);
+    let (out, o) = common::record(dir, name, flags, cmd);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
 }
@@ -34,10 +29,6 @@ fn function<'a>(p: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|f| f["function"] == name)
         .unwrap_or_else(|| panic!("no function {name}: {}", p["functions"]))
-}
-
-fn ns(v: &Value) -> f64 {
-    v.as_u64().unwrap() as f64
 }
 
 #[test]

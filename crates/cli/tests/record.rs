@@ -4,7 +4,7 @@
 //! machine with perf they run.
 
 mod common;
-use common::{cc, example, json_of, recording_slot, run};
+use common::{cc, example, json_of, recording_slot, run, thread_states};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,22 +15,7 @@ fn compile(dir: &Path, name: &str) -> PathBuf {
 }
 
 fn record(dir: &Path, name: &str, cmd: &[&str]) -> (PathBuf, std::process::Output) {
-    let out = dir.join(format!("{name}.data"));
-    let mut args = vec!["record", "-o", out.to_str().unwrap(), "--"];
-    args.extend_from_slice(cmd);
-    let o = run(&args);
-    (out, o)
-}
-
-/// The states of a thread whose SM name starts with `comm:`.
-fn thread_states<'a>(v: &'a Value, comm: &str) -> Vec<&'a Value> {
-    let prefix = format!("{comm}:");
-    v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["sm"].as_str().unwrap().starts_with(&prefix))
-        .collect()
+    common::record(dir, name, &[], cmd)
 }
 
 /// A thread's `key` (`critical_ns`, `total_ns`) summed over its rows of

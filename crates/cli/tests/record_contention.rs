@@ -6,17 +6,14 @@
 //! (not root, no perf, no compiler).
 
 mod common;
-use common::{cc, example, json_of, recording_slot, run};
+use common::{cc, example, json_of, ns, recording_slot, thread_states};
 use serde_json::Value;
 use std::path::Path;
 
 /// Records `cmd` into `dir/name.data` and returns `analyze --json` of it.
 fn record(dir: &Path, name: &str, cmd: &[&str]) -> (String, Value) {
-    let out = dir.join(format!("{name}.data"));
+    let (out, o) = common::record(dir, name, &[], cmd);
     let out = out.to_str().unwrap().to_string();
-    let mut args = vec!["record", "-o", &out, "--"];
-    args.extend_from_slice(cmd);
-    let o = run(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("contention: 40 items"));
     let v = json_of(&["analyze", &out, "--json", "--top", "100000"]);
@@ -25,14 +22,9 @@ fn record(dir: &Path, name: &str, cmd: &[&str]) -> (String, Value) {
 
 /// The state rows of threads named `comm:TID` whose state `is`.
 fn rows_where<'a>(v: &'a Value, comm: &str, is: impl Fn(&str) -> bool) -> Vec<&'a Value> {
-    let prefix = format!("{comm}:");
-    v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["sm"].as_str().unwrap().starts_with(&prefix))
-        .filter(|s| is(s["state"].as_str().unwrap()))
-        .collect()
+    let mut rows = thread_states(v, comm);
+    rows.retain(|s| is(s["state"].as_str().unwrap()));
+    rows
 }
 
 /// The state rows of threads named `comm:TID` in `state`.
@@ -77,10 +69,6 @@ fn whatif(data: &str, speedups: &[String]) -> Value {
     let mut args = vec!["whatif", data, "--json"];
     args.extend(speedups.iter().map(String::as_str));
     json_of(&args)
-}
-
-fn ns(v: &Value) -> f64 {
-    v.as_u64().unwrap() as f64
 }
 
 #[test]

@@ -8,24 +8,16 @@
 //! saying why, where perf cannot record (not root, no perf, no compiler).
 
 mod common;
-use common::{cc, example, json_of, recording_slot, run};
+use common::{cc, example, json_of, ns, record, recording_slot, thread_states};
 use serde_json::Value;
-
-fn ns(v: &Value) -> f64 {
-    v.as_u64().unwrap() as f64
-}
 
 /// The critical time of the rows of threads named `comm:TID` in `state`,
 /// and the time their `blame` puts on threads named `on:TID` and on
 /// others (a blamed piece is charged to the holder's row, not theirs).
 fn critical(v: &Value, comm: &str, state: &str, on: &str) -> (f64, f64, f64) {
-    let (sm, by) = (format!("{comm}:"), format!("{on}:"));
-    let rows: Vec<&Value> = v["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["sm"].as_str().unwrap().starts_with(&sm) && s["state"] == state)
-        .collect();
+    let by = format!("{on}:");
+    let mut rows = thread_states(v, comm);
+    rows.retain(|s| s["state"] == state);
     let crit = rows.iter().map(|r| ns(&r["critical_ns"])).sum();
     let blame: Vec<(bool, f64)> = rows
         .iter()
@@ -43,9 +35,8 @@ fn a_wait_for_a_workers_whole_run_stays_when_the_waiter_gets_faster() {
     };
     let dir = tempfile::tempdir().unwrap();
     let bin = cc(dir.path(), &example("os/forkjoin.c"), "forkjoin", &[]);
-    let data = dir.path().join("fj.data");
+    let (data, o) = record(dir.path(), "fj", &[], &[bin.to_str().unwrap()]);
     let data = data.to_str().unwrap();
-    let o = run(&["record", "-o", data, "--", bin.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = json_of(&["analyze", data, "--json", "--top", "100000"]);
     let len = ns(&v["critical_path"]["length_ns"]);

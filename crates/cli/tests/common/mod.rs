@@ -152,3 +152,31 @@ pub fn recording_slot() -> Option<Slot> {
         _file: file,
     })
 }
+
+/// `critpath record FLAGS -o DIR/NAME.data -- CMD`: the recording's path
+/// and the run's output (not checked: some tests expect a failure).
+pub fn record(dir: &Path, name: &str, flags: &[&str], cmd: &[&str]) -> (PathBuf, Output) {
+    let out = dir.join(format!("{name}.data"));
+    let mut args = vec!["record"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-o", out.to_str().unwrap(), "--"]);
+    args.extend_from_slice(cmd);
+    let o = run(&args);
+    (out, o)
+}
+
+/// The state rows of the threads whose SM name is `comm:TID`.
+pub fn thread_states<'a>(v: &'a Value, comm: &str) -> Vec<&'a Value> {
+    let prefix = format!("{comm}:");
+    v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["sm"].as_str().unwrap().starts_with(&prefix))
+        .collect()
+}
+
+/// A JSON count of nanoseconds as a float.
+pub fn ns(v: &Value) -> f64 {
+    v.as_u64().unwrap() as f64
+}
