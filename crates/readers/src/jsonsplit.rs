@@ -21,33 +21,14 @@
 
 use std::io::{self, Read};
 
+mod nest;
+use nest::{Nest, BLOCK};
+
 /// Bytes read from the input at a time.
 const CHUNK: usize = 1 << 20;
 /// The longest value held at once: a longer one means a corrupt document
 /// (an unclosed string or bracket), not an event.
 const MAX_VALUE: usize = 256 << 20;
-
-/// `t` with each of `bytes` put in `class`.
-const fn classes(bytes: &[u8], class: u8, mut t: [u8; 256]) -> [u8; 256] {
-    let mut k = 0;
-    while k < bytes.len() {
-        t[bytes[k] as usize] = class;
-        k += 1;
-    }
-    t
-}
-
-const PLAIN: u8 = 0;
-const WS: u8 = 1;
-const SPECIAL: u8 = 2;
-
-/// The bytes that count inside a value nested in an element: strings and
-/// brackets (`SPECIAL`).
-const NESTED: [u8; 256] = classes(b"\"{}[]", SPECIAL, [PLAIN; 256]);
-
-/// The bytes at an element's own level: white space, the structure
-/// (strings, brackets, `,`), and the rest (names' `:`, numbers, literals).
-const MEMBERS: [u8; 256] = classes(b"\"{}[],", SPECIAL, classes(b" \n\r\t", WS, [PLAIN; 256]));
 
 /// How the event array ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,13 +202,21 @@ impl<R: Read> Scanner<R> {
             return Ok(None);
         }
         let mut start = self.pos;
-        let (mut depth, mut in_str, mut esc) = (0u32, false, false);
-        // Is the value an object, and the `,` last seen in it at its own
-        // level, if only white space followed.
+        let mut s = Nest::default();
         let object = self.buf[start] == b'{';
-        let mut comma = None::<usize>;
         let mut i = start;
         loop {
+            // Inside a string or a bracket, a block at a time while the
+            // buffer holds one.
+            while (s.in_str || s.depth > 0) && i + BLOCK <= self.len {
+                match s.block(&self.buf, i, start, object) {
+                    Ok(next) => i = next,
+                    Err(end) => {
+                        self.pos = end;
+                        return Ok(Some(start));
+                    }
+                }
+            }
             if i == self.len {
                 if i - start > MAX_VALUE {
                     self.pos = start;
@@ -236,100 +225,26 @@ impl<R: Read> Scanner<R> {
                         MAX_VALUE >> 20
                     )));
                 }
-                if !self.refill(&mut start, &mut i, &mut comma)? {
+                if !self.refill(&mut start, &mut i, &mut None)? {
                     // A number or literal at the very end of the input is
                     // whole; anything else was cut.
-                    if depth == 0 && !in_str && i > start && self.buf[start] != b'"' {
+                    if s.depth == 0 && !s.in_str && i > start && self.buf[start] != b'"' {
                         break;
                     }
                     return Ok(None);
                 }
-            }
-            if in_str {
-                if esc {
-                    esc = false;
-                    i += 1;
-                    continue;
-                }
-                // Strings are half of a trace's bytes, most of them short:
-                // a look at the next few bytes, else a jump to the next
-                // quote or backslash.
-                let near = &self.buf[i..self.len.min(i + 16)];
-                let k = match near.iter().position(|&b| b == b'"' || b == b'\\') {
-                    Some(k) => k,
-                    None => match memchr::memchr2(b'"', b'\\', &self.buf[i..self.len]) {
-                        Some(k) => k,
-                        None => {
-                            i = self.len;
-                            continue;
-                        }
-                    },
-                };
-                i += k;
-                if self.buf[i] == b'\\' {
-                    esc = true;
-                } else {
-                    in_str = false;
-                    if depth == 0 {
-                        i += 1;
-                        break;
-                    }
-                }
-                i += 1;
                 continue;
             }
-            if depth == 1 {
-                // An element's own members: white space keeps a `,` seen
-                // last, any other plain byte forgets it.
-                while i < self.len {
-                    match MEMBERS[self.buf[i] as usize] {
-                        WS => {}
-                        PLAIN => comma = None,
-                        _ => break,
-                    }
-                    i += 1;
-                }
-                if i == self.len {
-                    continue;
-                }
-            } else if depth >= 2 {
-                // Within a member's value only strings and brackets count
-                // (no `,` there is the event's own).
-                while i < self.len && NESTED[self.buf[i] as usize] == PLAIN {
-                    i += 1;
-                }
-                if i == self.len {
-                    continue;
+            if s.depth == 0 && !s.in_str {
+                // A number or a literal, or the value's first byte.
+                match self.buf[i] {
+                    b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' | b'}' | b']' => break,
+                    _ => {}
                 }
             }
-            let b = self.buf[i];
-            match b {
-                b'{' | b'[' => {
-                    if let Some(c) = comma.filter(|_| depth == 1 && object) {
-                        // A value where the object wants a member name: it
-                        // lost its end; it ends at the `,`.
-                        i = c;
-                        break;
-                    }
-                    depth += 1;
-                }
-                b'}' | b']' if depth == 0 => break,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        i += 1;
-                        break;
-                    }
-                }
-                b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' if depth == 0 => break,
-                b',' if depth == 1 => comma = Some(i),
-                _ => {}
-            }
-            if !matches!(b, b',' | b' ' | b'\n' | b'\r' | b'\t') {
-                comma = None;
-            }
-            if b == b'"' {
-                in_str = true;
+            if let Err(end) = s.byte(&self.buf, i, start, object) {
+                i = end;
+                break;
             }
             i += 1;
         }
@@ -729,6 +644,66 @@ mod tests {
         );
         assert!(parts("", 4).1.unwrap_err().contains("empty"));
         assert!(parts("nope", 4).1.unwrap_err().contains("trace object"));
+    }
+
+    /// The parts of `doc` (and how it ended) read `chunk` bytes at a time,
+    /// without [`parts`]' checks of every stopping place.
+    fn quick_parts(doc: &[u8], chunk: usize) -> String {
+        let mut out = String::new();
+        let mut r = doc.chunks(chunk).fold(Vec::new(), |mut v, c| {
+            v.push(c.to_vec());
+            v
+        });
+        r.reverse();
+        struct Chunks(Vec<Vec<u8>>);
+        impl Read for Chunks {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                let Some(c) = self.0.pop() else { return Ok(0) };
+                let n = c.len().min(out.len());
+                out[..n].copy_from_slice(&c[..n]);
+                if n < c.len() {
+                    self.0.push(c[n..].to_vec());
+                }
+                Ok(n)
+            }
+        }
+        let end = split(Chunks(r), "traceEvents", |p| {
+            match p {
+                Part::Member(k, v) => out += &format!("{k}={}\n", String::from_utf8_lossy(v)),
+                Part::Element(v, at, line) => {
+                    out += &format!("@{at}/{line}:{}\n", String::from_utf8_lossy(v))
+                }
+            }
+            Ok(())
+        });
+        match end {
+            Ok(e) => out + &format!("{e:?}"),
+            Err(e) => out + &format!("{} (line {}): {}", e.offset, e.line, e.message),
+        }
+    }
+
+    proptest::proptest! {
+        /// Values are scanned a block at a time once the buffer holds a
+        /// block, else a byte at a time (a one-byte read never holds one):
+        /// the two split any document, long strings, escapes, nesting and
+        /// damage alike.
+        #[test]
+        fn blocks_and_bytes_split_alike(
+            pieces in proptest::collection::vec(0usize..16, 0..400),
+            chunk in 2usize..300,
+        ) {
+            const PIECES: [&str; 16] = [
+                "{\"a\": ", "}", "[", "]", ", ", "\"x\\\"y\\\\\"", "\"long string of text, {[]}\"",
+                "12.5", " \n\t", "{\"args\": {\"k\": [1, 2, [3]]}}, ", "\\", "\"", ",{\"", "true",
+                ":", "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1.5}, ",
+            ];
+            let body: String = pieces.iter().map(|&k| PIECES[k]).collect();
+            for doc in [format!("{{\"traceEvents\": [{body}]}}"), format!("[{body}")] {
+                let bytes = quick_parts(doc.as_bytes(), 1);
+                proptest::prop_assert_eq!(&quick_parts(doc.as_bytes(), chunk), &bytes, "{}", doc);
+                proptest::prop_assert_eq!(&quick_parts(doc.as_bytes(), 1 << 20), &bytes, "{}", doc);
+            }
+        }
     }
 
     #[test]
