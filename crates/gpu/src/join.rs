@@ -25,6 +25,7 @@ use critpath_readers::extsort::{disk_error, ExtSort, Spill};
 use critpath_trace::{Location, ReadError};
 use std::collections::BTreeSet;
 use std::io::Read;
+use std::path::PathBuf;
 
 /// Which part of a trace to analyse.
 #[derive(Clone, Debug, Default)]
@@ -140,9 +141,13 @@ fn read(
 /// A first read of a trace for one instance of an annotation: the window
 /// guessed from a search of the bytes (`steps`), so that the second read
 /// passes over the CPU ops outside it.
-fn window_first(json: Box<dyn Read + Send>, opts: &GpuOptions) -> Only {
+fn window_first(json: Box<dyn Read + Send>, again: &Again, opts: &GpuOptions) -> Only {
     let prefix = prefix_of(opts).unwrap_or_default();
-    match steps::windows(json, prefix).get(opts.instance) {
+    let windows = match again.mapped() {
+        Some(bytes) => steps::windows_in(&bytes, prefix),
+        None => steps::windows(json, prefix),
+    };
+    match windows.get(opts.instance) {
         Some(&(a, b)) => Only::Window(a, b),
         None => Only::All,
     }
@@ -160,12 +165,12 @@ fn read_for(
     let Some(again) = again.filter(|_| prefix_of(opts).is_some()) else {
         return read(json, opts, budget, Only::All);
     };
-    let guess = window_first(json, opts);
-    let (r, trace) = read(again()?, opts, budget, guess)?;
+    let guess = window_first(json, &again, opts);
+    let (r, trace) = read((again.reopen)()?, opts, budget, guess)?;
     match (guess, window_of(&r, opts)) {
         (Only::Window(a, b), Ok(w)) if w != Some((a, b)) => {
             let right = w.map_or(Only::All, |(a, b)| Only::Window(a, b));
-            read(again()?, opts, budget, right)
+            read((again.reopen)()?, opts, budget, right)
         }
         _ => Ok((r, trace)),
     }
@@ -425,7 +430,25 @@ fn cpu_collectives(
 }
 
 /// A way to read an input a second time (a file; not a pipe).
-pub type Again = Box<dyn Fn() -> Result<Box<dyn Read + Send>, String> + Send>;
+pub struct Again {
+    /// The input anew from its start, decompressed.
+    pub reopen: Box<dyn Fn() -> Result<Box<dyn Read + Send>, String> + Send>,
+    /// The file, when it is read as it is (not compressed): the search for
+    /// a step's window then looks at its bytes in place, copying none.
+    pub plain: Option<PathBuf>,
+}
+
+impl Again {
+    /// The plain file's bytes, mapped.
+    fn mapped(&self) -> Option<memmap2::Mmap> {
+        let file = std::fs::File::open(self.plain.as_ref()?).ok()?;
+        // SAFETY: the mapping is only read; a file changed while it is
+        // searched gives a wrong guess of the window, which the read that
+        // follows corrects (one cut short under the mapping stops the
+        // program, as it does every mapped reader).
+        unsafe { memmap2::Mmap::map(&file) }.ok()
+    }
+}
 
 /// Reads one rank's trace and prepares its pass; `budget` items per sort.
 /// One of several ranks (`of_several`) notes its collectives, and its pass

@@ -443,16 +443,19 @@ pub fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
 
+/// Is this file gzip-compressed?
+pub fn gzipped(path: &Path) -> std::io::Result<bool> {
+    let mut magic = [0u8; 2];
+    let n = std::fs::File::open(path)?.read(&mut magic)?;
+    Ok(is_gzip(&magic[..n]))
+}
+
 /// A trace file's JSON, decompressed when it is gzip.
 pub fn json_of_file(path: &Path) -> Result<Box<dyn Read + Send>, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let mut magic = [0u8; 2];
-    let n = f
-        .read(&mut magic)
-        .map_err(|e| format!("cannot read: {e}"))?;
+    let gz = gzipped(path).map_err(|e| format!("cannot read: {e}"))?;
     let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let r = BufReader::with_capacity(1 << 20, f);
-    Ok(if is_gzip(&magic[..n]) {
+    Ok(if gz {
         Box::new(BufReader::with_capacity(
             1 << 20,
             flate2::read::GzDecoder::new(r),
@@ -464,12 +467,10 @@ pub fn json_of_file(path: &Path) -> Result<Box<dyn Read + Send>, String> {
 
 /// The first bytes of a file, decompressed when it is gzip.
 pub fn head_of(path: &Path, max: usize) -> std::io::Result<Vec<u8>> {
-    let mut f = std::fs::File::open(path)?;
-    let mut magic = [0u8; 2];
-    let n = f.read(&mut magic)?;
+    let gz = gzipped(path)?;
     let f = std::fs::File::open(path)?;
     let mut out = Vec::with_capacity(max);
-    if is_gzip(&magic[..n]) {
+    if gz {
         let _ = flate2::read::GzDecoder::new(f)
             .take(max as u64)
             .read_to_end(&mut out);

@@ -3,7 +3,7 @@
 
 use crate::breakdown::GpuFacts;
 use crate::emit::{Emitter, Ordered};
-use crate::join::{self, GpuOptions, Prepared, EVENT_BUDGET};
+use crate::join::{self, Again, GpuOptions, Prepared, EVENT_BUDGET};
 use crate::kineto;
 use crate::pass::{self, RankCtx};
 use crate::ranks::{self, RankInput, RanksReport};
@@ -74,7 +74,11 @@ impl KinetoInput {
         Ok(KinetoInput {
             name: path.display().to_string(),
             json: kineto::json_of_file(path)?,
-            again: Some(Box::new(move || kineto::json_of_file(&again))),
+            again: Some(Again {
+                plain: (!kineto::gzipped(path).map_err(|e| format!("cannot read: {e}"))?)
+                    .then(|| path.to_path_buf()),
+                reopen: Box::new(move || kineto::json_of_file(&again)),
+            }),
         })
     }
 }

@@ -45,34 +45,57 @@ fn event_around(buf: &[u8], at: usize, prefix: &str) -> Option<(u64, u64)> {
     Some((ts, ts + ns(e.dur.unwrap_or(0.0))))
 }
 
+/// Appends up to [`CHUNK`] bytes of `r` to `buf`, read straight into it;
+/// false at the end of the input (or when it cannot be read on).
+fn fill(r: &mut impl Read, buf: &mut Vec<u8>) -> bool {
+    let old = buf.len();
+    buf.resize(old + CHUNK, 0);
+    let mut n = 0;
+    while n < CHUNK {
+        match r.read(&mut buf[old + n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    buf.truncate(old + n);
+    n == CHUNK
+}
+
+/// The hits in `buf` from `*from` on whose event lies whole in `buf`
+/// (all of them at the end of the input, `eof`): their windows to `out`.
+/// `*from` is left at the first hit not taken, or where a hit may start.
+fn search(buf: &[u8], from: &mut usize, eof: bool, prefix: &str, out: &mut Vec<(u64, u64)>) {
+    let finder = memchr::memmem::Finder::new(NEEDLE);
+    loop {
+        match finder.find(&buf[*from..]) {
+            Some(k) if eof || *from + k + AHEAD <= buf.len() => {
+                out.extend(event_around(buf, *from + k, prefix));
+                *from += k + NEEDLE.len();
+            }
+            // Its event may go on past the bytes read so far.
+            Some(k) => {
+                *from += k;
+                return;
+            }
+            None => {
+                *from = (*from).max(buf.len().saturating_sub(NEEDLE.len() - 1));
+                return;
+            }
+        }
+    }
+}
+
 /// The windows of the annotations whose name starts with `prefix`, in
 /// time order (see the module's documentation). Input that cannot be read
 /// on (a corrupt compressed stream) ends the search: the read that follows
 /// reports it.
 pub fn windows(mut r: impl Read, prefix: &str) -> Vec<(u64, u64)> {
-    let finder = memchr::memmem::Finder::new(NEEDLE);
     let (mut buf, mut from, mut out) = (Vec::new(), 0usize, Vec::new());
     loop {
-        let old = buf.len();
-        let read = (&mut r).take(CHUNK as u64).read_to_end(&mut buf);
-        let eof = read.is_err() || buf.len() - old < CHUNK;
-        loop {
-            match finder.find(&buf[from..]) {
-                Some(k) if eof || from + k + AHEAD <= buf.len() => {
-                    out.extend(event_around(&buf, from + k, prefix));
-                    from += k + NEEDLE.len();
-                }
-                // Its event may go on past the bytes read so far.
-                Some(k) => {
-                    from += k;
-                    break;
-                }
-                None => {
-                    from = from.max(buf.len().saturating_sub(NEEDLE.len() - 1));
-                    break;
-                }
-            }
-        }
+        let eof = !fill(&mut r, &mut buf);
+        search(&buf, &mut from, eof, prefix, &mut out);
         if eof {
             out.sort_by_key(|w| w.0);
             return out;
@@ -81,6 +104,14 @@ pub fn windows(mut r: impl Read, prefix: &str) -> Vec<(u64, u64)> {
         buf.drain(..done);
         from -= done;
     }
+}
+
+/// [`windows`] of a whole document in memory (a mapped file).
+pub fn windows_in(doc: &[u8], prefix: &str) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    search(doc, &mut 0, true, prefix, &mut out);
+    out.sort_by_key(|w| w.0);
+    out
 }
 
 #[cfg(test)]
@@ -112,6 +143,7 @@ mod tests {
         doc += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"\\\"user_annotation\\\"\", \"ts\": 1},\n";
         doc += "  {\"ph\": \"i\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#x\", \"ts\": 2}\n]}";
         let got = windows(doc.as_bytes(), "ProfilerStep");
+        assert_eq!(windows_in(doc.as_bytes(), "ProfilerStep"), got);
         let want: Vec<(u64, u64)> = (0..3000u64)
             .filter(|i| i % 200 == 0)
             .map(|i| (i * 10_000 + 500, i * 10_000 + 20_500))

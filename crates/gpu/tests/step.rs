@@ -67,6 +67,13 @@ fn one_step_read_past_the_rest_is_the_step_of_the_whole_read() {
     ];
     every_instance_alike(&ddp[..1], "ProfilerStep", 4);
     every_instance_alike(&ddp, "ProfilerStep", 4);
+    // A file read as it is: its window is searched for in place (mapped).
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("rank0.json");
+    let mut json = kineto::json_of_file(&ddp[0]).unwrap();
+    std::io::copy(&mut json, &mut std::fs::File::create(&plain).unwrap()).unwrap();
+    assert!(input(&plain, true).again.is_some_and(|a| a.plain.is_some()));
+    every_instance_alike(&[plain], "ProfilerStep", 4);
     // gloo collectives are annotations: windows of their own.
     every_instance_alike(&ddp[..1], "gloo:all_reduce", 8);
     if let Some(p) = shared("nccl_rank0.json.gz") {

@@ -34,11 +34,11 @@ impl Session {
         let n = self.formats().count();
         let inputs = (0..n)
             .map(|i| {
-                let again = critpath_import::kineto_again(self.path_of(i));
+                let path = self.path_of(i).to_path_buf();
                 self.take_input(i).map(|input| KinetoInput {
+                    again: critpath_import::kineto_again(&path, input.file),
                     name: input.name,
                     json: Box::new(input.stream),
-                    again,
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;

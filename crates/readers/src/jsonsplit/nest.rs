@@ -30,6 +30,7 @@ impl Nest {
     /// the value ends when it does at this byte (after a closing bracket or
     /// quote, or at the `,` of [`lost_end`], or at a bracket that closes
     /// an outer value).
+    #[inline(always)]
     pub(super) fn byte(
         &mut self,
         buf: &[u8],
