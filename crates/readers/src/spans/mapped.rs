@@ -6,7 +6,9 @@
 //! the stream reader accepts is read this way: a first walk of the mapping
 //! (the documents' structure, each span only checked to be JSON) says so,
 //! and anything else (damage, a list that is not one) is read by the
-//! stream reader from the start, with its messages. The walks see
+//! stream reader from the start, with its messages. The first file of a
+//! read skips that walk when it can: it is read as one document straight
+//! away, and only when that fails is it put back and walked first. The walks see
 //! the same bytes in the same order as the stream reader does, so the
 //! spans, their lines and the problems met in them are the same. The pages
 //! behind the walk leave this process's memory every 8 MB (as perf.data's
@@ -88,6 +90,16 @@ pub(super) fn read(path: &Path, name: &str, c: &mut Collector) -> Result<bool, R
     let Some(bytes) = map(path) else {
         return Ok(false);
     };
+    // A collector that holds no span yet walks the file as one document
+    // straight away, keeping the spans: when that goes through, the first
+    // walk (a part of it) would have too. Else it is put back as it was.
+    if let Some(fresh) = c.fresh_copy() {
+        c.mapped = Some(Mapped::new(bytes.clone(), false));
+        if walk(&bytes, &Docs::One, c).is_ok() {
+            return Ok(read_in(c, &bytes));
+        }
+        *c = fresh;
+    }
     let Some(docs) = documents(&bytes) else {
         return Ok(false);
     };
@@ -98,9 +110,14 @@ pub(super) fn read(path: &Path, name: &str, c: &mut Collector) -> Result<bool, R
         let msg = format!("the file changed while it was read: {e}");
         ReadError::new(name, Location::File, msg, true)
     })?;
+    Ok(read_in(c, &bytes))
+}
+
+/// The file was read in place, all of it: true.
+fn read_in(c: &mut Collector, bytes: &Bytes) -> bool {
     c.pos = Position::default();
     c.pos.advance(bytes.as_ref().len() as u64);
-    Ok(true)
+    true
 }
 
 /// The documents of a mapping: the whole of it, or each one's bytes (JSON

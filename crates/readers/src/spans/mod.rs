@@ -221,6 +221,25 @@ impl Collector {
         }
     }
 
+    /// A copy of a collector that holds no span yet (`None` once it
+    /// does): what it is put back to when a walk that kept spans is given
+    /// up.
+    fn fresh_copy(&self) -> Option<Collector> {
+        let fresh = self.spans == 0 && self.pending.is_empty() && self.mapped.is_none();
+        fresh.then(|| Collector {
+            pos: self.pos.clone(),
+            problems: self.problems.clone(),
+            pending: Vec::new(),
+            service: self.service.clone(),
+            late_services: self.late_services.clone(),
+            sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)),
+            spans: 0,
+            doc: self.doc,
+            loc: self.loc.clone(),
+            mapped: None,
+        })
+    }
+
     /// A span whose service is known, into the grouping by request.
     fn keep(&mut self, mut span: Span) {
         span.order = self.spans;
