@@ -19,26 +19,54 @@ pub fn document(v: &impl Serialize) -> String {
 /// [`document`] of `v`, whose top-level member `key` is an empty array,
 /// with `rows` as that array: each row becomes a JSON value of its own in
 /// turn, never the whole table at once (a table of many rows would take
-/// some 600 bytes of values a row).
+/// some 600 bytes of values a row), printed where it stands in the one
+/// pretty print of the document.
 pub fn document_with_rows<R: Serialize>(v: &impl Serialize, key: &str, rows: &[R]) -> String {
-    let doc = document(v);
-    // A top-level member starts a line indented by two spaces; a string
-    // holds no raw newline, so nothing else matches.
-    let empty = format!("\n  \"{key}\": []");
-    let at = doc.find(&empty).expect("the document has the empty array");
-    let mut out = String::with_capacity(doc.len() + rows.len() * 300);
-    out.push_str(&doc[..at]);
-    out.push_str(&empty[..empty.len() - 1]);
-    for (i, r) in rows.iter().enumerate() {
-        out.push_str(if i == 0 { "\n    " } else { ",\n    " });
-        out.push_str(&document(r).trim_end().replace('\n', "\n    "));
+    let doc = serde_json::to_value(v).expect("the output types serialize");
+    let serde_json::Value::Object(members) = doc else {
+        panic!("the document is an object");
+    };
+    assert!(members.contains_key(key), "the document has {key}");
+    let spliced = Spliced { members, key, rows };
+    let mut out = Vec::with_capacity(rows.len() * 600 + 4096);
+    serde_json::to_writer_pretty(&mut out, &spliced).expect("a JSON value prints");
+    out.push(b'\n');
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// A document's members in order, `rows` in place of member `key`.
+struct Spliced<'a, R> {
+    members: serde_json::Map<String, serde_json::Value>,
+    key: &'a str,
+    rows: &'a [R],
+}
+
+/// Rows each printed as the JSON value it becomes (keys in order).
+struct Rows<'a, R>(&'a [R]);
+
+impl<R: Serialize> Serialize for Spliced<'_, R> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.members.len()))?;
+        for (k, v) in &self.members {
+            match k == self.key {
+                true => m.serialize_entry(k, &Rows(self.rows))?,
+                false => m.serialize_entry(k, v)?,
+            }
+        }
+        m.end()
     }
-    if !rows.is_empty() {
-        out.push_str("\n  ");
+}
+
+impl<R: Serialize> Serialize for Rows<'_, R> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for r in self.0 {
+            seq.serialize_element(&serde_json::to_value(r).map_err(S::Error::custom)?)?;
+        }
+        seq.end()
     }
-    out.push(']');
-    out.push_str(&doc[at + empty.len()..]);
-    out
 }
 
 /// Pretty JSON with the fields in their types' order, and a newline.

@@ -20,15 +20,38 @@ fn control(b: u8, next: Option<u8>) -> bool {
     }
 }
 
+/// Might byte `b` start a control character ([`control`] without the
+/// byte after it)?
+fn suspect(b: u8) -> bool {
+    (b < 0x20 && b != b'\n' && b != b'\t') | (b == 0x7f) | (b == 0xc2)
+}
+
+/// Where the first control character in `bytes` starts: blocks without a
+/// suspect byte are passed over whole (a check that vectorises).
+fn first_control(bytes: &[u8]) -> Option<usize> {
+    let at = |i: usize| control(bytes[i], bytes.get(i + 1).copied());
+    let mut base = 0;
+    for block in bytes.chunks(64) {
+        if block.iter().fold(false, |any, &b| any | suspect(b)) {
+            if let Some(k) = (base..base + block.len()).find(|&i| at(i)) {
+                return Some(k);
+            }
+        }
+        base += block.len();
+    }
+    None
+}
+
 /// `bytes` with every control character escaped (borrowed when there is
 /// none).
 pub fn terminal_safe(bytes: &[u8]) -> Cow<'_, [u8]> {
     let at = |i: usize| control(bytes[i], bytes.get(i + 1).copied());
-    if !(0..bytes.len()).any(at) {
+    let Some(first) = first_control(bytes) else {
         return Cow::Borrowed(bytes);
-    }
+    };
     let mut o = Vec::with_capacity(bytes.len() + 16);
-    let mut i = 0;
+    o.extend_from_slice(&bytes[..first]);
+    let mut i = first;
     while i < bytes.len() {
         if at(i) {
             let c = match bytes[i] {
@@ -69,5 +92,25 @@ mod tests {
         assert!(matches!(safe("plain é\n"), Cow::Borrowed(_)));
         let once = safe("\u{1b}").into_owned();
         assert_eq!(safe(&once), once);
+    }
+
+    /// Controls anywhere in a long text, at and across the edges of the
+    /// blocks passed over, are found as a byte-by-byte look finds them.
+    #[test]
+    fn the_first_control_is_found_in_any_block() {
+        let plain = "é name\tof a state\n".repeat(20);
+        for at in (0..plain.len()).filter(|&i| plain.is_char_boundary(i)) {
+            for c in ["\u{1b}", "\u{85}", "\u{7f}", "\r"] {
+                let text = format!("{}{c}{}", &plain[..at], &plain[at..]);
+                let want = text
+                    .as_bytes()
+                    .iter()
+                    .enumerate()
+                    .position(|(i, &b)| control(b, text.as_bytes().get(i + 1).copied()));
+                assert_eq!(first_control(text.as_bytes()), want, "{c:?} at {at}");
+                assert_eq!(want, Some(at));
+            }
+        }
+        assert_eq!(first_control(plain.as_bytes()), None);
     }
 }
