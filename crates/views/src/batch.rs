@@ -8,7 +8,7 @@ use crate::json::{self, Finding};
 use crate::text::{cols, dur, elide, grid_fit, sm_name};
 use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use critpath_batch::{compare_and_total, sort_results, Comparison, PerTrace, StateAgg};
+use critpath_batch::{compare_and_total, sort_results, Comparison, PerTrace, StateAgg, Top};
 use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_trace::Diagnostic;
 use serde::Serialize;
@@ -102,7 +102,62 @@ impl Summary {
                 }))
                 .collect(),
         };
-        json::document_with_rows(&doc, "per_trace", &self.per_trace)
+        let rows: Vec<SortedRow> = self.per_trace.iter().map(SortedRow::of).collect();
+        json::document_with_sorted_rows(&doc, "per_trace", &rows)
+    }
+}
+
+/// A `per_trace` row with its keys in the alphabetical order
+/// [`json::document`] prints them in, so that it prints straight.
+#[derive(Serialize)]
+struct SortedRow<'a> {
+    file: &'a str,
+    length_ns: u64,
+    top: SortedTop<'a>,
+    top_criticality: f64,
+    top_sm: &'a str,
+    top_state: &'a str,
+    trace_id: &'a str,
+}
+
+/// [`SortedRow`]'s `top`.
+#[derive(Serialize)]
+struct SortedTop<'a> {
+    criticality: f64,
+    sm: &'a str,
+    state: &'a str,
+}
+
+impl<'a> SortedRow<'a> {
+    fn of(r: &'a PerTrace) -> Self {
+        // Every field named: a field added to `PerTrace` must be added here.
+        let PerTrace {
+            file,
+            trace_id,
+            length_ns,
+            top,
+            top_sm,
+            top_state,
+            top_criticality,
+        } = r;
+        let Top {
+            sm,
+            state,
+            criticality,
+        } = top;
+        SortedRow {
+            file,
+            length_ns: *length_ns,
+            top: SortedTop {
+                criticality: *criticality,
+                sm,
+                state,
+            },
+            top_criticality: *top_criticality,
+            top_sm,
+            top_state,
+            trace_id,
+        }
     }
 }
 
@@ -317,4 +372,30 @@ pub fn states_agg_batch(rows: &[StateAgg]) -> RecordBatch {
         ],
     )
     .expect("columns match the schema")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row printed straight is the row printed as a JSON value (keys in
+    /// alphabetical order).
+    #[test]
+    fn a_sorted_row_prints_as_the_rows_value() {
+        let row = PerTrace {
+            file: "a \"b\".json".into(),
+            trace_id: "00ff".into(),
+            length_ns: 12,
+            top: Top {
+                sm: "svc".into(),
+                state: "db\nquery".into(),
+                criticality: 0.25,
+            },
+            top_sm: "svc".into(),
+            top_state: "db\nquery".into(),
+            top_criticality: 0.25,
+        };
+        let straight = serde_json::to_string_pretty(&SortedRow::of(&row)).unwrap() + "\n";
+        assert_eq!(straight, json::document(&row));
+    }
 }

@@ -22,35 +22,50 @@ pub fn document(v: &impl Serialize) -> String {
 /// some 600 bytes of values a row), printed where it stands in the one
 /// pretty print of the document.
 pub fn document_with_rows<R: Serialize>(v: &impl Serialize, key: &str, rows: &[R]) -> String {
+    spliced(v, key, ValueRows(rows))
+}
+
+/// [`document_with_rows`] of rows whose keys (and their objects' keys)
+/// already come in alphabetical order: each printed straight.
+pub fn document_with_sorted_rows<R: Serialize>(
+    v: &impl Serialize,
+    key: &str,
+    rows: &[R],
+) -> String {
+    spliced(v, key, rows)
+}
+
+/// [`document`] of `v` with `rows` printed as its member `key`.
+fn spliced(v: &impl Serialize, key: &str, rows: impl Serialize) -> String {
     let doc = serde_json::to_value(v).expect("the output types serialize");
     let serde_json::Value::Object(members) = doc else {
         panic!("the document is an object");
     };
     assert!(members.contains_key(key), "the document has {key}");
     let spliced = Spliced { members, key, rows };
-    let mut out = Vec::with_capacity(rows.len() * 600 + 4096);
+    let mut out = Vec::with_capacity(4096);
     serde_json::to_writer_pretty(&mut out, &spliced).expect("a JSON value prints");
     out.push(b'\n');
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
 /// A document's members in order, `rows` in place of member `key`.
-struct Spliced<'a, R> {
+struct Spliced<'a, T> {
     members: serde_json::Map<String, serde_json::Value>,
     key: &'a str,
-    rows: &'a [R],
+    rows: T,
 }
 
 /// Rows each printed as the JSON value it becomes (keys in order).
-struct Rows<'a, R>(&'a [R]);
+struct ValueRows<'a, R>(&'a [R]);
 
-impl<R: Serialize> Serialize for Spliced<'_, R> {
+impl<T: Serialize> Serialize for Spliced<'_, T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(Some(self.members.len()))?;
         for (k, v) in &self.members {
             match k == self.key {
-                true => m.serialize_entry(k, &Rows(self.rows))?,
+                true => m.serialize_entry(k, &self.rows)?,
                 false => m.serialize_entry(k, v)?,
             }
         }
@@ -58,7 +73,7 @@ impl<R: Serialize> Serialize for Spliced<'_, R> {
     }
 }
 
-impl<R: Serialize> Serialize for Rows<'_, R> {
+impl<R: Serialize> Serialize for ValueRows<'_, R> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
