@@ -87,9 +87,8 @@ pub fn compare_and_total(results: &[TraceResult], fraction: f64) -> (Comparison,
         all.select_nth_unstable_by(k - 1, |a, b| slowest_first(a, b));
     }
     let (slow, rest) = all.split_at(k);
-    let part = |rs: &[&TraceResult]| {
-        let mut agg = Aggregate::new();
-        rs.iter().for_each(|r| agg.add(r));
+    let (slow_agg, rest_agg) = aggregate_both(slow, rest);
+    let part = |agg: Aggregate| {
         let top = agg.top();
         let share = match &top {
             Some(t) if agg.length_ns_sum() > 0 => {
@@ -99,8 +98,8 @@ pub fn compare_and_total(results: &[TraceResult], fraction: f64) -> (Comparison,
         };
         (top, share, agg)
     };
-    let (slow_top, slow_top_share, mut total) = part(slow);
-    let (rest_top, rest_top_share, rest_agg) = part(rest);
+    let (slow_top, slow_top_share, mut total) = part(slow_agg);
+    let (rest_top, rest_top_share, rest_agg) = part(rest_agg);
     total.merge(rest_agg);
     let slow_min_length_ns = slow.iter().map(|r| r.length_ns).min().unwrap_or(0);
     let c = Comparison {
@@ -114,6 +113,34 @@ pub fn compare_and_total(results: &[TraceResult], fraction: f64) -> (Comparison,
         rest_top_share,
     };
     (c, total)
+}
+
+/// Requests below which [`aggregate_both`] stays on the caller's thread
+/// (in the crate's tests, 2: the property tests of small batches go
+/// through both threads).
+const ON_TWO_THREADS: usize = if cfg!(test) { 2 } else { 4096 };
+
+/// The aggregates of `slow` and of `rest`; of many requests, on two
+/// threads: one takes the slowest and the first of the rest, the other the
+/// rest of the rest, which joins its part (the order does not matter).
+fn aggregate_both(slow: &[&TraceResult], rest: &[&TraceResult]) -> (Aggregate, Aggregate) {
+    let of = |rs: &[&TraceResult]| {
+        let mut agg = Aggregate::new();
+        rs.iter().for_each(|r| agg.add(r));
+        agg
+    };
+    let n = slow.len() + rest.len();
+    if n < ON_TWO_THREADS {
+        return (of(slow), of(rest));
+    }
+    let (first, second) = rest.split_at((n / 2).saturating_sub(slow.len()).min(rest.len()));
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| of(second));
+        let slow_agg = of(slow);
+        let mut rest_agg = of(first);
+        rest_agg.merge(other.join().expect("an aggregate's thread panicked"));
+        (slow_agg, rest_agg)
+    })
 }
 
 #[cfg(test)]

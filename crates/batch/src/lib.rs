@@ -95,13 +95,24 @@ impl TraceResult {
 
     /// The request as a row of the `per_trace` table.
     pub fn row(&self) -> PerTrace {
+        self.row_with(self.file.clone(), self.trace_id.clone())
+    }
+
+    /// [`Self::row`], the request's file and trace id moved into it.
+    pub fn into_row(mut self) -> PerTrace {
+        let file = std::mem::take(&mut self.file);
+        let trace_id = std::mem::take(&mut self.trace_id);
+        self.row_with(file, trace_id)
+    }
+
+    fn row_with(&self, file: String, trace_id: String) -> PerTrace {
         let top = self.top();
         let sm = top.map(|t| t.sm.clone()).unwrap_or_default();
         let state = top.map(|t| t.state.clone()).unwrap_or_default();
         let criticality = top.map_or(0.0, |t| t.criticality);
         PerTrace {
-            file: self.file.clone(),
-            trace_id: self.trace_id.clone(),
+            file,
+            trace_id,
             length_ns: self.length_ns,
             top: Top {
                 sm: sm.clone(),

@@ -50,7 +50,7 @@ impl Summary {
         sort_results(&mut results);
         let (slowest, agg) = compare_and_total(&results, fraction);
         Summary {
-            per_trace: results.iter().map(TraceResult::row).collect(),
+            per_trace: results.into_iter().map(TraceResult::into_row).collect(),
             states: agg.finish(),
             slowest,
             length_ns_sum: agg.length_ns_sum(),
