@@ -102,8 +102,17 @@ impl Summary {
                 }))
                 .collect(),
         };
-        let rows: Vec<SortedRow> = self.per_trace.iter().map(SortedRow::of).collect();
-        json::document_with_sorted_rows(&doc, "per_trace", &rows)
+        let rows = SortedRows(&self.per_trace);
+        json::document_with_sorted_rows(&doc, "per_trace", rows, self.per_trace.len())
+    }
+}
+
+/// `per_trace` rows printed as [`SortedRow`]s, one at a time.
+struct SortedRows<'a>(&'a [PerTrace]);
+
+impl Serialize for SortedRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(SortedRow::of))
     }
 }
 

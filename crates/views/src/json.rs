@@ -22,28 +22,31 @@ pub fn document(v: &impl Serialize) -> String {
 /// some 600 bytes of values a row), printed where it stands in the one
 /// pretty print of the document.
 pub fn document_with_rows<R: Serialize>(v: &impl Serialize, key: &str, rows: &[R]) -> String {
-    spliced(v, key, ValueRows(rows))
+    spliced(v, key, ValueRows(rows), rows.len())
 }
 
-/// [`document_with_rows`] of rows whose keys (and their objects' keys)
-/// already come in alphabetical order: each printed straight.
-pub fn document_with_sorted_rows<R: Serialize>(
+/// [`document_with_rows`] of `n` rows that serialize as a sequence whose
+/// items' keys (and their objects' keys) already come in alphabetical
+/// order: each printed straight.
+pub fn document_with_sorted_rows(
     v: &impl Serialize,
     key: &str,
-    rows: &[R],
+    rows: impl Serialize,
+    n: usize,
 ) -> String {
-    spliced(v, key, rows)
+    spliced(v, key, rows, n)
 }
 
-/// [`document`] of `v` with `rows` printed as its member `key`.
-fn spliced(v: &impl Serialize, key: &str, rows: impl Serialize) -> String {
+/// [`document`] of `v` with the `n` `rows` printed as its member `key`.
+fn spliced(v: &impl Serialize, key: &str, rows: impl Serialize, n: usize) -> String {
     let doc = serde_json::to_value(v).expect("the output types serialize");
     let serde_json::Value::Object(members) = doc else {
         panic!("the document is an object");
     };
     assert!(members.contains_key(key), "the document has {key}");
     let spliced = Spliced { members, key, rows };
-    let mut out = Vec::with_capacity(4096);
+    // Room for rows of a few hundred bytes each, as tables hold.
+    let mut out = Vec::with_capacity(4096 + n * 400);
     serde_json::to_writer_pretty(&mut out, &spliced).expect("a JSON value prints");
     out.push(b'\n');
     String::from_utf8(out).expect("JSON is UTF-8")
