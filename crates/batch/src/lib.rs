@@ -98,8 +98,9 @@ impl TraceResult {
         self.row_with(self.file.clone(), self.trace_id.clone())
     }
 
-    /// [`Self::row`], the request's file and trace id moved into it.
-    pub fn into_row(mut self) -> PerTrace {
+    /// [`Self::row`], the request's file and trace id moved into it (left
+    /// empty here).
+    pub fn take_row(&mut self) -> PerTrace {
         let file = std::mem::take(&mut self.file);
         let trace_id = std::mem::take(&mut self.trace_id);
         self.row_with(file, trace_id)

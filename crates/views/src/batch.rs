@@ -49,8 +49,10 @@ impl Summary {
     pub fn new(mut results: Vec<TraceResult>, fraction: f64) -> Self {
         sort_results(&mut results);
         let (slowest, agg) = compare_and_total(&results, fraction);
+        let per_trace = results.iter_mut().map(TraceResult::take_row).collect();
+        free_aside(results);
         Summary {
-            per_trace: results.into_iter().map(TraceResult::into_row).collect(),
+            per_trace,
             states: agg.finish(),
             slowest,
             length_ns_sum: agg.length_ns_sum(),
@@ -167,6 +169,15 @@ impl<'a> SortedRow<'a> {
             top_state,
             trace_id,
         }
+    }
+}
+
+/// Frees many `results` on a thread of its own while the caller goes on:
+/// the state tables of many requests are millions of small allocations.
+/// A thread that cannot start frees them here, with its closure.
+fn free_aside(results: Vec<TraceResult>) {
+    if results.len() >= 4096 {
+        let _ = std::thread::Builder::new().spawn(move || drop(results));
     }
 }
 
