@@ -22,6 +22,7 @@ use crate::kineto::{self, Ev, Kind, Names, Only, Trace};
 use crate::steps;
 use crate::streams::{self, CollOp, RankStreams};
 use critpath_readers::extsort::{disk_error, ExtSort, Spill};
+use critpath_readers::perf::file::Bytes;
 use critpath_trace::{Location, ReadError};
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -440,13 +441,14 @@ pub struct Again {
 
 impl Again {
     /// The plain file's bytes, mapped.
-    fn mapped(&self) -> Option<memmap2::Mmap> {
+    fn mapped(&self) -> Option<Bytes> {
         let file = std::fs::File::open(self.plain.as_ref()?).ok()?;
         // SAFETY: the mapping is only read; a file changed while it is
         // searched gives a wrong guess of the window, which the read that
         // follows corrects (one cut short under the mapping stops the
         // program, as it does every mapped reader).
-        unsafe { memmap2::Mmap::map(&file) }.ok()
+        let m = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        Some(Bytes::Map(std::sync::Arc::new(m)))
     }
 }
 

@@ -7,6 +7,7 @@
 //! (`join::prepare` reads once more when the guess was wrong).
 
 use crate::kineto::{ns, RawEvent};
+use critpath_readers::perf::file::Bytes;
 use std::io::Read;
 
 const NEEDLE: &[u8] = b"\"user_annotation\"";
@@ -106,10 +107,28 @@ pub fn windows(mut r: impl Read, prefix: &str) -> Vec<(u64, u64)> {
     }
 }
 
-/// [`windows`] of a whole document in memory (a mapped file).
-pub fn windows_in(doc: &[u8], prefix: &str) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    search(doc, &mut 0, true, prefix, &mut out);
+/// Bytes of a mapped document searched between two releases of the pages
+/// behind.
+const RELEASE_STEP: usize = 8 << 20;
+
+/// [`windows`] of a mapped document, searched in place: the pages behind
+/// the search leave this process's memory every [`RELEASE_STEP`] bytes,
+/// so a search of a large file holds little of it.
+pub fn windows_in(doc: &Bytes, prefix: &str) -> Vec<(u64, u64)> {
+    windows_by_steps(doc, prefix, RELEASE_STEP)
+}
+
+fn windows_by_steps(doc: &Bytes, prefix: &str, step: usize) -> Vec<(u64, u64)> {
+    let all = doc.as_ref();
+    let (mut from, mut end, mut released, mut out) = (0, 0, 0, Vec::new());
+    while end < all.len() {
+        end = (end + step).min(all.len());
+        search(&all[..end], &mut from, end == all.len(), prefix, &mut out);
+        let behind = from.saturating_sub(BACK);
+        doc.release(released, behind);
+        released = released.max(behind);
+    }
+    doc.release(released, all.len());
     out.sort_by_key(|w| w.0);
     out
 }
@@ -143,7 +162,16 @@ mod tests {
         doc += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"\\\"user_annotation\\\"\", \"ts\": 1},\n";
         doc += "  {\"ph\": \"i\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#x\", \"ts\": 2}\n]}";
         let got = windows(doc.as_bytes(), "ProfilerStep");
-        assert_eq!(windows_in(doc.as_bytes(), "ProfilerStep"), got);
+        let bytes = Bytes::Owned(std::sync::Arc::new(doc.clone().into_bytes()));
+        assert_eq!(windows_in(&bytes, "ProfilerStep"), got);
+        // Hits across the steps of a search in place.
+        for step in [1000, 4096, 100_000] {
+            assert_eq!(
+                windows_by_steps(&bytes, "ProfilerStep", step),
+                got,
+                "{step}"
+            );
+        }
         let want: Vec<(u64, u64)> = (0..3000u64)
             .filter(|i| i % 200 == 0)
             .map(|i| (i * 10_000 + 500, i * 10_000 + 20_500))
