@@ -450,9 +450,18 @@ pub fn gzipped(path: &Path) -> std::io::Result<bool> {
     Ok(is_gzip(&magic[..n]))
 }
 
+/// [`gzipped`], its error as the readers of a file say it.
+pub(crate) fn gzipped_or_say(path: &Path) -> Result<bool, String> {
+    gzipped(path).map_err(|e| format!("cannot read: {e}"))
+}
+
 /// A trace file's JSON, decompressed when it is gzip.
 pub fn json_of_file(path: &Path) -> Result<Box<dyn Read + Send>, String> {
-    let gz = gzipped(path).map_err(|e| format!("cannot read: {e}"))?;
+    json_of(path, gzipped_or_say(path)?)
+}
+
+/// [`json_of_file`] of a file known to be gzip (`gz`) or not.
+pub(crate) fn json_of(path: &Path, gz: bool) -> Result<Box<dyn Read + Send>, String> {
     let f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let r = BufReader::with_capacity(1 << 20, f);
     Ok(if gz {

@@ -71,12 +71,12 @@ impl KinetoInput {
     /// A trace file (gzip or not), which can be read again.
     pub fn of_file(path: &Path) -> Result<KinetoInput, String> {
         let again = path.to_path_buf();
+        let gz = kineto::gzipped_or_say(path)?;
         Ok(KinetoInput {
             name: path.display().to_string(),
-            json: kineto::json_of_file(path)?,
+            json: kineto::json_of(path, gz)?,
             again: Some(Again {
-                plain: (!kineto::gzipped(path).map_err(|e| format!("cannot read: {e}"))?)
-                    .then(|| path.to_path_buf()),
+                plain: (!gz).then(|| path.to_path_buf()),
                 reopen: Box::new(move || kineto::json_of_file(&again)),
             }),
         })

@@ -20,6 +20,11 @@ fn control(b: u8, next: Option<u8>) -> bool {
     }
 }
 
+/// Does a control character start at `bytes[i]`?
+fn control_at(bytes: &[u8], i: usize) -> bool {
+    control(bytes[i], bytes.get(i + 1).copied())
+}
+
 /// Might byte `b` start a control character ([`control`] without the
 /// byte after it)?
 fn suspect(b: u8) -> bool {
@@ -29,11 +34,10 @@ fn suspect(b: u8) -> bool {
 /// Where the first control character in `bytes` starts: blocks without a
 /// suspect byte are passed over whole (a check that vectorises).
 fn first_control(bytes: &[u8]) -> Option<usize> {
-    let at = |i: usize| control(bytes[i], bytes.get(i + 1).copied());
     let mut base = 0;
     for block in bytes.chunks(64) {
         if block.iter().fold(false, |any, &b| any | suspect(b)) {
-            if let Some(k) = (base..base + block.len()).find(|&i| at(i)) {
+            if let Some(k) = (base..base + block.len()).find(|&i| control_at(bytes, i)) {
                 return Some(k);
             }
         }
@@ -45,7 +49,6 @@ fn first_control(bytes: &[u8]) -> Option<usize> {
 /// `bytes` with every control character escaped (borrowed when there is
 /// none).
 pub fn terminal_safe(bytes: &[u8]) -> Cow<'_, [u8]> {
-    let at = |i: usize| control(bytes[i], bytes.get(i + 1).copied());
     let Some(first) = first_control(bytes) else {
         return Cow::Borrowed(bytes);
     };
@@ -53,7 +56,7 @@ pub fn terminal_safe(bytes: &[u8]) -> Cow<'_, [u8]> {
     o.extend_from_slice(&bytes[..first]);
     let mut i = first;
     while i < bytes.len() {
-        if at(i) {
+        if control_at(bytes, i) {
             let c = match bytes[i] {
                 0xc2 => {
                     i += 1;
@@ -102,11 +105,7 @@ mod tests {
         for at in (0..plain.len()).filter(|&i| plain.is_char_boundary(i)) {
             for c in ["\u{1b}", "\u{85}", "\u{7f}", "\r"] {
                 let text = format!("{}{c}{}", &plain[..at], &plain[at..]);
-                let want = text
-                    .as_bytes()
-                    .iter()
-                    .enumerate()
-                    .position(|(i, &b)| control(b, text.as_bytes().get(i + 1).copied()));
+                let want = (0..text.len()).find(|&i| control_at(text.as_bytes(), i));
                 assert_eq!(first_control(text.as_bytes()), want, "{c:?} at {at}");
                 assert_eq!(want, Some(at));
             }

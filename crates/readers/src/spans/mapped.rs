@@ -94,30 +94,31 @@ pub(super) fn read(path: &Path, name: &str, c: &mut Collector) -> Result<bool, R
     // straight away, keeping the spans: when that goes through, the first
     // walk (a part of it) would have too. Else it is put back as it was.
     if let Some(fresh) = c.fresh_copy() {
-        c.mapped = Some(Mapped::new(bytes.clone(), false));
-        if walk(&bytes, &Docs::One, c).is_ok() {
-            return Ok(read_in(c, &bytes));
+        if walk_kept(&bytes, &Docs::One, c).is_ok() {
+            return Ok(true);
         }
         *c = fresh;
     }
     let Some(docs) = documents(&bytes) else {
         return Ok(false);
     };
-    c.mapped = Some(Mapped::new(bytes.clone(), false));
     // The first walk went through, so the second does on the same bytes,
     // unless the file changed in between.
-    walk(&bytes, &docs, c).map_err(|e| {
+    walk_kept(&bytes, &docs, c).map_err(|e| {
         let msg = format!("the file changed while it was read: {e}");
         ReadError::new(name, Location::File, msg, true)
     })?;
-    Ok(read_in(c, &bytes))
+    Ok(true)
 }
 
-/// The file was read in place, all of it: true.
-fn read_in(c: &mut Collector, bytes: &Bytes) -> bool {
+/// The walk that keeps the spans of `docs` in `c`; once it went through,
+/// the whole file was read.
+fn walk_kept(bytes: &Bytes, docs: &Docs, c: &mut Collector) -> Result<(), Failed> {
+    c.mapped = Some(Mapped::new(bytes.clone(), false));
+    walk(bytes, docs, c)?;
     c.pos = Position::default();
     c.pos.advance(bytes.as_ref().len() as u64);
-    true
+    Ok(())
 }
 
 /// The documents of a mapping: the whole of it, or each one's bytes (JSON

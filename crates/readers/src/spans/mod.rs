@@ -229,14 +229,11 @@ impl Collector {
         fresh.then(|| Collector {
             pos: self.pos.clone(),
             problems: self.problems.clone(),
-            pending: Vec::new(),
             service: self.service.clone(),
             late_services: self.late_services.clone(),
-            sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)),
-            spans: 0,
             doc: self.doc,
             loc: self.loc.clone(),
-            mapped: None,
+            ..Collector::new("")
         })
     }
 
