@@ -462,20 +462,27 @@ fn chrome_json_with_its_events_after_a_large_header_is_chrome_json() {
     }
 }
 
+/// One OTLP span of request `trace`, as one resource's document (times
+/// in ms; ids are prefixed with the trace's).
+fn otlp_span(trace: &str, span: (&str, &str, &str, &str), a: u64, b: u64) -> String {
+    let (svc, id, parent, name) = span;
+    format!(
+        r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{{"traceId":"{trace}","spanId":"{trace}{id}","parentSpanId":"{p}","name":"{name}","startTimeUnixNano":"{}","endTimeUnixNano":"{}"}}]}}]}}"#,
+        a * 1_000_000,
+        b * 1_000_000,
+        p = if parent.is_empty() {
+            String::new()
+        } else {
+            format!("{trace}{parent}")
+        },
+    )
+}
+
 /// One request of OTLP spans: GET (front, 0-100 ms) runs 20 ms, then calls
 /// b (20-50) and c (20-80) at once, then runs 20 ms; c's db query 30-75.
 fn fan_out(trace: &str, base_ms: u64) -> String {
-    let span = |svc: &str, id: &str, parent: &str, name: &str, a: u64, b: u64| {
-        format!(
-            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{{"traceId":"{trace}","spanId":"{trace}{id}","parentSpanId":"{p}","name":"{name}","startTimeUnixNano":"{}","endTimeUnixNano":"{}"}}]}}]}}"#,
-            (base_ms + a) * 1_000_000,
-            (base_ms + b) * 1_000_000,
-            p = if parent.is_empty() {
-                String::new()
-            } else {
-                format!("{trace}{parent}")
-            },
-        )
+    let span = |svc, id, parent, name, a: u64, b: u64| {
+        otlp_span(trace, (svc, id, parent, name), base_ms + a, base_ms + b)
     };
     [
         span("front", "a", "", "GET", 0, 100),
@@ -521,6 +528,58 @@ fn a_parent_span_waits_for_its_last_child_and_whatifs_shorten_it() {
     // the last child.
     assert_eq!(predict("db=1e9"), 70);
     assert_eq!(predict("b=2"), 100);
+}
+
+#[test]
+fn a_server_span_that_outlives_its_client_span_still_ends_the_clients_wait() {
+    // The OpenTelemetry shop's shape: GET (front, 0-100 ms) calls the cart
+    // (client span 2-40) and, at once, checkout (client span 3-90, on a
+    // second lane of front). The checkout server ends its span after the
+    // response is written (4-91), 1 ms after its client span: cut at 90,
+    // its end reaches the client span at the same time as the client
+    // span's own end leaves for GET. Its db query (10-85) bounds the
+    // request, and twice as fast it shortens it by 37.5 ms.
+    let span = |svc, id, parent, name, a, b| otlp_span("t", (svc, id, parent, name), a, b);
+    let spans = [
+        span("front", "a", "", "GET", 0, 100),
+        span("front", "c1", "a", "GET /cart", 2, 40),
+        span("cart", "c2", "c1", "GET /cart", 3, 39),
+        span("front", "k1", "a", "POST /checkout", 3, 90),
+        span("checkout", "k2", "k1", "POST /checkout", 4, 91),
+        span("checkout", "k3", "k2", "SELECT", 10, 86),
+        span("db", "k4", "k3", "SELECT", 11, 85),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
+    let p = write(dir.path(), "shop.json", body);
+    let p = p.to_str().unwrap();
+    let v = json_of(&["analyze", p, "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
+    assert_eq!(crit(&v, "db", "SELECT"), 74_000_000, "{v}");
+    assert_eq!(crit(&v, "front#2", "POST /checkout"), 1_000_000, "{v}");
+    let w = json_of(&["whatif", p, "--speedup", "db=2", "--json"]);
+    assert_eq!(w["predicted_length_ns"], 63_000_000, "{w}");
+}
+
+#[test]
+fn a_span_that_calls_at_its_own_start_is_called_first() {
+    // GET (front, 0-100 ms) calls b at 10; b calls c at once (10-70) and
+    // ends at 80. b's start reaches it before it calls c: the path starts
+    // at GET's start and is the request's length.
+    let span = |svc, id, parent, name, a, b| otlp_span("t", (svc, id, parent, name), a, b);
+    let spans = [
+        span("front", "a", "", "GET", 0, 100),
+        span("b", "b", "a", "work", 10, 80),
+        span("c", "c", "b", "work", 10, 70),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
+    let p = write(dir.path(), "chain.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000, "{v}");
+    assert_eq!(v["critical_path"]["start"]["sm"], "front", "{v}");
+    assert_eq!(crit(&v, "front", "GET"), 30_000_000, "{v}");
+    assert_eq!(crit(&v, "c", "work"), 60_000_000, "{v}");
 }
 
 #[test]

@@ -85,6 +85,11 @@ impl RecordSort {
         self.group = group;
     }
 
+    /// The group of the records made from now on.
+    pub fn group(&self) -> u32 {
+        self.group
+    }
+
     /// A record at `t` of ordering class `class`.
     pub fn push(&mut self, t: u64, class: u8, ev: Event) {
         self.push_keyed(t, class, ev, u32::MAX);

@@ -80,6 +80,16 @@ impl<P: Into<u8> + Copy> Tracks<P> {
         self.recs.push(t, phase.into(), ev);
     }
 
+    /// [`Tracks::push`] at a place `(phase, group)`: at one time and
+    /// phase, a lower group's records come first, then each group's in the
+    /// order made. The group of later records is left as it was.
+    pub fn push_in(&mut self, t: u64, (phase, group): (P, u32), ev: Event) {
+        let was = self.recs.group();
+        self.recs.set_group(group);
+        self.recs.push(t, phase.into(), ev);
+        self.recs.set_group(was);
+    }
+
     /// A `send` or `recv` whose link is named `PREFIX` followed by the
     /// number `n` (`ev`'s id is `LinkId::Num(n)`): the name is made when
     /// the record is handed out, as a transient link id, so a trace of

@@ -12,7 +12,7 @@
 //! span nested in the parent) stays work.
 
 use super::open::OpenSpans;
-use super::outlive::{cut_at_parents, id_index, parents_in};
+use super::outlive::{cut_at_parents, depths, id_index, parents_in};
 use super::sanity::check;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
@@ -20,22 +20,36 @@ use critpath_trace::{Event, Interner, Sym, Who};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
-/// At one time, in dependence order: a lane starts idle; a child that ends
-/// sends, its parent receives; then a parent that starts a child sends and
-/// the child receives; then each lane's calls and returns in their order.
+/// At one time, in dependence order: a lane starts idle; then the ends of
+/// spans, the deepest first (a child's end reaches its parent before the
+/// parent's own end leaves for its parent: a child cut at its parent's end
+/// ends the parent's wait); then the starts, the root's first (a span's
+/// start reaches it before it starts its children); then each lane's calls
+/// and returns in their order. Within `End` and `Start` the records of a
+/// link keep their order (send, then receive) and links are ordered by
+/// [`slot`].
 #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
 pub(super) enum Phase {
     Init = 0,
-    EndSend = 1,
-    EndRecv = 2,
-    StartSend = 3,
-    StartRecv = 4,
-    Track = 5,
+    End = 1,
+    Start = 2,
+    Track = 3,
 }
 
 impl From<Phase> for u8 {
     fn from(p: Phase) -> u8 {
         p as u8
+    }
+}
+
+/// Where a link's record goes among those of its phase at one time: an
+/// end by the depth of the span that ended, the deepest first; a start by
+/// the depth of the span that started, the shallowest first.
+fn slot(phase: Phase, depth: usize) -> (Phase, u32) {
+    let d = depth.min(u32::MAX as usize / 2) as u32;
+    match phase {
+        Phase::End => (phase, u32::MAX - d),
+        _ => (phase, d),
     }
 }
 
@@ -77,34 +91,24 @@ fn lane_sm(strings: &mut Interner, &(svc, i): &Lane) -> Sym {
     }
 }
 
-/// A link between lanes; `end`: it leaves at a span's end; `waited`: the
-/// receiving lane was waiting for it.
+/// A link between lanes: its send leaves `from` and its receive arrives
+/// at `to`, each in its [`slot`]; `waited`: the receiving lane was waiting
+/// for it.
 fn link(
     tr: &mut Tracks<Phase>,
-    from: (Sym, u64),
-    to: (Sym, u64),
+    from: (Sym, u64, (Phase, u32)),
+    to: (Sym, u64, (Phase, u32)),
     key: String,
-    end: bool,
     waited: bool,
 ) {
     let id = tr.strings.intern_link(&key);
     let state = tr.idle;
-    let send = if end {
-        Phase::EndSend
-    } else {
-        Phase::StartSend
-    };
-    let recv = if end && to.1 == from.1 {
-        Phase::EndRecv
-    } else {
-        Phase::StartRecv
-    };
     let who = Who::Sm(from.0);
-    tr.push(from.1, send, Event::Send { who, id });
+    tr.push_in(from.1, from.2, Event::Send { who, id });
     let who = Who::Sm(to.0);
-    tr.push(
+    tr.push_in(
         to.1,
-        recv,
+        to.2,
         Event::Recv {
             who,
             id,
@@ -120,6 +124,7 @@ fn link(
 fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
     let index = id_index(spans);
     let parent = parents_in(spans, &index);
+    let depth = depths(&parent);
     let open = OpenSpans::new(spans, lane_of);
     // Each span's lane SM (all named already: the lanes' slices came first).
     let sms: Vec<Sym> = lane_of
@@ -132,20 +137,29 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
             let psm = sms[p];
             let key = format!("start:{}", s.id);
             let idle = open.innermost(&lane_of[i], s.start).is_none();
-            link(tr, (psm, s.start), (sm, s.start), key, false, idle);
+            let at = slot(Phase::Start, depth[i]);
+            link(tr, (psm, s.start, at), (sm, s.start, at), key, idle);
             if s.end <= spans[p].end {
                 let waits = open.innermost(&lane_of[p], s.end) == Some(p);
                 let key = format!("end:{}", s.id);
-                link(tr, (sm, s.end), (psm, s.end), key, true, waits);
+                let at = slot(Phase::End, depth[i]);
+                link(tr, (sm, s.end, at), (psm, s.end, at), key, waits);
             }
         }
         for fr in &s.follows {
             if let Some(&p) = index.get(fr.as_str()) {
-                if spans[p].end <= s.start {
+                let (sent, arrives) = (spans[p].end, s.start);
+                if sent <= arrives {
                     let psm = sms[p];
                     let key = format!("follows:{fr}>{}", s.id);
-                    let idle = open.innermost(&lane_of[i], s.start).is_none();
-                    link(tr, (psm, spans[p].end), (sm, s.start), key, true, idle);
+                    let idle = open.innermost(&lane_of[i], arrives).is_none();
+                    let out = slot(Phase::End, depth[p]);
+                    let at = if sent == arrives {
+                        out
+                    } else {
+                        slot(Phase::Start, depth[i])
+                    };
+                    link(tr, (psm, sent, out), (sm, arrives, at), key, idle);
                 }
             }
         }

@@ -67,7 +67,7 @@ pub(super) fn parents_in(spans: &[Span], index: &FxHashMap<&str, usize>) -> Vec<
 
 /// Each span's depth below its root; a span on a cycle of parents counts
 /// as a root.
-fn depths(parent: &[Option<usize>]) -> Vec<usize> {
+pub(super) fn depths(parent: &[Option<usize>]) -> Vec<usize> {
     const UNKNOWN: usize = usize::MAX;
     const VISITING: usize = usize::MAX - 1;
     let mut depth = vec![UNKNOWN; parent.len()];
