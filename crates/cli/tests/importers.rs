@@ -330,6 +330,45 @@ fn otlp_requests(n: u64) -> String {
 }
 
 #[test]
+fn span_files_grouped_on_disk_find_what_lost_context_as_in_memory() {
+    // 40 requests: every third's cart call outlives its GET, every fifth
+    // holds an orphan (its parent is in no span of the request).
+    let mut spans = Vec::new();
+    for r in 0..40u64 {
+        let t = format!("t{r}");
+        spans.push(otlp_span(&t, ("front", "f", "", "GET"), 0, 100));
+        let end = if r % 3 == 0 { 105 } else { 50 };
+        spans.push(otlp_span(&t, ("cart", "c", "f", "load"), 10, end));
+        if r % 5 == 0 {
+            spans.push(otlp_span(&t, ("db", "d", "gone", "SELECT"), 20, 30));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
+    let p = write(dir.path(), "lost.json", body);
+    let cmd = ["analyze", p.to_str().unwrap(), "--json"];
+    let memory = with_budget(&cmd, "1000000");
+    let v: serde_json::Value = serde_json::from_slice(&memory).unwrap();
+    let said = |kind: &str| -> String {
+        let d = v["diagnostics"].as_array().unwrap().iter();
+        let mut d = d.filter(|d| d["kind"] == kind);
+        d.next()
+            .map_or("", |d| d["message"].as_str().unwrap())
+            .to_string()
+    };
+    let cut = said("child-outlives-parent");
+    assert!(cut.starts_with("14 spans in 14 requests"), "{cut}");
+    let orphans = said("span-context");
+    assert!(
+        orphans.starts_with("8 orphan spans in 8 requests"),
+        "{orphans}"
+    );
+    for items in ["1", "5", "64"] {
+        assert!(with_budget(&cmd, items) == memory, "budget {items}");
+    }
+}
+
+#[test]
 fn span_files_grouped_on_disk_give_the_analyses_grouped_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "many.json", otlp_requests(60));

@@ -14,6 +14,7 @@
 //! behind the walk leave this process's memory every 8 MB (as perf.data's
 //! do), so reading in place costs little more memory than streaming.
 
+use super::aside::Aside;
 use super::otlp_json::OtlpNode;
 use super::{At, Collector, Doc};
 use crate::json::Position;
@@ -42,6 +43,9 @@ pub(super) struct Mapped {
     counted: usize,
     /// Pages before this offset were released.
     released: usize,
+    /// The second thread that parses the OTLP spans of a walk that keeps
+    /// them.
+    aside: Option<Aside>,
 }
 
 impl Mapped {
@@ -52,6 +56,17 @@ impl Mapped {
             lines: 0,
             counted: 0,
             released: 0,
+            aside: None,
+        }
+    }
+
+    /// The walk that keeps the spans: its OTLP spans are parsed on other
+    /// threads ([`Aside`]); `name` is the file's, in the problems.
+    fn kept(bytes: Bytes, name: &str) -> Self {
+        let aside = Aside::start(&bytes, name);
+        Mapped {
+            aside: Some(aside),
+            ..Mapped::new(bytes, false)
         }
     }
 
@@ -62,18 +77,25 @@ impl Mapped {
         let at = at.clamp(self.counted, all.len());
         self.lines += memchr::memchr_iter(b'\n', &all[self.counted..at]).count() as u64;
         self.counted = at;
-        if at >= self.released + RELEASE_STEP {
-            self.bytes.release(self.released, at);
-            self.released = at;
+        // Not the pages of spans still to be parsed aside.
+        let behind = self.aside.as_ref().and_then(Aside::parsed_before);
+        let behind = behind.map_or(at, |b| b.min(at));
+        if behind >= self.released + RELEASE_STEP {
+            self.bytes.release(self.released, behind);
+            self.released = behind;
         }
         self.lines + 1
     }
 
-    /// The walk is over: the pages it left leave too.
-    fn done(&mut self) {
+    /// The walk is over: the spans parsed aside are kept in `c` (the first
+    /// that could not be parsed is the error), and the pages the walk left
+    /// leave.
+    fn done(&mut self, c: &mut Collector) -> Result<(), String> {
+        let aside = self.aside.take().map_or(Ok(()), |a| a.finish(c));
         let end = self.bytes.as_ref().len();
         self.bytes.release(self.released, end);
         self.released = end;
+        aside
     }
 }
 
@@ -114,7 +136,7 @@ pub(super) fn read(path: &Path, name: &str, c: &mut Collector) -> Result<bool, R
 /// The walk that keeps the spans of `docs` in `c`; once it went through,
 /// the whole file was read.
 fn walk_kept(bytes: &Bytes, docs: &Docs, c: &mut Collector) -> Result<(), Failed> {
-    c.mapped = Some(Mapped::new(bytes.clone(), false));
+    c.mapped = Some(Mapped::kept(bytes.clone(), c.problems.name()));
     walk(bytes, docs, c)?;
     c.pos = Position::default();
     c.pos.advance(bytes.as_ref().len() as u64);
@@ -191,10 +213,12 @@ fn walk(bytes: &Bytes, docs: &Docs, c: &mut Collector) -> Result<(), Failed> {
             walk_doc(&all[r.clone()], c)
         }),
     };
-    if let Some(mut m) = c.mapped.take() {
-        m.done();
-    }
-    walked
+    let Some(mut m) = c.mapped.take() else {
+        return walked;
+    };
+    let aside = m.done(c);
+    walked?;
+    aside.map_err(|e| Failed::Bad(serde::de::Error::custom(e)))
 }
 
 /// One document, which is the whole of `text`.
@@ -210,9 +234,21 @@ impl Collector {
         let Some(m) = self.mapped.as_mut() else {
             return Ok(());
         };
-        let line = m.line_at(offset_in(m.bytes.as_ref(), raw.get()));
+        let start = offset_in(m.bytes.as_ref(), raw.get());
+        let line = m.line_at(start);
         if m.dry {
             return Ok(());
+        }
+        if let (At::Otlp(..), Some(mut aside)) = (at, m.aside.take()) {
+            aside.push(self, start..start + raw.get().len(), at, line);
+            if let Some(m) = self.mapped.as_mut() {
+                m.aside = Some(aside);
+            }
+            return Ok(());
+        }
+        // Anything else is kept here, after the spans parsed aside.
+        if let Some(aside) = m.aside.take() {
+            aside.finish(self)?;
         }
         self.loc = Location::Line(line);
         let text = raw.get();

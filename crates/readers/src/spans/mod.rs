@@ -23,6 +23,7 @@
 //! document, its line and the field, and skipped; a reference that is not a
 //! span id is reported and dropped.
 
+mod aside;
 mod build;
 mod docs;
 mod ids;
@@ -299,12 +300,17 @@ impl Collector {
     }
 
     fn otlp_span(&mut self, node: OtlpNode, at: At) {
+        if let Some(span) = self.otlp_parse(node, at) {
+            self.keep(span);
+        }
+    }
+
+    /// An OTLP span as critpath keeps it; `None` (reported) when it is not
+    /// one.
+    fn otlp_parse(&mut self, node: OtlpNode, at: At) -> Option<Span> {
         let sp = match node {
             OtlpNode::Span(sp) => sp,
-            OtlpNode::Other(v) => {
-                self.not_a_span::<()>(&v, at);
-                return;
-            }
+            OtlpNode::Other(v) => return self.not_a_span(&v, at),
         };
         let id = self.need(sp.id.as_ref(), at, "spanId", "a span id", id_text);
         let (ns, what) = (nanos, "a time in nanoseconds");
@@ -318,9 +324,9 @@ impl Collector {
             }
         }
         let (Some(id), Some(start), Some(end)) = (id, start, end) else {
-            return;
+            return None;
         };
-        let span = Span {
+        Some(Span {
             trace: sp.trace.as_ref().and_then(id_text).unwrap_or_default(),
             order: 0,
             id,
@@ -338,8 +344,7 @@ impl Collector {
             start,
             end: end.max(start),
             client: sp.kind.as_ref().is_some_and(otlp_client),
-        };
-        self.keep(span);
+        })
     }
 
     /// A Jaeger or Zipkin span as an object, or reported as not one.
