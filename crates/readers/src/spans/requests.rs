@@ -87,75 +87,6 @@ pub struct Requests {
     sanity: Box<FileSanity>,
 }
 
-/// Adds one request's signs of lost context to the file's (`late`: the
-/// services of spans that carry a placeholder).
-fn check_group(sanity: &mut FileSanity, late: &HashMap<String, String>, group: &[Span]) {
-    let Some(first) = group.first() else {
-        return;
-    };
-    let found = check(group, |s| service_name(s, late));
-    // As the request's analysis cuts them, its spans' services settled.
-    let mut ends: Vec<u64> = group.iter().map(|s| s.end).collect();
-    let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
-    sanity.add_outlived(&first.trace, &outlived);
-    sanity.add(&first.trace, found);
-}
-
-/// Groups handed to the checking thread at a time.
-const CHECK_BATCH: usize = 256;
-
-/// The requests of a merge checked on a thread of their own while the
-/// merge writes them to the store, in the merge's order.
-struct Checks {
-    batch: Vec<Vec<Span>>,
-    tx: std::sync::mpsc::SyncSender<Vec<Vec<Span>>>,
-    thread: std::thread::JoinHandle<Box<FileSanity>>,
-}
-
-impl Checks {
-    fn start(late: HashMap<String, String>) -> Checks {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<Span>>>(4);
-        let thread = std::thread::spawn(move || {
-            let mut sanity = Box::<FileSanity>::default();
-            for batch in rx {
-                batch
-                    .iter()
-                    .for_each(|g| check_group(&mut sanity, &late, g));
-            }
-            sanity
-        });
-        Checks {
-            batch: Vec::with_capacity(CHECK_BATCH),
-            tx,
-            thread,
-        }
-    }
-
-    /// One request's spans.
-    fn group(&mut self, group: Vec<Span>) {
-        self.batch.push(group);
-        if self.batch.len() == CHECK_BATCH {
-            self.send();
-        }
-    }
-
-    fn send(&mut self) {
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(CHECK_BATCH));
-        // A thread gone (a panic) is met when it is joined.
-        let _ = self.tx.send(batch);
-    }
-
-    /// The findings over every request checked.
-    fn finish(mut self) -> Box<FileSanity> {
-        self.send();
-        drop(self.tx);
-        match self.thread.join() {
-            Ok(sanity) => sanity,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    }
-}
-
 impl Requests {
     /// The spans of `sorted` (by trace id), kept in memory if the sort kept
     /// them there, else in one temporary file.
@@ -183,29 +114,42 @@ impl Requests {
                 let spans: Vec<Span> = spans.collect();
                 spans.iter().for_each(|s| me.count_id(&s.trace));
                 for group in spans.chunk_by(|a, b| a.trace == b.trace) {
-                    check_group(&mut me.sanity, &me.late_services, group);
+                    me.check_group(group);
                 }
                 me.store = Store::Memory(spans);
             }
             Sorted::Merge(mut merge) => {
                 let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
                 let mut bytes = Vec::new();
-                let mut checks = Checks::start(me.late_services.clone());
                 let mut group: Vec<Span> = Vec::new();
                 while let Some(s) = merge.next_item().map_err(io)? {
                     me.count_id(&s.trace);
                     write_item(&mut w, &s, &mut bytes).map_err(io)?;
                     if group.first().is_some_and(|g| g.trace != s.trace) {
-                        checks.group(std::mem::replace(&mut group, Vec::with_capacity(8)));
+                        me.check_group(&group);
+                        group.clear();
                     }
                     group.push(s);
                 }
-                checks.group(group);
-                me.sanity = checks.finish();
+                me.check_group(&group);
                 me.store = Store::File(w.into_inner().map_err(|e| io(e.into_error()))?);
             }
         }
         Ok(me)
+    }
+
+    /// Adds one request's signs of lost context to the file's.
+    fn check_group(&mut self, group: &[Span]) {
+        let Some(first) = group.first() else {
+            return;
+        };
+        let late = &self.late_services;
+        let found = check(group, |s| service_name(s, late));
+        // As the request's analysis cuts them, its spans' services settled.
+        let mut ends: Vec<u64> = group.iter().map(|s| s.end).collect();
+        let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
+        self.sanity.add_outlived(&first.trace, &outlived);
+        self.sanity.add(&first.trace, found);
     }
 
     /// Signs of trace context lost between services, over the file's
