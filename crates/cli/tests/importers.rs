@@ -517,6 +517,21 @@ fn otlp_span(trace: &str, span: (&str, &str, &str, &str), a: u64, b: u64) -> Str
     )
 }
 
+/// A file `name` in `dir` of the OTLP spans of request `t`: (service, id,
+/// parent, name, start ms, end ms) each.
+fn otlp_file(
+    dir: &std::path::Path,
+    name: &str,
+    spans: &[(&str, &str, &str, &str, u64, u64)],
+) -> String {
+    let spans: Vec<String> = spans
+        .iter()
+        .map(|&(svc, id, parent, name, a, b)| otlp_span("t", (svc, id, parent, name), a, b))
+        .collect();
+    let body = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
+    write(dir, name, body).to_str().unwrap().to_string()
+}
+
 /// One request of OTLP spans: GET (front, 0-100 ms) runs 20 ms, then calls
 /// b (20-50) and c (20-80) at once, then runs 20 ms; c's db query 30-75.
 fn fan_out(trace: &str, base_ms: u64) -> String {
@@ -578,20 +593,20 @@ fn a_server_span_that_outlives_its_client_span_still_ends_the_clients_wait() {
     // its end reaches the client span at the same time as the client
     // span's own end leaves for GET. Its db query (10-85) bounds the
     // request, and twice as fast it shortens it by 37.5 ms.
-    let span = |svc, id, parent, name, a, b| otlp_span("t", (svc, id, parent, name), a, b);
-    let spans = [
-        span("front", "a", "", "GET", 0, 100),
-        span("front", "c1", "a", "GET /cart", 2, 40),
-        span("cart", "c2", "c1", "GET /cart", 3, 39),
-        span("front", "k1", "a", "POST /checkout", 3, 90),
-        span("checkout", "k2", "k1", "POST /checkout", 4, 91),
-        span("checkout", "k3", "k2", "SELECT", 10, 86),
-        span("db", "k4", "k3", "SELECT", 11, 85),
-    ];
     let dir = tempfile::tempdir().unwrap();
-    let body = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
-    let p = write(dir.path(), "shop.json", body);
-    let p = p.to_str().unwrap();
+    let p = &otlp_file(
+        dir.path(),
+        "shop.json",
+        &[
+            ("front", "a", "", "GET", 0, 100),
+            ("front", "c1", "a", "GET /cart", 2, 40),
+            ("cart", "c2", "c1", "GET /cart", 3, 39),
+            ("front", "k1", "a", "POST /checkout", 3, 90),
+            ("checkout", "k2", "k1", "POST /checkout", 4, 91),
+            ("checkout", "k3", "k2", "SELECT", 10, 86),
+            ("db", "k4", "k3", "SELECT", 11, 85),
+        ],
+    );
     let v = json_of(&["analyze", p, "--json"]);
     assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
     assert_eq!(crit(&v, "db", "SELECT"), 74_000_000, "{v}");
@@ -605,16 +620,14 @@ fn a_span_that_calls_at_its_own_start_is_called_first() {
     // GET (front, 0-100 ms) calls b at 10; b calls c at once (10-70) and
     // ends at 80. b's start reaches it before it calls c: the path starts
     // at GET's start and is the request's length.
-    let span = |svc, id, parent, name, a, b| otlp_span("t", (svc, id, parent, name), a, b);
-    let spans = [
-        span("front", "a", "", "GET", 0, 100),
-        span("b", "b", "a", "work", 10, 80),
-        span("c", "c", "b", "work", 10, 70),
-    ];
     let dir = tempfile::tempdir().unwrap();
-    let body = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
-    let p = write(dir.path(), "chain.json", body);
-    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    let spans = [
+        ("front", "a", "", "GET", 0, 100),
+        ("b", "b", "a", "work", 10, 80),
+        ("c", "c", "b", "work", 10, 70),
+    ];
+    let p = otlp_file(dir.path(), "chain.json", &spans);
+    let v = json_of(&["analyze", &p, "--json"]);
     assert_eq!(v["critical_path"]["length_ns"], 100_000_000, "{v}");
     assert_eq!(v["critical_path"]["start"]["sm"], "front", "{v}");
     assert_eq!(crit(&v, "front", "GET"), 30_000_000, "{v}");

@@ -12,7 +12,9 @@
 //! the same bytes in the same order as the stream reader does, so the
 //! spans, their lines and the problems met in them are the same. The pages
 //! behind the walk leave this process's memory every 8 MB (as perf.data's
-//! do), so reading in place costs little more memory than streaming.
+//! do), so reading in place costs little more memory than streaming. The
+//! walk that keeps the spans has their OTLP spans parsed on other threads
+//! ([`super::aside`]) and kept in the order it found them.
 
 use super::aside::Aside;
 use super::otlp_json::OtlpNode;
@@ -43,8 +45,7 @@ pub(super) struct Mapped {
     counted: usize,
     /// Pages before this offset were released.
     released: usize,
-    /// The second thread that parses the OTLP spans of a walk that keeps
-    /// them.
+    /// The threads that parse the OTLP spans of a walk that keeps them.
     aside: Option<Aside>,
 }
 
