@@ -7,7 +7,7 @@
 //! (`join::prepare` reads once more when the guess was wrong).
 
 use crate::kineto::{ns, RawEvent};
-use critpath_readers::perf::file::Bytes;
+use critpath_readers::perf::file::{Bytes, TEXT_RELEASE_STEP};
 use std::io::Read;
 
 const NEEDLE: &[u8] = b"\"user_annotation\"";
@@ -107,15 +107,11 @@ pub fn windows(mut r: impl Read, prefix: &str) -> Vec<(u64, u64)> {
     }
 }
 
-/// Bytes of a mapped document searched between two releases of the pages
-/// behind.
-const RELEASE_STEP: usize = 8 << 20;
-
 /// [`windows`] of a mapped document, searched in place: the pages behind
-/// the search leave this process's memory every [`RELEASE_STEP`] bytes,
-/// so a search of a large file holds little of it.
+/// the search leave this process's memory every [`TEXT_RELEASE_STEP`]
+/// bytes, so a search of a large file holds little of it.
 pub fn windows_in(doc: &Bytes, prefix: &str) -> Vec<(u64, u64)> {
-    windows_by_steps(doc, prefix, RELEASE_STEP)
+    windows_by_steps(doc, prefix, TEXT_RELEASE_STEP)
 }
 
 fn windows_by_steps(doc: &Bytes, prefix: &str, step: usize) -> Vec<(u64, u64)> {

@@ -162,6 +162,15 @@ impl Problems {
         }
     }
 
+    /// Every problem of `other` after these (listed while there is room,
+    /// else counted), `other` left empty.
+    pub fn append(&mut self, other: &mut Problems) {
+        self.more += std::mem::take(&mut other.more);
+        for p in other.list.drain(..) {
+            self.push(p);
+        }
+    }
+
     /// [`Problems::note`] at any location (a byte offset in a binary file).
     pub fn note_at(&mut self, at: Location, what: &str, msg: impl AsRef<str>) {
         if self.list.len() >= PROBLEMS_LISTED {

@@ -85,19 +85,24 @@ impl RecordSort {
         self.group = group;
     }
 
-    /// The group of the records made from now on.
-    pub fn group(&self) -> u32 {
-        self.group
-    }
-
     /// A record at `t` of ordering class `class`.
     pub fn push(&mut self, t: u64, class: u8, ev: Event) {
         self.push_keyed(t, class, ev, u32::MAX);
     }
 
+    /// [`RecordSort::push`] in group `group`, whatever the group of the
+    /// records made from now on.
+    pub fn push_in_group(&mut self, t: u64, class: u8, group: u32, ev: Event) {
+        self.push_at(t, (class, group), ev, u32::MAX);
+    }
+
     /// [`RecordSort::push`] with the symbol of a numbered link's prefix
     /// (see `Tracks::push_numbered_link`).
     pub(crate) fn push_keyed(&mut self, t: u64, class: u8, ev: Event, prefix: u32) {
+        self.push_at(t, (class, self.group), ev, prefix);
+    }
+
+    fn push_at(&mut self, t: u64, (class, group): (u8, u32), ev: Event, prefix: u32) {
         let rec = Record {
             t,
             sys: Sym::LOCAL,
@@ -105,7 +110,7 @@ impl RecordSort {
         };
         let k = Keyed {
             phase: class,
-            group: self.group,
+            group,
             seq: self.seq,
             rec,
             prefix,

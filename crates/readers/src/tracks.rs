@@ -84,10 +84,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
     /// phase, a lower group's records come first, then each group's in the
     /// order made. The group of later records is left as it was.
     pub fn push_in(&mut self, t: u64, (phase, group): (P, u32), ev: Event) {
-        let was = self.recs.group();
-        self.recs.set_group(group);
-        self.recs.push(t, phase.into(), ev);
-        self.recs.set_group(was);
+        self.recs.push_in_group(t, phase.into(), group, ev);
     }
 
     /// A `send` or `recv` whose link is named `PREFIX` followed by the

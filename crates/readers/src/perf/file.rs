@@ -21,7 +21,21 @@ pub enum Bytes {
 /// How much is read between two releases of the pages behind the reader.
 pub const RELEASE_STEP: usize = 32 << 20;
 
+/// [`RELEASE_STEP`] of a walk over a mapped text document (a span file, a
+/// trace searched for a step's window).
+pub const TEXT_RELEASE_STEP: usize = 8 << 20;
+
 impl Bytes {
+    /// Releases the pages from `*released` to `at` once they are `step`
+    /// bytes or more, `*released` then moved to `at`: a reader going front
+    /// to back calls it as it goes.
+    pub fn release_behind(&self, released: &mut usize, at: usize, step: usize) {
+        if at >= *released + step {
+            self.release(*released, at);
+            *released = at;
+        }
+    }
+
     /// Tells the kernel the mapped pages of `from..to` are done with: they
     /// leave this process's resident memory (the page cache keeps them), so
     /// that reading a file front to back keeps memory flat. Any whole pages
@@ -391,10 +405,7 @@ fn complete_records_end(bytes: &Bytes, start: u64) -> u64 {
     let start = start as usize;
     let (mut at, mut released) = (start, start);
     while let Some((_, _, size)) = super::records::header(b, at) {
-        if at - released >= RELEASE_STEP {
-            bytes.release(released, at);
-            released = at;
-        }
+        bytes.release_behind(&mut released, at, RELEASE_STEP);
         if size < 8 {
             match super::records::next_boundary(b, start, at + 8, (b.len(), b.len())) {
                 Some(next) => at = next,

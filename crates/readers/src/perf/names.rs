@@ -269,10 +269,7 @@ impl Scan<'_> {
         while w.at < stop && w.at + 8 <= self.end {
             let at = w.at;
             fetch_ahead(b, at);
-            if at - released >= RELEASE_STEP {
-                self.bytes.release(released, at);
-                released = at;
-            }
+            self.bytes.release_behind(&mut released, at, RELEASE_STEP);
             let (ty, misc, size) = header(b, at).expect("8 bytes before the end");
             if size < 8 || at + size > self.end {
                 // Damage: on from where records read again, as the

@@ -113,17 +113,14 @@ impl Aside {
         let Some((k, _)) = self.out.pop_front() else {
             return;
         };
-        let Ok(parsed) = self.workers[k].rx.recv() else {
+        let Ok(mut parsed) = self.workers[k].rx.recv() else {
             // The worker is gone: joining it says why.
             return;
         };
         if self.failed.is_some() {
             return;
         }
-        for e in parsed.problems.list {
-            c.problems.push(e);
-        }
-        c.problems.more += parsed.problems.more;
+        c.problems.append(&mut parsed.problems);
         parsed.spans.into_iter().for_each(|s| c.keep(s));
         self.failed = parsed.failed;
     }

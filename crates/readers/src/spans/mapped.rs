@@ -31,10 +31,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-/// How much is walked between two releases of the pages behind: the walk
-/// never goes back (a span's text is parsed before the next is found).
-const RELEASE_STEP: usize = 8 << 20;
-
 /// The mapping being walked, and where the walk is in it.
 pub(super) struct Mapped {
     bytes: Bytes,
@@ -81,10 +77,8 @@ impl Mapped {
         // Not the pages of spans still to be parsed aside.
         let behind = self.aside.as_ref().and_then(Aside::parsed_before);
         let behind = behind.map_or(at, |b| b.min(at));
-        if behind >= self.released + RELEASE_STEP {
-            self.bytes.release(self.released, behind);
-            self.released = behind;
-        }
+        let step = crate::perf::file::TEXT_RELEASE_STEP;
+        self.bytes.release_behind(&mut self.released, behind, step);
         self.lines + 1
     }
 

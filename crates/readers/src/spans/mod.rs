@@ -651,10 +651,7 @@ pub fn read_requests_in<R: Read>(
         c.problems = Problems::new(&name, KIND);
         read_one(input, &name, path.as_deref(), &mut c)?;
         bytes += c.pos.bytes();
-        problems.more += c.problems.more;
-        for p in c.problems.list.drain(..) {
-            problems.push(p);
-        }
+        problems.append(&mut c.problems);
         c.doc += 1;
     }
     let sorted = c.sorted.finish();
