@@ -475,6 +475,45 @@ fn a_chrome_flow_step_receives_from_the_event_before_it() {
 }
 
 #[test]
+fn a_chrome_flow_passed_on_at_the_time_it_arrives_carries_the_path_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // `a` works 0-10 µs and flows to `b` at 10; `b` passes it on to `c` at
+    // once (a flow received and one sent at 10, in that order); `c` works
+    // 10-30. The path is a's 10 µs and c's 20 (before, b's send went out
+    // before its receive came in: a 20 µs path from `b`). The file lists
+    // c's receive and work first.
+    let body = r#"{"traceEvents": [
+      {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"a"}},
+      {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"b"}},
+      {"ph":"M","name":"thread_name","pid":1,"tid":3,"args":{"name":"c"}},
+      {"ph":"f","cat":"x","id":2,"pid":1,"tid":3,"ts":10,"bp":"e"},
+      {"ph":"X","name":"wc","pid":1,"tid":3,"ts":10,"dur":20},
+      {"ph":"X","name":"wa","pid":1,"tid":1,"ts":0,"dur":10},
+      {"ph":"f","cat":"x","id":1,"pid":1,"tid":2,"ts":10,"bp":"e"},
+      {"ph":"s","cat":"x","id":2,"pid":1,"tid":2,"ts":10},
+      {"ph":"s","cat":"x","id":1,"pid":1,"tid":1,"ts":10}
+    ]}"#;
+    let p = write(dir.path(), "relay.json", body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 30_000);
+    assert_eq!(v["critical_path"]["start"]["sm"], "a");
+    assert_eq!(crit(&v, "a", "wa"), 10_000);
+    assert_eq!(crit(&v, "c", "wc"), 20_000);
+    // A thread that sends before it receives at one time keeps that order:
+    // b's send (listed first) carries only b's own time.
+    let body = body.replace(
+        r#"{"ph":"f","cat":"x","id":1,"pid":1,"tid":2,"ts":10,"bp":"e"},
+      {"ph":"s","cat":"x","id":2,"pid":1,"tid":2,"ts":10},"#,
+        r#"{"ph":"s","cat":"x","id":2,"pid":1,"tid":2,"ts":10},
+      {"ph":"f","cat":"x","id":1,"pid":1,"tid":2,"ts":10,"bp":"e"},"#,
+    );
+    let p = write(dir.path(), "sent-first.json", &body);
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json", "--to", "c"]);
+    assert_eq!(v["critical_path"]["length_ns"], 20_000);
+    assert_eq!(crit(&v, "a", "wa"), 0);
+}
+
+#[test]
 fn chrome_json_with_its_events_after_a_large_header_is_chrome_json() {
     let dir = tempfile::tempdir().unwrap();
     let events = r#""traceEvents":[{"ph":"X","name":"work","pid":1,"tid":1,"ts":0,"dur":10}]"#;

@@ -41,10 +41,12 @@ mod waits;
 /// What the messages call this format.
 const KIND: &str = "Chrome/Perfetto trace JSON";
 
-/// At one time: sends first (a point in the slice that may end then), then
-/// receives (so the wait for a flow is charged to the state before the slice
-/// it starts, often `idle`), then each track's calls and returns in their
-/// own order.
+/// At one time: sends and receives first (a send is a point in the slice
+/// that may end then; a receive's wait is charged to the state before the
+/// slice it starts, often `idle`), in a causal order
+/// ([`Tracks::order_links`]: a thread that receives a flow and passes it on
+/// at that time sends after it received), then each track's calls and
+/// returns in their own order.
 #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
 enum Phase {
     Send = 0,
@@ -190,7 +192,11 @@ impl Collector {
             flows: 0,
             steps: HashMap::new(),
             last: 0,
-            records: Tracks::new(),
+            records: {
+                let mut tracks = Tracks::new();
+                tracks.order_links(Phase::Send, Phase::Recv);
+                tracks
+            },
             scan: waits::Scan::default(),
             calls: calls::Calls::default(),
             linked: HashSet::new(),

@@ -13,6 +13,7 @@ pub mod jsonsplit;
 pub mod perf;
 pub mod recsort;
 pub mod spans;
+mod ties;
 pub mod tracks;
 
 pub use cpt::{Codec, CptReader, CptWriter};

@@ -15,10 +15,10 @@ pub const RECORD_BUDGET: usize = 1 << 19;
 /// it was made in.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Keyed {
-    phase: u8,
+    pub(crate) phase: u8,
     /// Records of a lower group come first at one time and phase.
     group: u32,
-    seq: u64,
+    pub(crate) seq: u64,
     pub(crate) rec: Record,
     /// For a link named later ([`Tracks::push_numbered_link`]): the symbol
     /// of its name's prefix, the number being the record's `LinkId::Num`;

@@ -8,6 +8,7 @@
 
 use crate::extsort;
 use crate::recsort::{RecordSort, SortedRecords, RECORD_BUDGET};
+use crate::ties::Ties;
 use critpath_trace::{
     Diagnostic, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Summary, Sym, Who,
 };
@@ -40,6 +41,9 @@ pub struct Tracks<P> {
     /// What the importer found about the input as a whole, handed out
     /// with the records' summary ([`RecordSource::summary`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// The phases of sends and receives put in a causal order at each
+    /// time ([`Tracks::order_links`]).
+    links: Option<[u8; 2]>,
     _phase: std::marker::PhantomData<P>,
 }
 
@@ -65,6 +69,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
             strings,
             idle,
             diagnostics: Vec::new(),
+            links: None,
             _phase: std::marker::PhantomData,
         }
     }
@@ -74,6 +79,17 @@ impl<P: Into<u8> + Copy> Tracks<P> {
     /// follow the tracks' order.
     pub fn set_group(&mut self, group: u32) {
         self.recs.set_group(group);
+    }
+
+    /// At each time, the records of phases `send` and `recv` (sends and
+    /// receives whose order the importer does not know) are handed out
+    /// in a causal order: each SM's in the order pushed, each receive
+    /// after the sends of its link; otherwise by phase and order pushed.
+    /// `send` is the lower phase (the one that sorts first).
+    pub fn order_links(&mut self, send: P, recv: P) {
+        let (send, recv) = (send.into(), recv.into());
+        assert!(send < recv, "sends sort before receives");
+        self.links = Some([send, recv]);
     }
 
     pub fn push(&mut self, t: u64, phase: P, ev: Event) {
@@ -138,6 +154,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
     pub fn finish(self, name: &str, rename: HashMap<Sym, Sym>) -> Result<TrackSource, ReadError> {
         Ok(TrackSource {
             sorted: self.recs.finish(name)?,
+            ties: self.links.map(Ties::new),
             strings: self.strings,
             rename: rename.into_iter().collect(),
             stacks: FxHashMap::default(),
@@ -151,6 +168,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
 /// its SM is in at that moment.
 pub struct TrackSource {
     sorted: SortedRecords,
+    ties: Option<Ties>,
     strings: Interner,
     rename: FxHashMap<Sym, Sym>,
     stacks: FxHashMap<Sym, Vec<Sym>>,
@@ -208,7 +226,11 @@ impl TrackSource {
 
 impl RecordSource for TrackSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        let Some(k) = self.sorted.next_keyed()? else {
+        let next = match &mut self.ties {
+            Some(ties) => ties.next(&mut self.sorted)?,
+            None => self.sorted.next_keyed()?,
+        };
+        let Some(k) = next else {
             return Ok(None);
         };
         self.index += 1;

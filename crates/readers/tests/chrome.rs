@@ -122,7 +122,8 @@ fn a_flow_step_receives_the_hop_before_it_and_sends_the_next() {
 {"ph":"X","name":"work","pid":1,"tid":1,"ts":30,"dur":5},
 {"ph":"X","name":"work","pid":1,"tid":2,"ts":32,"dur":5},
 {"ph":"X","name":"work","pid":1,"tid":3,"ts":34,"dur":5}"#;
-    // s on consumer, t on producer: the step receives the consumer's send.
+    // s on consumer, t on producer: the step receives the consumer's send,
+    // then sends the next hop (so the next hop carries what it received).
     let body = format!(
         r#"{{"traceEvents":[{names},
 {{"ph":"s","cat":"q","id":"0x2","pid":1,"tid":1,"ts":31}},
@@ -133,8 +134,8 @@ fn a_flow_step_receives_the_hop_before_it_and_sends_the_next() {
         links(&body),
         [
             l(31000, "send", "consumer", "flow:q:0x2"),
-            l(33000, "send", "producer", "flow:q:0x2#1"),
             l(33000, "recv", "producer", "flow:q:0x2"),
+            l(33000, "send", "producer", "flow:q:0x2#1"),
         ]
     );
     // s → t → t → f, each hop its own link, numeric ids too.
@@ -149,10 +150,10 @@ fn a_flow_step_receives_the_hop_before_it_and_sends_the_next() {
         links(&body),
         [
             l(31000, "send", "consumer", "flow:q:7"),
-            l(33000, "send", "producer", "flow:q:7#1"),
             l(33000, "recv", "producer", "flow:q:7"),
-            l(34000, "send", "consumer", "flow:q:7#2"),
+            l(33000, "send", "producer", "flow:q:7#1"),
             l(34000, "recv", "consumer", "flow:q:7#1"),
+            l(34000, "send", "consumer", "flow:q:7#2"),
             l(36000, "recv", "sink", "flow:q:7#2"),
         ]
     );
