@@ -67,8 +67,10 @@ fn analyze_file_inner(
     session.set_request(opts.trace.clone());
     if opts.trace.is_none() {
         if let Some(requests) = session.requests()? {
+            let analyzed = analyze_requests(&requests, &file, opts);
+            // Known once the requests were read through.
             diagnostics.extend(requests.sanity().diagnostics());
-            return analyze_requests(&requests, &file, opts);
+            return analyzed;
         }
     }
     let id = session.request_id();

@@ -88,8 +88,8 @@ pub fn requests_of(input: Input, format: Format) -> Result<Opened, ReadError> {
 /// id are one request, whichever files hold them (see [`requests_of`]).
 pub fn requests_of_all(inputs: Vec<Input>) -> Result<Opened, ReadError> {
     let requests = spans::read_requests_in(streams(inputs))?;
-    Ok(if requests.len() == 1 {
-        let id = requests.first_ids().next().unwrap_or_default().to_string();
+    Ok(if !requests.several() {
+        let id = requests.first_id().to_string();
         Opened::Trace(
             Box::new(AnySource::in_memory(requests.merged()?, Format::Spans)),
             id,

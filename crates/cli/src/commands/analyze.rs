@@ -178,8 +178,9 @@ fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
         return Ok(None);
     };
     let file = session.name();
-    let diagnostics = requests.sanity().diagnostics();
     let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
+    // Known once the requests were read through.
+    let diagnostics = requests.sanity().diagnostics();
     Ok(Some((results, err, diagnostics)))
 }
 

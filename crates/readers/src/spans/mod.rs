@@ -196,6 +196,9 @@ struct Collector {
     sorted: ExtSort<Span>,
     /// Spans kept so far.
     spans: u64,
+    /// The first span's trace id, and whether a span of another was kept.
+    first_trace: Option<String>,
+    several: bool,
     /// The document being read (JSON lines hold several).
     doc: usize,
     /// Where the span being read is (its line; its byte offset in
@@ -216,6 +219,8 @@ impl Collector {
             late_services: HashMap::new(),
             sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)),
             spans: 0,
+            first_trace: None,
+            several: false,
             doc: 0,
             loc: Location::Line(1),
             mapped: None,
@@ -242,6 +247,10 @@ impl Collector {
     fn keep(&mut self, mut span: Span) {
         span.order = self.spans;
         self.spans += 1;
+        match &self.first_trace {
+            None => self.first_trace = Some(span.trace.clone()),
+            Some(first) => self.several |= *first != span.trace,
+        }
         self.sorted.push(span);
     }
 
@@ -656,7 +665,15 @@ pub fn read_requests_in<R: Read>(
     }
     let sorted = c.sorted.finish();
     let sorted = sorted.map_err(|e| disk_error(&first, "group the spans by request in", e))?;
-    Requests::new(sorted, c.late_services, problems, bytes, &first)
+    let read = requests::Read {
+        late_services: c.late_services,
+        problems,
+        bytes,
+        first_trace: c.first_trace.unwrap_or_default(),
+        several: c.several,
+        spans: c.spans,
+    };
+    Ok(Requests::new(sorted, read, &first))
 }
 
 /// Reads one file's spans into `c`; an error when it holds none.

@@ -6,12 +6,13 @@ use super::build::records;
 use super::outlive::{cut_ends, label};
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
-use crate::extsort::{disk_error, put_str, write_item, Fields, Run, Sorted, Spill};
+use crate::extsort::{disk_error, put_str, write_item, Fields, Merge, Run, Sorted, Spill};
 use crate::json::{Imported, Problems};
 use critpath_trace::ReadError;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::sync::{Mutex, OnceLock};
 
 /// What the messages of the spans' temporary file say is being done.
 const STORE_WRITE: &str = "write the spans grouped by request in";
@@ -67,14 +68,22 @@ enum Store {
 
 /// A span file's spans, grouped by request (trace id); the records of one
 /// request at a time are built from them.
+///
+/// Spans the sort kept on disk are read through once, by the first pass
+/// over the requests ([`Requests::map`] hands them out as they come) or
+/// by the first question that needs them all; they are written to one
+/// temporary file on the way, for the passes after it.
 pub struct Requests {
-    store: Store,
-    /// How many trace ids.
-    count: usize,
-    /// The first trace ids, sorted.
-    first_ids: Vec<String>,
-    /// The trace id of the last group counted.
-    last: String,
+    /// The grouped spans and what was counted over them, once read
+    /// through.
+    settled: OnceLock<Settled>,
+    /// The sort's merge on disk until it is read through.
+    pending: Mutex<Option<Box<Merge<Span>>>>,
+    /// The file's first trace id, and whether it holds another.
+    first_trace: String,
+    several: bool,
+    /// How many spans.
+    spans: u64,
     /// The services of spans that carry a placeholder (an OTLP resource
     /// named after its spans).
     late_services: HashMap<String, String>,
@@ -82,110 +91,186 @@ pub struct Requests {
     bytes: u64,
     /// The file's name, for messages.
     name: String,
+}
+
+/// The grouped spans, once read through, and what was counted on the way.
+struct Settled {
+    /// An error is one writing or reading the temporary file.
+    store: Result<Store, ReadError>,
+    /// How many trace ids.
+    count: usize,
+    /// The first trace ids, sorted.
+    first_ids: Vec<String>,
     /// Signs of trace context lost between services (boxed: kept out of
     /// the way of the rest).
     sanity: Box<FileSanity>,
 }
 
-impl Requests {
-    /// The spans of `sorted` (by trace id), kept in memory if the sort kept
-    /// them there, else in one temporary file.
-    pub(super) fn new(
-        sorted: Sorted<Span>,
-        late_services: HashMap<String, String>,
-        problems: Problems,
-        bytes: u64,
-        name: &str,
-    ) -> Result<Self, ReadError> {
-        let mut me = Requests {
-            store: Store::Memory(Vec::new()),
-            count: 0,
-            first_ids: Vec::new(),
-            last: String::new(),
-            late_services,
-            problems,
-            bytes,
-            name: name.to_string(),
-            sanity: Box::default(),
-        };
-        let io = |e: io::Error| disk_error(name, STORE_WRITE, e);
-        match sorted {
-            Sorted::Memory(spans) => {
-                let spans: Vec<Span> = spans.collect();
-                spans.iter().for_each(|s| me.count_id(&s.trace));
-                for group in spans.chunk_by(|a, b| a.trace == b.trace) {
-                    me.check_group(group);
-                }
-                me.store = Store::Memory(spans);
-            }
-            Sorted::Merge(mut merge) => {
-                let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
-                let mut bytes = Vec::new();
-                let mut group: Vec<Span> = Vec::new();
-                while let Some(s) = merge.next_item().map_err(io)? {
-                    me.count_id(&s.trace);
-                    write_item(&mut w, &s, &mut bytes).map_err(io)?;
-                    if group.first().is_some_and(|g| g.trace != s.trace) {
-                        me.check_group(&group);
-                        group.clear();
-                    }
-                    group.push(s);
-                }
-                me.check_group(&group);
-                me.store = Store::File(w.into_inner().map_err(|e| io(e.into_error()))?);
-            }
-        }
-        Ok(me)
-    }
+/// What a pass that reads the spans through counts, request by request.
+#[derive(Default)]
+struct Tally {
+    count: usize,
+    first_ids: Vec<String>,
+    sanity: Box<FileSanity>,
+}
 
-    /// Adds one request's signs of lost context to the file's.
-    fn check_group(&mut self, group: &[Span]) {
-        let Some(first) = group.first() else {
-            return;
-        };
-        let late = &self.late_services;
+impl Tally {
+    /// Counts one request (trace id `trace`, spans `group`) and adds its
+    /// signs of lost context to the file's.
+    fn add(&mut self, trace: &str, group: &[Span], late: &HashMap<String, String>) {
+        self.count += 1;
+        if self.first_ids.len() < IDS_NAMED {
+            self.first_ids.push(trace.to_string());
+        }
         let found = check(group, |s| service_name(s, late));
         // As the request's analysis cuts them, its spans' services settled.
         let mut ends: Vec<u64> = group.iter().map(|s| s.end).collect();
         let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
-        self.sanity.add_outlived(&first.trace, &outlived);
-        self.sanity.add(&first.trace, found);
+        self.sanity.add_outlived(trace, &outlived);
+        self.sanity.add(trace, found);
+    }
+
+    fn settled(self, store: Result<Store, ReadError>) -> Settled {
+        Settled {
+            store,
+            count: self.count,
+            first_ids: self.first_ids,
+            sanity: self.sanity,
+        }
+    }
+}
+
+/// What [`Requests::new`] is given besides the sorted spans.
+pub(super) struct Read {
+    pub late_services: HashMap<String, String>,
+    pub problems: Problems,
+    pub bytes: u64,
+    /// The first trace id, whether another was seen, and how many spans.
+    pub first_trace: String,
+    pub several: bool,
+    pub spans: u64,
+}
+
+impl Requests {
+    /// The spans of `sorted` (by trace id): grouped at once if the sort
+    /// kept them in memory, else when first asked for.
+    pub(super) fn new(sorted: Sorted<Span>, read: Read, name: &str) -> Self {
+        let me = Requests {
+            settled: OnceLock::new(),
+            pending: Mutex::new(None),
+            first_trace: read.first_trace,
+            several: read.several,
+            spans: read.spans,
+            late_services: read.late_services,
+            problems: read.problems,
+            bytes: read.bytes,
+            name: name.to_string(),
+        };
+        match sorted {
+            Sorted::Memory(spans) => {
+                let spans: Vec<Span> = spans.collect();
+                let mut tally = Tally::default();
+                for group in spans.chunk_by(|a, b| a.trace == b.trace) {
+                    tally.add(&group[0].trace, group, &me.late_services);
+                }
+                let _ = me.settled.set(tally.settled(Ok(Store::Memory(spans))));
+            }
+            Sorted::Merge(merge) => {
+                *me.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(merge));
+            }
+        }
+        me
+    }
+
+    /// The requests read through (the spans the sort left on disk read
+    /// now, if no pass has read them yet).
+    fn settled(&self) -> &Settled {
+        if let Some(s) = self.settled.get() {
+            return s;
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        // A pass may have read them through while this waited.
+        if let Some(s) = self.settled.get() {
+            return s;
+        }
+        let merge = pending.take().expect("spans pending until read through");
+        let (settled, _) = self.read_through(*merge, |_| true);
+        self.settled.get_or_init(|| settled)
+    }
+
+    /// Reads the merge through: each request counted, checked, written to
+    /// the store's file and handed to `sink` (its spans' services
+    /// settled) until `sink` says stop; the spans after that are still
+    /// read and written. A problem with the disk ends it.
+    fn read_through(
+        &self,
+        mut merge: Merge<Span>,
+        mut sink: impl FnMut((String, Vec<Span>)) -> bool,
+    ) -> (Settled, Option<ReadError>) {
+        let io = |e: io::Error| disk_error(&self.name, STORE_WRITE, e);
+        let mut tally = Tally::default();
+        let mut handing_out = true;
+        let mut go = || -> Result<File, ReadError> {
+            let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
+            let (mut bytes, mut peeked) = (Vec::new(), merge.next_item().map_err(io)?);
+            while let Some(first) = peeked.take() {
+                let mut group = vec![first];
+                while let Some(s) = merge.next_item().map_err(io)? {
+                    if s.trace != group[0].trace {
+                        peeked = Some(s);
+                        break;
+                    }
+                    group.push(s);
+                }
+                for s in &group {
+                    write_item(&mut w, s, &mut bytes).map_err(io)?;
+                }
+                tally.add(&group[0].trace, &group, &self.late_services);
+                if handing_out {
+                    group
+                        .iter_mut()
+                        .for_each(|s| settle_service(s, &self.late_services));
+                    handing_out = sink((group[0].trace.clone(), group));
+                }
+            }
+            w.into_inner().map_err(|e| io(e.into_error()))
+        };
+        let store = go().map(Store::File);
+        let err = store.as_ref().err().cloned();
+        (tally.settled(store), err)
     }
 
     /// Signs of trace context lost between services, over the file's
     /// requests (`span-context` diagnostics).
     pub fn sanity(&self) -> &FileSanity {
-        &self.sanity
-    }
-
-    /// Counts `trace` when it starts a new group (spans come grouped).
-    fn count_id(&mut self, trace: &str) {
-        if self.count > 0 && self.last == trace {
-            return;
-        }
-        self.count += 1;
-        self.last.clear();
-        self.last.push_str(trace);
-        if self.first_ids.len() < IDS_NAMED {
-            self.first_ids.push(trace.to_string());
-        }
+        &self.settled().sanity
     }
 
     /// How many trace ids the file holds (spans without one count as one
     /// request, of trace id `""`).
     pub fn len(&self) -> usize {
-        self.count
+        self.settled().count
     }
 
     /// Never true: a file without spans is an error.
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.spans == 0
     }
 
-    /// The first trace ids (up to five), sorted: for messages, and the id
-    /// of a file of one request.
+    /// Does the file hold more than one trace id? (Known without reading
+    /// the requests through.)
+    pub fn several(&self) -> bool {
+        self.several
+    }
+
+    /// The file's first trace id (the id of a file of one request).
+    pub fn first_id(&self) -> &str {
+        &self.first_trace
+    }
+
+    /// The first trace ids (up to five), sorted: for messages.
     pub fn first_ids(&self) -> impl Iterator<Item = &str> {
-        self.first_ids.iter().map(String::as_str)
+        self.settled().first_ids.iter().map(String::as_str)
     }
 
     /// The spans that could not be used (each skipped, never fatal).
@@ -200,15 +285,16 @@ impl Requests {
 
     /// The requests one at a time: trace id and spans.
     fn groups(&self) -> Result<Groups<'_>, ReadError> {
-        let source = match &self.store {
-            Store::Memory(spans) => GroupSource::Memory(spans),
-            Store::File(f) => {
+        let source = match &self.settled().store {
+            Ok(Store::Memory(spans)) => GroupSource::Memory(spans),
+            Ok(Store::File(f)) => {
                 let f = f
                     .try_clone()
                     .map_err(|e| disk_error(&self.name, STORE_READ, e))?;
                 let run = Run::new(f).map_err(|e| disk_error(&self.name, STORE_READ, e))?;
                 GroupSource::File(Box::new(run), None)
             }
+            Err(e) => return Err(e.clone()),
         };
         Ok(Groups {
             source,
@@ -232,7 +318,11 @@ impl Requests {
     /// every span of the file. An error is one of the sort on disk.
     pub fn merged(mut self) -> Result<Imported, ReadError> {
         let mut all = Vec::new();
-        if let Store::Memory(spans) = &mut self.store {
+        if let Some(Settled {
+            store: Ok(Store::Memory(spans)),
+            ..
+        }) = self.settled.get_mut()
+        {
             // Taken, not copied: the store is not read again.
             all = std::mem::take(spans);
             all.iter_mut()
@@ -271,9 +361,9 @@ impl Requests {
     }
 
     /// One request's records, without the file's problems, as if its
-    /// share of the file's bytes were read.
+    /// share of the file's bytes (by its spans) were read.
     fn one(&self, spans: Vec<Span>) -> Result<Imported, ReadError> {
-        let bytes = self.bytes / self.count.max(1) as u64;
+        let bytes = self.bytes * spans.len() as u64 / self.spans.max(1);
         self.imported(spans, Problems::new(&self.name, KIND), bytes)
     }
 
@@ -301,6 +391,36 @@ impl Requests {
         })
     }
 
+    /// Hands each request (trace id and spans, services settled) to
+    /// `sink` in order until it says stop; the problem that ended them
+    /// early, if any. The first pass over spans the sort left on disk
+    /// hands them out as it reads them through.
+    fn hand_out(&self, mut sink: impl FnMut((String, Vec<Span>)) -> bool) -> Option<ReadError> {
+        if self.settled.get().is_none() {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(merge) = pending.take() {
+                let (settled, err) = self.read_through(*merge, sink);
+                let _ = self.settled.set(settled);
+                return err;
+            }
+        }
+        let mut groups = match self.groups() {
+            Ok(g) => g,
+            Err(e) => return Some(e),
+        };
+        loop {
+            match groups.next_group() {
+                Ok(Some(g)) => {
+                    if !sink(g) {
+                        return None;
+                    }
+                }
+                Ok(None) => return None,
+                Err(e) => return Some(e),
+            }
+        }
+    }
+
     /// `f` of each request's records, by trace id, in the order of
     /// [`Requests::each`]: the records are built and `f` runs on `workers`
     /// threads (the caller's thread only for 1) while the caller's thread
@@ -311,10 +431,18 @@ impl Requests {
         T: Send,
         F: Fn(String, Result<Imported, ReadError>) -> T + Sync,
     {
-        if workers <= 1 || self.count < 2 * BATCH {
-            return self.each().map(|(id, r)| f(id, r)).collect();
-        }
         let one = &|(id, spans): (String, Vec<Span>)| f(id, self.one(spans));
+        // Spans still on disk are many requests' worth.
+        let few = (self.settled.get()).is_some_and(|s| s.count < 2 * BATCH);
+        if workers <= 1 || few {
+            let mut out = Vec::new();
+            let failed = self.hand_out(|g| {
+                out.push(one(g));
+                true
+            });
+            out.extend(failed.map(|e| f(String::new(), Err(e))));
+            return out;
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(workers * 2);
         // Held by the workers only: if every one of them ends early (a
         // panic), the queue closes and the hand-out stops instead of
@@ -338,7 +466,7 @@ impl Requests {
                 })
                 .collect();
             drop(rx);
-            failed = self.hand_out(&tx);
+            failed = self.hand_out_batches(&tx);
             drop(tx);
             for h in handles {
                 done.extend(h.join().expect("a request's analysis panicked"));
@@ -352,28 +480,22 @@ impl Requests {
 
     /// Sends the requests to `tx` in numbered batches; the problem that
     /// ended them early, if any.
-    fn hand_out(&self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Option<ReadError> {
-        let mut groups = match self.groups() {
-            Ok(g) => g,
-            Err(e) => return Some(e),
-        };
-        for at in 0.. {
-            let mut batch = Vec::with_capacity(BATCH);
-            while batch.len() < BATCH {
-                match groups.next_group() {
-                    Ok(Some(g)) => batch.push(g),
-                    Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.send((at, batch));
-                        return Some(e);
-                    }
-                }
+    fn hand_out_batches(&self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Option<ReadError> {
+        let mut at = 0;
+        let mut batch = Vec::with_capacity(BATCH);
+        let failed = self.hand_out(|g| {
+            batch.push(g);
+            if batch.len() < BATCH {
+                return true;
             }
-            if batch.is_empty() || tx.send((at, batch)).is_err() {
-                break;
-            }
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            at += 1;
+            tx.send((at - 1, full)).is_ok()
+        });
+        if !batch.is_empty() {
+            let _ = tx.send((at, batch));
         }
-        None
+        failed
     }
 }
 
@@ -466,6 +588,96 @@ fn settle_service(s: &mut Span, late_services: &HashMap<String, String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extsort::ExtSort;
+    use critpath_trace::RecordSource;
+
+    /// Requests `0`..`n` of three spans each (a root calling two children,
+    /// the second child outliving its parent), the document in reverse
+    /// order, grouped by a sort that keeps `budget` spans in memory.
+    fn requests(n: u64, budget: usize) -> Requests {
+        let mut sort = ExtSort::new(budget);
+        let mut order = 0;
+        for r in (0..n).rev() {
+            let trace = format!("{r:04}");
+            for (id, parent, start, end) in [
+                ("c2", Some("root"), 5, 12),
+                ("c1", Some("root"), 1, 4),
+                ("root", None, 0, 10),
+            ] {
+                sort.push(Span {
+                    trace: trace.clone(),
+                    order,
+                    id: id.into(),
+                    parent: parent.map(Into::into),
+                    follows: Vec::new(),
+                    service: if id == "root" {
+                        "front".into()
+                    } else {
+                        "db".into()
+                    },
+                    name: id.into(),
+                    start: start + r,
+                    end: end + r,
+                    client: false,
+                });
+                order += 1;
+            }
+        }
+        let read = Read {
+            late_services: HashMap::new(),
+            problems: Problems::new("t.json", KIND),
+            bytes: 1000,
+            first_trace: format!("{:04}", n - 1),
+            several: n > 1,
+            spans: order,
+        };
+        Requests::new(sort.finish().unwrap(), read, "t.json")
+    }
+
+    /// Each request's trace id and records, by `map` on two threads.
+    fn mapped(r: &Requests) -> Vec<(String, usize)> {
+        r.map(2, |id, one| (id, records(&mut one.unwrap())))
+    }
+
+    fn records(src: &mut Imported) -> usize {
+        std::iter::from_fn(|| src.next_record().unwrap()).count()
+    }
+
+    /// What the requests say of themselves besides their records.
+    fn said(r: &Requests) -> (usize, Vec<String>, String) {
+        let ids = r.first_ids().map(str::to_string).collect();
+        let sanity = format!("{:?}", r.sanity().diagnostics());
+        (r.len(), ids, sanity)
+    }
+
+    #[test]
+    fn requests_on_disk_are_handed_out_as_read_and_kept_for_later_passes() {
+        let n = 300;
+        let in_memory = requests(n, 1 << 20);
+        let want = (mapped(&in_memory), said(&in_memory));
+        assert_eq!(want.0.len(), n as usize);
+        assert_eq!(want.1 .0, n as usize);
+        assert!(
+            want.1 .2.contains("ended after the parent"),
+            "{}",
+            want.1 .2
+        );
+        // The first pass hands the requests out as it reads them through;
+        // what it counted, and a second pass (from the file), agree.
+        let streamed = requests(n, 7);
+        assert!(streamed.settled.get().is_none());
+        assert_eq!(mapped(&streamed), want.0);
+        assert_eq!(said(&streamed), want.1);
+        assert_eq!(mapped(&streamed), want.0);
+        let mut one = streamed.request("0042").unwrap().unwrap();
+        assert_eq!(("0042".to_string(), records(&mut one)), want.0[42]);
+        // Asked first, the count reads them through; the pass reads the file.
+        let asked = requests(n, 7);
+        assert_eq!(said(&asked), want.1);
+        assert_eq!(mapped(&asked), want.0);
+        let each: Vec<String> = asked.each().map(|(id, _)| id).collect();
+        assert_eq!(each, want.0.iter().map(|w| w.0.clone()).collect::<Vec<_>>());
+    }
 
     #[test]
     fn a_span_survives_the_disk() {
