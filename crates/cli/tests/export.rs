@@ -186,6 +186,25 @@ fn cgraph_as_svg() {
     );
     assert!(svg.contains("stroke-dasharray"), "inter-SM edges dashed");
     assert!(svg.contains("nic.txfifo"), "SM names in node labels");
+    // The same graph draws the same bytes, run after run (the layout
+    // crate's font classes come in a hash map's order).
+    assert!(
+        svg.matches("font-family").count() >= 2,
+        "several font classes"
+    );
+    for _ in 0..4 {
+        let again = dir.path().join("again.svg");
+        run(&[
+            "cgraph",
+            &example("nic-fig3.jsonl"),
+            "-o",
+            again.to_str().unwrap(),
+        ]);
+        assert!(
+            std::fs::read_to_string(&again).unwrap() == svg,
+            "another drawing"
+        );
+    }
 }
 
 #[test]

@@ -146,7 +146,23 @@ pub fn svg(a: &Analysis) -> Result<String, String> {
     let mut graph = builder.get();
     let mut out = SVGWriter::new();
     graph.do_it(false, false, false, &mut out);
-    Ok(out.finalize())
+    Ok(styles_sorted(out.finalize()))
+}
+
+/// `svg` with the lines of its `<style>` block sorted: the layout crate
+/// writes its font classes in a hash map's order, which changes from run
+/// to run; the same graph draws the same bytes.
+fn styles_sorted(svg: String) -> String {
+    let (Some(open), Some(close)) = (svg.find("<style>"), svg.find("</style>")) else {
+        return svg;
+    };
+    let inner = open + "<style>".len();
+    if close < inner {
+        return svg;
+    }
+    let mut lines: Vec<&str> = svg[inner..close].split_inclusive('\n').collect();
+    lines.sort_unstable();
+    [&svg[..inner], &lines.concat(), &svg[close..]].concat()
 }
 
 /// The cgraph kept for drawing: every edge on the critical path, then the
@@ -172,4 +188,19 @@ pub fn subgraph(g: &CGraph, edges: Vec<CEdgeRow>) -> CGraph {
         .cloned()
         .collect();
     CGraph { nodes, edges }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::styles_sorted;
+
+    #[test]
+    fn the_style_blocks_lines_come_sorted_whatever_order_they_were_written_in() {
+        let a = "<svg><style>\n.a9 { x }\n.a15 { y }\n.a10 { z }\n</style><g/></svg>";
+        let b = "<svg><style>\n.a10 { z }\n.a9 { x }\n.a15 { y }\n</style><g/></svg>";
+        let want = "<svg><style>\n.a10 { z }\n.a15 { y }\n.a9 { x }\n</style><g/></svg>";
+        assert_eq!(styles_sorted(a.into()), want);
+        assert_eq!(styles_sorted(b.into()), want);
+        assert_eq!(styles_sorted("<svg/>".into()), "<svg/>");
+    }
 }
