@@ -12,9 +12,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Records at one time ordered together at most: past it, the next ones
-/// start a new run (a receive whose send fell in an earlier run of the
-/// same time still follows it; the reverse is said by the engine as a
-/// `recv-without-send`).
+/// start a run of their own, so a send handed out in the first run stays
+/// before a receive of its SM that falls in the next (the sort's order).
 const RUN_CAP: usize = 1 << 16;
 
 /// The link records of a [`SortedRecords`], reordered at each time.

@@ -155,9 +155,13 @@ impl Requests {
     /// The spans of `sorted` (by trace id): grouped at once if the sort
     /// kept them in memory, else when first asked for.
     pub(super) fn new(sorted: Sorted<Span>, read: Read, name: &str) -> Self {
+        let (in_memory, pending) = match sorted {
+            Sorted::Memory(spans) => (Some(spans.collect::<Vec<Span>>()), None),
+            Sorted::Merge(merge) => (None, Some(Box::new(merge))),
+        };
         let me = Requests {
             settled: OnceLock::new(),
-            pending: Mutex::new(None),
+            pending: Mutex::new(pending),
             first_trace: read.first_trace,
             several: read.several,
             spans: read.spans,
@@ -166,18 +170,12 @@ impl Requests {
             bytes: read.bytes,
             name: name.to_string(),
         };
-        match sorted {
-            Sorted::Memory(spans) => {
-                let spans: Vec<Span> = spans.collect();
-                let mut tally = Tally::default();
-                for group in spans.chunk_by(|a, b| a.trace == b.trace) {
-                    tally.add(&group[0].trace, group, &me.late_services);
-                }
-                let _ = me.settled.set(tally.settled(Ok(Store::Memory(spans))));
+        if let Some(spans) = in_memory {
+            let mut tally = Tally::default();
+            for group in spans.chunk_by(|a, b| a.trace == b.trace) {
+                tally.add(&group[0].trace, group, &me.late_services);
             }
-            Sorted::Merge(merge) => {
-                *me.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(merge));
-            }
+            let _ = me.settled.set(tally.settled(Ok(Store::Memory(spans))));
         }
         me
     }
@@ -194,7 +192,8 @@ impl Requests {
             return s;
         }
         let merge = pending.take().expect("spans pending until read through");
-        let (settled, _) = self.read_through(*merge, |_| true);
+        // Nobody takes the requests: the first one stops the hand-out.
+        let (settled, _) = self.read_through(*merge, |_| false);
         self.settled.get_or_init(|| settled)
     }
 
