@@ -384,4 +384,90 @@ mod tests {
         );
         assert!(at(send(last, n).1) < at(recv(last, n - 1).1));
     }
+
+    /// A record of a story: SM, whether it sends, link, and a number that
+    /// tells apart two receives of one link by one SM.
+    type Told = (u32, bool, u64, u32);
+
+    /// A run at one time made from a causal story: `steps` in the order
+    /// they happen (an SM, a send of a new link or a receive of one sent
+    /// before), written to the file in an order that keeps each SM's own
+    /// (`picks` choose which SM's next record comes next).
+    fn story(steps: &[(u32, bool, usize)], picks: &[usize]) -> Vec<Told> {
+        let mut sent = 0u64;
+        let mut by_sm: Vec<Vec<Told>> = vec![Vec::new(); 4];
+        for (n, &(sm, is_send, pick)) in steps.iter().enumerate() {
+            if is_send || sent == 0 {
+                by_sm[sm as usize].push((sm, true, sent, 0));
+                sent += 1;
+            } else {
+                by_sm[sm as usize].push((sm, false, pick as u64 % sent, n as u32));
+            }
+        }
+        let mut file = Vec::new();
+        let mut picks = picks.iter().cycle();
+        while by_sm.iter().any(|q| !q.is_empty()) {
+            let open: Vec<usize> = (0..4).filter(|&i| !by_sm[i].is_empty()).collect();
+            let q = open[picks.next().copied().unwrap_or(0) % open.len()];
+            file.push(by_sm[q].remove(0));
+        }
+        file
+    }
+
+    /// Does `order` keep each SM's file order and put each receive after
+    /// its send?
+    fn causal(order: &[Told], file: &[Told]) -> bool {
+        let at = |r: &Told| file.iter().position(|f| f == r).unwrap();
+        let later = |i: usize| &order[i + 1..];
+        let per_sm = (order.iter().enumerate())
+            .all(|(i, a)| later(i).iter().all(|b| a.0 != b.0 || at(a) < at(b)));
+        let sent_first = (order.iter().enumerate())
+            .all(|(i, r)| r.1 || !later(i).iter().any(|s| s.1 && s.2 == r.2));
+        per_sm && sent_first
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_run_that_has_a_causal_order_comes_out_in_one(
+            steps in proptest::collection::vec((0u32..4, proptest::bool::ANY, 0usize..8), 1..24),
+            picks in proptest::collection::vec(0usize..4, 1..24),
+        ) {
+            let file = story(&steps, &picks);
+            let pushed: Vec<(u64, (u8, Event))> = file
+                .iter()
+                .map(|&(sm, is_send, id, n)| match is_send {
+                    true => (3, send(sm, id)),
+                    false => {
+                        let (who, id, state) = (Who::Sm(Sym(sm)), LinkId::Num(id), Sym(n));
+                        (3, (RECV, Event::Recv { who, id, state, waited: false }))
+                    }
+                })
+                .collect();
+            let out: Vec<Told> = handed_out(&pushed)
+                .iter()
+                .map(|r| match r.ev {
+                    Event::Send { who: Who::Sm(sm), id: LinkId::Num(id) } => (sm.0, true, id, 0),
+                    Event::Recv { who: Who::Sm(sm), id: LinkId::Num(id), state, .. } => {
+                        (sm.0, false, id, state.0)
+                    }
+                    _ => unreachable!(),
+                })
+                .collect();
+            let mut a = out.clone();
+            let mut b = file.clone();
+            a.sort_unstable();
+            b.sort_unstable();
+            proptest::prop_assert_eq!(a, b);
+            proptest::prop_assert!(causal(&out, &file), "{:?} from {:?}", out, file);
+            // Where the sort's order (sends, then receives, each in file
+            // order) is causal already, it is the one handed out.
+            let sorted: Vec<_> = (file.iter().filter(|r| r.1))
+                .chain(file.iter().filter(|r| !r.1))
+                .copied()
+                .collect();
+            if causal(&sorted, &file) {
+                proptest::prop_assert_eq!(out, sorted);
+            }
+        }
+    }
 }
