@@ -97,20 +97,18 @@ pub struct Requests {
 struct Settled {
     /// An error is one writing or reading the temporary file.
     store: Result<Store, ReadError>,
+    tally: Tally,
+}
+
+/// What a pass that reads the spans through counts, request by request.
+#[derive(Default)]
+struct Tally {
     /// How many trace ids.
     count: usize,
     /// The first trace ids, sorted.
     first_ids: Vec<String>,
     /// Signs of trace context lost between services (boxed: kept out of
     /// the way of the rest).
-    sanity: Box<FileSanity>,
-}
-
-/// What a pass that reads the spans through counts, request by request.
-#[derive(Default)]
-struct Tally {
-    count: usize,
-    first_ids: Vec<String>,
     sanity: Box<FileSanity>,
 }
 
@@ -128,15 +126,6 @@ impl Tally {
         let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
         self.sanity.add_outlived(trace, &outlived);
         self.sanity.add(trace, found);
-    }
-
-    fn settled(self, store: Result<Store, ReadError>) -> Settled {
-        Settled {
-            store,
-            count: self.count,
-            first_ids: self.first_ids,
-            sanity: self.sanity,
-        }
     }
 }
 
@@ -175,7 +164,8 @@ impl Requests {
             for group in spans.chunk_by(|a, b| a.trace == b.trace) {
                 tally.add(&group[0].trace, group, &me.late_services);
             }
-            let _ = me.settled.set(tally.settled(Ok(Store::Memory(spans))));
+            let store = Ok(Store::Memory(spans));
+            let _ = me.settled.set(Settled { store, tally });
         }
         me
     }
@@ -236,19 +226,19 @@ impl Requests {
         };
         let store = go().map(Store::File);
         let err = store.as_ref().err().cloned();
-        (tally.settled(store), err)
+        (Settled { store, tally }, err)
     }
 
     /// Signs of trace context lost between services, over the file's
     /// requests (`span-context` diagnostics).
     pub fn sanity(&self) -> &FileSanity {
-        &self.settled().sanity
+        &self.settled().tally.sanity
     }
 
     /// How many trace ids the file holds (spans without one count as one
     /// request, of trace id `""`).
     pub fn len(&self) -> usize {
-        self.settled().count
+        self.settled().tally.count
     }
 
     /// Never true: a file without spans is an error.
@@ -269,7 +259,7 @@ impl Requests {
 
     /// The first trace ids (up to five), sorted: for messages.
     pub fn first_ids(&self) -> impl Iterator<Item = &str> {
-        self.settled().first_ids.iter().map(String::as_str)
+        self.settled().tally.first_ids.iter().map(String::as_str)
     }
 
     /// The spans that could not be used (each skipped, never fatal).
@@ -432,7 +422,7 @@ impl Requests {
     {
         let one = &|(id, spans): (String, Vec<Span>)| f(id, self.one(spans));
         // Spans still on disk are many requests' worth.
-        let few = (self.settled.get()).is_some_and(|s| s.count < 2 * BATCH);
+        let few = (self.settled.get()).is_some_and(|s| s.tally.count < 2 * BATCH);
         if workers <= 1 || few {
             let mut out = Vec::new();
             let failed = self.hand_out(|g| {
