@@ -18,15 +18,12 @@
 
 use crate::cpucoll;
 use crate::items::{ByCorr, CallInfo, Pass, RecordRef, StreamKey, StreamOp, WaitKind};
-use crate::kineto::{self, Ev, Kind, Names, Only, Trace};
-use crate::steps;
+use crate::kineto::{self, Ev, Guessed, Kind, Names, Only, Trace};
 use crate::streams::{self, CollOp, RankStreams};
 use critpath_readers::extsort::{disk_error, ExtSort, Spill};
-use critpath_readers::perf::file::Bytes;
 use critpath_trace::{Location, ReadError};
 use std::collections::BTreeSet;
 use std::io::Read;
-use std::path::PathBuf;
 
 /// Which part of a trace to analyse.
 #[derive(Clone, Debug, Default)]
@@ -139,40 +136,28 @@ fn read(
     Ok((r, trace))
 }
 
-/// A first read of a trace for one instance of an annotation: the window
-/// guessed from a search of the bytes (`steps`), so that the second read
-/// passes over the CPU ops outside it.
-fn window_first(json: Box<dyn Read + Send>, again: &Again, opts: &GpuOptions) -> Only {
-    let prefix = prefix_of(opts).unwrap_or_default();
-    let windows = match again.mapped() {
-        Some(bytes) => steps::windows_in(&bytes, prefix),
-        None => steps::windows(json, prefix),
-    };
-    match windows.get(opts.instance) {
-        Some(&(a, b)) => Only::Window(a, b),
-        None => Only::All,
-    }
-}
-
-/// Reads the trace, with the window guessed first when it can be read
-/// `again`; a wrong guess (the read's own annotations tell) costs one more
-/// read, with the right window.
+/// Reads the trace; one instance of an annotation, when the input can be
+/// read `again`, in one pass that guesses the window as it goes
+/// (`guess`). A wrong guess (the read's own annotations tell), or ops let
+/// go that the window holds, cost one more read, with the right window.
 fn read_for(
     json: Box<dyn Read + Send>,
     again: Option<Again>,
     opts: &GpuOptions,
     budget: usize,
 ) -> Result<(Read1, Trace), String> {
-    let Some(again) = again.filter(|_| prefix_of(opts).is_some()) else {
+    let (Some(again), Some(prefix)) = (again, prefix_of(opts)) else {
         return read(json, opts, budget, Only::All);
     };
-    let guess = window_first(json, &again, opts);
-    let (r, trace) = read((again.reopen)()?, opts, budget, guess)?;
-    match (guess, window_of(&r, opts)) {
-        (Only::Window(a, b), Ok(w)) if w != Some((a, b)) => {
-            let right = w.map_or(Only::All, |(a, b)| Only::Window(a, b));
-            read((again.reopen)()?, opts, budget, right)
-        }
+    let guess = Only::Guess {
+        prefix: prefix.to_string(),
+        instance: opts.instance,
+        hold: again.hold,
+    };
+    let (r, trace) = read(json, opts, budget, guess)?;
+    match (trace.guessed, window_of(&r, opts)) {
+        (Guessed::Window(a, b), Ok(Some(w))) if w == (a, b) => Ok((r, trace)),
+        (_, Ok(Some((a, b)))) => read((again.reopen)()?, opts, budget, Only::Window(a, b)),
         _ => Ok((r, trace)),
     }
 }
@@ -434,21 +419,18 @@ fn cpu_collectives(
 pub struct Again {
     /// The input anew from its start, decompressed.
     pub reopen: Box<dyn Fn() -> Result<Box<dyn Read + Send>, String> + Send>,
-    /// The file, when it is read as it is (not compressed): the search for
-    /// a step's window then looks at its bytes in place, copying none.
-    pub plain: Option<PathBuf>,
+    /// Bytes of ops a read that guesses a step's window holds at most
+    /// (`guess`): past them, a window far into the file may cost a second
+    /// read.
+    pub hold: usize,
 }
 
 impl Again {
-    /// The plain file's bytes, mapped.
-    fn mapped(&self) -> Option<Bytes> {
-        let file = std::fs::File::open(self.plain.as_ref()?).ok()?;
-        // SAFETY: the mapping is only read; a file changed while it is
-        // searched gives a wrong guess of the window, which the read that
-        // follows corrects (one cut short under the mapping stops the
-        // program, as it does every mapped reader).
-        let m = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        Some(Bytes::Map(std::sync::Arc::new(m)))
+    pub fn new(reopen: Box<dyn Fn() -> Result<Box<dyn Read + Send>, String> + Send>) -> Self {
+        Again {
+            reopen,
+            hold: crate::guess::HOLD_CAP,
+        }
     }
 }
 
@@ -456,8 +438,8 @@ impl Again {
 /// One of several ranks (`of_several`) notes its collectives, and its pass
 /// waits in one file on disk, so that the ranks waiting for each other
 /// hold neither memory nor many open files. With an annotation asked for
-/// and an input that can be read `again`, a first look finds the window
-/// and the read passes over the CPU ops outside it.
+/// and an input that can be read `again`, the read guesses the window as
+/// it goes and passes over the CPU ops outside it.
 pub fn prepare(
     file: &str,
     (json, again): (Box<dyn Read + Send>, Option<Again>),

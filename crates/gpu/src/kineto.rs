@@ -14,6 +14,7 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 
 use crate::cpucoll::{classify, default_group, normalise, CollKind, CpuColl};
+use crate::guess::Pending;
 use crate::streams::CollOp;
 
 /// What kind of event a Kineto event is, from its `cat`.
@@ -109,6 +110,23 @@ pub struct Trace {
     pub cpu_colls: Vec<CpuColl>,
     /// What could not be read: events skipped, and a cut event array.
     pub problems: Problems,
+    /// What a read asked to guess the window ([`Only::Guess`]) did.
+    pub guessed: Guessed,
+}
+
+/// What a read asked to guess the window did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Guessed {
+    /// It was not asked to.
+    #[default]
+    No,
+    /// It took this window and passed over the ops outside it.
+    Window(u64, u64),
+    /// The trace has fewer annotations than the instance asked.
+    Whole,
+    /// It let go of ops, held before it met this window, that may lie in
+    /// it: the read is to be done again with the window.
+    Lost(u64, u64),
 }
 
 /// Events of a trace that could not be used, and whether its event array
@@ -225,7 +243,7 @@ pub fn parse_ranks(s: &str) -> Vec<i64> {
 }
 
 /// Which events a read decodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Only {
     /// Every event.
     All,
@@ -233,6 +251,15 @@ pub enum Only {
     /// ends in) and are no collective: those are passed over unparsed (and
     /// unchecked), keeping their place in the count of events.
     Window(u64, u64),
+    /// The window of the `instance`-th (0-based, in time order) annotation
+    /// whose name starts with `prefix`, guessed as the read goes
+    /// (`guess`), holding at most `hold` bytes of ops meanwhile;
+    /// [`Trace::guessed`] says how it went.
+    Guess {
+        prefix: String,
+        instance: usize,
+        hold: usize,
+    },
 }
 
 /// Decodes events one by one, handing each to `sink`.
@@ -240,11 +267,16 @@ struct Builder<F> {
     trace: Trace,
     sink: F,
     index: u64,
+    /// `All` or a `Window`: what decides the ops not held.
     only: Only,
+    /// The window still being guessed, and the ops held until it is.
+    pending: Option<Pending>,
 }
 
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
-    fn add(&mut self, raw: RawEvent) {
+    /// Decodes an event; `held` is the index an op held until the window
+    /// was known kept for it.
+    fn add(&mut self, raw: RawEvent, held: Option<u64>) {
         if raw.ph.as_deref() != Some("X") {
             return;
         }
@@ -283,14 +315,64 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             coll_name,
             coll_group,
             coll_ranks,
-            index: self.index,
+            index: held.unwrap_or(self.index),
         };
-        self.index += 1;
+        self.index += u64::from(held.is_none());
         if let Some((ck, cname)) = coll {
             let seq = args.seq.map(|n| n.0);
             self.cpu_coll(&ev, (ck, cname, raw_name), seq);
         }
+        let guess = match &mut self.pending {
+            Some(p) if kind == Kind::Annotation && p.matches(raw_name) => p.met((ev.ts, ev.end())),
+            _ => None,
+        };
         (self.sink)(ev, &self.trace);
+        if let Some(w) = guess {
+            self.decide(Some(w));
+        }
+    }
+
+    /// The window is known (`None`: there is none): the held ops in it are
+    /// decoded, the others passed over.
+    fn decide(&mut self, window: Option<(u64, u64)>) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        (self.only, self.trace.guessed) = match window {
+            Some((a, b)) if p.lost((a, b)) => (Only::Window(a, b), Guessed::Lost(a, b)),
+            Some((a, b)) => (Only::Window(a, b), Guessed::Window(a, b)),
+            None => (Only::All, Guessed::Whole),
+        };
+        for (index, at, ts, v) in p.held() {
+            if !self.outside(ts) {
+                self.parse(v, at, Some(index));
+            }
+        }
+    }
+
+    /// Decodes an event's bytes, or counts it skipped.
+    fn parse(&mut self, v: &[u8], at: u64, held: Option<u64>) {
+        match serde_json::from_slice::<RawEvent>(v) {
+            Ok(ev) => self.add(ev, held),
+            Err(e) => self.trace.problems.skip(at, e.to_string()),
+        }
+    }
+
+    /// An element of the event array: decoded, passed over outside the
+    /// window, or held while the window is guessed.
+    fn element(&mut self, v: &[u8], at: u64) {
+        let Some(ts) = self.may_pass_over(v) else {
+            return self.parse(v, at, None);
+        };
+        if let Some(p) = &mut self.pending {
+            p.hold((self.index, at, ts), v);
+            self.index += 1;
+        } else if self.outside(ts) {
+            // It would have been an event of the count.
+            self.index += 1;
+        } else {
+            self.parse(v, at, None);
+        }
     }
 }
 
@@ -361,40 +443,44 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
                 self.trace.default_group = default_group(pg, d.world_size.map(|n| n.0));
             }
             Part::Member(..) => {}
-            Part::Element(v, _, _) if self.passes_over(v) => {}
-            Part::Element(v, at, _) => match serde_json::from_slice::<RawEvent>(v) {
-                Ok(ev) => self.add(ev),
-                Err(e) => {
-                    let p = &mut self.trace.problems;
-                    p.skipped += 1;
-                    if p.first.len() < PROBLEMS_SHOWN {
-                        p.first.push((at, e.to_string()));
-                    }
-                }
-            },
+            Part::Element(v, at, _) => self.element(v, at),
         }
         Ok(())
     }
 }
 
 impl<F> Builder<F> {
-    /// Does the read pass over this event (see [`Only`])?
-    fn passes_over(&mut self, v: &[u8]) -> bool {
-        let Only::Window(a, b) = self.only else {
-            return false;
-        };
-        let Some(p) = crate::peek::peek(v) else {
-            return false;
-        };
-        let outside = p.ts.map(ns).is_some_and(|t| t < a || t > b);
+    /// The start (ns) of an event a window may pass over, found without
+    /// parsing it: a complete CPU op that is no collective (see [`Only`]).
+    /// `None` when every event is read.
+    fn may_pass_over(&self, v: &[u8]) -> Option<u64> {
+        if self.only == Only::All && self.pending.is_none() {
+            return None;
+        }
+        let p = crate::peek::peek(v)?;
         let plain_op = || {
             let name = p.name.and_then(|n| std::str::from_utf8(n).ok());
             name.is_some_and(|n| classify(n, false).is_none())
         };
-        let skip = p.ph == Some(b"X") && p.cat == Some(b"cpu_op") && outside && plain_op();
-        // It would have been an event of the count.
-        self.index += u64::from(skip);
-        skip
+        let op = p.ph == Some(b"X") && p.cat == Some(b"cpu_op") && plain_op();
+        op.then_some(p.ts.map(ns)?)
+    }
+
+    /// Does an op that starts at `ts` lie outside the window?
+    fn outside(&self, ts: u64) -> bool {
+        matches!(self.only, Only::Window(a, b) if ts < a || ts > b)
+    }
+}
+
+impl Problems {
+    /// An event that could not be read: counted, and described when it is
+    /// among the first few in the file.
+    fn skip(&mut self, at: u64, why: String) {
+        self.skipped += 1;
+        self.first.push((at, why));
+        // Ops held while a window was guessed are read out of file order.
+        self.first.sort_by_key(|f| f.0);
+        self.first.truncate(PROBLEMS_SHOWN);
     }
 }
 
@@ -410,13 +496,25 @@ pub fn read_json(
     only: Only,
     sink: impl FnMut(Ev, &Trace),
 ) -> Result<Trace, String> {
+    let (only, pending) = match only {
+        Only::Guess {
+            prefix,
+            instance,
+            hold,
+        } => (Only::All, Some(Pending::new(&prefix, instance, hold))),
+        only => (only, None),
+    };
     let mut b = Builder {
         trace: Trace::default(),
         sink,
         index: 0,
         only,
+        pending,
     };
-    let ending = match jsonsplit::split_ahead(r, "traceEvents", |p| b.part(p)) {
+    let split = jsonsplit::split_ahead(r, "traceEvents", |p| b.part(p));
+    // No window met (fewer annotations than asked): every held op is read.
+    b.decide(None);
+    let ending = match split {
         Ok(ending) => ending,
         // Damage past the first events: those before it are kept.
         Err(e) if b.index > 0 => {

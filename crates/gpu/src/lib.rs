@@ -3,6 +3,7 @@
 //! docs/gpu.md).
 //!
 //! - [`kineto`] decodes a trace (plain or gzip JSON) event by event;
+//! - [`guess`] finds one step's window as the read goes;
 //! - [`join`] sorts a rank's events on disk past a budget, joins launches,
 //!   kernels and synchronizations by correlation, and keeps the window;
 //! - [`streams`] gives GPU ops their effective times in stream order;
@@ -17,6 +18,7 @@
 pub mod breakdown;
 pub mod cpucoll;
 pub mod emit;
+pub mod guess;
 pub mod items;
 pub mod join;
 pub mod kineto;
@@ -24,7 +26,6 @@ pub mod pass;
 pub mod peek;
 pub mod ranks;
 pub mod source;
-pub mod steps;
 pub mod streams;
 
 pub use breakdown::{bound_by, bound_by_window, BreakdownObserver, GpuBreakdown, GpuFacts, Tally};

@@ -75,10 +75,7 @@ impl KinetoInput {
         Ok(KinetoInput {
             name: path.display().to_string(),
             json: kineto::json_of(path, gz)?,
-            again: Some(Again {
-                plain: (!gz).then(|| path.to_path_buf()),
-                reopen: Box::new(move || kineto::json_of_file(&again)),
-            }),
+            again: Some(Again::new(Box::new(move || kineto::json_of_file(&again)))),
         })
     }
 }

@@ -23,19 +23,16 @@ pub fn all_kineto(paths: &[PathBuf]) -> bool {
 }
 
 /// A way to read a Kineto input anew, when it is a regular file
-/// (compressed or not): one step of it is then read without parsing the
-/// rest (`critpath_gpu::join::prepare`).
-pub fn again(path: &Path, plain: Option<PathBuf>) -> Option<Again> {
+/// (compressed or not): one step of it is then read in one pass that
+/// guesses the step's window (`critpath_gpu::join::prepare`).
+pub fn again(path: &Path) -> Option<Again> {
     let regular = path != Path::new("-") && std::fs::metadata(path).is_ok_and(|m| m.is_file());
     let path = path.to_path_buf();
     let reopen = move || match open_input(&path) {
         Ok(i) => Ok(Box::new(i.stream) as Box<dyn Read + Send>),
         Err(e) => Err(e.message),
     };
-    regular.then(|| Again {
-        reopen: Box::new(reopen),
-        plain,
-    })
+    regular.then(|| Again::new(Box::new(reopen)))
 }
 
 /// Kineto traces (one rank, or several of one job) as one source, read
@@ -48,7 +45,7 @@ pub fn open_gpu(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadE
             open_input(p).map(|i| KinetoInput {
                 name: i.name,
                 json: Box::new(i.stream),
-                again: again(p, i.file.clone()),
+                again: again(p),
             })
         })
         .collect::<Result<_, _>>()?;

@@ -36,7 +36,7 @@ impl Session {
             .map(|i| {
                 let path = self.path_of(i).to_path_buf();
                 self.take_input(i).map(|input| KinetoInput {
-                    again: critpath_import::kineto_again(&path, input.file),
+                    again: critpath_import::kineto_again(&path),
                     name: input.name,
                     json: Box::new(input.stream),
                 })
