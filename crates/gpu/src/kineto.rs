@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::cpucoll::{classify, default_group, normalise, CollKind, CpuColl};
 use crate::guess::Pending;
+use crate::peek::Peek;
 use crate::streams::CollOp;
 
 /// What kind of event a Kineto event is, from its `cat`.
@@ -154,7 +155,7 @@ impl Trace {
 }
 
 /// A number that Kineto writes as an integer, a float or a string.
-struct Num(i64);
+pub(crate) struct Num(pub(crate) i64);
 
 impl<'de> Deserialize<'de> for Num {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -344,9 +345,20 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             None => (Only::All, Guessed::Whole),
         };
         for (index, at, ts, v) in p.held() {
-            if !self.outside(ts) {
-                self.parse(v, at, Some(index));
+            if self.outside(ts) {
+                continue;
             }
+            let glance = crate::peek::peek(v).and_then(plain_op);
+            self.decode(glance.map(|g| g.0).as_ref(), v, at, Some(index));
+        }
+    }
+
+    /// A plain op from its glance when it can be read from it, else the
+    /// event's bytes parsed.
+    fn decode(&mut self, glance: Option<&Peek>, v: &[u8], at: u64, held: Option<u64>) {
+        match glance.and_then(raw_of) {
+            Some(raw) => self.add(raw, held),
+            None => self.parse(v, at, held),
         }
     }
 
@@ -358,10 +370,11 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
         }
     }
 
-    /// An element of the event array: decoded, passed over outside the
-    /// window, or held while the window is guessed.
+    /// An element of the event array: decoded (a plain CPU op from its
+    /// glance), passed over outside the window, or held while the window
+    /// is guessed.
     fn element(&mut self, v: &[u8], at: u64) {
-        let Some(ts) = self.may_pass_over(v) else {
+        let Some((glance, ts)) = crate::peek::peek(v).and_then(plain_op) else {
             return self.parse(v, at, None);
         };
         if let Some(p) = &mut self.pending {
@@ -371,7 +384,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             // It would have been an event of the count.
             self.index += 1;
         } else {
-            self.parse(v, at, None);
+            self.decode(Some(&glance), v, at, None);
         }
     }
 }
@@ -449,23 +462,39 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     }
 }
 
-impl<F> Builder<F> {
-    /// The start (ns) of an event a window may pass over, found without
-    /// parsing it: a complete CPU op that is no collective (see [`Only`]).
-    /// `None` when every event is read.
-    fn may_pass_over(&self, v: &[u8]) -> Option<u64> {
-        if self.only == Only::All && self.pending.is_none() {
-            return None;
-        }
-        let p = crate::peek::peek(v)?;
-        let plain_op = || {
-            let name = p.name.and_then(|n| std::str::from_utf8(n).ok());
-            name.is_some_and(|n| classify(n, false).is_none())
-        };
-        let op = p.ph == Some(b"X") && p.cat == Some(b"cpu_op") && plain_op();
-        op.then_some(p.ts.map(ns)?)
+/// A complete CPU op that is no collective, by its glance, and its start
+/// (ns): a window passes over such ops (see [`Only`]). `None` for any
+/// other event, or one the glance cannot judge (it is then parsed).
+fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
+    if p.ph != Some(b"X") || p.cat != Some(b"cpu_op") {
+        return None;
     }
+    let name = std::str::from_utf8(p.name?).ok()?;
+    if classify(name, false).is_some() {
+        return None;
+    }
+    let ts = ns(p.ts?);
+    Some((p, ts))
+}
 
+/// A plain CPU op ([`plain_op`]) as its parse would give it: its `args`
+/// hold nothing critpath reads of such an op, and are not read. `None`
+/// when a member cannot be read from the glance.
+fn raw_of<'a>(p: &Peek<'a>) -> Option<RawEvent<'a>> {
+    let (dur, pid, tid) = p.numbers()?;
+    Some(RawEvent {
+        ph: Some(Cow::Borrowed("X")),
+        cat: Some(Cow::Borrowed("cpu_op")),
+        name: Some(Cow::Borrowed(std::str::from_utf8(p.name?).ok()?)),
+        ts: p.ts,
+        dur,
+        pid: pid.map(Num),
+        tid: tid.map(Num),
+        args: None,
+    })
+}
+
+impl<F> Builder<F> {
     /// Does an op that starts at `ts` lie outside the window?
     fn outside(&self, ts: u64) -> bool {
         matches!(self.only, Only::Window(a, b) if ts < a || ts > b)
@@ -596,4 +625,69 @@ pub fn looks_like(head: &[u8]) -> bool {
             || text.contains("\"distributedInfo\"")
             || text.contains("\"cpu_op\"")
             || text.contains("\"cuda_runtime\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// The real traces at hand: the DDP example's ranks and, when present,
+    /// the shared PyTorch traces.
+    fn real_traces() -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut all = vec![
+            root.join("examples/ddp/rank0.pt.trace.json.gz"),
+            root.join("examples/ddp/rank1.pt.trace.json.gz"),
+        ];
+        let shared = root.join("../shared/data/kineto");
+        for name in ["alexnet.pt.trace.json.gz", "nccl_rank0.json.gz"] {
+            all.extend(Some(shared.join(name)).filter(|p| p.exists()));
+        }
+        all
+    }
+
+    /// Every CPU op decoded from its glance is the event its parse gives,
+    /// and its `args` hold none of the arguments critpath reads.
+    #[test]
+    fn a_plain_op_from_its_glance_is_the_parsed_op() {
+        let mut glanced = 0;
+        for path in real_traces() {
+            let json = json_of_file(&path).unwrap();
+            jsonsplit::split(json, "traceEvents", |part| {
+                let Part::Element(v, _, _) = part else {
+                    return Ok(());
+                };
+                let Some((glance, ts)) = crate::peek::peek(v).and_then(plain_op) else {
+                    return Ok(());
+                };
+                let raw = raw_of(&glance).unwrap();
+                glanced += 1;
+                let full: RawEvent = serde_json::from_slice(v).unwrap();
+                let a = full.args.unwrap_or_default();
+                let read = [
+                    a.correlation.is_some(),
+                    a.stream.is_some(),
+                    a.device.is_some(),
+                    a.wait_on_stream.is_some(),
+                    a.wait_on_cuda_event_record_corr_id.is_some(),
+                    a.collective.is_some(),
+                    a.group.is_some(),
+                ];
+                let num = |n: Option<Num>| n.map(|n| n.0);
+                let same = (full.ph, full.cat, full.name, full.ts, full.dur)
+                    == (raw.ph, raw.cat, raw.name, raw.ts, raw.dur)
+                    && (num(full.pid), num(full.tid)) == (num(raw.pid), num(raw.tid))
+                    && ns(full.ts.unwrap()) == ts;
+                assert!(
+                    same && !read.contains(&true),
+                    "{}",
+                    String::from_utf8_lossy(v)
+                );
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert!(glanced > 1000, "{glanced}");
+    }
 }

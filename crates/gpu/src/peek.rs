@@ -1,10 +1,14 @@
-//! A glance at a Kineto event without parsing it: its `ph`, `cat`, `name`
-//! and `ts`, which Kineto writes before the event's `args` (the bulk of an
-//! event recorded with shapes). Reading one step of a trace decides from
-//! them which events it can pass over unparsed.
+//! A glance at a Kineto event without parsing it: its `ph`, `cat`, `name`,
+//! `pid`, `tid`, `ts` and `dur`, which Kineto writes before the event's
+//! `args` (the bulk of an event recorded with shapes). Reading one step of
+//! a trace decides from them which events it can pass over unparsed, and a
+//! plain CPU op, which needs nothing of its `args`, is decoded from them.
+
+use crate::kineto::Num;
 
 /// The members an event is judged by. Strings are their raw bytes (only
-/// strings without escapes are taken).
+/// strings without escapes are taken). A member the glance did not find
+/// is not in the event: it stops early only when it has found them all.
 #[derive(Debug, Default, PartialEq)]
 pub struct Peek<'a> {
     pub ph: Option<&'a [u8]>,
@@ -12,11 +16,50 @@ pub struct Peek<'a> {
     pub name: Option<&'a [u8]>,
     /// In microseconds, parsed as the whole event's parse would.
     pub ts: Option<f64>,
+    /// The bytes of `dur`, `pid` and `tid`, read when they are needed
+    /// ([`Peek::numbers`]).
+    pub dur: Option<&'a [u8]>,
+    pub pid: Option<&'a [u8]>,
+    pub tid: Option<&'a [u8]>,
 }
 
 impl Peek<'_> {
     fn whole(&self) -> bool {
-        self.ph.is_some() && self.cat.is_some() && self.name.is_some() && self.ts.is_some()
+        self.ph.is_some()
+            && self.cat.is_some()
+            && self.name.is_some()
+            && self.ts.is_some()
+            && self.dur.is_some()
+            && self.pid.is_some()
+            && self.tid.is_some()
+    }
+
+    /// `dur`, `pid` and `tid` as the whole event's parse reads them (a
+    /// member it does not have: `None`); `None` when one cannot be read.
+    #[allow(clippy::type_complexity)]
+    pub fn numbers(&self) -> Option<(Option<f64>, Option<i64>, Option<i64>)> {
+        let id = |v: Option<&[u8]>| -> Option<Option<i64>> {
+            v.map_or(Some(None), |v| {
+                Some(Some(serde_json::from_slice::<Num>(v).ok()?.0))
+            })
+        };
+        let dur = match self.dur {
+            Some(v) => Some(serde_json::from_slice(v).ok()?),
+            None => None,
+        };
+        Some((dur, id(self.pid)?, id(self.tid)?))
+    }
+}
+
+/// Sets a member once; a member met twice makes the event not plain (its
+/// parse refuses it).
+fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    match slot {
+        Some(_) => None,
+        None => {
+            *slot = Some(value);
+            Some(())
+        }
     }
 }
 
@@ -95,17 +138,23 @@ pub fn peek(v: &[u8]) -> Option<Peek<'_>> {
         }
         i = ws(v, i + 1);
         match key {
-            b"ts" => {
+            b"ts" | b"dur" | b"pid" | b"tid" => {
                 let end = skip_value(v, i)?;
-                p.ts = Some(serde_json::from_slice(&v[i..end]).ok()?);
+                let num = &v[i..end];
+                match key {
+                    b"ts" => once(&mut p.ts, serde_json::from_slice(num).ok()?)?,
+                    b"dur" => once(&mut p.dur, num)?,
+                    b"pid" => once(&mut p.pid, num)?,
+                    _ => once(&mut p.tid, num)?,
+                }
                 i = end;
             }
             b"ph" | b"cat" | b"name" if v.get(i) == Some(&b'"') => {
                 let (s, j) = string(v, i)?;
                 match key {
-                    b"ph" => p.ph = Some(s),
-                    b"cat" => p.cat = Some(s),
-                    _ => p.name = Some(s),
+                    b"ph" => once(&mut p.ph, s)?,
+                    b"cat" => once(&mut p.cat, s)?,
+                    _ => once(&mut p.name, s)?,
                 }
                 i = j;
             }
@@ -129,12 +178,13 @@ mod tests {
 
     #[test]
     fn the_judging_members_are_read_and_the_rest_passed_over() {
-        let e = br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": {"a": [1, "}"]}, "ts": 5027045053556.817, "dur": 2.9, "args": {"#;
+        let e = br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "x": {"a": [1, "}"]}, "tid": "7", "ts": 5027045053556.817, "dur": 2.9, "args": {"#;
         let p = peek(e).expect("peeked");
         assert_eq!(p.ph, Some(&b"X"[..]));
         assert_eq!(p.cat, Some(&b"cpu_op"[..]));
         assert_eq!(p.name, Some(&b"aten::mm"[..]));
         assert_eq!(p.ts, Some(5027045053556.817));
+        assert_eq!(p.numbers(), Some((Some(2.9), Some(1), Some(7))));
         // Any order; a member missing; an escaped string elsewhere.
         let p = peek(br#" { "ts":3 , "x":"a\"b\\", "cat":"kernel" } "#).expect("peeked");
         assert_eq!((p.cat, p.ts, p.ph), (Some(&b"kernel"[..]), Some(3.0), None));
@@ -147,6 +197,7 @@ mod tests {
             br#"{"ts": 1 "ph": "X"}"#,
             br#"{"ts": 1x}"#,
             br#"{"cat": 7, "ts": 1, "x": "unclosed}"#,
+            br#"{"ts": 1, "ts": 2}"#,
         ] {
             let p = peek(bad);
             assert!(
@@ -155,16 +206,23 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+        // A number the parse cannot read: no numbers.
+        assert_eq!(peek(br#"{"pid": {}}"#).unwrap().numbers(), None);
+        assert_eq!(peek(br#"{"dur": "1"}"#).unwrap().numbers(), None);
+        assert_eq!(peek(b"{}").unwrap().numbers(), Some((None, None, None)));
     }
 
     /// The members as a whole parse reads them (an event with a member
     /// twice, or of another type, does not parse).
     #[derive(serde::Deserialize)]
-    struct Four {
+    struct Judged {
         ph: Option<String>,
         cat: Option<String>,
         name: Option<String>,
         ts: Option<f64>,
+        dur: Option<f64>,
+        pid: Option<Num>,
+        tid: Option<Num>,
     }
 
     proptest::proptest! {
@@ -188,12 +246,14 @@ mod tests {
                 }
             }
             let glance = peek(&v);
-            if let (Some(p), Ok(f)) = (glance, serde_json::from_slice::<Four>(&v)) {
+            if let (Some(p), Ok(f)) = (glance, serde_json::from_slice::<Judged>(&v)) {
                 let s = |x: Option<&[u8]>| x.map(|x| String::from_utf8_lossy(x).into_owned());
                 if p.ph.is_some() { proptest::prop_assert_eq!(s(p.ph), f.ph); }
                 if p.cat.is_some() { proptest::prop_assert_eq!(s(p.cat), f.cat); }
                 if p.name.is_some() { proptest::prop_assert_eq!(s(p.name), f.name); }
-                if p.ts.is_some() { proptest::prop_assert_eq!(p.ts, f.ts); }
+                proptest::prop_assert_eq!(p.ts, f.ts);
+                let read = (f.dur, f.pid.map(|n| n.0), f.tid.map(|n| n.0));
+                proptest::prop_assert_eq!(p.numbers(), Some(read));
             }
         }
     }
