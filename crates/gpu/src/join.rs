@@ -420,8 +420,8 @@ pub struct Again {
     /// The input anew from its start, decompressed.
     pub reopen: Box<dyn Fn() -> Result<Box<dyn Read + Send>, String> + Send>,
     /// Bytes of ops a read that guesses a step's window holds at most
-    /// (`guess`): past them, a window far into the file may cost a second
-    /// read.
+    /// (`guess`): past them the ops held are let go, and a window that
+    /// holds one of them costs a second read.
     pub hold: usize,
 }
 

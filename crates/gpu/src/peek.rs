@@ -36,8 +36,7 @@ impl Peek<'_> {
 
     /// `dur`, `pid` and `tid` as the whole event's parse reads them (a
     /// member it does not have: `None`); `None` when one cannot be read.
-    #[allow(clippy::type_complexity)]
-    pub fn numbers(&self) -> Option<(Option<f64>, Option<i64>, Option<i64>)> {
+    pub fn numbers(&self) -> Option<Numbers> {
         let id = |v: Option<&[u8]>| -> Option<Option<i64>> {
             v.map_or(Some(None), |v| {
                 Some(Some(serde_json::from_slice::<Num>(v).ok()?.0))
@@ -50,6 +49,9 @@ impl Peek<'_> {
         Some((dur, id(self.pid)?, id(self.tid)?))
     }
 }
+
+/// An event's `dur` (µs), `pid` and `tid`, each `None` when it has none.
+pub type Numbers = (Option<f64>, Option<i64>, Option<i64>);
 
 /// Sets a member once; a member met twice makes the event not plain (its
 /// parse refuses it).
