@@ -151,7 +151,8 @@ pub fn peek(v: &[u8]) -> Option<Peek<'_>> {
                 }
                 i = end;
             }
-            b"ph" | b"cat" | b"name" if v.get(i) == Some(&b'"') => {
+            // Not a plain string (`null`, escaped): parsed in full.
+            b"ph" | b"cat" | b"name" => {
                 let (s, j) = string(v, i)?;
                 match key {
                     b"ph" => once(&mut p.ph, s)?,
@@ -200,6 +201,7 @@ mod tests {
             br#"{"ts": 1x}"#,
             br#"{"cat": 7, "ts": 1, "x": "unclosed}"#,
             br#"{"ts": 1, "ts": 2}"#,
+            br#"{"ph": null, "cat": "cpu_op", "name": "a", "ph": "X", "ts": 1}"#,
         ] {
             let p = peek(bad);
             assert!(
