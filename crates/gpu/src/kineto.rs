@@ -519,7 +519,9 @@ impl Problems {
 /// skipped and counted, an event array without its `]` is read up to its
 /// last whole event, and a document that cannot be read on (a corrupt
 /// compressed stream) is read up to there once events were found. `only`
-/// passes over events unparsed.
+/// passes over events unparsed, or guesses the window it passes over by
+/// ([`Trace::guessed`] says how); a plain CPU op is decoded from its
+/// glance (`peek`), its `args` unread.
 pub fn read_json(
     r: impl Read + Send,
     only: Only,
