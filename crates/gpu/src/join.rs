@@ -92,13 +92,43 @@ fn is_window(ev: &Ev, t: &Trace, prefix: Option<&str>) -> bool {
     ev.kind == Kind::Annotation && prefix.is_some_and(|p| t.name(ev).starts_with(p))
 }
 
+/// The window, when a read knows it as it goes (the whole trace, or a
+/// window given): then what joins nothing goes straight to the join's
+/// outputs instead of through the sort by correlation.
+fn known_window(opts: &GpuOptions, only: &Only) -> Option<Option<(u64, u64)>> {
+    match (prefix_of(opts), only) {
+        (None, _) => Some(None),
+        (Some(_), Only::Window(a, b)) => Some(Some((*a, *b))),
+        _ => None,
+    }
+}
+
+/// Where an event goes in the join, if anywhere.
+fn by_corr(ev: Ev, t: &Trace) -> Option<ByCorr> {
+    if let Some((corr, class)) = join_key(&ev) {
+        return Some(ByCorr { corr, class, ev });
+    }
+    // A gloo collective running on a worker thread is an op of that
+    // thread, not a window.
+    let gloo = ev.kind == Kind::Annotation && ev.dur > 0 && t.name(&ev).starts_with("gloo:");
+    gloo.then_some(ByCorr {
+        corr: -1,
+        class: ByCorr::CALL,
+        ev: Ev {
+            kind: Kind::CpuOp,
+            ..ev
+        },
+    })
+}
+
 fn read(
     json: Box<dyn Read + Send>,
-    opts: &GpuOptions,
+    (opts, only): (&GpuOptions, Only),
     budget: usize,
-    only: Only,
+    out: &mut Joined,
 ) -> Result<(Read1, Trace), String> {
     let prefix = prefix_of(opts);
+    let known = known_window(opts, &only);
     let mut r = Read1 {
         by_corr: ExtSort::new(budget),
         windows: Vec::new(),
@@ -114,20 +144,10 @@ fn read(
                 r.steps.push((ev.ts, ev.end(), name.to_string()));
             }
         }
-        if let Some((corr, class)) = join_key(&ev) {
-            r.by_corr.push(ByCorr { corr, class, ev });
-        } else if ev.kind == Kind::Annotation && ev.dur > 0 && t.name(&ev).starts_with("gloo:") {
-            // A gloo collective running on a worker thread is an op of
-            // that thread, not a window.
-            let ev = Ev {
-                kind: Kind::CpuOp,
-                ..ev
-            };
-            r.by_corr.push(ByCorr {
-                corr: -1,
-                class: ByCorr::CALL,
-                ev,
-            });
+        match (by_corr(ev, t), known) {
+            (Some(j), Some(window)) if j.corr < 0 => out.alone((&t.names, window), j),
+            (Some(j), _) => r.by_corr.push(j),
+            (None, _) => {}
         }
     })?;
     // Stable: annotations at one time keep their file order.
@@ -143,21 +163,24 @@ fn read(
 fn read_for(
     json: Box<dyn Read + Send>,
     again: Option<Again>,
-    opts: &GpuOptions,
-    budget: usize,
+    (opts, budget): (&GpuOptions, usize),
+    out: &mut Joined,
 ) -> Result<(Read1, Trace), String> {
     let (Some(again), Some(prefix)) = (again, prefix_of(opts)) else {
-        return read(json, opts, budget, Only::All);
+        return read(json, (opts, Only::All), budget, out);
     };
     let guess = Only::Guess {
         prefix: prefix.to_string(),
         instance: opts.instance,
         hold: again.hold,
     };
-    let (r, trace) = read(json, opts, budget, guess)?;
+    let (r, trace) = read(json, (opts, guess), budget, out)?;
     match (trace.guessed, window_of(&r, opts)) {
         (Guessed::Window(a, b), Ok(Some(w))) if w == (a, b) => Ok((r, trace)),
-        (_, Ok(Some((a, b)))) => read((again.reopen)()?, opts, budget, Only::Window(a, b)),
+        (_, Ok(Some((a, b)))) => {
+            let again = (again.reopen)()?;
+            read(again, (opts, Only::Window(a, b)), budget, out)
+        }
         _ => Ok((r, trace)),
     }
 }
@@ -233,16 +256,22 @@ struct Join<'a> {
     g: Group,
 }
 
-impl Join<'_> {
-    /// A CPU call in the window goes to the pass, with how it waits (from
+impl Joined {
+    /// A CPU call in `window` goes to the pass, with how it waits (from
     /// `sync`, its correlation's `cuda_sync` event); a wait on an event
     /// record asks for the record.
-    fn call(&mut self, ev: Ev, sync: Option<&Ev>, launched: Vec<(u64, StreamKey)>) {
-        if ev.dur == 0 || !in_window(self.window, ev.ts) {
+    fn call(
+        &mut self,
+        (names, window): (&Names, Option<(u64, u64)>),
+        ev: Ev,
+        sync: Option<&Ev>,
+        launched: Vec<(u64, StreamKey)>,
+    ) {
+        if ev.dur == 0 || !in_window(window, ev.ts) {
             return;
         }
         let wait = if ev.kind == Kind::Runtime {
-            wait_kind(self.names, &ev, sync)
+            wait_kind(names, &ev, sync)
         } else {
             WaitKind::None
         };
@@ -254,7 +283,7 @@ impl Join<'_> {
             _ => None,
         };
         if let Some((corr, stream)) = looked.filter(|l| l.0 >= 0) {
-            self.out.records.push(RecordRef {
+            self.records.push(RecordRef {
                 corr,
                 class: RecordRef::LOOKUP,
                 index: ev.index,
@@ -262,9 +291,29 @@ impl Join<'_> {
                 stream,
             });
         }
-        self.out.threads.insert((ev.pid, ev.tid));
+        self.threads.insert((ev.pid, ev.tid));
         let info = CallInfo { wait, launched };
-        self.out.pass.push(Pass::Call { ev, info });
+        self.pass.push(Pass::Call { ev, info });
+    }
+
+    /// An event that joins nothing (correlation -1): a CPU call, or a GPU
+    /// op with no launcher (kept only without a window).
+    fn alone(&mut self, (names, window): (&Names, Option<(u64, u64)>), j: ByCorr) {
+        match j.class {
+            ByCorr::GPU if window.is_none() => self.ops.push(StreamOp {
+                ev: j.ev,
+                launch: None,
+            }),
+            ByCorr::GPU => {}
+            _ => self.call((names, window), j.ev, None, Vec::new()),
+        }
+    }
+}
+
+impl Join<'_> {
+    fn call(&mut self, ev: Ev, sync: Option<&Ev>, launched: Vec<(u64, StreamKey)>) {
+        self.out
+            .call((self.names, self.window), ev, sync, launched);
     }
 
     /// A GPU op, with the runtime call of its correlation if any: kept
@@ -306,10 +355,7 @@ impl Join<'_> {
 
     fn item(&mut self, j: ByCorr) {
         if j.corr < 0 {
-            match j.class {
-                ByCorr::GPU => self.gpu(j.ev, None),
-                _ => self.call(j.ev, None, Vec::new()),
-            }
+            self.out.alone((self.names, self.window), j);
             return;
         }
         if j.corr != self.g.corr {
@@ -449,17 +495,18 @@ pub fn prepare(
 ) -> Result<Prepared, ReadError> {
     let err = |m: String| ReadError::new(file, Location::File, m, true);
     let disk = |e| disk_error(file, "sort the trace's events in", e);
-    let (r, trace) = read_for(json, again, opts, budget).map_err(err)?;
+    let mut out = Joined {
+        pass: ExtSort::new(budget),
+        ops: ExtSort::new(budget),
+        records: ExtSort::new(budget),
+        threads: BTreeSet::new(),
+    };
+    let (r, trace) = read_for(json, again, (opts, budget), &mut out).map_err(err)?;
     let window = window_of(&r, opts).map_err(err)?;
     let mut j = Join {
         names: &trace.names,
         window,
-        out: Joined {
-            pass: ExtSort::new(budget),
-            ops: ExtSort::new(budget),
-            records: ExtSort::new(budget),
-            threads: BTreeSet::new(),
-        },
+        out,
         g: Group {
             corr: -1,
             ..Group::default()
