@@ -4,7 +4,10 @@
 //! (`critpath_readers::extsort`), never all in memory:
 //!
 //! 1. reading: each event is sorted by correlation ([`ByCorr`]); the
-//!    annotations that may be the window, and the `ProfilerStep`s, are kept;
+//!    annotations that may be the window, and the `ProfilerStep`s, are kept.
+//!    An event that joins nothing (a CPU op: correlation -1) goes straight
+//!    to step 2's outputs when the read knows the window (the whole trace,
+//!    or a window given), not through the sort;
 //! 2. the join: per correlation, the runtime call (the last one in the
 //!    file, as HTA keys them), its `cuda_sync` event and the GPU ops it
 //!    launched meet. A CPU call learns how it waits and what it launched;
@@ -312,8 +315,7 @@ impl Joined {
 
 impl Join<'_> {
     fn call(&mut self, ev: Ev, sync: Option<&Ev>, launched: Vec<(u64, StreamKey)>) {
-        self.out
-            .call((self.names, self.window), ev, sync, launched);
+        self.out.call((self.names, self.window), ev, sync, launched);
     }
 
     /// A GPU op, with the runtime call of its correlation if any: kept

@@ -348,15 +348,14 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             if self.outside(ts) {
                 continue;
             }
-            let glance = crate::peek::peek(v).and_then(plain_op);
-            self.decode(glance.map(|g| g.0).as_ref(), v, at, Some(index));
+            self.decode(Plain::of(v).as_ref(), v, at, Some(index));
         }
     }
 
     /// A plain op from its glance when it can be read from it, else the
     /// event's bytes parsed.
-    fn decode(&mut self, glance: Option<&Peek>, v: &[u8], at: u64, held: Option<u64>) {
-        match glance.and_then(raw_of) {
+    fn decode(&mut self, plain: Option<&Plain>, v: &[u8], at: u64, held: Option<u64>) {
+        match plain.and_then(|p| p.raw(v)) {
             Some(raw) => self.add(raw, held),
             None => self.parse(v, at, held),
         }
@@ -370,21 +369,22 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
         }
     }
 
-    /// An element of the event array: decoded (a plain CPU op from its
+    /// An element of the event array, with what the glance saw of it
+    /// (`Plain::of`, on either thread): decoded (a plain CPU op from its
     /// glance), passed over outside the window, or held while the window
     /// is guessed.
-    fn element(&mut self, v: &[u8], at: u64) {
-        let Some((glance, ts)) = crate::peek::peek(v).and_then(plain_op) else {
+    fn element(&mut self, v: &[u8], at: u64, plain: Option<Plain>) {
+        let Some(plain) = plain else {
             return self.parse(v, at, None);
         };
         if let Some(p) = &mut self.pending {
-            p.hold((self.index, at, ts), v);
+            p.hold((self.index, at, plain.ts), v);
             self.index += 1;
-        } else if self.outside(ts) {
+        } else if self.outside(plain.ts) {
             // It would have been an event of the count.
             self.index += 1;
         } else {
-            self.decode(Some(&glance), v, at, None);
+            self.decode(Some(&plain), v, at, None);
         }
     }
 }
@@ -440,7 +440,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
 
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// One piece of the document: `distributedInfo`, or an event.
-    fn part(&mut self, p: Part) -> Result<(), String> {
+    fn part(&mut self, p: Part, plain: Option<Option<Plain>>) -> Result<(), String> {
         match p {
             Part::Member("distributedInfo", v) => {
                 let d: DistInfo =
@@ -456,7 +456,10 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
                 self.trace.default_group = default_group(pg, d.world_size.map(|n| n.0));
             }
             Part::Member(..) => {}
-            Part::Element(v, at, _) => self.element(v, at),
+            Part::Element(v, at, _) => {
+                let plain = plain.unwrap_or_else(|| Plain::of(v));
+                self.element(v, at, plain)
+            }
         }
         Ok(())
     }
@@ -477,21 +480,61 @@ fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
     Some((p, ts))
 }
 
-/// A plain CPU op ([`plain_op`]) as its parse would give it: its `args`
-/// hold nothing critpath reads of such an op, and are not read. `None`
-/// when a member cannot be read from the glance.
-fn raw_of<'a>(p: &Peek<'a>) -> Option<RawEvent<'a>> {
-    let (dur, pid, tid) = p.numbers()?;
-    Some(RawEvent {
-        ph: Some(Cow::Borrowed("X")),
-        cat: Some(Cow::Borrowed("cpu_op")),
-        name: Some(Cow::Borrowed(std::str::from_utf8(p.name?).ok()?)),
-        ts: p.ts,
-        dur,
-        pid: pid.map(Num),
-        tid: tid.map(Num),
-        args: None,
-    })
+/// A plain CPU op ([`plain_op`]) as its glance found it, owned, so that
+/// the splitting thread can take it: where its `name`, `dur`, `pid` and
+/// `tid` lie in its bytes, and its start. The numbers are read on the
+/// caller's thread ([`Plain::raw`]), which has the lighter share of the
+/// read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plain {
+    spots: [Option<(usize, usize)>; 4],
+    ts_us: Option<f64>,
+    /// The start (ns).
+    ts: u64,
+}
+
+impl Plain {
+    /// The event of bytes `v`, if a plain CPU op.
+    pub(crate) fn of(v: &[u8]) -> Option<Plain> {
+        let (p, ts) = crate::peek::peek(v).and_then(plain_op)?;
+        let spot = |s: Option<&[u8]>| {
+            s.map(|s| {
+                let a = s.as_ptr() as usize - v.as_ptr() as usize;
+                (a, a + s.len())
+            })
+        };
+        Some(Plain {
+            spots: [spot(p.name), spot(p.dur), spot(p.pid), spot(p.tid)],
+            ts_us: p.ts,
+            ts,
+        })
+    }
+
+    /// The op as its parse would give it, from `v`, the bytes it was taken
+    /// of: its `args` hold nothing critpath reads of such an op, and are
+    /// not read. `None` when a member cannot be read from the glance.
+    fn raw<'a>(&self, v: &'a [u8]) -> Option<RawEvent<'a>> {
+        let at = |i: usize| self.spots[i].and_then(|(a, b)| v.get(a..b));
+        let glance = Peek {
+            name: at(0),
+            dur: at(1),
+            pid: at(2),
+            tid: at(3),
+            ts: self.ts_us,
+            ..Peek::default()
+        };
+        let (dur, pid, tid) = glance.numbers()?;
+        Some(RawEvent {
+            ph: Some(Cow::Borrowed("X")),
+            cat: Some(Cow::Borrowed("cpu_op")),
+            name: Some(Cow::Borrowed(std::str::from_utf8(glance.name?).ok()?)),
+            ts: self.ts_us,
+            dur,
+            pid: pid.map(Num),
+            tid: tid.map(Num),
+            args: None,
+        })
+    }
 }
 
 impl<F> Builder<F> {
@@ -542,7 +585,8 @@ pub fn read_json(
         only,
         pending,
     };
-    let split = jsonsplit::split_ahead(r, "traceEvents", |p| b.part(p));
+    let split =
+        jsonsplit::split_ahead_glancing(r, "traceEvents", Plain::of, |p, plain| b.part(p, plain));
     // No window met (fewer annotations than asked): every held op is read.
     b.decide(None);
     let ending = match split {
@@ -660,10 +704,10 @@ mod tests {
                 let Part::Element(v, _, _) = part else {
                     return Ok(());
                 };
-                let Some((glance, ts)) = crate::peek::peek(v).and_then(plain_op) else {
+                let Some(plain) = Plain::of(v) else {
                     return Ok(());
                 };
-                let raw = raw_of(&glance).unwrap();
+                let (raw, ts) = (plain.raw(v).unwrap(), plain.ts);
                 glanced += 1;
                 let full: RawEvent = serde_json::from_slice(v).unwrap();
                 let a = full.args.unwrap_or_default();

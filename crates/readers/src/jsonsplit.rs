@@ -333,23 +333,33 @@ fn split_with(
     }
 }
 
-/// One part as the splitting thread hands it over: its bytes in a batch.
-struct Item {
+/// One part as the splitting thread hands it over: its bytes in a batch,
+/// and for an element what the splitting thread's glance saw of it.
+struct Item<G> {
     member: Option<String>,
     bytes: (usize, usize),
     /// The element's offset and line ([`Part::Element`]'s).
     at: (u64, u64),
     value_at: At,
+    glance: Option<G>,
 }
 
-#[derive(Default)]
-struct Batch {
+struct Batch<G> {
     bytes: Vec<u8>,
-    items: Vec<Item>,
+    items: Vec<Item<G>>,
 }
 
-enum Ahead {
-    Batch(Batch),
+impl<G> Default for Batch<G> {
+    fn default() -> Self {
+        Batch {
+            bytes: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+}
+
+enum Ahead<G> {
+    Batch(Batch<G>),
     End(Result<Ending, SplitError>),
 }
 
@@ -364,14 +374,32 @@ pub fn split_ahead(
     key: &str,
     mut part: impl FnMut(Part) -> Result<(), String>,
 ) -> Result<Ending, SplitError> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Ahead>(4);
+    split_ahead_glancing(r, key, |_| (), |p, _| part(p))
+}
+
+/// [`split_ahead`] that also runs `glance` on elements of the array on the
+/// splitting thread while the caller's thread is behind (the hand-over
+/// found the channel full), and hands `part` what it saw with the element:
+/// work taken off the caller's thread, as much as keeps both busy. `None`
+/// with a member and an element not glanced at (`part` glances at it).
+pub fn split_ahead_glancing<G: Send>(
+    r: impl Read + Send,
+    key: &str,
+    glance: impl Fn(&[u8]) -> G + Send,
+    mut part: impl FnMut(Part, Option<G>) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    use std::sync::mpsc::TrySendError;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Ahead<G>>(4);
     std::thread::scope(|scope| {
         scope.spawn(move || {
             let mut b = Batch::default();
+            let mut glancing = false;
             let res = split_with(r, key, &mut |p, value_at| {
-                let (member, v, at) = match p {
-                    Part::Member(k, v) => (Some(k.to_string()), v, value_at),
-                    Part::Element(v, at, line) => (None, v, (at, line)),
+                let (member, v, at, seen) = match p {
+                    Part::Member(k, v) => (Some(k.to_string()), v, value_at, None),
+                    Part::Element(v, at, line) => {
+                        (None, v, (at, line), glancing.then(|| glance(v)))
+                    }
                 };
                 let start = b.bytes.len();
                 b.bytes.extend_from_slice(v);
@@ -381,13 +409,22 @@ pub fn split_ahead(
                     bytes,
                     at,
                     value_at,
+                    glance: seen,
                 });
                 if b.bytes.len() < BATCH {
                     return Ok(());
                 }
                 // The caller stopped: so does the split.
                 let full = Ahead::Batch(std::mem::take(&mut b));
-                tx.send(full).map_err(|_| String::new())
+                glancing = match tx.try_send(full) {
+                    Ok(()) => false,
+                    Err(TrySendError::Full(full)) => {
+                        tx.send(full).map_err(|_| String::new())?;
+                        true
+                    }
+                    Err(TrySendError::Disconnected(_)) => return Err(String::new()),
+                };
+                Ok(())
             });
             if !b.items.is_empty() && tx.send(Ahead::Batch(b)).is_err() {
                 return;
@@ -398,11 +435,11 @@ pub fn split_ahead(
     })
 }
 
-/// The caller's side of [`split_ahead`]: each part to `part`; returning
-/// drops `rx`, which stops the splitting thread.
-fn take_parts(
-    rx: std::sync::mpsc::Receiver<Ahead>,
-    part: &mut impl FnMut(Part) -> Result<(), String>,
+/// The caller's side of [`split_ahead_glancing`]: each part to `part`;
+/// returning drops `rx`, which stops the splitting thread.
+fn take_parts<G>(
+    rx: std::sync::mpsc::Receiver<Ahead<G>>,
+    part: &mut impl FnMut(Part, Option<G>) -> Result<(), String>,
 ) -> Result<Ending, SplitError> {
     loop {
         let b = match rx.recv() {
@@ -410,13 +447,13 @@ fn take_parts(
             Ok(Ahead::End(res)) => return res,
             Err(_) => return Err(SplitError::at(0, "the thread splitting the input stopped")),
         };
-        for it in &b.items {
+        for it in b.items {
             let v = &b.bytes[it.bytes.0..it.bytes.1];
             let p = match &it.member {
                 Some(k) => Part::Member(k, v),
                 None => Part::Element(v, it.at.0, it.at.1),
             };
-            if let Err(message) = part(p) {
+            if let Err(message) = part(p, it.glance) {
                 let (offset, line) = it.value_at;
                 return Err(SplitError {
                     offset,
@@ -591,6 +628,37 @@ mod tests {
             assert_eq!(one.map_err(shown), two.map_err(shown), "{doc} {stop}");
         }
         (got, end)
+    }
+
+    /// While the caller is behind, the splitting thread glances at the
+    /// elements it hands over, each glance that of its own element; the
+    /// caller glances at the others (the first batch, at least).
+    #[test]
+    fn the_splitting_thread_glances_while_the_caller_is_behind() {
+        // Eight batches of big elements, and a caller that takes 2 ms an
+        // element (a batch in 0.2 s) where the split takes microseconds.
+        let n = 640;
+        let pad = "x".repeat(12_000);
+        let events: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"n": {i}, "pad": "{pad}"}}"#))
+            .collect();
+        let doc = format!(r#"{{"traceEvents": [{}], "z": 1}}"#, events.join(","));
+        let (mut ahead, mut here) = (0, 0);
+        let end = split_ahead_glancing(doc.as_bytes(), "traceEvents", <[u8]>::len, |p, g| {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            match (p, g) {
+                (Part::Element(v, _, _), Some(len)) => {
+                    assert_eq!(len, v.len());
+                    ahead += 1;
+                }
+                (Part::Element(..), None) => here += 1,
+                (Part::Member(..), g) => assert_eq!(g, None),
+            }
+            Ok(())
+        });
+        assert_eq!(end.ok(), Some(Ending::Closed));
+        assert_eq!(ahead + here, n);
+        assert!(ahead > 0 && here > 0, "{ahead} glanced ahead, {here} here");
     }
 
     #[test]
