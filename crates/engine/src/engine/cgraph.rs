@@ -15,11 +15,11 @@ use critpath_trace::{Interner, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub(super) struct CNode {
-    /// Two-entry memo of `Engine::step`: the last two `to`s taken from
-    /// here (the latest first) and where they led (cnode, intra cedge). An
-    /// SM that goes on from a transition one of two ways (work or a wait,
-    /// a send or the next state) finds both.
-    pub memo: [(u32, u32, u32); 2],
+    /// Memo of `Engine::step`: the last [`MEMO`] `to`s taken from here
+    /// (the latest first) and where they led (cnode, intra cedge). An SM
+    /// that goes on from a transition one of a few ways (work or a wait, a
+    /// send, the next state or the one after) finds them all.
+    pub memo: [(u32, u32, u32); MEMO],
     /// One-entry memo of `CGraphBuilder::inter_edge`: the last `(to, held)`
     /// of an inter-SM edge from here and its cedge.
     pub inter_memo: (u32, bool, u32),
@@ -76,11 +76,18 @@ pub(super) struct CGraphBuilder {
     pub counts: Vec<Counts>,
     /// (from cnode, holder's state key) -> (`held` cnode, its cedge).
     held_index: FxHashMap<(u32, u32), (u32, u32)>,
-    /// (from cnode, to cnode, held) -> inter-SM cedge.
-    inter_index: FxHashMap<(u32, u32, bool), u32>,
+    /// (from cnode, to cnode, held) -> inter-SM cedge, and the passes
+    /// over it that the index counted (added to `counts` by
+    /// [`CGraphBuilder::settle_counts`]): a trace with many links passes
+    /// over most inter-SM edges past their memo, and counting where the
+    /// lookup already is saves a miss in `counts`.
+    inter_index: FxHashMap<(u32, u32, bool), (u32, Counts)>,
     /// Pairs of SMs joined by an inter-SM edge.
     pub sm_links: FxHashSet<(u32, u32)>,
 }
+
+/// Entries of a cgraph node's memo of where its SM went next.
+const MEMO: usize = 4;
 
 /// Room the indexes start with: a request of a span file makes a few
 /// dozen transitions, and growing each map from nothing took a tenth of
@@ -112,7 +119,7 @@ impl CGraphBuilder {
     pub fn origin(&mut self, sm: u32) -> u32 {
         let origin = self.cnodes.len() as u32;
         self.cnodes.push(CNode {
-            memo: [(NONE32, 0, 0); 2],
+            memo: [(NONE32, 0, 0); MEMO],
             inter_memo: (NONE32, false, 0),
             sm,
             from: M_ORIGIN,
@@ -120,6 +127,16 @@ impl CGraphBuilder {
             to_key: NONE32,
         });
         origin
+    }
+
+    /// Adds the passes the index counted to `counts`, before they are read.
+    pub fn settle_counts(&mut self) {
+        for (e, c) in self.inter_index.values_mut() {
+            let to = &mut self.counts[*e as usize];
+            to.visits += c.visits;
+            to.total += c.total;
+            *c = Counts::default();
+        }
     }
 
     /// Counts one pass of `time` ns over edge `edge`.
@@ -138,29 +155,38 @@ impl CGraphBuilder {
         e
     }
 
-    /// The inter-SM edge from cnode `from` to cnode `to`, charged to `key`.
-    /// `held` when a waited `recv` makes it.
+    /// Counts one pass of `time` ns over the inter-SM edge from cnode
+    /// `from` to cnode `to`, charged to `key` (`held` when a waited `recv`
+    /// makes it); the edge.
     #[inline(always)]
-    pub fn inter_edge(&mut self, from: u32, to: u32, key: u32, held: bool) -> u32 {
+    pub fn inter_pass(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
         let memo = self.cnodes[from as usize].inter_memo;
         if memo.0 == to && memo.1 == held {
+            self.pass(memo.2, time);
             return memo.2;
         }
-        let e = self.inter_edge_slow(from, to, key, held);
+        let e = self.inter_pass_slow(from, to, (key, held), time);
         self.cnodes[from as usize].inter_memo = (to, held, e);
         e
     }
 
-    /// [`CGraphBuilder::inter_edge`] past its memo: from the index, or new.
+    /// [`CGraphBuilder::inter_pass`] past its memo: counted in the index,
+    /// the edge new if it is.
     #[inline(never)]
-    fn inter_edge_slow(&mut self, from: u32, to: u32, key: u32, held: bool) -> u32 {
-        if let Some(&e) = self.inter_index.get(&(from, to, held)) {
-            return e;
+    fn inter_pass_slow(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
+        let counted = Counts {
+            visits: 1,
+            total: time,
+        };
+        if let Some((e, c)) = self.inter_index.get_mut(&(from, to, held)) {
+            c.visits += 1;
+            c.total += time;
+            return *e;
         }
         let mut ce = CEdge::new(from, to, key, true);
         ce.held = held;
         let e = self.push_edge(ce);
-        self.inter_index.insert((from, to, held), e);
+        self.inter_index.insert((from, to, held), (e, counted));
         let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
         if a != b {
             self.sm_links.insert((a, b));
@@ -182,7 +208,7 @@ impl Engine<'_> {
         };
         let c = self.g.cnodes.len() as u32;
         self.g.cnodes.push(CNode {
-            memo: [(NONE32, 0, 0); 2],
+            memo: [(NONE32, 0, 0); MEMO],
             inter_memo: (NONE32, false, 0),
             sm,
             from,
@@ -209,13 +235,15 @@ impl Engine<'_> {
         if memo[0].0 == to {
             return (memo[0].1, memo[0].2);
         }
-        if memo[1].0 == to {
-            memo.swap(0, 1);
+        // The latest first: the one found moves to the front.
+        if let Some(i) = memo.iter().position(|m| m.0 == to) {
+            memo[..=i].rotate_right(1);
             return (memo[0].1, memo[0].2);
         }
         let r = self.step_slow(sm, from_cnode, (cur, cur_key), to, strings);
         let memo = &mut self.g.cnodes[from_cnode as usize].memo;
-        *memo = [(to, r.0, r.1), memo[0]];
+        memo.rotate_right(1);
+        memo[0] = (to, r.0, r.1);
         r
     }
 

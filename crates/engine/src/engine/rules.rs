@@ -477,8 +477,7 @@ impl Engine<'_> {
         } else {
             key
         };
-        let ie = self.g.inter_edge(m.cnode, cn, key, held);
-        self.g.pass(ie, w);
+        let ie = self.g.inter_pass(m.cnode, cn, (key, held), w);
         if let Some(o) = self.observer.as_mut() {
             let a = &self.m.sms[self.g.cnodes[m.cnode as usize].sm as usize];
             let b = &self.m.sms[sm as usize];
