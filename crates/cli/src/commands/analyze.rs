@@ -86,6 +86,9 @@ pub fn run(args: Args) -> Result<()> {
         keep_path: args.path || args.correct_overhead,
         window_ns,
         rewalk,
+        // No view of `analyze` shows the combined graph: its rows (a name
+        // for each of up to hundreds of thousands of edges) are not made.
+        no_cgraph: true,
         ..Default::default()
     };
     let mut session = Session::open(&args.traces, &Settings::current())?;

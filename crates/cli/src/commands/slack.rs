@@ -25,6 +25,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let opts = Options {
         slack: true,
+        no_cgraph: true,
         ..Default::default()
     };
     let (mut a, err) = run_request_analysis(&args.trace, args.request.request.as_deref(), opts)?;

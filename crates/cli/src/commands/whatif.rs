@@ -50,9 +50,13 @@ pub fn run(args: Args) -> Result<()> {
     // reads, like `analyze` does: the prediction is printed, then the
     // reader's error, exit 2.
     let traces = Traces::open(&args.traces, args.request.request.clone())?;
-    let (base, err) = traces.analyze(Options::default())?;
+    let (base, err) = traces.analyze(Options {
+        no_cgraph: true,
+        ..Default::default()
+    })?;
     let opts = Options {
         speedups: parsed.clone(),
+        no_cgraph: true,
         ..Default::default()
     };
     let pred = match traces.analyze(opts) {
