@@ -41,7 +41,6 @@ pub(super) struct CEdge {
     /// A `held` piece: the waiting state's key (its time is charged to
     /// `key`, the holder's state, and blamed on the holder); else NONE32.
     pub held_for: u32,
-    pub critical: u64,
 }
 
 /// What each pass over an edge adds to.
@@ -60,7 +59,6 @@ impl CEdge {
             inter,
             held: false,
             held_for: NONE32,
-            critical: 0,
         }
     }
 }
@@ -74,6 +72,9 @@ pub(super) struct CGraphBuilder {
     pub cedges: Vec<CEdge>,
     /// Each cedge's counts, by its index.
     pub counts: Vec<Counts>,
+    /// Each cedge's critical time, by its index, once the walk has found
+    /// it (empty before).
+    pub critical: Vec<u64>,
     /// (from cnode, holder's state key) -> (`held` cnode, its cedge).
     held_index: FxHashMap<(u32, u32), (u32, u32)>,
     /// (from cnode, to cnode, held) -> inter-SM cedge, and the passes
@@ -107,6 +108,7 @@ impl Default for CGraphBuilder {
             trans: with_room(),
             cedges: Vec::with_capacity(START_ROOM),
             counts: Vec::with_capacity(START_ROOM),
+            critical: Vec::new(),
             held_index: FxHashMap::default(),
             inter_index: with_room(),
             sm_links: FxHashSet::default(),
@@ -322,19 +324,21 @@ impl Engine<'_> {
                 }
             })
             .collect();
+        let critical = |i: usize| self.g.critical.get(i).copied().unwrap_or(0);
         let edges = self
             .g
             .cedges
             .iter()
             .zip(&self.g.counts)
-            .map(|(e, c)| CEdgeRow {
+            .enumerate()
+            .map(|(i, (e, c))| CEdgeRow {
                 from: e.from,
                 to: e.to,
                 state: self.edge_state(e, strings),
                 inter: e.inter,
                 visits: c.visits,
                 total_ns: c.total,
-                critical_ns: e.critical,
+                critical_ns: critical(i),
             })
             .collect();
         CGraph { nodes, edges }

@@ -127,7 +127,7 @@ impl Engine<'_> {
         w.path.start = endpoint(strings, (s.sys, s.name), root.weight);
         w.path.edges = sums.edges;
         sums.blame.end();
-        self.charge(&sums.critical);
+        self.charge(sums.critical);
         w.blame = sums.blame;
         Ok(w)
     }
@@ -201,11 +201,17 @@ impl Engine<'_> {
 
     /// Charges the critical time found per cgraph edge to the edges and
     /// their states.
-    fn charge(&mut self, critical: &[u64]) {
-        for (ce, &c) in self.g.cedges.iter_mut().zip(critical) {
-            ce.critical += c;
+    fn charge(&mut self, critical: Vec<u64>) {
+        for (ce, &c) in self.g.cedges.iter().zip(&critical) {
             if ce.key != NONE32 {
                 self.m.keys[ce.key as usize].critical += c;
+            }
+        }
+        if self.g.critical.is_empty() {
+            self.g.critical = critical;
+        } else {
+            for (to, c) in self.g.critical.iter_mut().zip(critical) {
+                *to += c;
             }
         }
     }
