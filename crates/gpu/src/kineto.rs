@@ -487,25 +487,29 @@ fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
 /// read.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Plain {
-    spots: [Option<(usize, usize)>; 4],
-    ts_us: Option<f64>,
-    /// The start (ns).
+    /// Start and end in the event's bytes; `NOWHERE` when not there.
+    spots: [(u32, u32); 4],
+    /// The start as written (µs), and in ns.
+    ts_us: f64,
     ts: u64,
 }
+
+/// A member [`Plain`] did not find.
+const NOWHERE: (u32, u32) = (u32::MAX, u32::MAX);
 
 impl Plain {
     /// The event of bytes `v`, if a plain CPU op.
     pub(crate) fn of(v: &[u8]) -> Option<Plain> {
         let (p, ts) = crate::peek::peek(v).and_then(plain_op)?;
         let spot = |s: Option<&[u8]>| {
-            s.map(|s| {
-                let a = s.as_ptr() as usize - v.as_ptr() as usize;
-                (a, a + s.len())
+            s.map_or(Some(NOWHERE), |s| {
+                let a = u32::try_from(s.as_ptr() as usize - v.as_ptr() as usize).ok()?;
+                Some((a, a.checked_add(u32::try_from(s.len()).ok()?)?))
             })
         };
         Some(Plain {
-            spots: [spot(p.name), spot(p.dur), spot(p.pid), spot(p.tid)],
-            ts_us: p.ts,
+            spots: [spot(p.name)?, spot(p.dur)?, spot(p.pid)?, spot(p.tid)?],
+            ts_us: p.ts?,
             ts,
         })
     }
@@ -514,13 +518,16 @@ impl Plain {
     /// of: its `args` hold nothing critpath reads of such an op, and are
     /// not read. `None` when a member cannot be read from the glance.
     fn raw<'a>(&self, v: &'a [u8]) -> Option<RawEvent<'a>> {
-        let at = |i: usize| self.spots[i].and_then(|(a, b)| v.get(a..b));
+        let at = |i: usize| match self.spots[i] {
+            NOWHERE => None,
+            (a, b) => v.get(a as usize..b as usize),
+        };
         let glance = Peek {
             name: at(0),
             dur: at(1),
             pid: at(2),
             tid: at(3),
-            ts: self.ts_us,
+            ts: Some(self.ts_us),
             ..Peek::default()
         };
         let (dur, pid, tid) = glance.numbers()?;
@@ -528,7 +535,7 @@ impl Plain {
             ph: Some(Cow::Borrowed("X")),
             cat: Some(Cow::Borrowed("cpu_op")),
             name: Some(Cow::Borrowed(std::str::from_utf8(glance.name?).ok()?)),
-            ts: self.ts_us,
+            ts: Some(self.ts_us),
             dur,
             pid: pid.map(Num),
             tid: tid.map(Num),

@@ -333,20 +333,21 @@ fn split_with(
     }
 }
 
-/// One part as the splitting thread hands it over: its bytes in a batch,
-/// and for an element what the splitting thread's glance saw of it.
-struct Item<G> {
+/// One part as the splitting thread hands it over: its bytes in a batch.
+struct Item {
     member: Option<String>,
     bytes: (usize, usize),
     /// The element's offset and line ([`Part::Element`]'s).
     at: (u64, u64),
     value_at: At,
-    glance: Option<G>,
 }
 
 struct Batch<G> {
     bytes: Vec<u8>,
-    items: Vec<Item<G>>,
+    items: Vec<Item>,
+    /// What the glance saw of each item (`None` for a member), when the
+    /// splitting thread glanced at this batch; else empty.
+    glances: Vec<Option<G>>,
 }
 
 impl<G> Default for Batch<G> {
@@ -354,6 +355,7 @@ impl<G> Default for Batch<G> {
         Batch {
             bytes: Vec::new(),
             items: Vec::new(),
+            glances: Vec::new(),
         }
     }
 }
@@ -395,12 +397,13 @@ pub fn split_ahead_glancing<G: Send>(
             let mut b = Batch::default();
             let mut glancing = false;
             let res = split_with(r, key, &mut |p, value_at| {
-                let (member, v, at, seen) = match p {
-                    Part::Member(k, v) => (Some(k.to_string()), v, value_at, None),
-                    Part::Element(v, at, line) => {
-                        (None, v, (at, line), glancing.then(|| glance(v)))
-                    }
+                let (member, v, at) = match p {
+                    Part::Member(k, v) => (Some(k.to_string()), v, value_at),
+                    Part::Element(v, at, line) => (None, v, (at, line)),
                 };
+                if glancing {
+                    b.glances.push(member.is_none().then(|| glance(v)));
+                }
                 let start = b.bytes.len();
                 b.bytes.extend_from_slice(v);
                 let bytes = (start, b.bytes.len());
@@ -409,7 +412,6 @@ pub fn split_ahead_glancing<G: Send>(
                     bytes,
                     at,
                     value_at,
-                    glance: seen,
                 });
                 if b.bytes.len() < BATCH {
                     return Ok(());
@@ -447,13 +449,15 @@ fn take_parts<G>(
             Ok(Ahead::End(res)) => return res,
             Err(_) => return Err(SplitError::at(0, "the thread splitting the input stopped")),
         };
+        let mut glances = b.glances.into_iter();
         for it in b.items {
+            let glance = glances.next().flatten();
             let v = &b.bytes[it.bytes.0..it.bytes.1];
             let p = match &it.member {
                 Some(k) => Part::Member(k, v),
                 None => Part::Element(v, it.at.0, it.at.1),
             };
-            if let Err(message) = part(p, it.glance) {
+            if let Err(message) = part(p, glance) {
                 let (offset, line) = it.value_at;
                 return Err(SplitError {
                     offset,
