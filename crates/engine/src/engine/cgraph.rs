@@ -79,7 +79,7 @@ pub(super) struct CGraphBuilder {
     held_index: FxHashMap<(u32, u32), (u32, u32)>,
     /// (from cnode, to cnode, held) -> inter-SM cedge, and the passes
     /// over it that the index counted (added to `counts` by
-    /// [`CGraphBuilder::settle_counts`]): a trace with many links passes
+    /// [`CGraphBuilder::seal`]): a trace with many links passes
     /// over most inter-SM edges past their memo, and counting where the
     /// lookup already is saves a miss in `counts`.
     inter_index: FxHashMap<(u32, u32, bool), (u32, Counts)>,
@@ -131,14 +131,19 @@ impl CGraphBuilder {
         origin
     }
 
-    /// Adds the passes the index counted to `counts`, before they are read.
-    pub fn settle_counts(&mut self) {
-        for (e, c) in self.inter_index.values_mut() {
-            let to = &mut self.counts[*e as usize];
+    /// The records are all in: adds the passes the index counted to
+    /// `counts`, and frees the indexes, which only new records need (the
+    /// walk that follows makes tables of its own, and a trace with many
+    /// links has hundreds of thousands of edges in them).
+    pub fn seal(&mut self) {
+        for (e, c) in std::mem::take(&mut self.inter_index).into_values() {
+            let to = &mut self.counts[e as usize];
             to.visits += c.visits;
             to.total += c.total;
-            *c = Counts::default();
         }
+        self.cnode_index = FxHashMap::default();
+        self.trans = FxHashMap::default();
+        self.held_index = FxHashMap::default();
     }
 
     /// Counts one pass of `time` ns over edge `edge`.

@@ -19,7 +19,7 @@ impl Engine<'_> {
         if self.scaling.overflow {
             return Err(Error::TimeOverflow);
         }
-        self.g.settle_counts();
+        self.g.seal();
         let rewalk = self.seal_rewalk(dest.map(|d| d.0), strings);
         let walked = self.walk(dest, strings)?;
         if let Some(e) = walked.windows.as_ref().and_then(|w| w.too_many()) {
