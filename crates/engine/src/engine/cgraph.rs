@@ -43,6 +43,23 @@ pub(super) struct CEdge {
     pub held_for: u32,
 }
 
+/// The passes over an inter-SM edge its index counted.
+#[derive(Clone, Copy)]
+struct Tally {
+    edge: u32,
+    visits: u32,
+    total: u64,
+}
+
+/// Passes a [`Tally`] counts before it adds them to `counts` (a few in
+/// the unit tests, so that they add up past it).
+const TALLY_FULL: u32 = if cfg!(test) { 3 } else { u32::MAX };
+
+/// The key of the inter-SM edge from cnode `from` to cnode `to`.
+fn inter_key(from: u32, to: u32) -> u64 {
+    (u64::from(from) << 32) | u64::from(to)
+}
+
 /// What each pass over an edge adds to.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Counts {
@@ -77,12 +94,13 @@ pub(super) struct CGraphBuilder {
     pub critical: Vec<u64>,
     /// (from cnode, holder's state key) -> (`held` cnode, its cedge).
     held_index: FxHashMap<(u32, u32), (u32, u32)>,
-    /// (from cnode, to cnode, held) -> inter-SM cedge, and the passes
-    /// over it that the index counted (added to `counts` by
-    /// [`CGraphBuilder::seal`]): a trace with many links passes
-    /// over most inter-SM edges past their memo, and counting where the
-    /// lookup already is saves a miss in `counts`.
-    inter_index: FxHashMap<(u32, u32, bool), (u32, Counts)>,
+    /// (from cnode, to cnode) -> inter-SM cedge, and the passes over it
+    /// that the index counted (added to `counts` by
+    /// [`CGraphBuilder::seal`]), one index for edges of waited `recv`s
+    /// (`held`), one for the others: a trace with many links passes over
+    /// most inter-SM edges past their memo, and counting where the lookup
+    /// already is saves a miss in `counts`. 24 bytes an entry.
+    inter_index: [FxHashMap<u64, Tally>; 2],
     /// Pairs of SMs joined by an inter-SM edge.
     pub sm_links: FxHashSet<(u32, u32)>,
 }
@@ -110,7 +128,7 @@ impl Default for CGraphBuilder {
             counts: Vec::with_capacity(START_ROOM),
             critical: Vec::new(),
             held_index: FxHashMap::default(),
-            inter_index: with_room(),
+            inter_index: [with_room(), with_room()],
             sm_links: FxHashSet::default(),
         }
     }
@@ -136,14 +154,21 @@ impl CGraphBuilder {
     /// walk that follows makes tables of its own, and a trace with many
     /// links has hundreds of thousands of edges in them).
     pub fn seal(&mut self) {
-        for (e, c) in std::mem::take(&mut self.inter_index).into_values() {
-            let to = &mut self.counts[e as usize];
-            to.visits += c.visits;
-            to.total += c.total;
+        for index in std::mem::take(&mut self.inter_index) {
+            for t in index.into_values() {
+                self.add_tally(t);
+            }
         }
         self.cnode_index = FxHashMap::default();
         self.trans = FxHashMap::default();
         self.held_index = FxHashMap::default();
+    }
+
+    /// Adds what an index counted to edge's counts.
+    fn add_tally(&mut self, t: Tally) {
+        let to = &mut self.counts[t.edge as usize];
+        to.visits += u64::from(t.visits);
+        to.total += t.total;
     }
 
     /// Counts one pass of `time` ns over edge `edge`.
@@ -181,19 +206,32 @@ impl CGraphBuilder {
     /// the edge new if it is.
     #[inline(never)]
     fn inter_pass_slow(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
-        let counted = Counts {
-            visits: 1,
-            total: time,
-        };
-        if let Some((e, c)) = self.inter_index.get_mut(&(from, to, held)) {
-            c.visits += 1;
-            c.total += time;
-            return *e;
+        let k = inter_key(from, to);
+        if let Some(t) = self.inter_index[usize::from(held)].get_mut(&k) {
+            if t.visits == TALLY_FULL {
+                // What it counted goes to `counts`; this pass starts anew.
+                let full = *t;
+                *t = Tally {
+                    visits: 1,
+                    total: time,
+                    ..full
+                };
+                self.add_tally(full);
+                return full.edge;
+            }
+            t.visits += 1;
+            t.total += time;
+            return t.edge;
         }
         let mut ce = CEdge::new(from, to, key, true);
         ce.held = held;
         let e = self.push_edge(ce);
-        self.inter_index.insert((from, to, held), (e, counted));
+        let t = Tally {
+            edge: e,
+            visits: 1,
+            total: time,
+        };
+        self.inter_index[usize::from(held)].insert(k, t);
         let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
         if a != b {
             self.sm_links.insert((a, b));
@@ -370,6 +408,39 @@ impl Engine<'_> {
             String::new()
         } else {
             strings.resolve(self.m.keys[key as usize].state).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Passes over inter-SM edges, past their memo and past what a tally
+    /// holds, add up in `counts` once sealed, each edge its own.
+    #[test]
+    fn inter_passes_add_up_past_a_full_tally() {
+        let mut g = CGraphBuilder::default();
+        let (a, b, c) = (g.origin(0), g.origin(1), g.origin(2));
+        let mut want: FxHashMap<u32, (u64, u64)> = FxHashMap::default();
+        // Alternating targets miss the one-entry memo each time.
+        for i in 0..20u64 {
+            let (to, held) = [(b, false), (c, false), (b, true)][i as usize % 3];
+            let e = g.inter_pass(a, to, (NONE32, held), i * 10);
+            let w = want.entry(e).or_default();
+            w.0 += 1;
+            w.1 += i * 10;
+        }
+        // And the memo's path: the same edge twice in a row.
+        let e = g.inter_pass(c, a, (NONE32, false), 5);
+        assert_eq!(g.inter_pass(c, a, (NONE32, false), 7), e);
+        want.insert(e, (2, 12));
+        g.seal();
+        assert_eq!(want.len(), 4);
+        for (e, (visits, total)) in want {
+            let got = g.counts[e as usize];
+            assert_eq!((got.visits, got.total), (visits, total), "edge {e}");
+            assert!(g.cedges[e as usize].inter);
         }
     }
 }
