@@ -482,9 +482,8 @@ fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
 
 /// A plain CPU op ([`plain_op`]) as its glance found it, owned, so that
 /// the splitting thread can take it: where its `name`, `dur`, `pid` and
-/// `tid` lie in its bytes, and its start. The numbers are read on the
-/// caller's thread ([`Plain::raw`]), which has the lighter share of the
-/// read.
+/// `tid` lie in its bytes, and its start. The numbers are read when the op
+/// is decoded ([`Plain::raw`], on the decoding thread), not at the glance.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Plain {
     /// Start and end in the event's bytes; `NOWHERE` when not there.
