@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::cpucoll::{classify, default_group, normalise, CollKind, CpuColl};
 use crate::guess::Pending;
-use crate::peek::Peek;
+use crate::peek::{Numbers, Peek};
 use crate::streams::CollOp;
 
 /// What kind of event a Kineto event is, from its `cat`.
@@ -77,17 +77,32 @@ impl Ev {
 #[derive(Debug, Default)]
 pub struct Names {
     list: Vec<String>,
-    ids: HashMap<String, u32>,
+    /// Each name's bytes -> its index.
+    ids: HashMap<Box<[u8]>, u32>,
 }
 
 impl Names {
     pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
+        match self.ids.get(s.as_bytes()) {
+            Some(&i) => i,
+            None => self.add(s),
         }
+    }
+
+    /// [`Names::intern`] of a name's bytes, checked to be UTF-8 only when
+    /// new (a name met before is the bytes of a `str`); `None` when new
+    /// and not UTF-8.
+    pub fn intern_bytes(&mut self, b: &[u8]) -> Option<u32> {
+        match self.ids.get(b) {
+            Some(&i) => Some(i),
+            None => Some(self.add(std::str::from_utf8(b).ok()?)),
+        }
+    }
+
+    fn add(&mut self, s: &str) -> u32 {
         let i = self.list.len() as u32;
         self.list.push(s.to_string());
-        self.ids.insert(s.to_string(), i);
+        self.ids.insert(s.as_bytes().into(), i);
         i
     }
 
@@ -355,10 +370,41 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// A plain op from its glance when it can be read from it, else the
     /// event's bytes parsed.
     fn decode(&mut self, plain: Option<&Plain>, v: &[u8], at: u64, held: Option<u64>) {
-        match plain.and_then(|p| p.raw(v)) {
-            Some(raw) => self.add(raw, held),
-            None => self.parse(v, at, held),
+        if !plain.is_some_and(|p| self.add_plain(p, v, held)) {
+            self.parse(v, at, held);
         }
+    }
+
+    /// A plain CPU op as [`Builder::add`] makes it of its parse, from its
+    /// glance: no collective, no correlation, nothing of its `args`;
+    /// `false` (nothing done) when a member cannot be read from the glance.
+    fn add_plain(&mut self, p: &Plain, v: &[u8], held: Option<u64>) -> bool {
+        let Some((dur, pid, tid)) = p.numbers(v) else {
+            return false;
+        };
+        let Some(name) = p.name(v).and_then(|b| self.trace.names.intern_bytes(b)) else {
+            return false;
+        };
+        let ev = Ev {
+            kind: Kind::CpuOp,
+            name,
+            ts: p.ts,
+            dur: ns(dur.unwrap_or(0.0)),
+            pid: pid.unwrap_or(-1),
+            tid: tid.unwrap_or(-1),
+            corr: -1,
+            stream: -1,
+            device: -1,
+            wait_stream: -1,
+            wait_record_corr: -1,
+            coll_name: NO_NAME,
+            coll_group: NO_NAME,
+            coll_ranks: NO_NAME,
+            index: held.unwrap_or(self.index),
+        };
+        self.index += u64::from(held.is_none());
+        (self.sink)(ev, &self.trace);
+        true
     }
 
     /// Decodes an event's bytes, or counts it skipped.
@@ -483,13 +529,13 @@ fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
 /// A plain CPU op ([`plain_op`]) as its glance found it, owned, so that
 /// the splitting thread can take it: where its `name`, `dur`, `pid` and
 /// `tid` lie in its bytes, and its start. The numbers are read when the op
-/// is decoded ([`Plain::raw`], on the decoding thread), not at the glance.
+/// is decoded ([`Builder::add_plain`], on the decoding thread), not at the
+/// glance.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Plain {
     /// Start and end in the event's bytes; `NOWHERE` when not there.
     spots: [(u32, u32); 4],
-    /// The start as written (µs), and in ns.
-    ts_us: f64,
+    /// The start (ns).
     ts: u64,
 }
 
@@ -508,38 +554,32 @@ impl Plain {
         };
         Some(Plain {
             spots: [spot(p.name)?, spot(p.dur)?, spot(p.pid)?, spot(p.tid)?],
-            ts_us: p.ts?,
             ts,
         })
     }
 
-    /// The op as its parse would give it, from `v`, the bytes it was taken
-    /// of: its `args` hold nothing critpath reads of such an op, and are
-    /// not read. `None` when a member cannot be read from the glance.
-    fn raw<'a>(&self, v: &'a [u8]) -> Option<RawEvent<'a>> {
-        let at = |i: usize| match self.spots[i] {
+    /// Member `i`'s bytes in `v`, the bytes it was taken of.
+    fn spot<'a>(&self, v: &'a [u8], i: usize) -> Option<&'a [u8]> {
+        match self.spots[i] {
             NOWHERE => None,
             (a, b) => v.get(a as usize..b as usize),
-        };
+        }
+    }
+
+    /// The name's bytes (checked UTF-8 by the glance).
+    fn name<'a>(&self, v: &'a [u8]) -> Option<&'a [u8]> {
+        self.spot(v, 0)
+    }
+
+    /// `dur`, `pid` and `tid` as the parse reads them ([`Peek::numbers`]).
+    fn numbers(&self, v: &[u8]) -> Option<Numbers> {
         let glance = Peek {
-            name: at(0),
-            dur: at(1),
-            pid: at(2),
-            tid: at(3),
-            ts: Some(self.ts_us),
+            dur: self.spot(v, 1),
+            pid: self.spot(v, 2),
+            tid: self.spot(v, 3),
             ..Peek::default()
         };
-        let (dur, pid, tid) = glance.numbers()?;
-        Some(RawEvent {
-            ph: Some(Cow::Borrowed("X")),
-            cat: Some(Cow::Borrowed("cpu_op")),
-            name: Some(Cow::Borrowed(std::str::from_utf8(glance.name?).ok()?)),
-            ts: Some(self.ts_us),
-            dur,
-            pid: pid.map(Num),
-            tid: tid.map(Num),
-            args: None,
-        })
+        glance.numbers()
     }
 }
 
@@ -705,6 +745,18 @@ mod tests {
     fn a_plain_op_from_its_glance_is_the_parsed_op() {
         let mut glanced = 0;
         for path in real_traces() {
+            fn builder<F: FnMut(Ev, &Trace)>(sink: F) -> Builder<F> {
+                Builder {
+                    trace: Trace::default(),
+                    sink,
+                    index: 0,
+                    only: Only::All,
+                    pending: None,
+                }
+            }
+            let (mut fast, mut full) = (Vec::new(), Vec::new());
+            let mut a = builder(|ev, _: &Trace| fast.push(ev));
+            let mut b = builder(|ev, _: &Trace| full.push(ev));
             let json = json_of_file(&path).unwrap();
             jsonsplit::split(json, "traceEvents", |part| {
                 let Part::Element(v, _, _) = part else {
@@ -713,32 +765,32 @@ mod tests {
                 let Some(plain) = Plain::of(v) else {
                     return Ok(());
                 };
-                let (raw, ts) = (plain.raw(v).unwrap(), plain.ts);
                 glanced += 1;
-                let full: RawEvent = serde_json::from_slice(v).unwrap();
-                let a = full.args.unwrap_or_default();
-                let read = [
-                    a.correlation.is_some(),
-                    a.stream.is_some(),
-                    a.device.is_some(),
-                    a.wait_on_stream.is_some(),
-                    a.wait_on_cuda_event_record_corr_id.is_some(),
-                    a.collective.is_some(),
-                    a.group.is_some(),
-                ];
-                let num = |n: Option<Num>| n.map(|n| n.0);
-                let same = (full.ph, full.cat, full.name, full.ts, full.dur)
-                    == (raw.ph, raw.cat, raw.name, raw.ts, raw.dur)
-                    && (num(full.pid), num(full.tid)) == (num(raw.pid), num(raw.tid))
-                    && ns(full.ts.unwrap()) == ts;
                 assert!(
-                    same && !read.contains(&true),
+                    a.add_plain(&plain, v, None),
                     "{}",
                     String::from_utf8_lossy(v)
                 );
+                b.parse(v, 0, None);
+                let parsed: RawEvent = serde_json::from_slice(v).unwrap();
+                let x = parsed.args.unwrap_or_default();
+                let read = [
+                    x.correlation.is_some(),
+                    x.stream.is_some(),
+                    x.device.is_some(),
+                    x.wait_on_stream.is_some(),
+                    x.wait_on_cuda_event_record_corr_id.is_some(),
+                    x.collective.is_some(),
+                    x.group.is_some(),
+                ];
+                assert!(!read.contains(&true), "{}", String::from_utf8_lossy(v));
                 Ok(())
             })
             .unwrap();
+            let names = (a.trace.names.list.clone(), b.trace.names.list.clone());
+            drop((a, b));
+            assert_eq!(fast, full, "{}", path.display());
+            assert_eq!(names.0, names.1);
         }
         assert!(glanced > 1000, "{glanced}");
     }
