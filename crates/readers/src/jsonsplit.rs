@@ -416,7 +416,9 @@ pub fn split_ahead_glancing<G: Send>(
                 if b.bytes.len() < BATCH {
                     return Ok(());
                 }
-                // The caller stopped: so does the split.
+                // A full channel: the caller is behind, and the next batch
+                // is glanced at here. A closed one: the caller stopped, and
+                // so does the split.
                 let full = Ahead::Batch(std::mem::take(&mut b));
                 glancing = match tx.try_send(full) {
                     Ok(()) => false,
