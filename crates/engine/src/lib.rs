@@ -23,6 +23,6 @@ mod spill;
 
 pub use engine::{Engine, Options, Prediction, Rewalk, Speedup};
 pub use error::{Error, Input};
-pub use observer::{Observer, Visit};
+pub use observer::{Observer, PathEdge, Visit};
 pub use pump::{analyze, analyze_observed, analyze_parallel, run, run_parallel, scoped};
 pub use results::Analysis;

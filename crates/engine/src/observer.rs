@@ -4,7 +4,6 @@
 //! Timelines, module costs and profiles are observers: they build their own
 //! tables as the trace goes by and never hold the trace.
 
-use crate::results::PathSegment;
 use critpath_trace::{Interner, Sym};
 
 /// What happened, for views that draw timelines: a state visit that ended,
@@ -30,6 +29,25 @@ pub enum Visit {
     },
 }
 
+/// One edge of the critical path as the walk back meets it. Names are
+/// symbols of the source's string table, as in [`Visit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathEdge {
+    pub sys: Sym,
+    /// The SM the edge's time is charged to: the one whose node ends the
+    /// edge, or the holder of the state for a `held` piece.
+    pub sm: Sym,
+    /// The state the edge's time is charged to (none on an edge without
+    /// one).
+    pub state: Option<Sym>,
+    /// The SM whose node starts the edge (differs from `sm` on inter-SM
+    /// edges).
+    pub from_sm: Sym,
+    pub inter: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
 /// Watches the engine's pass over a trace. Both methods do nothing unless
 /// implemented.
 pub trait Observer {
@@ -45,8 +63,9 @@ pub trait Observer {
         false
     }
     /// One edge of the critical path, as the walk back from the path's end
-    /// finds it: from the last edge to the first.
-    fn path_edge(&mut self, _edge: &PathSegment) {}
+    /// finds it: from the last edge to the first; `strings` resolves its
+    /// symbols.
+    fn path_edge(&mut self, _edge: &PathEdge, _strings: &Interner) {}
 }
 
 /// Any closure over visits is an observer.

@@ -7,10 +7,10 @@
 
 use crate::emit::{BETWEEN_OPS, IDLE};
 use critpath_engine::results::PathSegment;
-use critpath_engine::{Analysis, Observer, Visit};
-use critpath_trace::Interner;
+use critpath_engine::{Analysis, Observer, PathEdge, Visit};
+use critpath_trace::{Interner, Sym};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What the importer knows about the SMs and states it made.
 #[derive(Clone, Debug, Default)]
@@ -53,22 +53,22 @@ impl GpuBreakdown {
             + self.communication_bound_ns
     }
 
-    /// Adds one segment; `after_sync` says the segment before it was a
-    /// stream releasing this thread's synchronization in the same state.
-    fn add(&mut self, facts: &GpuFacts, s: &PathSegment, after_sync: bool) {
-        let ns = s.end_ns.saturating_sub(s.start_ns);
-        let to_stream = facts.streams.contains(&s.sm);
-        let from_stream = facts.streams.contains(&s.from_sm) || after_sync;
-        let slot = match (to_stream, s.inter || after_sync) {
-            (true, _) if facts.comm_states.contains(&s.state) => &mut self.communication_bound_ns,
+    /// Adds one piece; `after_sync` says the piece before it was a stream
+    /// releasing this thread's synchronization in the same state.
+    fn add(&mut self, p: &Piece, after_sync: bool) {
+        let ns = p.span.1.saturating_sub(p.span.0);
+        let (to, from, state) = (p.to, p.from, p.state);
+        let from_stream = from & STREAM != 0 || after_sync;
+        let slot = match (to & STREAM != 0, p.inter || after_sync) {
+            (true, _) if state & COMM != 0 => &mut self.communication_bound_ns,
             (true, true) if !from_stream => &mut self.gpu_kernel_launch_overhead_ns,
-            (true, _) if s.state == IDLE => &mut self.gpu_kernel_kernel_overhead_ns,
+            (true, _) if state & IDLE_STATE != 0 => &mut self.gpu_kernel_kernel_overhead_ns,
             (true, true) => &mut self.gpu_kernel_kernel_overhead_ns,
             (true, false) => &mut self.gpu_compute_bound_ns,
             (false, true) if from_stream => &mut self.sync_return_ns,
             // A CPU collective, and a thread waiting for one.
-            (false, _) if facts.comm_states.contains(&s.state) => &mut self.communication_bound_ns,
-            (false, _) if s.state == BETWEEN_OPS => &mut self.cpu_between_ops_ns,
+            (false, _) if state & COMM != 0 => &mut self.communication_bound_ns,
+            (false, _) if state & BETWEEN != 0 => &mut self.cpu_between_ops_ns,
             (false, _) => &mut self.cpu_bound_ns,
         };
         *slot += ns;
@@ -97,6 +97,54 @@ impl GpuBreakdown {
     }
 }
 
+/// What the breakdown asks of a name (bits of [`Flags::of`]): an SM that
+/// is a stream, a state that is communication, `idle`, `between ops`, or
+/// empty. `KNOWN` marks a name looked at.
+struct Flags;
+
+const KNOWN: u8 = 1;
+const STREAM: u8 = 2;
+const COMM: u8 = 4;
+const IDLE_STATE: u8 = 8;
+const BETWEEN: u8 = 16;
+const EMPTY: u8 = 32;
+
+impl Flags {
+    fn of(facts: &GpuFacts, name: &str) -> u8 {
+        let mut f = KNOWN;
+        if facts.streams.contains(name) {
+            f |= STREAM;
+        }
+        if facts.comm_states.contains(name) {
+            f |= COMM;
+        }
+        match name {
+            IDLE => f |= IDLE_STATE,
+            BETWEEN_OPS => f |= BETWEEN,
+            "" => f |= EMPTY,
+            _ => {}
+        }
+        f
+    }
+}
+
+/// A path segment as the breakdown sees it: the flags of its SM, of the
+/// SM it comes from and of its state, whether it crosses SMs, where it is
+/// (its SM and state, as ids that compare within one path; no state and
+/// an empty one are the same place) and its time.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    to: u8,
+    from: u8,
+    state: u8,
+    inter: bool,
+    place: (u32, u32),
+    span: (u64, u64),
+}
+
+/// The place id of an empty or absent state.
+const NO_STATE: u32 = u32::MAX;
+
 /// The breakdown built from the path's segments handed over from the last
 /// to the first, as the engine's walk finds them: a segment's category
 /// depends on the one before it, so each waits for its predecessor.
@@ -104,8 +152,10 @@ pub struct Tally<'a> {
     facts: &'a GpuFacts,
     window: (u64, u64),
     b: GpuBreakdown,
-    /// The latest segment given, not yet added.
-    later: Option<PathSegment>,
+    /// The latest piece given, not yet added.
+    later: Option<Piece>,
+    /// [`Flags`] of the source's symbols met so far, by symbol.
+    flags: Vec<u8>,
 }
 
 impl<'a> Tally<'a> {
@@ -116,28 +166,49 @@ impl<'a> Tally<'a> {
             window: (from, to),
             b: GpuBreakdown::default(),
             later: None,
+            flags: Vec::new(),
         }
     }
 
-    /// The segment before the one given last.
-    pub fn earlier(&mut self, s: PathSegment) {
-        let facts = self.facts;
+    /// The edge before the one given last, its names symbols of `strings`.
+    pub fn earlier_edge(&mut self, e: &PathEdge, strings: &Interner) {
+        let state = e.state.map_or(EMPTY, |s| self.flags_of(s, strings));
+        let p = Piece {
+            to: self.flags_of(e.sm, strings),
+            from: self.flags_of(e.from_sm, strings),
+            state,
+            inter: e.inter,
+            place: (e.sm.0, place_of_state(e.state.map(|s| s.0), state)),
+            span: (e.start_ns, e.end_ns),
+        };
+        self.earlier(p);
+    }
+
+    fn flags_of(&mut self, s: Sym, strings: &Interner) -> u8 {
+        let i = s.index();
+        if self.flags.len() <= i {
+            self.flags.resize(i + 1, 0);
+        }
+        if self.flags[i] == 0 {
+            self.flags[i] = Flags::of(self.facts, strings.resolve(s));
+        }
+        self.flags[i]
+    }
+
+    fn earlier(&mut self, p: Piece) {
         if let Some(later) = self.later.take() {
-            let after_sync = s.inter
-                && s.sm == later.sm
-                && s.state == later.state
-                && facts.streams.contains(&s.from_sm)
-                && !later.inter;
+            let after_sync =
+                p.inter && p.place == later.place && p.from & STREAM != 0 && !later.inter;
             self.add(later, after_sync);
         }
-        self.later = Some(s);
+        self.later = Some(p);
     }
 
-    fn add(&mut self, mut s: PathSegment, after_sync: bool) {
-        s.start_ns = s.start_ns.max(self.window.0);
-        s.end_ns = s.end_ns.min(self.window.1);
-        if s.end_ns > s.start_ns {
-            self.b.add(self.facts, &s, after_sync);
+    fn add(&mut self, mut p: Piece, after_sync: bool) {
+        p.span.0 = p.span.0.max(self.window.0);
+        p.span.1 = p.span.1.min(self.window.1);
+        if p.span.1 > p.span.0 {
+            self.b.add(&p, after_sync);
         }
     }
 
@@ -151,12 +222,38 @@ impl<'a> Tally<'a> {
     }
 }
 
+/// A state's place id: none for an empty or absent state.
+fn place_of_state(id: Option<u32>, flags: u8) -> u32 {
+    match id {
+        Some(id) if flags & EMPTY == 0 => id,
+        _ => NO_STATE,
+    }
+}
+
 /// Breaks the path's segments down (the analysis must keep its path:
 /// `Options::keep_path`); segments outside `[from, to)` are cut to it.
 pub fn bound_by_window(path: &[PathSegment], facts: &GpuFacts, from: u64, to: u64) -> GpuBreakdown {
     let mut t = Tally::new(facts, from, to);
+    // Names as ids, for places to compare as the engine's symbols do.
+    let mut ids: HashMap<&str, u32> = HashMap::new();
+    fn id<'p>(ids: &mut HashMap<&'p str, u32>, name: &'p str) -> u32 {
+        let n = ids.len() as u32;
+        *ids.entry(name).or_insert(n)
+    }
     for s in path.iter().rev() {
-        t.earlier(s.clone());
+        let state = Flags::of(facts, &s.state);
+        let p = Piece {
+            to: Flags::of(facts, &s.sm),
+            from: Flags::of(facts, &s.from_sm),
+            state,
+            inter: s.inter,
+            place: (
+                id(&mut ids, &s.sm),
+                place_of_state(Some(id(&mut ids, &s.state)), state),
+            ),
+            span: (s.start_ns, s.end_ns),
+        };
+        t.earlier(p);
     }
     t.finish()
 }
@@ -184,8 +281,8 @@ impl Observer for BreakdownObserver<'_, '_> {
     fn wants_path(&self) -> bool {
         true
     }
-    fn path_edge(&mut self, edge: &PathSegment) {
-        self.tally.earlier(edge.clone());
-        self.inner.path_edge(edge);
+    fn path_edge(&mut self, edge: &PathEdge, strings: &Interner) {
+        self.tally.earlier_edge(edge, strings);
+        self.inner.path_edge(edge, strings);
     }
 }

@@ -8,6 +8,7 @@ use super::split;
 use super::windows::Windows;
 use super::{Engine, NodeRef, NONE32};
 use crate::nodelog::{Entry, NO_PRED};
+use crate::observer::PathEdge;
 use crate::results::{CriticalPath, Endpoint, PathSegment};
 use critpath_trace::{Interner, Sym};
 use rustc_hash::FxHashMap;
@@ -165,8 +166,9 @@ impl Engine<'_> {
                 span: (t - e.weight.min(t), t),
             };
             if hand_over {
-                let row = self.segment_row(&seg, strings);
-                self.observer.as_mut().expect("checked").path_edge(&row);
+                let edge = self.path_edge(&seg);
+                let o = self.observer.as_mut().expect("checked");
+                o.path_edge(&edge, strings);
             }
             if self.opts.keep_path {
                 w.segments.push(seg);
@@ -231,6 +233,23 @@ impl Engine<'_> {
 
     /// One segment as a result row.
     fn segment_row(&self, seg: &Segment, strings: &Interner) -> PathSegment {
+        let e = self.path_edge(seg);
+        PathSegment {
+            sys: strings.resolve(e.sys).to_string(),
+            sm: strings.resolve(e.sm).to_string(),
+            state: e
+                .state
+                .map_or_else(String::new, |s| strings.resolve(s).to_string()),
+            from_sm: strings.resolve(e.from_sm).to_string(),
+            inter: e.inter,
+            start_ns: e.start_ns,
+            end_ns: e.end_ns,
+            inferred: false,
+        }
+    }
+
+    /// One segment as the observer is told of it.
+    fn path_edge(&self, seg: &Segment) -> PathEdge {
         // The SM whose state the time is charged to: the edge's own SM, or
         // the holder for a `held` piece.
         let sm = match seg.key {
@@ -239,15 +258,14 @@ impl Engine<'_> {
         };
         let s = &self.m.sms[sm as usize];
         let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
-        PathSegment {
-            sys: strings.resolve(s.sys).to_string(),
-            sm: strings.resolve(s.name).to_string(),
-            state: self.state_name(seg.key, strings),
-            from_sm: strings.resolve(from_sm.name).to_string(),
+        PathEdge {
+            sys: s.sys,
+            sm: s.name,
+            state: (seg.key != NONE32).then(|| self.m.keys[seg.key as usize].state),
+            from_sm: from_sm.name,
             inter: seg.inter,
             start_ns: seg.span.0,
             end_ns: seg.span.1,
-            inferred: false,
         }
     }
 }

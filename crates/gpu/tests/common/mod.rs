@@ -3,8 +3,9 @@
 
 #![allow(dead_code)]
 
-use critpath_engine::{analyze, Analysis, Options};
-use critpath_gpu::{bound_by, GpuBreakdown, GpuSource};
+use critpath_engine::{analyze_observed, Analysis, Options, Visit};
+use critpath_gpu::{bound_by, BreakdownObserver, GpuBreakdown, GpuSource, Tally};
+use critpath_trace::Interner;
 use std::path::PathBuf;
 
 /// The link ids of a source's sends and of its recvs, each list sorted.
@@ -23,16 +24,27 @@ pub fn links(mut src: GpuSource) -> (Vec<String>, Vec<String>) {
 }
 
 /// Analyses a GPU source, keeping the path; returns the analysis and its
-/// breakdown.
+/// breakdown. The breakdown is made twice, from the kept path and by an
+/// observer of the walk, and must be the same.
 pub fn run(mut src: GpuSource) -> (Analysis, GpuBreakdown) {
     let opts = Options {
         keep_path: true,
         ..Options::default()
     };
     let facts = src.facts().clone();
-    let (a, err) = analyze(&mut src, opts, |_, _| {}).expect("analysis");
+    let mut nothing = |_: &Visit, _: &Interner| {};
+    let mut watch = BreakdownObserver {
+        tally: Tally::new(&facts, 0, u64::MAX),
+        inner: &mut nothing,
+    };
+    let (a, err) = analyze_observed(&mut src, opts, &mut watch, |_, _| {}).expect("analysis");
     assert!(err.is_none(), "{err:?}");
     let b = bound_by(&a, &facts);
+    assert_eq!(
+        watch.tally.finish(),
+        b,
+        "the observer's breakdown and the kept path's"
+    );
     (a, b)
 }
 
