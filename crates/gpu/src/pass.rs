@@ -46,6 +46,8 @@ struct CallLive {
 type Call = Rc<CallLive>;
 
 struct ThreadLive {
+    /// (pid, tid).
+    key: (i64, i64),
     sm: Sym,
     /// Its transitions' group; its launches' sends' is the next one.
     group: u32,
@@ -132,7 +134,8 @@ enum Target {
 
 struct Due {
     call: Call,
-    thread: (i64, i64),
+    /// The calling thread's index in [`Threads`].
+    thread: u32,
     target: Target,
 }
 
@@ -148,12 +151,35 @@ pub struct RankCtx<'a> {
     pub base: u32,
 }
 
+/// The rank's CPU threads in the order the join found them, and their
+/// indexes by (pid, tid): a call's thread is looked up once.
+#[derive(Default)]
+struct Threads {
+    live: Vec<ThreadLive>,
+    index: HashMap<(i64, i64), u32>,
+}
+
+impl Threads {
+    fn add(&mut self, th: ThreadLive) {
+        self.index.insert(th.key, self.live.len() as u32);
+        self.live.push(th);
+    }
+
+    fn get(&self, key: &(i64, i64)) -> Option<&ThreadLive> {
+        self.index.get(key).map(|&i| &self.live[i as usize])
+    }
+
+    fn index(&self, key: (i64, i64)) -> u32 {
+        *self.index.get(&key).expect("threads are known")
+    }
+}
+
 struct RankPass<'a> {
     out: &'a mut Emitter,
     ctx: RankCtx<'a>,
     prep_names: &'a crate::kineto::Names,
     syms: Vec<u32>,
-    threads: HashMap<(i64, i64), ThreadLive>,
+    threads: Threads,
     streams: BTreeMap<StreamKey, StreamLive>,
     last_stream: HashMap<i64, StreamKey>,
     /// Event records by correlation: (stream, op launched last before the
@@ -183,7 +209,7 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
         out,
         prep_names: &names,
         syms: Vec::new(),
-        threads: HashMap::new(),
+        threads: Threads::default(),
         streams: BTreeMap::new(),
         last_stream: HashMap::new(),
         records: HashMap::new(),
@@ -199,12 +225,13 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
     for &(pid, tid) in &threads {
         let sm = p.out.sym(&format!("{}thread:{tid}", p.ctx.prefix));
         let th = ThreadLive {
+            key: (pid, tid),
             sm,
             group,
             stack: Vec::new(),
             queue: VecDeque::new(),
         };
-        p.threads.insert((pid, tid), th);
+        p.threads.add(th);
         group += 2;
     }
     for &(dev, s) in &streams.keys {
@@ -368,7 +395,7 @@ impl RankPass<'_> {
     }
 
     fn call(&mut self, ev: Ev, info: CallInfo) {
-        let key = (ev.pid, ev.tid);
+        let key = self.threads.index((ev.pid, ev.tid));
         let coll = self.coll_call(&ev);
         let call = Rc::new(CallLive {
             name: self.sym(ev.name),
@@ -436,8 +463,8 @@ impl RankPass<'_> {
 
     /// Enters `call` on its thread: ops that ended by its start are left,
     /// and it becomes the innermost op.
-    fn nest(&mut self, key: (i64, i64), ev: &Ev, call: &Call) {
-        let th = self.threads.get_mut(&key).expect("threads are known");
+    fn nest(&mut self, thread: u32, ev: &Ev, call: &Call) {
+        let th = &mut self.threads.live[thread as usize];
         while let Some(&(end, _)) = th.stack.last() {
             if end > ev.ts {
                 break;
@@ -480,9 +507,9 @@ impl RankPass<'_> {
 
     /// Makes records of a thread's transitions whose successor is known
     /// and whose waits are settled.
-    fn emit_ready(&mut self, key: (i64, i64)) {
+    fn emit_ready(&mut self, thread: u32) {
         loop {
-            let th = self.threads.get_mut(&key).expect("threads are known");
+            let th = &mut self.threads.live[thread as usize];
             if th.queue.len() < 2 {
                 return;
             }
@@ -492,7 +519,7 @@ impl RankPass<'_> {
             }
             let (t, op) = th.queue.pop_front().expect("two");
             let next = th.queue[0].0;
-            let (sm, group) = (th.sm, th.group);
+            let (key, sm, group) = (th.key, th.sm, th.group);
             self.transition(key, (sm, group), t, op, next);
         }
     }
@@ -500,16 +527,15 @@ impl RankPass<'_> {
     /// At the end: every thread leaves its open ops, and its transitions
     /// are made into records.
     fn flush(&mut self) {
-        let keys: Vec<(i64, i64)> = self.threads.keys().copied().collect();
-        for key in keys {
-            let th = self.threads.get_mut(&key).expect("known");
+        for thread in 0..self.threads.live.len() as u32 {
+            let th = &mut self.threads.live[thread as usize];
             while let Some((end, _)) = th.stack.pop() {
                 let top = th.stack.last().map(|x| x.1.clone());
                 put(th, end, top);
             }
-            self.emit_ready(key);
-            let th = self.threads.get_mut(&key).expect("known");
-            let (sm, group) = (th.sm, th.group);
+            self.emit_ready(thread);
+            let th = &mut self.threads.live[thread as usize];
+            let (key, sm, group) = (th.key, th.sm, th.group);
             if let Some((t, op)) = th.queue.pop_front() {
                 self.transition(key, (sm, group), t, op, t);
             }
