@@ -78,7 +78,7 @@ impl Ev {
 pub struct Names {
     list: Vec<String>,
     /// Each name's bytes -> its index.
-    ids: HashMap<Box<[u8]>, u32>,
+    ids: HashMap<Box<[u8]>, u32, ahash::RandomState>,
 }
 
 impl Names {

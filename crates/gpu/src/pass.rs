@@ -101,6 +101,9 @@ impl LaunchLog {
     }
 }
 
+/// A map keyed by what the input names (threads, correlations, ops).
+type Map<K, V> = HashMap<K, V, ahash::RandomState>;
+
 /// Started ops a stream remembers for event records that name them.
 const RECENT: usize = 8;
 
@@ -156,7 +159,7 @@ pub struct RankCtx<'a> {
 #[derive(Default)]
 struct Threads {
     live: Vec<ThreadLive>,
-    index: HashMap<(i64, i64), u32>,
+    index: Map<(i64, i64), u32>,
 }
 
 impl Threads {
@@ -181,13 +184,13 @@ struct RankPass<'a> {
     syms: Vec<u32>,
     threads: Threads,
     streams: BTreeMap<StreamKey, StreamLive>,
-    last_stream: HashMap<i64, StreamKey>,
+    last_stream: Map<i64, StreamKey>,
     /// Event records by correlation: (stream, op launched last before the
     /// record, lookups to come).
-    records: HashMap<i64, Vec<(StreamKey, Option<u64>, u32)>>,
-    watch: HashMap<u64, Watch>,
+    records: Map<i64, Vec<(StreamKey, Option<u64>, u32)>>,
+    watch: Map<u64, Watch>,
     /// Ops that wait for other streams' ops before they start.
-    dests: HashMap<u64, Vec<u64>>,
+    dests: Map<u64, Vec<u64>>,
     /// Calls whose waits settle at their end: (end, order) -> call.
     due: BTreeMap<(u64, u64), Due>,
     seq: u64,
@@ -211,10 +214,10 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
         syms: Vec::new(),
         threads: Threads::default(),
         streams: BTreeMap::new(),
-        last_stream: HashMap::new(),
-        records: HashMap::new(),
-        watch: HashMap::new(),
-        dests: HashMap::new(),
+        last_stream: Map::default(),
+        records: Map::default(),
+        watch: Map::default(),
+        dests: Map::default(),
         due: BTreeMap::new(),
         seq: 0,
         links: 0,
