@@ -14,8 +14,6 @@
 //! the files open at once stay few (under `FAN` per level).
 
 use critpath_trace::{Location, ReadError};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
@@ -231,11 +229,16 @@ impl Run {
 }
 
 /// A heap merge of sorted runs and one sorted buffer in memory (source
-/// number `runs.len()`).
+/// number `runs.len()`). Items stay in their source's slot; the heap
+/// orders source numbers (by item, then source), so an item is moved only
+/// into its slot and out.
 pub struct Merge<T: Spill> {
     runs: Vec<Run>,
     memory: std::vec::IntoIter<T>,
-    heap: BinaryHeap<Reverse<(T, usize)>>,
+    /// Each source's next item.
+    heads: Vec<Option<T>>,
+    /// The sources with an item, a binary min-heap by [`Merge::before`].
+    heap: Vec<usize>,
 }
 
 impl<T: Spill> Merge<T> {
@@ -243,32 +246,77 @@ impl<T: Spill> Merge<T> {
         let mut m = Merge {
             runs: files.into_iter().map(Run::new).collect::<io::Result<_>>()?,
             memory: memory.into_iter(),
-            heap: BinaryHeap::new(),
+            heads: Vec::new(),
+            heap: Vec::new(),
         };
         for src in 0..=m.runs.len() {
-            m.refill(src)?;
+            let head = m.pull(src)?;
+            m.heads.push(head);
+            if m.heads[src].is_some() {
+                m.heap.push(src);
+                m.sift_up(m.heap.len() - 1);
+            }
         }
         Ok(m)
     }
 
-    /// Puts source `src`'s next item on the heap.
-    fn refill(&mut self, src: usize) -> io::Result<()> {
-        let next = match self.runs.get_mut(src) {
-            Some(run) => run.next_item()?,
-            None => self.memory.next(),
-        };
-        if let Some(item) = next {
-            self.heap.push(Reverse((item, src)));
+    /// Source `src`'s next item.
+    fn pull(&mut self, src: usize) -> io::Result<Option<T>> {
+        match self.runs.get_mut(src) {
+            Some(run) => run.next_item(),
+            None => Ok(self.memory.next()),
         }
-        Ok(())
+    }
+
+    /// Does source `a`'s item come before source `b`'s (the lower source
+    /// first among equal items)?
+    fn before(&self, a: usize, b: usize) -> bool {
+        match self.heads[a].cmp(&self.heads[b]) {
+            std::cmp::Ordering::Equal => a < b,
+            o => o == std::cmp::Ordering::Less,
+        }
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !self.before(self.heap[i], self.heap[parent]) {
+                break;
+            }
+            self.heap.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut first = i;
+            if l < self.heap.len() && self.before(self.heap[l], self.heap[first]) {
+                first = l;
+            }
+            if r < self.heap.len() && self.before(self.heap[r], self.heap[first]) {
+                first = r;
+            }
+            if first == i {
+                return;
+            }
+            self.heap.swap(i, first);
+            i = first;
+        }
     }
 
     pub fn next_item(&mut self) -> io::Result<Option<T>> {
-        let Some(Reverse((item, src))) = self.heap.pop() else {
+        let Some(&src) = self.heap.first() else {
             return Ok(None);
         };
-        self.refill(src)?;
-        Ok(Some(item))
+        let item = self.heads[src].take();
+        self.heads[src] = self.pull(src)?;
+        if self.heads[src].is_none() {
+            self.heap.swap_remove(0);
+        }
+        self.sift_down(0);
+        Ok(item)
     }
 }
 
