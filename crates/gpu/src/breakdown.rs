@@ -97,11 +97,9 @@ impl GpuBreakdown {
     }
 }
 
-/// What the breakdown asks of a name (bits of [`Flags::of`]): an SM that
+/// Bits of what the breakdown asks of a name ([`name_flags`]): an SM that
 /// is a stream, a state that is communication, `idle`, `between ops`, or
 /// empty. `KNOWN` marks a name looked at.
-struct Flags;
-
 const KNOWN: u8 = 1;
 const STREAM: u8 = 2;
 const COMM: u8 = 4;
@@ -109,23 +107,22 @@ const IDLE_STATE: u8 = 8;
 const BETWEEN: u8 = 16;
 const EMPTY: u8 = 32;
 
-impl Flags {
-    fn of(facts: &GpuFacts, name: &str) -> u8 {
-        let mut f = KNOWN;
-        if facts.streams.contains(name) {
-            f |= STREAM;
-        }
-        if facts.comm_states.contains(name) {
-            f |= COMM;
-        }
-        match name {
-            IDLE => f |= IDLE_STATE,
-            BETWEEN_OPS => f |= BETWEEN,
-            "" => f |= EMPTY,
-            _ => {}
-        }
-        f
+/// The flags of `name`.
+fn name_flags(facts: &GpuFacts, name: &str) -> u8 {
+    let mut f = KNOWN;
+    if facts.streams.contains(name) {
+        f |= STREAM;
     }
+    if facts.comm_states.contains(name) {
+        f |= COMM;
+    }
+    match name {
+        IDLE => f |= IDLE_STATE,
+        BETWEEN_OPS => f |= BETWEEN,
+        "" => f |= EMPTY,
+        _ => {}
+    }
+    f
 }
 
 /// A path segment as the breakdown sees it: the flags of its SM, of the
@@ -154,7 +151,7 @@ pub struct Tally<'a> {
     b: GpuBreakdown,
     /// The latest piece given, not yet added.
     later: Option<Piece>,
-    /// [`Flags`] of the source's symbols met so far, by symbol.
+    /// [`name_flags`] of the source's symbols met so far, by symbol.
     flags: Vec<u8>,
 }
 
@@ -190,7 +187,7 @@ impl<'a> Tally<'a> {
             self.flags.resize(i + 1, 0);
         }
         if self.flags[i] == 0 {
-            self.flags[i] = Flags::of(self.facts, strings.resolve(s));
+            self.flags[i] = name_flags(self.facts, strings.resolve(s));
         }
         self.flags[i]
     }
@@ -241,10 +238,10 @@ pub fn bound_by_window(path: &[PathSegment], facts: &GpuFacts, from: u64, to: u6
         *ids.entry(name).or_insert(n)
     }
     for s in path.iter().rev() {
-        let state = Flags::of(facts, &s.state);
+        let state = name_flags(facts, &s.state);
         let p = Piece {
-            to: Flags::of(facts, &s.sm),
-            from: Flags::of(facts, &s.from_sm),
+            to: name_flags(facts, &s.sm),
+            from: name_flags(facts, &s.from_sm),
             state,
             inter: s.inter,
             place: (
