@@ -4,7 +4,7 @@
 //! time of the plain file with the two in turn).
 
 use std::io::{self, Read};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 /// Bytes decoded at a time.
 const CHUNK: usize = 1 << 20;
@@ -12,34 +12,57 @@ const CHUNK: usize = 1 << 20;
 const AHEAD: usize = 4;
 
 /// The bytes of a reader decoded on another thread, in order; its error
-/// comes after the bytes before it.
+/// comes after the bytes before it. Chunks the reader is done with go back
+/// to the decoding thread, which fills them again: no memory is cleared or
+/// mapped anew for each.
 pub struct ReadAhead {
-    rx: Receiver<io::Result<Vec<u8>>>,
-    cur: Vec<u8>,
+    rx: Receiver<io::Result<Chunk>>,
+    back: SyncSender<Chunk>,
+    cur: Chunk,
     pos: usize,
 }
 
-/// Up to [`CHUNK`] bytes of `r` (fewer only at its end, or before an
-/// error, which follows them).
-fn chunk(r: &mut dyn Read) -> (Vec<u8>, Option<io::Error>) {
-    let mut buf = Vec::with_capacity(CHUNK);
-    let err = r.take(CHUNK as u64).read_to_end(&mut buf).err();
-    (buf, err)
+/// [`CHUNK`] bytes of room and how many of them hold decoded bytes.
+#[derive(Default)]
+struct Chunk {
+    room: Vec<u8>,
+    len: usize,
+}
+
+impl Chunk {
+    /// Fills the room from `r`, up to its end (fewer only at the end of
+    /// `r`, or before an error, which follows them).
+    fn fill(&mut self, r: &mut dyn Read) -> Option<io::Error> {
+        self.room.resize(CHUNK, 0);
+        self.len = 0;
+        while self.len < CHUNK {
+            match r.read(&mut self.room[self.len..]) {
+                Ok(0) => break,
+                Ok(n) => self.len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Some(e),
+            }
+        }
+        None
+    }
 }
 
 /// `r` read on a thread of its own; `r` itself when no thread starts.
 pub fn read_ahead(mut r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
     let (tx, rx) = sync_channel(AHEAD);
+    // Room for every chunk there is: the reader never waits to give one back.
+    let (back, recycled) = sync_channel::<Chunk>(AHEAD + 2);
     let (go, wait) = sync_channel::<Box<dyn Read + Send>>(1);
     let started = std::thread::Builder::new()
         .name("critpath-decode".into())
         .spawn(move || {
             let Ok(mut r) = wait.recv() else { return };
             loop {
-                let (bytes, err) = chunk(&mut r);
-                let last = bytes.len() < CHUNK;
+                let mut c = recycled.try_recv().unwrap_or_default();
+                let err = c.fill(&mut r);
+                let last = c.len < CHUNK;
                 // The reader gone: nothing more to decode for.
-                if !bytes.is_empty() && tx.send(Ok(bytes)).is_err() {
+                if c.len > 0 && tx.send(Ok(c)).is_err() {
                     return;
                 }
                 if let Some(e) = err {
@@ -60,23 +83,30 @@ pub fn read_ahead(mut r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
     }
     Box::new(ReadAhead {
         rx,
-        cur: Vec::new(),
+        back,
+        cur: Chunk::default(),
         pos: 0,
     })
 }
 
 impl Read for ReadAhead {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.cur.len() {
+        while self.pos == self.cur.len {
             match self.rx.recv() {
-                Ok(Ok(b)) => (self.cur, self.pos) = (b, 0),
+                Ok(Ok(c)) => {
+                    let done = std::mem::replace(&mut self.cur, c);
+                    self.pos = 0;
+                    if !done.room.is_empty() {
+                        let _ = self.back.try_send(done);
+                    }
+                }
                 Ok(Err(e)) => return Err(e),
                 // The decoder ended after its last chunk.
                 Err(_) => return Ok(0),
             }
         }
-        let n = out.len().min(self.cur.len() - self.pos);
-        out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        let n = out.len().min(self.cur.len - self.pos);
+        out[..n].copy_from_slice(&self.cur.room[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
     }
