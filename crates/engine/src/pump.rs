@@ -82,10 +82,34 @@ pub fn analyze_observed<S: RecordSource + ?Sized>(
     observer: &mut dyn Observer,
     progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
-    // The observer may keep names as it sees them: they are final first.
+    let engine = observed(source, opts, observer);
+    run(source, engine, progress)
+}
+
+/// [`analyze_observed`] with the reader on a thread of its own, as
+/// [`analyze_parallel`]: the observer hears of the same visits in the same
+/// order, on the caller's thread, with `after_batch` less often.
+pub fn analyze_observed_parallel<S: RecordSource + Send + ?Sized>(
+    source: &mut S,
+    opts: Options,
+    observer: &mut dyn Observer,
+    progress: impl FnMut(u64, u64),
+) -> Result<(Analysis, Option<ReadError>)> {
+    let engine = observed(source, opts, observer);
+    run_parallel(source, engine, progress)
+}
+
+/// An engine telling `observer` of `source`'s records, the source's names
+/// final first (the observer may keep names as it sees them) and its scope
+/// applied.
+fn observed<'o, S: RecordSource + ?Sized>(
+    source: &mut S,
+    opts: Options,
+    observer: &'o mut dyn Observer,
+) -> Engine<'o> {
     source.prepare(false);
     let opts = scoped(source, opts);
-    run(source, Engine::observed(opts, observer), progress)
+    Engine::observed(opts, observer)
 }
 
 /// [`analyze`] with the reader on a thread of its own (see the module's

@@ -2,7 +2,10 @@
 //! tables and diagnostics (with the names of string ids the engine's thread
 //! only knows from the batches), and the same reader errors in order.
 
-use critpath_engine::{analyze, analyze_parallel, Analysis, Options};
+use critpath_engine::{
+    analyze, analyze_observed, analyze_observed_parallel, analyze_parallel, Analysis, Options,
+    Visit,
+};
 use critpath_sim::synth::Synth;
 use critpath_trace::{Event, Interner, Location, Pos, ReadError, Record, RecordSource, Sym, Who};
 
@@ -145,4 +148,54 @@ fn two_threads_report_reader_errors_as_one_does() {
         "{one:.300}"
     );
     assert_eq!(one, two);
+}
+
+/// Every visit an observer hears of, named, in order.
+fn heard(parallel: bool) -> (String, Vec<String>) {
+    let mut visits = Vec::new();
+    let mut observer = |v: &Visit, strings: &Interner| {
+        visits.push(match *v {
+            Visit::State {
+                sm,
+                state,
+                start,
+                end,
+                ..
+            } => {
+                format!(
+                    "{} {} {start} {end}",
+                    strings.resolve(sm),
+                    strings.resolve(state)
+                )
+            }
+            Visit::Link {
+                from_sm,
+                to_sm,
+                sent,
+                received,
+                ..
+            } => {
+                let (a, b) = (strings.resolve(from_sm), strings.resolve(to_sm));
+                format!("{a} -> {b} {sent} {received}")
+            }
+        })
+    };
+    let mut src = source(20_000, 613, true);
+    let run = if parallel {
+        analyze_observed_parallel(&mut src, Options::default(), &mut observer, |_, _| {})
+    } else {
+        analyze_observed(&mut src, Options::default(), &mut observer, |_, _| {})
+    };
+    let (a, e) = run.unwrap();
+    (format!("{a:?}\n{e:?}"), visits)
+}
+
+#[test]
+fn an_observer_hears_the_same_visits_from_two_threads() {
+    let (one, visits_one) = heard(false);
+    let (two, visits_two) = heard(true);
+    assert!(visits_one.len() > 20_000, "{} visits", visits_one.len());
+    assert!(visits_one.iter().any(|v| v.contains(" -> ")), "links");
+    assert_eq!(one, two);
+    assert_eq!(visits_one, visits_two);
 }

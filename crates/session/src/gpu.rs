@@ -51,7 +51,8 @@ impl Session {
             inner: observer,
         };
         let mut rec = Recorder::new(&mut src, self.cap());
-        let result = critpath_engine::analyze_observed(&mut rec, opts, &mut tally, progress);
+        let result =
+            critpath_engine::analyze_observed_parallel(&mut rec, opts, &mut tally, progress);
         self.keep_replay(rec.into_replay());
         let breakdown = tally.tally.finish();
         let name = self.name();
