@@ -252,7 +252,7 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
         group += 1;
     }
     let disk = |e| disk_error(&file, "read back the trace's events from", e);
-    let mut sorted = pass.finish().map_err(disk)?;
+    let mut sorted = pass.finish().map_err(disk)?.read_ahead();
     while let Some(item) = sorted.next_item().map_err(disk)? {
         p.item(item);
     }

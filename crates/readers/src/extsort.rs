@@ -16,6 +16,7 @@
 use critpath_trace::{Location, ReadError};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 /// Runs of one level merged into one of the next.
 pub const FAN: usize = 16;
@@ -195,6 +196,103 @@ impl<T: Spill> Sorted<T> {
     }
 }
 
+/// Items merged ahead of their reader at most.
+const AHEAD_ITEMS: usize = 512;
+/// Batches of them in flight.
+const AHEAD_BATCHES: usize = 4;
+
+impl<T: Spill + Send + 'static> Sorted<T> {
+    /// The same items, merged on a thread of their own a few batches ahead
+    /// of the caller when they come from runs on disk (reading the runs
+    /// back and merging them then takes a core of its own); items in
+    /// memory stay on the caller's thread.
+    pub fn read_ahead(self) -> Ahead<T> {
+        let Sorted::Merge(m) = self else {
+            return Ahead::Here(self);
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD_BATCHES);
+        // The merge goes to the thread once it runs (else it stays here).
+        let (go, wait) = std::sync::mpsc::sync_channel::<Merge<T>>(1);
+        let started = std::thread::Builder::new()
+            .name("critpath-merge".into())
+            .spawn(move || {
+                if let Ok(m) = wait.recv() {
+                    merge_ahead(m, &tx);
+                }
+            });
+        if started.is_err() {
+            return Ahead::Here(Sorted::Merge(m));
+        }
+        match go.send(m) {
+            Ok(()) => Ahead::Thread {
+                rx,
+                cur: Vec::new().into_iter(),
+            },
+            Err(back) => Ahead::Here(Sorted::Merge(back.0)),
+        }
+    }
+}
+
+/// Sends `m`'s items in batches to `tx`, an error after the items before
+/// it, until the end or until the reader is gone.
+fn merge_ahead<T: Spill>(mut m: Merge<T>, tx: &SyncSender<io::Result<Vec<T>>>) {
+    loop {
+        let mut batch = Vec::with_capacity(AHEAD_ITEMS);
+        let res = loop {
+            match m.next_item() {
+                Ok(Some(item)) => batch.push(item),
+                Ok(None) => break Ok(true),
+                Err(e) => break Err(e),
+            }
+            if batch.len() == AHEAD_ITEMS {
+                break Ok(false);
+            }
+        };
+        // The reader gone: nothing more to merge for.
+        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+            return;
+        }
+        match res {
+            Ok(false) => {}
+            Ok(true) => return,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        }
+    }
+}
+
+/// The items of a [`Sorted`], merged ahead ([`Sorted::read_ahead`]).
+pub enum Ahead<T: Spill> {
+    Here(Sorted<T>),
+    Thread {
+        rx: Receiver<io::Result<Vec<T>>>,
+        cur: std::vec::IntoIter<T>,
+    },
+}
+
+impl<T: Spill> Ahead<T> {
+    /// The next item; `Ok(None)` at the end. An error is one reading a run
+    /// back from its temporary file.
+    pub fn next_item(&mut self) -> io::Result<Option<T>> {
+        match self {
+            Ahead::Here(sorted) => sorted.next_item(),
+            Ahead::Thread { rx, cur } => loop {
+                if let Some(item) = cur.next() {
+                    return Ok(Some(item));
+                }
+                match rx.recv() {
+                    Ok(Ok(batch)) => *cur = batch.into_iter(),
+                    Ok(Err(e)) => return Err(e),
+                    // The merge ended after its last batch.
+                    Err(_) => return Ok(None),
+                }
+            },
+        }
+    }
+}
+
 /// Items written by [`write_item`], read back from their file.
 pub struct Run {
     r: BufReader<File>,
@@ -239,6 +337,8 @@ pub struct Merge<T: Spill> {
     heads: Vec<Option<T>>,
     /// The sources with an item, a binary min-heap by [`Merge::before`].
     heap: Vec<usize>,
+    /// An error reading a source, said after the item before it.
+    error: Option<io::Error>,
 }
 
 impl<T: Spill> Merge<T> {
@@ -248,6 +348,7 @@ impl<T: Spill> Merge<T> {
             memory: memory.into_iter(),
             heads: Vec::new(),
             heap: Vec::new(),
+            error: None,
         };
         for src in 0..=m.runs.len() {
             let head = m.pull(src)?;
@@ -306,12 +407,21 @@ impl<T: Spill> Merge<T> {
         }
     }
 
+    /// The next item; an error reading a source comes after the item
+    /// before it, and ends the merge.
     pub fn next_item(&mut self) -> io::Result<Option<T>> {
+        if let Some(e) = self.error.take() {
+            self.heap.clear();
+            return Err(e);
+        }
         let Some(&src) = self.heap.first() else {
             return Ok(None);
         };
         let item = self.heads[src].take();
-        self.heads[src] = self.pull(src)?;
+        self.heads[src] = self.pull(src).unwrap_or_else(|e| {
+            self.error = Some(e);
+            None
+        });
         if self.heads[src].is_none() {
             self.heap.swap_remove(0);
         }
@@ -393,6 +503,41 @@ mod tests {
         out
     }
 
+    fn drain_ahead(mut s: Ahead<Item>) -> Vec<Item> {
+        let mut out = Vec::new();
+        while let Some(i) = s.next_item().unwrap() {
+            out.push(i);
+        }
+        out
+    }
+
+    #[test]
+    fn merged_ahead_a_runs_damage_comes_after_the_items_before_it() {
+        let n = AHEAD_ITEMS as u64 * 2 + 3;
+        let mut f = tempfile::tempfile().unwrap();
+        let mut bytes = Vec::new();
+        for i in 0..n {
+            write_item(&mut f, &Item(i, 0), &mut bytes).unwrap();
+        }
+        // A length cut short.
+        f.write_all(&[12, 0]).unwrap();
+        let merge = Merge::<Item>::new(vec![f], Vec::new()).unwrap();
+        let mut ahead = Sorted::Merge(merge).read_ahead();
+        assert!(matches!(ahead, Ahead::Thread { .. }));
+        let mut got = 0;
+        let err = loop {
+            match ahead.next_item() {
+                Ok(Some(item)) => {
+                    assert_eq!(item, Item(got, 0));
+                    got += 1;
+                }
+                Ok(None) => panic!("the damage went unsaid"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!((got, err.kind()), (n, io::ErrorKind::UnexpectedEof));
+    }
+
     #[test]
     fn a_sort_within_its_budget_stays_in_memory() {
         let mut s = ExtSort::new(10);
@@ -448,7 +593,13 @@ mod tests {
             prop_assert!(s.in_memory() < budget);
             let mut want: Vec<Item> = items.iter().map(|&(a, b)| Item(a, b)).collect();
             want.sort();
-            prop_assert_eq!(drain(s.finish().unwrap()), want);
+            let mut twin = ExtSort::new(budget);
+            for &(a, b) in &items {
+                twin.push(Item(a, b));
+            }
+            prop_assert_eq!(drain(s.finish().unwrap()), want.clone());
+            // Merged on a thread of its own, the same items in the same order.
+            prop_assert_eq!(drain_ahead(twin.finish().unwrap().read_ahead()), want);
         }
     }
 }
