@@ -197,7 +197,7 @@ impl<T: Spill> Sorted<T> {
 }
 
 /// Items merged ahead of their reader at most.
-const AHEAD_ITEMS: usize = 512;
+const AHEAD_ITEMS: usize = 2048;
 /// Batches of them in flight.
 const AHEAD_BATCHES: usize = 4;
 
