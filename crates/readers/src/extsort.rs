@@ -205,11 +205,15 @@ impl<T: Spill + Send + 'static> Sorted<T> {
     /// The same items, merged on a thread of their own a few batches ahead
     /// of the caller when they come from runs on disk (reading the runs
     /// back and merging them then takes a core of its own); items in
-    /// memory stay on the caller's thread.
+    /// memory stay on the caller's thread, as everything does when the
+    /// installed settings ask for one thread.
     pub fn read_ahead(self) -> Ahead<T> {
         let Sorted::Merge(m) = self else {
             return Ahead::Here(self);
         };
+        if !critpath_trace::Settings::current().threads {
+            return Ahead::Here(Sorted::Merge(m));
+        }
         let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD_BATCHES);
         // The merge goes to the thread once it runs (else it stays here).
         let (go, wait) = std::sync::mpsc::sync_channel::<Merge<T>>(1);

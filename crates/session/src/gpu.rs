@@ -51,8 +51,12 @@ impl Session {
             inner: observer,
         };
         let mut rec = Recorder::new(&mut src, self.cap());
-        let result =
-            critpath_engine::analyze_observed_parallel(&mut rec, opts, &mut tally, progress);
+        // The observer hears the same visits from either pump.
+        let result = if self.settings().threads {
+            critpath_engine::analyze_observed_parallel(&mut rec, opts, &mut tally, progress)
+        } else {
+            critpath_engine::analyze_observed(&mut rec, opts, &mut tally, progress)
+        };
         self.keep_replay(rec.into_replay());
         let breakdown = tally.tally.finish();
         let name = self.name();
