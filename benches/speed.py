@@ -108,7 +108,7 @@ def otlp_part(cp, work, quick):
     n = 5000 if quick else 100000
     sh([sys.executable, str(ROOT / "examples/spans/gen_checkout.py"), "-o", str(work / "otlp"),
         "--files", "1", "--requests", str(n)])
-    f = next((work / "otlp").glob("*.json"))
+    f = next((work / "otlp").glob("checkout-*.json"))
     s, lo, hi, rss = timed([cp, "analyze", "--json", str(f)], 3)
     return [(f"OTLP, {n} requests in one file, per request", "",
              f"{s:.2f} s, {rss:.0f} MiB", f"{n / s:,.0f} requests/s")]
