@@ -25,7 +25,6 @@ pub use engine::{Engine, Options, Prediction, Rewalk, Speedup};
 pub use error::{Error, Input};
 pub use observer::{Observer, PathEdge, Visit};
 pub use pump::{
-    analyze, analyze_observed, analyze_observed_parallel, analyze_parallel, run, run_parallel,
-    scoped,
+    analyze, analyze_observed, analyze_parallel, observed_engine, run, run_parallel, scoped,
 };
 pub use results::Analysis;

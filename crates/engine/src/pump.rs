@@ -82,27 +82,16 @@ pub fn analyze_observed<S: RecordSource + ?Sized>(
     observer: &mut dyn Observer,
     progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
-    let engine = observed(source, opts, observer);
+    let engine = observed_engine(source, opts, observer);
     run(source, engine, progress)
-}
-
-/// [`analyze_observed`] with the reader on a thread of its own, as
-/// [`analyze_parallel`]: the observer hears of the same visits in the same
-/// order, on the caller's thread, with `after_batch` less often.
-pub fn analyze_observed_parallel<S: RecordSource + Send + ?Sized>(
-    source: &mut S,
-    opts: Options,
-    observer: &mut dyn Observer,
-    progress: impl FnMut(u64, u64),
-) -> Result<(Analysis, Option<ReadError>)> {
-    let engine = observed(source, opts, observer);
-    run_parallel(source, engine, progress)
 }
 
 /// An engine telling `observer` of `source`'s records, the source's names
 /// final first (the observer may keep names as it sees them) and its scope
-/// applied.
-fn observed<'o, S: RecordSource + ?Sized>(
+/// applied, for [`run`] or [`run_parallel`] (the observer hears of the
+/// same visits in the same order from either, on the caller's thread; from
+/// the second, `after_batch` comes less often).
+pub fn observed_engine<'o, S: RecordSource + ?Sized>(
     source: &mut S,
     opts: Options,
     observer: &'o mut dyn Observer,

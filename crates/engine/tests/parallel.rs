@@ -3,7 +3,7 @@
 //! only knows from the batches), and the same reader errors in order.
 
 use critpath_engine::{
-    analyze, analyze_observed, analyze_observed_parallel, analyze_parallel, Analysis, Options,
+    analyze, analyze_observed, analyze_parallel, observed_engine, run_parallel, Analysis, Options,
     Visit,
 };
 use critpath_sim::synth::Synth;
@@ -182,7 +182,8 @@ fn heard(parallel: bool) -> (String, Vec<String>) {
     };
     let mut src = source(20_000, 613, true);
     let run = if parallel {
-        analyze_observed_parallel(&mut src, Options::default(), &mut observer, |_, _| {})
+        let engine = observed_engine(&mut src, Options::default(), &mut observer);
+        run_parallel(&mut src, engine, |_, _| {})
     } else {
         analyze_observed(&mut src, Options::default(), &mut observer, |_, _| {})
     };

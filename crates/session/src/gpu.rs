@@ -52,10 +52,11 @@ impl Session {
         };
         let mut rec = Recorder::new(&mut src, self.cap());
         // The observer hears the same visits from either pump.
+        let engine = critpath_engine::observed_engine(&mut rec, opts, &mut tally);
         let result = if self.settings().threads {
-            critpath_engine::analyze_observed_parallel(&mut rec, opts, &mut tally, progress)
+            critpath_engine::run_parallel(&mut rec, engine, progress)
         } else {
-            critpath_engine::analyze_observed(&mut rec, opts, &mut tally, progress)
+            critpath_engine::run(&mut rec, engine, progress)
         };
         self.keep_replay(rec.into_replay());
         let breakdown = tally.tally.finish();
