@@ -224,13 +224,14 @@ impl<T: Spill + Send + 'static> Sorted<T> {
                     merge_ahead(m, &tx);
                 }
             });
-        if started.is_err() {
+        let Ok(merging) = started else {
             return Ahead::Here(Sorted::Merge(m));
-        }
+        };
         match go.send(m) {
             Ok(()) => Ahead::Thread {
                 rx,
                 cur: Vec::new().into_iter(),
+                merging: Some(merging),
             },
             Err(back) => Ahead::Here(Sorted::Merge(back.0)),
         }
@@ -273,6 +274,8 @@ pub enum Ahead<T: Spill> {
     Thread {
         rx: Receiver<io::Result<Vec<T>>>,
         cur: std::vec::IntoIter<T>,
+        /// The merging thread, until it is found ended.
+        merging: Option<std::thread::JoinHandle<()>>,
     },
 }
 
@@ -282,15 +285,21 @@ impl<T: Spill> Ahead<T> {
     pub fn next_item(&mut self) -> io::Result<Option<T>> {
         match self {
             Ahead::Here(sorted) => sorted.next_item(),
-            Ahead::Thread { rx, cur } => loop {
+            Ahead::Thread { rx, cur, merging } => loop {
                 if let Some(item) = cur.next() {
                     return Ok(Some(item));
                 }
                 match rx.recv() {
                     Ok(Ok(batch)) => *cur = batch.into_iter(),
                     Ok(Err(e)) => return Err(e),
-                    // The merge ended after its last batch.
-                    Err(_) => return Ok(None),
+                    // The merge ended after its last batch, unless its
+                    // thread stopped short.
+                    Err(_) => match merging.take().map(|t| t.join()) {
+                        Some(Err(_)) => {
+                            return Err(io::Error::other("the thread merging the sort stopped"))
+                        }
+                        _ => return Ok(None),
+                    },
                 }
             },
         }
@@ -540,6 +549,42 @@ mod tests {
             }
         };
         assert_eq!((got, err.kind()), (n, io::ErrorKind::UnexpectedEof));
+    }
+
+    /// An item that cannot be read back when it is 13.
+    #[derive(PartialEq, Eq, PartialOrd, Ord, Debug)]
+    struct Touchy(u64);
+
+    impl Spill for Touchy {
+        fn put(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.0.to_le_bytes());
+        }
+        fn take(b: &[u8]) -> Self {
+            let n = Fields::new(b).u64();
+            assert_ne!(n, 13, "unreadable");
+            Touchy(n)
+        }
+    }
+
+    #[test]
+    fn merged_ahead_a_thread_that_stops_short_is_an_error() {
+        // Four runs on disk: 13 is read back only on the merging thread.
+        let mut s = ExtSort::new(4);
+        for i in 0..16 {
+            s.push(Touchy(i));
+        }
+        assert_eq!(s.runs(), 4);
+        let mut ahead = s.finish().unwrap().read_ahead();
+        let mut got = Vec::new();
+        let err = loop {
+            match ahead.next_item() {
+                Ok(Some(Touchy(n))) => got.push(n),
+                Ok(None) => panic!("the end of a merge that stopped short"),
+                Err(e) => break e,
+            }
+        };
+        assert!(got.iter().all(|&n| n < 13), "{got:?}");
+        assert!(err.to_string().contains("stopped"), "{err}");
     }
 
     #[test]
