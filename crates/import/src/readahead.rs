@@ -20,6 +20,8 @@ pub struct ReadAhead {
     back: SyncSender<Chunk>,
     cur: Chunk,
     pos: usize,
+    /// The decoding thread, until it is found ended.
+    decoding: Option<std::thread::JoinHandle<()>>,
 }
 
 /// [`CHUNK`] bytes of room and how many of them hold decoded bytes.
@@ -47,8 +49,12 @@ impl Chunk {
     }
 }
 
-/// `r` read on a thread of its own; `r` itself when no thread starts.
+/// `r` read on a thread of its own; `r` itself when no thread starts, or
+/// when the installed settings ask for one thread.
 pub fn read_ahead(mut r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    if !critpath_trace::Settings::current().threads {
+        return r;
+    }
     let (tx, rx) = sync_channel(AHEAD);
     // Room for every chunk there is: the reader never waits to give one back.
     let (back, recycled) = sync_channel::<Chunk>(AHEAD + 2);
@@ -74,9 +80,9 @@ pub fn read_ahead(mut r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
                 }
             }
         });
-    if started.is_err() {
+    let Ok(decoding) = started else {
         return r;
-    }
+    };
     if let Err(back) = go.send(r) {
         r = back.0;
         return r;
@@ -86,6 +92,7 @@ pub fn read_ahead(mut r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
         back,
         cur: Chunk::default(),
         pos: 0,
+        decoding: Some(decoding),
     })
 }
 
@@ -101,8 +108,14 @@ impl Read for ReadAhead {
                     }
                 }
                 Ok(Err(e)) => return Err(e),
-                // The decoder ended after its last chunk.
-                Err(_) => return Ok(0),
+                // The decoder ended after its last chunk, unless its
+                // thread stopped short.
+                Err(_) => match self.decoding.take().map(|t| t.join()) {
+                    Some(Err(_)) => {
+                        return Err(io::Error::other("the thread decompressing it stopped"))
+                    }
+                    _ => return Ok(0),
+                },
             }
         }
         let n = out.len().min(self.cur.len - self.pos);
@@ -137,6 +150,29 @@ mod tests {
             self.at += n;
             Ok(n)
         }
+    }
+
+    /// Gives `good` bytes, then panics.
+    struct Broken(usize);
+
+    impl Read for Broken {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            assert!(self.0 > 0, "a decoder's bug");
+            let n = self.0.min(out.len());
+            out[..n].fill(7);
+            self.0 -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_decoder_that_stops_short_is_an_error_not_the_end() {
+        let mut got = Vec::new();
+        let err = read_ahead(Box::new(Broken(CHUNK + 5)))
+            .read_to_end(&mut got)
+            .unwrap_err();
+        assert!(err.to_string().contains("stopped"), "{err}");
+        assert!(got.len() <= CHUNK + 5 && got.iter().all(|&b| b == 7));
     }
 
     #[test]
