@@ -3,6 +3,7 @@
 //! both cores work (a gzipped PyTorch trace of 83 MB took half again the
 //! time of the plain file with the two in turn).
 
+use critpath_readers::ahead::{self, Feed};
 use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
@@ -16,12 +17,10 @@ const AHEAD: usize = 4;
 /// to the decoding thread, which fills them again: no memory is cleared or
 /// mapped anew for each.
 pub struct ReadAhead {
-    rx: Receiver<io::Result<Chunk>>,
+    feed: Feed<io::Result<Chunk>>,
     back: SyncSender<Chunk>,
     cur: Chunk,
     pos: usize,
-    /// The decoding thread, until it is found ended.
-    decoding: Option<std::thread::JoinHandle<()>>,
 }
 
 /// [`CHUNK`] bytes of room and how many of them hold decoded bytes.
@@ -51,71 +50,66 @@ impl Chunk {
 
 /// `r` read on a thread of its own; `r` itself when no thread starts, or
 /// when the installed settings ask for one thread.
-pub fn read_ahead(mut r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
-    if !critpath_trace::Settings::current().threads {
-        return r;
-    }
-    let (tx, rx) = sync_channel(AHEAD);
+pub fn read_ahead(r: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
     // Room for every chunk there is: the reader never waits to give one back.
     let (back, recycled) = sync_channel::<Chunk>(AHEAD + 2);
-    let (go, wait) = sync_channel::<Box<dyn Read + Send>>(1);
-    let started = std::thread::Builder::new()
-        .name("critpath-decode".into())
-        .spawn(move || {
-            let Ok(mut r) = wait.recv() else { return };
-            loop {
-                let mut c = recycled.try_recv().unwrap_or_default();
-                let err = c.fill(&mut r);
-                let last = c.len < CHUNK;
-                // The reader gone: nothing more to decode for.
-                if c.len > 0 && tx.send(Ok(c)).is_err() {
-                    return;
-                }
-                if let Some(e) = err {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-                if last {
-                    return;
-                }
-            }
-        });
-    let Ok(decoding) = started else {
-        return r;
-    };
-    if let Err(back) = go.send(r) {
-        r = back.0;
-        return r;
+    let decoding = ahead::spawn(
+        "critpath-decode",
+        "decompressing it",
+        AHEAD,
+        (r, recycled),
+        decode,
+    );
+    match decoding {
+        Ok(feed) => Box::new(ReadAhead {
+            feed,
+            back,
+            cur: Chunk::default(),
+            pos: 0,
+        }),
+        Err((r, _)) => r,
     }
-    Box::new(ReadAhead {
-        rx,
-        back,
-        cur: Chunk::default(),
-        pos: 0,
-        decoding: Some(decoding),
-    })
+}
+
+/// Sends `r`'s bytes in chunks to `tx`, refilling the chunks that come
+/// back, an error after the bytes before it, until the end or until the
+/// reader is gone.
+fn decode(
+    (mut r, recycled): (Box<dyn Read + Send>, Receiver<Chunk>),
+    tx: &SyncSender<io::Result<Chunk>>,
+) {
+    loop {
+        let mut c = recycled.try_recv().unwrap_or_default();
+        let err = c.fill(&mut r);
+        let last = c.len < CHUNK;
+        // The reader gone: nothing more to decode for.
+        if c.len > 0 && tx.send(Ok(c)).is_err() {
+            return;
+        }
+        if let Some(e) = err {
+            let _ = tx.send(Err(e));
+            return;
+        }
+        if last {
+            return;
+        }
+    }
 }
 
 impl Read for ReadAhead {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         while self.pos == self.cur.len {
-            match self.rx.recv() {
-                Ok(Ok(c)) => {
+            match self.feed.recv()? {
+                Some(Ok(c)) => {
                     let done = std::mem::replace(&mut self.cur, c);
                     self.pos = 0;
                     if !done.room.is_empty() {
                         let _ = self.back.try_send(done);
                     }
                 }
-                Ok(Err(e)) => return Err(e),
-                // The decoder ended after its last chunk, unless its
-                // thread stopped short.
-                Err(_) => match self.decoding.take().map(|t| t.join()) {
-                    Some(Err(_)) => {
-                        return Err(io::Error::other("the thread decompressing it stopped"))
-                    }
-                    _ => return Ok(0),
-                },
+                Some(Err(e)) => return Err(e),
+                // The decoder ended after its last chunk.
+                None => return Ok(0),
             }
         }
         let n = out.len().min(self.cur.len - self.pos);

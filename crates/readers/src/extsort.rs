@@ -13,10 +13,11 @@
 //! level, so each item is rewritten about log₁₆(items / budget) times and
 //! the files open at once stay few (under `FAN` per level).
 
+use crate::ahead::{self, Feed};
 use critpath_trace::{Location, ReadError};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::SyncSender;
 
 /// Runs of one level merged into one of the next.
 pub const FAN: usize = 16;
@@ -211,29 +212,19 @@ impl<T: Spill + Send + 'static> Sorted<T> {
         let Sorted::Merge(m) = self else {
             return Ahead::Here(self);
         };
-        if !critpath_trace::Settings::current().threads {
-            return Ahead::Here(Sorted::Merge(m));
-        }
-        let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD_BATCHES);
-        // The merge goes to the thread once it runs (else it stays here).
-        let (go, wait) = std::sync::mpsc::sync_channel::<Merge<T>>(1);
-        let started = std::thread::Builder::new()
-            .name("critpath-merge".into())
-            .spawn(move || {
-                if let Ok(m) = wait.recv() {
-                    merge_ahead(m, &tx);
-                }
-            });
-        let Ok(merging) = started else {
-            return Ahead::Here(Sorted::Merge(m));
-        };
-        match go.send(m) {
-            Ok(()) => Ahead::Thread {
-                rx,
+        let merging = ahead::spawn(
+            "critpath-merge",
+            "merging the sort",
+            AHEAD_BATCHES,
+            m,
+            merge_ahead,
+        );
+        match merging {
+            Ok(feed) => Ahead::Thread {
+                feed,
                 cur: Vec::new().into_iter(),
-                merging: Some(merging),
             },
-            Err(back) => Ahead::Here(Sorted::Merge(back.0)),
+            Err(m) => Ahead::Here(Sorted::Merge(m)),
         }
     }
 }
@@ -272,10 +263,8 @@ fn merge_ahead<T: Spill>(mut m: Merge<T>, tx: &SyncSender<io::Result<Vec<T>>>) {
 pub enum Ahead<T: Spill> {
     Here(Sorted<T>),
     Thread {
-        rx: Receiver<io::Result<Vec<T>>>,
+        feed: Feed<io::Result<Vec<T>>>,
         cur: std::vec::IntoIter<T>,
-        /// The merging thread, until it is found ended.
-        merging: Option<std::thread::JoinHandle<()>>,
     },
 }
 
@@ -285,21 +274,15 @@ impl<T: Spill> Ahead<T> {
     pub fn next_item(&mut self) -> io::Result<Option<T>> {
         match self {
             Ahead::Here(sorted) => sorted.next_item(),
-            Ahead::Thread { rx, cur, merging } => loop {
+            Ahead::Thread { feed, cur } => loop {
                 if let Some(item) = cur.next() {
                     return Ok(Some(item));
                 }
-                match rx.recv() {
-                    Ok(Ok(batch)) => *cur = batch.into_iter(),
-                    Ok(Err(e)) => return Err(e),
-                    // The merge ended after its last batch, unless its
-                    // thread stopped short.
-                    Err(_) => match merging.take().map(|t| t.join()) {
-                        Some(Err(_)) => {
-                            return Err(io::Error::other("the thread merging the sort stopped"))
-                        }
-                        _ => return Ok(None),
-                    },
+                match feed.recv()? {
+                    Some(Ok(batch)) => *cur = batch.into_iter(),
+                    Some(Err(e)) => return Err(e),
+                    // The merge ended after its last batch.
+                    None => return Ok(None),
                 }
             },
         }

@@ -3,6 +3,7 @@
 //! Each format is a module; the OS graph (critpath-os) and the importer
 //! (critpath-import) build on them.
 
+pub mod ahead;
 pub mod annot;
 pub mod chrome;
 pub mod cpt;
