@@ -11,8 +11,9 @@
 //! trace holds.
 
 use crate::event::LinkId;
-use rustc_hash::FxHashMap;
-use std::hash::Hasher;
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 /// How many of the latest transient ids keep their text.
 pub const ID_RING: u32 = 1 << 16;
@@ -55,10 +56,22 @@ pub fn link_key(text: &str) -> u64 {
 
 /// A string table. Symbols are dense indices in order of first appearance;
 /// index 0 is `"local"`.
+///
+/// The permanent strings sit back to back in one buffer, and the index
+/// holds only symbols (the hash of a text finds its symbol, whose place in
+/// the buffer is compared): interning a new name costs no allocation of its
+/// own, which counts when each of 100,000 requests of a span file builds a
+/// table of a few dozen names.
 #[derive(Clone, Debug)]
 pub struct Interner {
-    strings: Vec<Box<str>>,
-    index: FxHashMap<Box<str>, Sym>,
+    /// Every permanent string's text, back to back (a renamed symbol's old
+    /// text stays, unreferenced).
+    text: String,
+    /// Each permanent symbol's place in `text`: start and end.
+    places: Vec<(usize, usize)>,
+    /// The symbol of each text (the first made, when [`Interner::push`]
+    /// made several of one text), by the text's hash.
+    index: HashTable<Sym>,
     /// The text of the latest transient ids, by sequence number modulo
     /// [`ID_RING`]; slots are reused, so steady state allocates nothing.
     ids: Vec<String>,
@@ -72,13 +85,19 @@ impl Default for Interner {
     }
 }
 
+/// The hash the index files a text under.
+fn text_hash(s: &str) -> u64 {
+    FxBuildHasher.hash_one(s)
+}
+
 impl Interner {
     pub fn new() -> Self {
         // Room for the names of a small trace (a request of a span file)
         // without growing.
         let mut me = Interner {
-            strings: Vec::with_capacity(32),
-            index: FxHashMap::with_capacity_and_hasher(32, Default::default()),
+            text: String::with_capacity(512),
+            places: Vec::with_capacity(32),
+            index: HashTable::with_capacity(32),
             ids: Vec::new(),
             next_id: 0,
         };
@@ -86,25 +105,60 @@ impl Interner {
         me
     }
 
+    /// The text of permanent symbol number `i`.
+    fn text_of(&self, i: usize) -> &str {
+        let (start, end) = self.places[i];
+        &self.text[start..end]
+    }
+
+    /// The symbol the index holds for `s` (of hash `hash`).
+    fn find(&self, hash: u64, s: &str) -> Option<Sym> {
+        let (text, places) = (&self.text, &self.places);
+        let is = |sym: &Sym| {
+            let (start, end) = places[sym.index()];
+            &text[start..end] == s
+        };
+        self.index.find(hash, is).copied()
+    }
+
+    /// Appends `s`'s text as the next symbol, unindexed.
+    fn append(&mut self, s: &str) -> Sym {
+        let sym = Sym(self.places.len() as u32);
+        let start = self.text.len();
+        self.text.push_str(s);
+        self.places.push((start, self.text.len()));
+        sym
+    }
+
+    /// Files `sym` under `hash` in the index.
+    fn index_as(&mut self, hash: u64, sym: Sym) {
+        let (text, places) = (&self.text, &self.places);
+        let rehash = |s: &Sym| {
+            let (start, end) = places[s.index()];
+            text_hash(&text[start..end])
+        };
+        self.index.insert_unique(hash, sym, rehash);
+    }
+
     /// Returns the symbol of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> Sym {
-        if let Some(&sym) = self.index.get(s) {
+        let hash = text_hash(s);
+        if let Some(sym) = self.find(hash, s) {
             return sym;
         }
-        let sym = Sym(self.strings.len() as u32);
-        let boxed: Box<str> = s.into();
-        self.strings.push(boxed.clone());
-        self.index.insert(boxed, sym);
+        let sym = self.append(s);
+        self.index_as(hash, sym);
         sym
     }
 
     /// Appends `s` as the next symbol even if it is already present (used by
     /// readers whose file defines strings by position). Returns its symbol.
     pub fn push(&mut self, s: &str) -> Sym {
-        let sym = Sym(self.strings.len() as u32);
-        let boxed: Box<str> = s.into();
-        self.strings.push(boxed.clone());
-        self.index.entry(boxed).or_insert(sym);
+        let hash = text_hash(s);
+        let sym = self.append(s);
+        if self.find(hash, s).is_none() {
+            self.index_as(hash, sym);
+        }
         sym
     }
 
@@ -112,34 +166,40 @@ impl Interner {
     /// an SM before it knows its final name renames it at its end). False,
     /// and nothing changed, when another symbol already has that text.
     pub fn rename(&mut self, sym: Sym, text: &str) -> bool {
-        let Some(had) = self.strings.get(sym.index()) else {
+        if sym.index() >= self.places.len() {
             return false;
-        };
-        if **had == *text {
+        }
+        if self.text_of(sym.index()) == text {
             return true;
         }
-        if self.index.contains_key(text) {
+        let hash = text_hash(text);
+        if self.find(hash, text).is_some() {
             return false;
         }
-        let had = had.clone();
-        if self.index.get(&had) == Some(&sym) {
-            self.index.remove(&had);
+        let had = text_hash(self.text_of(sym.index()));
+        if let Ok(entry) = self.index.find_entry(had, |s| *s == sym) {
+            entry.remove();
         }
-        let boxed: Box<str> = text.into();
-        self.strings[sym.index()] = boxed.clone();
-        self.index.insert(boxed, sym);
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.places[sym.index()] = (start, self.text.len());
+        self.index_as(hash, sym);
         true
     }
 
     pub fn get(&self, s: &str) -> Option<Sym> {
-        self.index.get(s).copied()
+        self.find(text_hash(s), s)
     }
 
     pub fn resolve(&self, sym: Sym) -> &str {
         if sym.is_transient() {
             return self.resolve_transient(sym.0 & !TRANSIENT);
         }
-        self.strings.get(sym.index()).map(|s| &**s).unwrap_or("?")
+        if sym.index() < self.places.len() {
+            self.text_of(sym.index())
+        } else {
+            "?"
+        }
     }
 
     /// The text of transient id number `seq`, while the ring still holds it.
@@ -212,26 +272,21 @@ impl Interner {
 
     /// How many permanent strings the table holds (transient ids aside).
     pub fn len(&self) -> usize {
-        self.strings.len()
+        self.places.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.strings.is_empty()
+        self.places.is_empty()
     }
 
     /// The permanent strings from symbol number `from` on, in order: what
     /// a copy of the table made when it held `from` strings lacks.
     pub fn since(&self, from: usize) -> impl Iterator<Item = &str> {
-        self.strings[from.min(self.strings.len())..]
-            .iter()
-            .map(|s| &**s)
+        (from.min(self.places.len())..self.places.len()).map(|i| self.text_of(i))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (Sym, &str)> {
-        self.strings
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (Sym(i as u32), &**s))
+        (0..self.places.len()).map(|i| (Sym(i as u32), self.text_of(i)))
     }
 }
 

@@ -98,10 +98,10 @@ fn link(
     tr: &mut Tracks<Phase>,
     from: (Sym, u64, (Phase, u32)),
     to: (Sym, u64, (Phase, u32)),
-    key: String,
+    key: &str,
     waited: bool,
 ) {
-    let id = tr.strings.intern_link(&key);
+    let id = tr.strings.intern_link(key);
     let state = tr.idle;
     let who = Who::Sm(from.0);
     tr.push_in(from.1, from.2, Event::Send { who, id });
@@ -118,6 +118,13 @@ fn link(
     );
 }
 
+/// `args` written in `buf` (what it held before is gone).
+fn named<'a>(buf: &'a mut String, args: std::fmt::Arguments) -> &'a str {
+    buf.clear();
+    let _ = std::fmt::Write::write_fmt(buf, args);
+    buf
+}
+
 /// The links of every span to its parent (start and end) and to the spans
 /// it follows from. A link is waited for when the lane it arrives on is in
 /// the parent span itself (an end) or idle (a start).
@@ -131,17 +138,19 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
         .iter()
         .map(|l| lane_sm(&mut tr.strings, l))
         .collect();
+    // Each link's name, written in one buffer.
+    let mut buf = String::new();
     for (i, s) in spans.iter().enumerate() {
         let sm = sms[i];
         if let Some(p) = parent[i].filter(|&p| lane_of[p] != lane_of[i]) {
             let psm = sms[p];
-            let key = format!("start:{}", s.id);
+            let key = named(&mut buf, format_args!("start:{}", s.id));
             let idle = open.innermost(&lane_of[i], s.start).is_none();
             let at = slot(Phase::Start, depth[i]);
             link(tr, (psm, s.start, at), (sm, s.start, at), key, idle);
             if s.end <= spans[p].end {
                 let waits = open.innermost(&lane_of[p], s.end) == Some(p);
-                let key = format!("end:{}", s.id);
+                let key = named(&mut buf, format_args!("end:{}", s.id));
                 let at = slot(Phase::End, depth[i]);
                 link(tr, (sm, s.end, at), (psm, s.end, at), key, waits);
             }
@@ -151,7 +160,7 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
                 let (sent, arrives) = (spans[p].end, s.start);
                 if sent <= arrives {
                     let psm = sms[p];
-                    let key = format!("follows:{fr}>{}", s.id);
+                    let key = named(&mut buf, format_args!("follows:{fr}>{}", s.id));
                     let idle = open.innermost(&lane_of[i], arrives).is_none();
                     let out = slot(Phase::End, depth[p]);
                     let at = if sent == arrives {
