@@ -97,6 +97,7 @@ pub fn analyze_requests(
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
     let engine_opts = critpath_engine::Options {
         no_cgraph: true,
+        critical_states_only: true,
         ..engine_options(opts).with_settings(&opts.settings)
     };
     let workers = match opts.settings.threads {

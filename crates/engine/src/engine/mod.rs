@@ -96,6 +96,11 @@ pub struct Options {
     /// tables (the per-request results of a file of many requests) skips
     /// building a row, with its names, for every cgraph node and edge.
     pub no_cgraph: bool,
+    /// Leave the states the critical path does not cross (critical time
+    /// 0) out of [`crate::Analysis::states`]: a caller that reads only
+    /// what bounds the path (the per-request results of a file of many
+    /// requests) skips naming every other state.
+    pub critical_states_only: bool,
     /// Keep the pass's graph for what-ifs afterwards
     /// ([`crate::Analysis::rewalk`]): a few bytes a node, spilled to a
     /// temporary file. Only a pass without speed-ups and without `from`

@@ -51,7 +51,8 @@ impl Engine<'_> {
         }
         // Sized once: the table is the largest thing an analysis of many
         // states keeps, and a growing vector would hold up to twice it.
-        let shown = |k: &&super::machines::Key| k.visits > 0 || k.critical > 0;
+        let all = !self.opts.critical_states_only;
+        let shown = |k: &&super::machines::Key| k.critical > 0 || (all && k.visits > 0);
         let mut states: Vec<StateRow> =
             Vec::with_capacity(self.m.keys.iter().filter(shown).count());
         states.extend(

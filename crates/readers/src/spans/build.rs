@@ -17,8 +17,6 @@ use super::sanity::check;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
 use critpath_trace::{Event, Interner, Sym, Who};
-use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 
 /// At one time, in dependence order: a lane starts idle; then the ends of
 /// spans, the deepest first (a child's end reaches its parent before the
@@ -60,26 +58,30 @@ pub(super) type Lane<'a> = (&'a str, usize);
 /// Lanes: per service, spans sorted by start (enclosing first); a span
 /// goes on the first lane where it nests in the open span or follows it.
 fn assign_lanes(spans: &[Span]) -> Vec<Lane<'_>> {
-    let mut lanes: FxHashMap<&str, Vec<Vec<u64>>> = FxHashMap::default();
+    // Every lane in the order made: its service and the ends of the spans
+    // open on it (a request has a few lanes).
+    let mut lanes: Vec<(&str, Vec<u64>)> = Vec::new();
     let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
     for s in spans {
-        let ls = lanes.entry(&s.service).or_default();
-        let mut chosen = None;
-        for (i, stack) in ls.iter_mut().enumerate() {
+        let svc = s.service.as_str();
+        // The lanes of the service before the one chosen.
+        let mut i = 0;
+        let mut chosen = false;
+        for (_, stack) in lanes.iter_mut().filter(|(l, _)| *l == svc) {
             while stack.last().is_some_and(|&end| end <= s.start) {
                 stack.pop();
             }
             if stack.last().is_none_or(|&end| s.end <= end) {
                 stack.push(s.end);
-                chosen = Some(i);
+                chosen = true;
                 break;
             }
+            i += 1;
         }
-        let i = chosen.unwrap_or_else(|| {
-            ls.push(vec![s.end]);
-            ls.len() - 1
-        });
-        lane_of.push((&s.service, i));
+        if !chosen {
+            lanes.push((svc, vec![s.end]));
+        }
+        lane_of.push((svc, i));
     }
     lane_of
 }
@@ -188,17 +190,22 @@ pub(super) fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
     });
     let lane_of = assign_lanes(&spans);
     let mut tr: Tracks<Phase> = Tracks::new();
-    let mut by_lane: BTreeMap<Lane, Vec<Slice>> = BTreeMap::new();
-    for (i, (&l, s)) in lane_of.iter().zip(&spans).enumerate() {
-        by_lane.entry(l).or_default().push(Slice {
+    let slices: Vec<Slice> = (spans.iter().enumerate())
+        .map(|(i, s)| Slice {
             start: s.start,
             end: s.end,
             name: tr.strings.intern(&s.name),
             order: i as u64,
-        });
-    }
-    for (lane, mut list) in by_lane {
-        let sm = lane_sm(&mut tr.strings, &lane);
+        })
+        .collect();
+    // Lane by lane in their order, each lane's slices in the spans' order.
+    let mut by_lane: Vec<usize> = (0..spans.len()).collect();
+    by_lane.sort_by_key(|&i| lane_of[i]);
+    let mut list = Vec::new();
+    for run in by_lane.chunk_by(|&a, &b| lane_of[a] == lane_of[b]) {
+        list.clear();
+        list.extend(run.iter().map(|&i| slices[i]));
+        let sm = lane_sm(&mut tr.strings, &lane_of[run[0]]);
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
     links(&mut tr, &spans, &lane_of);

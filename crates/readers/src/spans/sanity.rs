@@ -18,9 +18,9 @@ const EXAMPLES: usize = 3;
 
 /// What one request's spans show.
 #[derive(Debug, Default)]
-pub(super) struct Findings {
-    /// The services of the request.
-    pub services: BTreeSet<String>,
+pub(super) struct Findings<'a> {
+    /// The services of the request, sorted, each once.
+    pub services: Vec<&'a str>,
     /// Orphan spans (`service: name`).
     pub orphans: Vec<String>,
     /// Client spans with no child in another service.
@@ -29,22 +29,25 @@ pub(super) struct Findings {
 
 /// The findings of one request's spans; `service` gives a span's final
 /// service name.
-pub(super) fn check<'a>(spans: &'a [Span], service: impl Fn(&'a Span) -> &'a str) -> Findings {
-    let ids: FxHashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
+pub(super) fn check<'a>(spans: &'a [Span], service: impl Fn(&'a Span) -> &'a str) -> Findings<'a> {
     let mut served: FxHashSet<&str> = FxHashSet::default();
     let by_id: FxHashMap<&str, &Span> = spans.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut f = Findings::default();
     for s in spans {
-        f.services.insert(service(s).to_string());
+        f.services.push(service(s));
         let Some(p) = s.parent.as_deref() else {
             continue;
         };
-        if !ids.contains(p) {
-            f.orphans.push(format!("{}: {}", service(s), s.name));
-        } else if by_id.get(p).is_some_and(|ps| service(ps) != service(s)) {
-            served.insert(p);
+        match by_id.get(p) {
+            None => f.orphans.push(format!("{}: {}", service(s), s.name)),
+            Some(ps) if service(ps) != service(s) => {
+                served.insert(p);
+            }
+            Some(_) => {}
         }
     }
+    f.services.sort_unstable();
+    f.services.dedup();
     for s in spans.iter().filter(|s| s.client) {
         if !served.contains(s.id.as_str()) {
             f.lonely_clients.push(format!("{}: {}", service(s), s.name));
@@ -60,7 +63,7 @@ fn examples(list: &[String]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
-impl Findings {
+impl Findings<'_> {
     /// The diagnostics of one request (orphans, lonely clients).
     pub(super) fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
@@ -116,11 +119,15 @@ impl FileSanity {
         if f.services.len() == 1 {
             self.one_service += 1;
             if self.one_service_ids.len() < EXAMPLES {
-                let svc = f.services.iter().next().cloned().unwrap_or_default();
+                let svc = f.services[0];
                 self.one_service_ids.push(format!("{trace} ({svc})"));
             }
         }
-        self.services.extend(f.services);
+        for svc in &f.services {
+            if !self.services.contains(*svc) {
+                self.services.insert(svc.to_string());
+            }
+        }
         for (acc, list) in [
             (&mut self.orphans, f.orphans),
             (&mut self.lonely, f.lonely_clients),
