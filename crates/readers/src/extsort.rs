@@ -23,7 +23,7 @@ use std::sync::mpsc::SyncSender;
 pub const FAN: usize = 16;
 
 /// An item with an encoding, for the runs on disk.
-pub trait Spill: Ord + Sized {
+pub trait Spill: Ord + Sized + Send + 'static {
     /// Appends the item's bytes to `out`.
     fn put(&self, out: &mut Vec<u8>);
     /// The item encoded in `b` (all the bytes `put` wrote).
@@ -40,6 +40,18 @@ pub fn write_item<T: Spill>(w: &mut impl Write, item: &T, bytes: &mut Vec<u8>) -
     w.write_all(bytes)
 }
 
+/// `items` sorted, as a run in a new temporary file; `items` is left
+/// empty.
+fn write_run<T: Spill>(items: &mut Vec<T>) -> io::Result<File> {
+    items.sort_unstable();
+    let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
+    let mut bytes = Vec::new();
+    for item in items.drain(..) {
+        write_item(&mut w, &item, &mut bytes)?;
+    }
+    w.into_inner().map_err(|e| e.into_error())
+}
+
 /// Items in any order in, sorted out.
 pub struct ExtSort<T: Spill> {
     buf: Vec<T>,
@@ -51,6 +63,14 @@ pub struct ExtSort<T: Spill> {
     /// The first error writing a run: what is pushed after it is dropped,
     /// so memory stays bounded, and [`ExtSort::finish`] returns it.
     error: Option<io::Error>,
+    /// The run being sorted and written on a thread of its own, if one is.
+    writing: Option<Feed<io::Result<File>>>,
+    /// Items in memory past which the buffer is spilled: the budget, or
+    /// half of it when runs are written on a thread of their own while the
+    /// next half fills (the two halves within the budget).
+    spill_at: usize,
+    /// Are runs sorted and written on a thread of their own?
+    aside: bool,
 }
 
 /// Items to keep in memory when a sort is given no budget: the installed
@@ -71,7 +91,23 @@ impl<T: Spill> ExtSort<T> {
             runs: Vec::new(),
             pushed: 0,
             error: None,
+            writing: None,
+            spill_at: budget.max(1),
+            aside: false,
         }
+    }
+
+    /// The same sort, its runs sorted and written (and their items freed)
+    /// on a thread of their own while the caller goes on pushing, each run
+    /// half the budget, unless the installed settings ask for one thread:
+    /// for a caller whose own work bounds the read (the spans of a file
+    /// of many requests), not for one that keeps both cores busy already.
+    pub fn with_runs_aside(mut self) -> Self {
+        if critpath_trace::Settings::current().threads {
+            self.aside = true;
+            self.spill_at = (self.budget / 2).max(1);
+        }
+        self
     }
 
     /// Items pushed so far (after an error too).
@@ -88,9 +124,9 @@ impl<T: Spill> ExtSort<T> {
         self.buf.len()
     }
 
-    /// Runs written to disk so far.
+    /// Runs written to disk so far (the one being written counted).
     pub fn runs(&self) -> usize {
-        self.runs.len()
+        self.runs.len() + usize::from(self.writing.is_some())
     }
 
     /// Adds `item`. After an error writing a run, items are dropped; the
@@ -101,7 +137,7 @@ impl<T: Spill> ExtSort<T> {
             return;
         }
         self.buf.push(item);
-        if self.buf.len() >= self.budget {
+        if self.buf.len() >= self.spill_at {
             if let Err(e) = self.spill() {
                 self.error = Some(e);
                 self.buf = Vec::new();
@@ -109,16 +145,46 @@ impl<T: Spill> ExtSort<T> {
         }
     }
 
-    /// Sorts the buffer into a new run on disk.
+    /// Sorts the buffer into a new run on disk; with runs aside, on a
+    /// thread of its own (which frees the items too) while the caller
+    /// fills the next buffer, once the run before it is on disk (on the
+    /// caller's thread when no thread starts).
     fn spill(&mut self) -> io::Result<()> {
-        self.buf.sort_unstable();
-        let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
-        let mut bytes = Vec::new();
-        for item in self.buf.drain(..) {
-            write_item(&mut w, &item, &mut bytes)?;
+        if !self.aside {
+            // The buffer keeps its room (and its pages) for the next run.
+            self.runs.push((0, write_run(&mut self.buf)?));
+            return self.compact();
         }
-        self.runs
-            .push((0, w.into_inner().map_err(|e| e.into_error())?));
+        self.wait_for_run()?;
+        let items = std::mem::replace(&mut self.buf, Vec::with_capacity(self.spill_at));
+        let writing = ahead::spawn(
+            "critpath-sort",
+            "writing a run of the sort",
+            1,
+            items,
+            |mut items, tx| {
+                let _ = tx.send(write_run(&mut items));
+            },
+        );
+        match writing {
+            Ok(feed) => self.writing = Some(feed),
+            Err(mut items) => {
+                self.runs.push((0, write_run(&mut items)?));
+                self.compact()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The run being written, once on disk, among the runs.
+    fn wait_for_run(&mut self) -> io::Result<()> {
+        let Some(mut writing) = self.writing.take() else {
+            return Ok(());
+        };
+        let run = writing
+            .recv()?
+            .ok_or_else(|| io::Error::other("a run of the sort was not written"))?;
+        self.runs.push((0, run?));
         self.compact()
     }
 
@@ -155,6 +221,7 @@ impl<T: Spill> ExtSort<T> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        self.wait_for_run()?;
         if self.runs.is_empty() && self.buf.is_empty() {
             return Ok(());
         }
@@ -171,6 +238,7 @@ impl<T: Spill> ExtSort<T> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        self.wait_for_run()?;
         self.buf.sort_unstable();
         if self.runs.is_empty() {
             return Ok(Sorted::Memory(self.buf.into_iter()));
@@ -597,6 +665,22 @@ mod tests {
     }
 
     #[test]
+    fn runs_written_aside_are_merged_by_levels_too() {
+        let n = (FAN * FAN + 3) as u64;
+        let mut s = ExtSort::new(2).with_runs_aside();
+        for i in (0..n).rev() {
+            s.push(Item(i, 7));
+            assert!(s.runs() < 3 * FAN, "{} runs", s.runs());
+        }
+        // 259 runs of one item: 1 of level 2, 3 of level 0.
+        assert_eq!(s.runs(), 4);
+        s.settle().unwrap();
+        assert_eq!((s.runs(), s.in_memory()), (1, 0));
+        let out = drain(s.finish().unwrap());
+        assert_eq!(out, (0..n).map(|i| Item(i, 7)).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn a_settled_sort_holds_one_file_and_nothing_in_memory() {
         let mut s = ExtSort::new(3);
         for i in [9u64, 2, 7, 4, 1, 8, 3] {
@@ -629,7 +713,14 @@ mod tests {
             for &(a, b) in &items {
                 twin.push(Item(a, b));
             }
+            // Runs written on a thread of their own, half the budget each.
+            let mut aside = ExtSort::new(budget).with_runs_aside();
+            for &(a, b) in &items {
+                aside.push(Item(a, b));
+            }
+            prop_assert!(aside.in_memory() < budget.div_ceil(2).max(1));
             prop_assert_eq!(drain(s.finish().unwrap()), want.clone());
+            prop_assert_eq!(drain(aside.finish().unwrap()), want.clone());
             // Merged on a thread of its own, the same items in the same order.
             prop_assert_eq!(drain_ahead(twin.finish().unwrap().read_ahead()), want);
         }

@@ -217,7 +217,7 @@ impl Collector {
             pending: Vec::new(),
             service: None,
             late_services: HashMap::new(),
-            sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)),
+            sorted: ExtSort::new(extsort::sort_budget(SPAN_BUDGET)).with_runs_aside(),
             spans: 0,
             first_trace: None,
             several: false,

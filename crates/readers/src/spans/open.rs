@@ -40,7 +40,10 @@ impl<'a> OpenSpans<'a> {
             stack.clear();
             for &i in run {
                 let s = &spans[i];
-                while stack.last().is_some_and(|&k| entries[list + k].end <= s.start) {
+                while stack
+                    .last()
+                    .is_some_and(|&k| entries[list + k].end <= s.start)
+                {
                     stack.pop();
                 }
                 let up = stack.last().copied();
