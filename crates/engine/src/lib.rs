@@ -19,6 +19,7 @@ pub mod observer;
 pub mod pump;
 pub mod results;
 pub mod slack;
+mod spare;
 mod spill;
 
 pub use engine::{Engine, Options, Prediction, Rewalk, Speedup};

@@ -256,7 +256,8 @@ pub fn run<S: RecordSource + ?Sized>(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<(Analysis, Option<ReadError>)> {
     let mut errors = ReadErrors::default();
-    let mut batch = Vec::with_capacity(BATCH);
+    // The batch of the analysis before on this thread, if it kept one.
+    let mut batch = crate::spare::take::<Records>().unwrap_or_else(|| Vec::with_capacity(BATCH));
     loop {
         let res = source.next_batch(&mut batch, BATCH);
         for (rec, pos) in &batch {
@@ -267,7 +268,10 @@ pub fn run<S: RecordSource + ?Sized>(
             return Err(e);
         }
         match res {
-            Ok(()) if batch.is_empty() => break,
+            Ok(()) if batch.is_empty() => {
+                crate::spare::keep(batch);
+                break;
+            }
             Ok(()) => progress(engine.records(), source.bytes_read()),
             Err(e) => {
                 if errors.add(e, &mut engine) {
@@ -278,6 +282,9 @@ pub fn run<S: RecordSource + ?Sized>(
     }
     finish(source, engine, errors)
 }
+
+/// Records read at a time, with their places.
+type Records = Vec<(Record, Pos)>;
 
 /// The engine's tables past their limit, after `batch`.
 fn over_limit(engine: &Engine<'_>, batch: &[(Record, Pos)]) -> Option<Error> {

@@ -11,6 +11,7 @@
 
 use super::{Engine, M_END, M_HELD, M_ORIGIN, M_SEND, M_START, NONE32};
 use crate::results::{CEdgeRow, CGraph, CNodeRow};
+use crate::spare;
 use critpath_trace::{Interner, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -58,6 +59,13 @@ const TALLY_FULL: u32 = if cfg!(test) { 3 } else { u32::MAX };
 /// The key of the inter-SM edge from cnode `from` to cnode `to`.
 fn inter_key(from: u32, to: u32) -> u64 {
     (u64::from(from) << 32) | u64::from(to)
+}
+
+/// Adds what an index counted to its edge's counts.
+fn add_tally(counts: &mut [Counts], t: Tally) {
+    let to = &mut counts[t.edge as usize];
+    to.visits += u64::from(t.visits);
+    to.total += t.total;
 }
 
 /// What each pass over an edge adds to.
@@ -118,18 +126,84 @@ fn with_room<K, V>() -> FxHashMap<K, V> {
     FxHashMap::with_capacity_and_hasher(START_ROOM, Default::default())
 }
 
-impl Default for CGraphBuilder {
-    fn default() -> Self {
-        CGraphBuilder {
+/// The tables a builder starts with: new, or those the analysis before on
+/// this thread emptied ([`crate::spare`]).
+struct Room {
+    cnodes: Vec<CNode>,
+    cnode_index: FxHashMap<(u32, u32, u32), u32>,
+    trans: FxHashMap<(u32, u32), (u32, u32)>,
+    cedges: Vec<CEdge>,
+    counts: Vec<Counts>,
+    inter_index: [FxHashMap<u64, Tally>; 2],
+}
+
+impl Room {
+    fn new() -> Room {
+        Room {
             cnodes: Vec::with_capacity(START_ROOM),
             cnode_index: with_room(),
             trans: with_room(),
             cedges: Vec::with_capacity(START_ROOM),
             counts: Vec::with_capacity(START_ROOM),
+            inter_index: [with_room(), with_room()],
+        }
+    }
+
+    /// Are the tables small enough to keep for the next analysis?
+    fn small(&self) -> bool {
+        let rooms = [
+            self.cnodes.capacity(),
+            self.cnode_index.capacity(),
+            self.trans.capacity(),
+            self.cedges.capacity(),
+            self.counts.capacity(),
+            self.inter_index[0].capacity(),
+            self.inter_index[1].capacity(),
+        ];
+        rooms.iter().all(|&n| n <= spare::SMALL)
+    }
+
+    fn clear(&mut self) {
+        self.cnodes.clear();
+        self.cnode_index.clear();
+        self.trans.clear();
+        self.cedges.clear();
+        self.counts.clear();
+        self.inter_index.iter_mut().for_each(FxHashMap::clear);
+    }
+}
+
+impl Default for CGraphBuilder {
+    fn default() -> Self {
+        let room = spare::take::<Room>().unwrap_or_else(Room::new);
+        CGraphBuilder {
+            cnodes: room.cnodes,
+            cnode_index: room.cnode_index,
+            trans: room.trans,
+            cedges: room.cedges,
+            counts: room.counts,
             critical: Vec::new(),
             held_index: FxHashMap::default(),
-            inter_index: [with_room(), with_room()],
+            inter_index: room.inter_index,
             sm_links: FxHashSet::default(),
+        }
+    }
+}
+
+impl Drop for CGraphBuilder {
+    /// Small tables, emptied, are kept for the next analysis on the thread.
+    fn drop(&mut self) {
+        let mut room = Room {
+            cnodes: std::mem::take(&mut self.cnodes),
+            cnode_index: std::mem::take(&mut self.cnode_index),
+            trans: std::mem::take(&mut self.trans),
+            cedges: std::mem::take(&mut self.cedges),
+            counts: std::mem::take(&mut self.counts),
+            inter_index: std::mem::take(&mut self.inter_index),
+        };
+        if room.small() {
+            room.clear();
+            spare::keep(room);
         }
     }
 }
@@ -154,21 +228,23 @@ impl CGraphBuilder {
     /// walk that follows makes tables of its own, and a trace with many
     /// links has hundreds of thousands of edges in them).
     pub fn seal(&mut self) {
-        for index in std::mem::take(&mut self.inter_index) {
-            for t in index.into_values() {
-                self.add_tally(t);
-            }
+        for index in &mut self.inter_index {
+            index
+                .drain()
+                .for_each(|(_, t)| add_tally(&mut self.counts, t));
         }
-        self.cnode_index = FxHashMap::default();
-        self.trans = FxHashMap::default();
+        // Small indexes stay, empty, for the next analysis on the thread.
+        let big = |n: usize| n > spare::SMALL;
+        if big(self.cnode_index.capacity()) || big(self.trans.capacity()) {
+            self.cnode_index = FxHashMap::default();
+            self.trans = FxHashMap::default();
+        }
+        if self.inter_index.iter().any(|x| big(x.capacity())) {
+            self.inter_index = Default::default();
+        }
+        self.cnode_index.clear();
+        self.trans.clear();
         self.held_index = FxHashMap::default();
-    }
-
-    /// Adds what an index counted to edge's counts.
-    fn add_tally(&mut self, t: Tally) {
-        let to = &mut self.counts[t.edge as usize];
-        to.visits += u64::from(t.visits);
-        to.total += t.total;
     }
 
     /// Counts one pass of `time` ns over edge `edge`.
@@ -216,7 +292,7 @@ impl CGraphBuilder {
                     total: time,
                     ..full
                 };
-                self.add_tally(full);
+                add_tally(&mut self.counts, full);
                 return full.edge;
             }
             t.visits += 1;

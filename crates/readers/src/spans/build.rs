@@ -179,16 +179,16 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
 
 /// Spans as records: lanes, their slices, the links between them; a
 /// child that outlives its parent is cut at the parent's end first.
-pub(super) fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
-    let outlived = cut_at_parents(&mut spans);
-    let context = check(&spans, |s| &s.service).diagnostics();
+pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
+    let outlived = cut_at_parents(spans);
+    let context = check(spans, |s| &s.service).diagnostics();
     spans.sort_by(|a, b| {
         a.start
             .cmp(&b.start)
             .then(b.end.cmp(&a.end))
             .then(a.id.cmp(&b.id))
     });
-    let lane_of = assign_lanes(&spans);
+    let lane_of = assign_lanes(spans);
     let mut tr: Tracks<Phase> = Tracks::new();
     let slices: Vec<Slice> = (spans.iter().enumerate())
         .map(|(i, s)| Slice {
@@ -208,7 +208,7 @@ pub(super) fn records(mut spans: Vec<Span>) -> Tracks<Phase> {
         let sm = lane_sm(&mut tr.strings, &lane_of[run[0]]);
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
-    links(&mut tr, &spans, &lane_of);
+    links(&mut tr, spans, &lane_of);
     tr.diagnostics.extend(outlived.diagnostic());
     tr.diagnostics.extend(context);
     tr

@@ -12,6 +12,7 @@ use critpath_trace::ReadError;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
 
 /// What the messages of the spans' temporary file say is being done.
@@ -183,7 +184,7 @@ impl Requests {
         }
         let merge = pending.take().expect("spans pending until read through");
         // Nobody takes the requests: the first one stops the hand-out.
-        let (settled, _) = self.read_through(*merge, |_| false);
+        let (settled, _) = self.read_through(*merge, |_, _| false);
         self.settled.get_or_init(|| settled)
     }
 
@@ -194,7 +195,7 @@ impl Requests {
     fn read_through(
         &self,
         mut merge: Merge<Span>,
-        mut sink: impl FnMut((String, Vec<Span>)) -> bool,
+        mut sink: impl FnMut(String, &mut Vec<Span>) -> bool,
     ) -> (Settled, Option<ReadError>) {
         let io = |e: io::Error| disk_error(&self.name, STORE_WRITE, e);
         let mut tally = Tally::default();
@@ -202,8 +203,12 @@ impl Requests {
         let mut go = || -> Result<File, ReadError> {
             let mut w = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(io)?);
             let (mut bytes, mut peeked) = (Vec::new(), merge.next_item().map_err(io)?);
+            // One list for every request's spans, what the sink leaves
+            // cleared.
+            let mut group = Vec::new();
             while let Some(first) = peeked.take() {
-                let mut group = vec![first];
+                group.clear();
+                group.push(first);
                 while let Some(s) = merge.next_item().map_err(io)? {
                     if s.trace != group[0].trace {
                         peeked = Some(s);
@@ -219,7 +224,7 @@ impl Requests {
                     group
                         .iter_mut()
                         .for_each(|s| settle_service(s, &self.late_services));
-                    handing_out = sink((group[0].trace.clone(), group));
+                    handing_out = sink(group[0].trace.clone(), &mut group);
                 }
             }
             w.into_inner().map_err(|e| io(e.into_error()))
@@ -294,7 +299,7 @@ impl Requests {
 
     fn imported(
         &self,
-        spans: Vec<Span>,
+        spans: &mut [Span],
         problems: Problems,
         bytes: u64,
     ) -> Result<Imported, ReadError> {
@@ -323,7 +328,7 @@ impl Requests {
             }
         }
         all.sort_by_key(|s| s.order);
-        self.imported(all, self.problems.clone(), self.bytes)
+        self.imported(&mut all, self.problems.clone(), self.bytes)
     }
 
     /// One request's records (`id` in hex of any case, or base64), with
@@ -343,7 +348,9 @@ impl Requests {
             Ok(None)
         })();
         match found {
-            Ok(Some(spans)) => Some(self.imported(spans, self.problems.clone(), self.bytes)),
+            Ok(Some(mut spans)) => {
+                Some(self.imported(&mut spans, self.problems.clone(), self.bytes))
+            }
             Ok(None) => None,
             Err(e) => Some(Err(e)),
         }
@@ -351,7 +358,7 @@ impl Requests {
 
     /// One request's records, without the file's problems, as if its
     /// share of the file's bytes (by its spans) were read.
-    fn one(&self, spans: Vec<Span>) -> Result<Imported, ReadError> {
+    fn one(&self, spans: &mut [Span]) -> Result<Imported, ReadError> {
         let bytes = self.bytes * spans.len() as u64 / self.spans.max(1);
         self.imported(spans, Problems::new(&self.name, KIND), bytes)
     }
@@ -366,7 +373,7 @@ impl Requests {
                 Err(e) => Err(e.clone()),
             };
             Some(match next {
-                Ok((id, spans)) => (id, self.one(spans)),
+                Ok((id, mut spans)) => (id, self.one(&mut spans)),
                 Err(e) => {
                     // Said once, then the requests end.
                     groups = Ok(Groups {
@@ -383,8 +390,9 @@ impl Requests {
     /// Hands each request (trace id and spans, services settled) to
     /// `sink` in order until it says stop; the problem that ended them
     /// early, if any. The first pass over spans the sort left on disk
-    /// hands them out as it reads them through.
-    fn hand_out(&self, mut sink: impl FnMut((String, Vec<Span>)) -> bool) -> Option<ReadError> {
+    /// hands them out as it reads them through. The sink takes the spans
+    /// it keeps out of the list it is given (which is then reused).
+    fn hand_out(&self, mut sink: impl FnMut(String, &mut Vec<Span>) -> bool) -> Option<ReadError> {
         if self.settled.get().is_none() {
             let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(merge) = pending.take() {
@@ -399,8 +407,8 @@ impl Requests {
         };
         loop {
             match groups.next_group() {
-                Ok(Some(g)) => {
-                    if !sink(g) {
+                Ok(Some((id, mut spans))) => {
+                    if !sink(id, &mut spans) {
                         return None;
                     }
                 }
@@ -420,13 +428,13 @@ impl Requests {
         T: Send,
         F: Fn(String, Result<Imported, ReadError>) -> T + Sync,
     {
-        let one = &|(id, spans): (String, Vec<Span>)| f(id, self.one(spans));
+        let one = &|id: String, spans: &mut [Span]| f(id, self.one(spans));
         // Spans still on disk are many requests' worth.
         let few = (self.settled.get()).is_some_and(|s| s.tally.count < 2 * BATCH);
         if workers <= 1 || few {
             let mut out = Vec::new();
-            let failed = self.hand_out(|g| {
-                out.push(one(g));
+            let failed = self.hand_out(|id, spans| {
+                out.push(one(id, spans));
                 true
             });
             out.extend(failed.map(|e| f(String::new(), Err(e))));
@@ -447,8 +455,9 @@ impl Requests {
                         let mut out = Vec::new();
                         // The lock is held only to take the next batch.
                         let next = || rx.lock().ok()?.recv().ok();
-                        while let Some((at, batch)) = next() {
-                            out.push((at, batch.into_iter().map(one).collect::<Vec<T>>()));
+                        while let Some((at, ids, mut spans)) = next() {
+                            let each = ids.into_iter().map(|(id, r)| one(id, &mut spans[r]));
+                            out.push((at, each.collect::<Vec<T>>()));
                         }
                         out
                     })
@@ -470,19 +479,23 @@ impl Requests {
     /// Sends the requests to `tx` in numbered batches; the problem that
     /// ended them early, if any.
     fn hand_out_batches(&self, tx: &std::sync::mpsc::SyncSender<Batch>) -> Option<ReadError> {
-        let mut at = 0;
-        let mut batch = Vec::with_capacity(BATCH);
-        let failed = self.hand_out(|g| {
-            batch.push(g);
-            if batch.len() < BATCH {
+        let mut batch: Batch = (0, Vec::with_capacity(BATCH), Vec::new());
+        let failed = self.hand_out(|id, spans| {
+            let (at, ids, all) = &mut batch;
+            ids.push((id, all.len()..all.len() + spans.len()));
+            all.append(spans);
+            if ids.len() < BATCH {
                 return true;
             }
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-            at += 1;
-            tx.send((at - 1, full)).is_ok()
+            let next = (
+                *at + 1,
+                Vec::with_capacity(BATCH),
+                Vec::with_capacity(all.len()),
+            );
+            tx.send(std::mem::replace(&mut batch, next)).is_ok()
         });
-        if !batch.is_empty() {
-            let _ = tx.send((at, batch));
+        if !batch.1.is_empty() {
+            let _ = tx.send(batch);
         }
         failed
     }
@@ -491,8 +504,11 @@ impl Requests {
 /// Requests handed to a worker of [`Requests::map`] at a time.
 const BATCH: usize = 64;
 
-/// A batch's number and its requests' trace ids and spans.
-type Batch = (usize, Vec<(String, Vec<Span>)>);
+/// A batch's number, its requests' trace ids and where their spans are
+/// in its list of spans, and that list: one list for the batch, as a list
+/// of a few spans for each request made glibc consolidate its free lists
+/// at every request (a list of a kilobyte or more).
+type Batch = (usize, Vec<(String, Range<usize>)>, Vec<Span>);
 
 /// Where [`Groups`] reads spans from.
 enum GroupSource<'a> {
