@@ -150,30 +150,30 @@ impl<T: Spill> ExtSort<T> {
     /// fills the next buffer, once the run before it is on disk (on the
     /// caller's thread when no thread starts).
     fn spill(&mut self) -> io::Result<()> {
-        if !self.aside {
-            // The buffer keeps its room (and its pages) for the next run.
-            self.runs.push((0, write_run(&mut self.buf)?));
-            return self.compact();
-        }
-        self.wait_for_run()?;
-        let items = std::mem::replace(&mut self.buf, Vec::with_capacity(self.spill_at));
-        let writing = ahead::spawn(
-            "critpath-sort",
-            "writing a run of the sort",
-            1,
-            items,
-            |mut items, tx| {
-                let _ = tx.send(write_run(&mut items));
-            },
-        );
-        match writing {
-            Ok(feed) => self.writing = Some(feed),
-            Err(mut items) => {
-                self.runs.push((0, write_run(&mut items)?));
-                self.compact()?;
+        if self.aside {
+            self.wait_for_run()?;
+            let items = std::mem::replace(&mut self.buf, Vec::with_capacity(self.spill_at));
+            let writing = ahead::spawn(
+                "critpath-sort",
+                "writing a run of the sort",
+                1,
+                items,
+                |mut items, tx| {
+                    let _ = tx.send(write_run(&mut items));
+                },
+            );
+            match writing {
+                Ok(feed) => {
+                    self.writing = Some(feed);
+                    return Ok(());
+                }
+                // No thread: written here, as without runs aside.
+                Err(items) => self.buf = items,
             }
         }
-        Ok(())
+        // The buffer keeps its room (and its pages) for the next run.
+        self.runs.push((0, write_run(&mut self.buf)?));
+        self.compact()
     }
 
     /// The run being written, once on disk, among the runs.
