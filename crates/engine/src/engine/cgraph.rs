@@ -17,13 +17,13 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 pub(super) struct CNode {
     /// Memo of `Engine::step`: the last [`MEMO`] `to`s taken from here
-    /// (the latest first) and where they led (cnode, intra cedge). An SM
-    /// that goes on from a transition one of a few ways (work or a wait, a
-    /// send, the next state or the one after) finds them all.
-    pub memo: [(u32, u32, u32); MEMO],
-    /// One-entry memo of `CGraphBuilder::inter_edge`: the last `(to, held)`
-    /// of an inter-SM edge from here and its cedge.
-    pub inter_memo: (u32, bool, u32),
+    /// (the latest first) and where they led. An SM that goes on from a
+    /// transition one of a few ways (work or a wait, a send, the next state
+    /// or the one after) finds them all.
+    pub memo: [Step; MEMO],
+    /// One-entry memo of `CGraphBuilder::inter_pass`: the last inter-SM
+    /// edge from here.
+    inter_memo: InterMemo,
     pub sm: u32,
     pub from: u32,
     pub to: u32,
@@ -44,13 +44,75 @@ pub(super) struct CEdge {
     pub held_for: u32,
 }
 
-/// The passes over an inter-SM edge its index counted.
+/// The passes over an edge counted where it was found (its memo entry or
+/// its index entry), not yet added to `counts`: the edges of a trace with
+/// many links do not fit in the cache, and counting where the lookup
+/// already is saves a miss in `counts` a pass.
 #[derive(Clone, Copy)]
-struct Tally {
-    edge: u32,
+pub(super) struct Tally {
+    pub edge: u32,
     visits: u32,
     total: u64,
 }
+
+impl Tally {
+    /// Nothing counted yet over `edge`.
+    fn new(edge: u32) -> Tally {
+        Tally {
+            edge,
+            visits: 0,
+            total: 0,
+        }
+    }
+
+    /// Counts one pass of `time` ns; false, uncounted, when full.
+    #[inline(always)]
+    fn add(&mut self, time: u64) -> bool {
+        if self.visits == TALLY_FULL {
+            return false;
+        }
+        self.visits += 1;
+        self.total += time;
+        true
+    }
+}
+
+/// An entry of a cgraph node's memo of where its SM went next: to `to`,
+/// which led to cnode `cnode` over the intra-SM edge `tally.edge` (NONE32
+/// from the origin).
+#[derive(Clone, Copy)]
+pub(super) struct Step {
+    to: u32,
+    cnode: u32,
+    tally: Tally,
+}
+
+/// A memo entry that holds nothing.
+const NO_STEP: Step = Step {
+    to: NONE32,
+    cnode: 0,
+    tally: Tally {
+        edge: NONE32,
+        visits: 0,
+        total: 0,
+    },
+};
+
+/// The last inter-SM edge from a cgraph node: to cnode `to`, `held` or
+/// not.
+#[derive(Clone, Copy)]
+struct InterMemo {
+    to: u32,
+    held: bool,
+    tally: Tally,
+}
+
+/// An inter-SM memo that holds nothing.
+const NO_INTER: InterMemo = InterMemo {
+    to: NONE32,
+    held: false,
+    tally: NO_STEP.tally,
+};
 
 /// Passes a [`Tally`] counts before it adds them to `counts` (a few in
 /// the unit tests, so that they add up past it).
@@ -61,8 +123,11 @@ fn inter_key(from: u32, to: u32) -> u64 {
     (u64::from(from) << 32) | u64::from(to)
 }
 
-/// Adds what an index counted to its edge's counts.
+/// Adds what a memo or an index counted to its edge's counts.
 fn add_tally(counts: &mut [Counts], t: Tally) {
+    if t.visits == 0 {
+        return;
+    }
     let to = &mut counts[t.edge as usize];
     to.visits += u64::from(t.visits);
     to.total += t.total;
@@ -213,8 +278,8 @@ impl CGraphBuilder {
     pub fn origin(&mut self, sm: u32) -> u32 {
         let origin = self.cnodes.len() as u32;
         self.cnodes.push(CNode {
-            memo: [(NONE32, 0, 0); MEMO],
-            inter_memo: (NONE32, false, 0),
+            memo: [NO_STEP; MEMO],
+            inter_memo: NO_INTER,
             sm,
             from: M_ORIGIN,
             to: M_ORIGIN,
@@ -228,6 +293,14 @@ impl CGraphBuilder {
     /// walk that follows makes tables of its own, and a trace with many
     /// links has hundreds of thousands of edges in them).
     pub fn seal(&mut self) {
+        for c in &mut self.cnodes {
+            for m in &mut c.memo {
+                add_tally(&mut self.counts, m.tally);
+                m.tally = Tally::new(m.tally.edge);
+            }
+            add_tally(&mut self.counts, c.inter_memo.tally);
+            c.inter_memo.tally = Tally::new(c.inter_memo.tally.edge);
+        }
         for index in &mut self.inter_index {
             index
                 .drain()
@@ -255,6 +328,17 @@ impl CGraphBuilder {
         c.total += time;
     }
 
+    /// Counts one pass of `time` ns over intra-SM edge `edge`, the one
+    /// [`Engine::step`] from cnode `from` just gave: in its memo entry,
+    /// which is in the cache.
+    #[inline]
+    pub fn step_pass(&mut self, from: u32, edge: u32, time: u64) {
+        let t = &mut self.cnodes[from as usize].memo[0].tally;
+        if t.edge != edge || !t.add(time) {
+            self.pass(edge, time);
+        }
+    }
+
     /// Adds edge `ce`, uncounted; its index.
     fn push_edge(&mut self, ce: CEdge) -> u32 {
         let e = self.cedges.len() as u32;
@@ -268,13 +352,22 @@ impl CGraphBuilder {
     /// makes it); the edge.
     #[inline(always)]
     pub fn inter_pass(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
-        let memo = self.cnodes[from as usize].inter_memo;
-        if memo.0 == to && memo.1 == held {
-            self.pass(memo.2, time);
-            return memo.2;
+        let memo = &mut self.cnodes[from as usize].inter_memo;
+        if memo.to == to && memo.held == held {
+            let e = memo.tally.edge;
+            if !memo.tally.add(time) {
+                self.pass(e, time);
+            }
+            return e;
         }
         let e = self.inter_pass_slow(from, to, (key, held), time);
-        self.cnodes[from as usize].inter_memo = (to, held, e);
+        let new = InterMemo {
+            to,
+            held,
+            tally: Tally::new(e),
+        };
+        let old = std::mem::replace(&mut self.cnodes[from as usize].inter_memo, new);
+        add_tally(&mut self.counts, old.tally);
         e
     }
 
@@ -284,29 +377,19 @@ impl CGraphBuilder {
     fn inter_pass_slow(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
         let k = inter_key(from, to);
         if let Some(t) = self.inter_index[usize::from(held)].get_mut(&k) {
-            if t.visits == TALLY_FULL {
+            if !t.add(time) {
                 // What it counted goes to `counts`; this pass starts anew.
-                let full = *t;
-                *t = Tally {
-                    visits: 1,
-                    total: time,
-                    ..full
-                };
+                let full = std::mem::replace(t, Tally::new(t.edge));
+                t.add(time);
                 add_tally(&mut self.counts, full);
-                return full.edge;
             }
-            t.visits += 1;
-            t.total += time;
             return t.edge;
         }
         let mut ce = CEdge::new(from, to, key, true);
         ce.held = held;
         let e = self.push_edge(ce);
-        let t = Tally {
-            edge: e,
-            visits: 1,
-            total: time,
-        };
+        let mut t = Tally::new(e);
+        t.add(time);
         self.inter_index[usize::from(held)].insert(k, t);
         let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
         if a != b {
@@ -329,8 +412,8 @@ impl Engine<'_> {
         };
         let c = self.g.cnodes.len() as u32;
         self.g.cnodes.push(CNode {
-            memo: [(NONE32, 0, 0); MEMO],
-            inter_memo: (NONE32, false, 0),
+            memo: [NO_STEP; MEMO],
+            inter_memo: NO_INTER,
             sm,
             from,
             to,
@@ -353,18 +436,26 @@ impl Engine<'_> {
         strings: &Interner,
     ) -> (u32, u32) {
         let memo = &mut self.g.cnodes[from_cnode as usize].memo;
-        if memo[0].0 == to {
-            return (memo[0].1, memo[0].2);
+        if memo[0].to == to {
+            return (memo[0].cnode, memo[0].tally.edge);
         }
-        // The latest first: the one found moves to the front.
-        if let Some(i) = memo.iter().position(|m| m.0 == to) {
-            memo[..=i].rotate_right(1);
-            return (memo[0].1, memo[0].2);
+        // The latest first: the one found trades places with the front
+        // (no rotation: a call to `memmove` each time).
+        if let Some(i) = memo.iter().position(|m| m.to == to) {
+            memo.swap(0, i);
+            return (memo[0].cnode, memo[0].tally.edge);
         }
         let r = self.step_slow(sm, from_cnode, (cur, cur_key), to, strings);
         let memo = &mut self.g.cnodes[from_cnode as usize].memo;
+        let new = Step {
+            to,
+            cnode: r.0,
+            tally: Tally::new(r.1),
+        };
+        // The last goes (rare: a rotation is fine here).
+        let old = std::mem::replace(&mut memo[MEMO - 1], new);
         memo.rotate_right(1);
-        memo[0] = (to, r.0, r.1);
+        add_tally(&mut self.g.counts, old.tally);
         r
     }
 
@@ -518,5 +609,64 @@ mod tests {
             assert_eq!((got.visits, got.total), (visits, total), "edge {e}");
             assert!(g.cedges[e as usize].inter);
         }
+    }
+    /// Passes over intra-SM edges, counted in the memo entries of their
+    /// cgraph nodes, add up once sealed: past a full tally, and past a memo
+    /// that lets entries go (an SM goes from one state to seven others, more
+    /// than [`MEMO`] holds). Each edge's visits and total are the records'.
+    #[test]
+    fn intra_passes_add_up_past_the_memo() {
+        use critpath_trace::{Event, Record, VecSource, Who};
+        use std::collections::BTreeMap;
+        let mut s = Interner::new();
+        let sm = s.intern("a");
+        let names: Vec<String> = (0..8).map(|i| format!("s{i}")).collect();
+        let states: Vec<Sym> = names.iter().map(|n| s.intern(n)).collect();
+        // s0, then one of the others, then s0 again, ...
+        let mut seq = vec![0];
+        let mut x = 7u64;
+        for _ in 0..300 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seq.extend([1 + (x >> 33) as usize % 7, 0]);
+        }
+        let (mut records, mut t) = (Vec::new(), 0);
+        for &k in &seq {
+            t += 1 + (k as u64 * 7 + t) % 13;
+            let ev = Event::State {
+                who: Who::Sm(sm),
+                state: states[k],
+            };
+            records.push(Record {
+                t,
+                sys: Sym::LOCAL,
+                ev,
+            });
+        }
+        // The first edge leaves the cgraph node of the SM's start.
+        let first = (1, records[1].t - records[0].t);
+        let mut want = BTreeMap::from([(["start", "s0", &names[seq[1]]], first)]);
+        for w in seq.windows(3).zip(records.windows(3)) {
+            let ([a, b, c], [_, rb, rc]) = (w.0, w.1) else {
+                unreachable!()
+            };
+            let v = want
+                .entry([&names[*a], &names[*b], &names[*c]])
+                .or_default();
+            v.0 += 1;
+            v.1 += rc.t - rb.t;
+        }
+        let mut src = VecSource::new(records, s);
+        let (a, _) = crate::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+        let nodes: BTreeMap<u32, _> = a.cgraph.nodes.iter().map(|n| (n.id, n)).collect();
+        let mut got = BTreeMap::new();
+        for e in a.cgraph.edges.iter().filter(|e| !e.inter) {
+            let (x, y) = (nodes[&e.from], nodes[&e.to]);
+            assert_eq!(x.to, y.from);
+            let key = [x.from.as_str(), x.to.as_str(), y.to.as_str()];
+            assert!(got.insert(key, (e.visits, e.total_ns)).is_none());
+        }
+        assert_eq!(got, want);
     }
 }

@@ -7,6 +7,7 @@
 //! blamed on the holder.
 
 use super::rewalk::Scale;
+use super::rules::Before;
 use super::{Engine, NodeRef, NONE32, UNREACHED};
 use crate::nodelog::Entry;
 use crate::slack::InEdge;
@@ -46,7 +47,7 @@ impl Engine<'_> {
                 own: b.cur_key,
             }
         };
-        let n = self.point_node((node, t), (prev, b.tp), step, scale);
+        let n = self.point_node((node, t), (prev, &b), step, scale);
         let s = &mut self.m.sms[sm as usize];
         s.count_node(t);
         s.tp = t;
@@ -86,14 +87,14 @@ impl Engine<'_> {
     }
 
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the
-    /// piece since `tp` on cgraph `(cnode, edge)`, charged to a state and
+    /// piece since `b.tp` from cgraph node `b.cnode` on `(cnode, edge)`, charged to a state and
     /// made faster as `scale` says: counts the piece, logs the node and
     /// gives its handle.
     #[inline(always)]
     pub(super) fn point_node(
         &mut self,
         (node, t): (u64, u64),
-        (prev, tp): (NodeRef, u64),
+        (prev, b): (NodeRef, &Before),
         (cn, edge): (u32, u32),
         scale: Scale,
     ) -> NodeRef {
@@ -106,8 +107,8 @@ impl Engine<'_> {
             ),
             Scale::Not => unreachable!("a point node's piece is the SM's own time"),
         };
-        let occ = t.saturating_sub(tp);
-        self.g.pass(edge, occ);
+        let occ = t.saturating_sub(b.tp);
+        self.g.step_pass(b.cnode, edge, occ);
         let w = match self.opts.speedups.is_empty() {
             true => occ,
             false => self.scaled_by(f, occ),

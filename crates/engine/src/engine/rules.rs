@@ -200,7 +200,7 @@ impl Engine<'_> {
         let n = match (b.cur, b.last) {
             (c, Some(prev)) if c != NONE32 => {
                 let step = self.step(sm, b.cnode, (b.cur, b.cur_key), M_SEND, strings);
-                self.point_node((node, t), (prev, b.tp), step, Scale::Key(b.cur_key))
+                self.point_node((node, t), (prev, &b), step, Scale::Key(b.cur_key))
             }
             _ => self.root_send(sm, node, t, strings),
         };
@@ -413,7 +413,7 @@ impl Engine<'_> {
         } else {
             self.scaled(b.cur_key, occ)
         };
-        self.g.pass(edge, occ);
+        self.g.step_pass(b.cnode, edge, occ);
         if let Some(o) = self.observer.as_mut() {
             let s = &self.m.sms[sm as usize];
             let v = Visit::State {
