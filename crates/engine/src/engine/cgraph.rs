@@ -114,6 +114,31 @@ const NO_INTER: InterMemo = InterMemo {
     tally: NO_STEP.tally,
 };
 
+/// A pass over an inter-SM edge past its memo, counted later with others
+/// (see [`CGraphBuilder::inter_pass`]).
+#[derive(Clone, Copy)]
+struct Deferred {
+    from: u32,
+    to: u32,
+    key: u32,
+    held: bool,
+    time: u64,
+}
+
+/// Set in the node-log tag [`CGraphBuilder::inter_pass`] gives for a
+/// deferred pass: the bits below are its index, and
+/// [`CGraphBuilder::edge_of`] gives its edge once resolved.
+pub(super) const DEFERRED: u32 = 1 << 31;
+
+/// Edges past which passes are deferred: a smaller index stays in the
+/// cache, and an analysis of a few requests would pay for the queue.
+const DEFER_PAST: usize = spare::SMALL;
+
+/// Deferred passes (or node-log entries queued behind them) past which
+/// the engine resolves them: few enough to stay in the cache, enough for
+/// their index lookups to overlap.
+pub(super) const DEFER: usize = 256;
+
 /// Passes a [`Tally`] counts before it adds them to `counts` (a few in
 /// the unit tests, so that they add up past it).
 const TALLY_FULL: u32 = if cfg!(test) { 3 } else { u32::MAX };
@@ -176,6 +201,13 @@ pub(super) struct CGraphBuilder {
     inter_index: [FxHashMap<u64, Tally>; 2],
     /// Pairs of SMs joined by an inter-SM edge.
     pub sm_links: FxHashSet<(u32, u32)>,
+    /// Passes over inter-SM edges past their memo, not yet counted; the
+    /// first `resolved` are, and `found` holds their edges.
+    deferred: Vec<Deferred>,
+    resolved: usize,
+    found: Vec<u32>,
+    /// [`DEFER_PAST`] (another in tests).
+    defer_past: usize,
 }
 
 /// Entries of a cgraph node's memo of where its SM went next.
@@ -251,6 +283,10 @@ impl Default for CGraphBuilder {
             held_index: FxHashMap::default(),
             inter_index: room.inter_index,
             sm_links: FxHashSet::default(),
+            deferred: Vec::new(),
+            resolved: 0,
+            found: Vec::new(),
+            defer_past: DEFER_PAST,
         }
     }
 }
@@ -293,6 +329,7 @@ impl CGraphBuilder {
     /// walk that follows makes tables of its own, and a trace with many
     /// links has hundreds of thousands of edges in them).
     pub fn seal(&mut self) {
+        self.resolve();
         for c in &mut self.cnodes {
             for m in &mut c.memo {
                 add_tally(&mut self.counts, m.tally);
@@ -339,8 +376,15 @@ impl CGraphBuilder {
         }
     }
 
-    /// Adds edge `ce`, uncounted; its index.
+    /// Adds edge `ce`, uncounted; its index. The deferred passes come
+    /// first: edges are numbered in the order the passes met them.
     fn push_edge(&mut self, ce: CEdge) -> u32 {
+        self.resolve();
+        self.push_edge_now(ce)
+    }
+
+    /// [`Self::push_edge`] while resolving.
+    fn push_edge_now(&mut self, ce: CEdge) -> u32 {
         let e = self.cedges.len() as u32;
         self.cedges.push(ce);
         self.counts.push(Counts::default());
@@ -349,7 +393,10 @@ impl CGraphBuilder {
 
     /// Counts one pass of `time` ns over the inter-SM edge from cnode
     /// `from` to cnode `to`, charged to `key` (`held` when a waited `recv`
-    /// makes it); the edge.
+    /// makes it); the edge. Past the memo, in a cgraph of more than
+    /// [`DEFER_PAST`] edges, the pass is deferred: the tag given has
+    /// [`DEFERRED`] set, and [`Self::resolve`] counts it and finds (or
+    /// makes) its edge, [`Self::edge_of`] gives it.
     #[inline(always)]
     pub fn inter_pass(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
         let memo = &mut self.cnodes[from as usize].inter_memo;
@@ -360,7 +407,45 @@ impl CGraphBuilder {
             }
             return e;
         }
-        let e = self.inter_pass_slow(from, to, (key, held), time);
+        if self.cedges.len() < self.defer_past {
+            let e = self.inter_pass_slow(from, to, (key, held), time);
+            self.remember_inter(from, (to, held), e);
+            return e;
+        }
+        let i = self.deferred.len() as u32;
+        self.deferred.push(Deferred {
+            from,
+            to,
+            key,
+            held,
+            time,
+        });
+        DEFERRED | i
+    }
+
+    /// Passes not yet counted (or resolved, waiting to be cleared).
+    #[inline]
+    pub fn deferred(&self) -> usize {
+        self.deferred.len()
+    }
+
+    /// Counts the deferred passes not yet counted, in order, each in the
+    /// index (its edge made when new) and its `from` node's memo; their
+    /// edges go to `found`. Their lookups, one after another with nothing
+    /// between them that waits for one, overlap their cache misses: one
+    /// at a time, as the engine meets them, each stalled it.
+    pub fn resolve(&mut self) {
+        while let Some(&d) = self.deferred.get(self.resolved) {
+            self.resolved += 1;
+            let e = self.inter_pass_slow(d.from, d.to, (d.key, d.held), d.time);
+            self.found.push(e);
+            self.remember_inter(d.from, (d.to, d.held), e);
+        }
+    }
+
+    /// Makes edge `e` to `to` (`held` or not) the memo of cnode `from`;
+    /// what the memo counted before goes to `counts`.
+    fn remember_inter(&mut self, from: u32, (to, held): (u32, bool), e: u32) {
         let new = InterMemo {
             to,
             held,
@@ -368,7 +453,24 @@ impl CGraphBuilder {
         };
         let old = std::mem::replace(&mut self.cnodes[from as usize].inter_memo, new);
         add_tally(&mut self.counts, old.tally);
-        e
+    }
+
+    /// The edge of node-log tag `tag`: itself, or for a deferred pass its
+    /// resolved edge.
+    #[inline]
+    pub fn edge_of(&self, tag: u32) -> u32 {
+        match tag & DEFERRED {
+            0 => tag,
+            _ => self.found[(tag & !DEFERRED) as usize],
+        }
+    }
+
+    /// Forgets the resolved passes (their tags are all replaced).
+    pub fn clear_deferred(&mut self) {
+        debug_assert_eq!(self.resolved, self.deferred.len());
+        self.deferred.clear();
+        self.found.clear();
+        self.resolved = 0;
     }
 
     /// [`CGraphBuilder::inter_pass`] past its memo: counted in the index,
@@ -387,7 +489,7 @@ impl CGraphBuilder {
         }
         let mut ce = CEdge::new(from, to, key, true);
         ce.held = held;
-        let e = self.push_edge(ce);
+        let e = self.push_edge_now(ce);
         let mut t = Tally::new(e);
         t.add(time);
         self.inter_index[usize::from(held)].insert(k, t);
@@ -668,5 +770,30 @@ mod tests {
             assert!(got.insert(key, (e.visits, e.total_ns)).is_none());
         }
         assert_eq!(got, want);
+    }
+    /// An analysis whose inter-SM passes are all deferred is the one whose
+    /// passes are counted as met: path, tables, and the combined graph
+    /// with its edges in the same order and counts (a dependence-heavy
+    /// trace: most passes miss the memo, some entries wait behind others,
+    /// new intra-SM edges come while passes wait).
+    #[test]
+    fn deferred_passes_give_the_analysis_of_passes_counted_at_once() {
+        use critpath_sim::deps::Deps;
+        use critpath_trace::VecSource;
+        let run = |defer_past: usize| {
+            let mut s = Interner::new();
+            let mut gen = Deps::new(60_000, 3, &mut s);
+            let mut records = Vec::new();
+            while let Some(r) = gen.next_in(&mut s) {
+                records.push(r);
+            }
+            let mut engine = Engine::new(crate::Options::default());
+            engine.g.defer_past = defer_past;
+            let mut src = VecSource::new(records, s);
+            let (a, _) = crate::pump::run(&mut src, engine, |_, _| {}).unwrap();
+            assert!(a.cgraph.edges.iter().filter(|e| e.inter).count() > 1000);
+            format!("{a:?}")
+        };
+        assert_eq!(run(0), run(usize::MAX));
     }
 }

@@ -11,6 +11,7 @@ impl Engine<'_> {
     /// Ends the pass: picks the destination, walks the node log back, and
     /// builds the results.
     pub fn finish(mut self, strings: &Interner) -> Result<Analysis> {
+        self.settle_deferred();
         if let Some(e) = self.logs.io_error.take() {
             return Err(e.into());
         }

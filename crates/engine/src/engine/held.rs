@@ -119,7 +119,7 @@ impl Engine<'_> {
             self.longer(prev.l, w)
         };
         let pred = prev.id;
-        self.logs.log(Entry {
+        self.log_entry(Entry {
             pred,
             weight: w,
             tag: edge,

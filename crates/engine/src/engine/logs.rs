@@ -1,10 +1,15 @@
 //! Where the engine writes each node as it goes: the node log (the chosen
 //! predecessor, for the walk back), when slack is asked for the graph log
-//! (every in-edge), and for later what-ifs the re-walk log. Writing never stops the pass: the first I/O error is
-//! kept and returned by `finish`.
+//! (every in-edge), and for later what-ifs the re-walk log. Writing never
+//! stops the pass: the first I/O error is kept and returned by `finish`.
+//! A node-log entry whose inter-SM edge is not known yet (its pass is
+//! deferred, see `CGraphBuilder::inter_pass`) waits in a queue, and the
+//! entries after it, until the deferred passes are counted.
 
+use super::cgraph::{DEFER, DEFERRED};
 use super::rewalk::{LoggedEdge, RewalkLog};
-use crate::nodelog::{Entry, NodeLog};
+use super::Engine;
+use crate::nodelog::{Entry, NodeLog, NO_PRED};
 use crate::slack::{GraphLog, InEdge};
 use std::io;
 
@@ -16,6 +21,9 @@ pub(super) struct Logs {
     /// Every node's in-edges, unscaled, for what-ifs after the pass.
     pub rewalk: Option<RewalkLog>,
     pub io_error: Option<io::Error>,
+    /// Node-log entries held back behind one whose inter-SM edge is
+    /// deferred (see [`Engine::log_entry`]), in node order.
+    queued: Vec<Entry>,
 }
 
 impl Logs {
@@ -45,6 +53,7 @@ impl Logs {
             graph,
             rewalk: rewalk.then(|| RewalkLog::new(one_thread)),
             io_error,
+            queued: Vec::new(),
         }
     }
 
@@ -54,6 +63,31 @@ impl Logs {
         if let Err(err) = self.nodes.push(e) {
             self.io_error.get_or_insert(err);
         }
+    }
+
+    /// Appends the next node's entry, or queues it when its edge is a
+    /// deferred pass's or entries are queued before it; the entries queued.
+    #[inline]
+    fn log_or_queue(&mut self, e: Entry) -> usize {
+        if self.queued.is_empty() && (e.pred == NO_PRED || e.tag & DEFERRED == 0) {
+            self.log(e);
+            return 0;
+        }
+        self.queued.push(e);
+        self.queued.len()
+    }
+
+    /// Appends the queued entries, each deferred pass's tag replaced by
+    /// its edge (`edge_of`).
+    fn release(&mut self, edge_of: impl Fn(u32) -> u32) {
+        let mut queued = std::mem::take(&mut self.queued);
+        for mut e in queued.drain(..) {
+            if e.pred != NO_PRED {
+                e.tag = edge_of(e.tag);
+            }
+            self.log(e);
+        }
+        self.queued = queued;
     }
 
     /// Appends node `node` to the re-walk log, if one is kept: `root` when
@@ -78,5 +112,29 @@ impl Logs {
                 self.io_error.get_or_insert(err);
             }
         }
+    }
+}
+
+impl Engine<'_> {
+    /// Logs the next node's entry. An inter-SM pass past its memo may be
+    /// counted later, with others
+    /// ([`super::cgraph::CGraphBuilder::inter_pass`]): an entry whose edge
+    /// is one waits, and the entries after it, until [`DEFER`] passes or
+    /// entries wait, or the pass ends.
+    #[inline]
+    pub(super) fn log_entry(&mut self, e: Entry) {
+        let queued = self.logs.log_or_queue(e);
+        if queued >= DEFER || self.g.deferred() >= DEFER {
+            self.settle_deferred();
+        }
+    }
+
+    /// Counts the deferred passes and logs the entries that waited for
+    /// their edges.
+    pub(super) fn settle_deferred(&mut self) {
+        self.g.resolve();
+        let g = &self.g;
+        self.logs.release(|tag| g.edge_of(tag));
+        self.g.clear_deferred();
     }
 }

@@ -219,7 +219,7 @@ impl Engine<'_> {
     fn root_send(&mut self, sm: u32, node: u64, t: u64, strings: &Interner) -> NodeRef {
         let cn = self.cnode_of(sm, M_START, M_SEND, strings);
         let l = self.root_l(sm);
-        self.logs.log(Entry {
+        self.log_entry(Entry {
             pred: NO_PRED,
             weight: t,
             tag: sm,
@@ -306,7 +306,7 @@ impl Engine<'_> {
             let how = (recv.is_none(), matches!(recv, Some((_, true))));
             self.inter_candidate(sm, (m, t), cn, key, how, &mut best, strings)
         });
-        self.logs.log(best.entry);
+        self.log_entry(best.entry);
         self.logs.rewalk(
             node,
             !alive,
