@@ -92,9 +92,32 @@ pub struct Input {
     pub file: Option<PathBuf>,
     /// What the input was compressed with.
     pub compression: Option<Compression>,
-    /// The whole stream, the head included.
+    /// The whole stream, the head included, decompressed as it is read:
+    /// by the thread that reads it, which for a JSON document is the
+    /// thread that splits it into events (a thread of its own, beside the
+    /// one that parses them: a third thread decompressing only made the
+    /// two cores share more work). See [`Input::ahead`].
     pub stream: Stream,
 }
+
+impl Input {
+    /// The input with a compressed [`Input::stream`] decompressed on a
+    /// thread of its own, ahead of a reader that parses on the thread that
+    /// reads (JSONL, `.cpt`, span files): a gzipped JSONL trace of 2 M
+    /// lines took 0.30 s with the reader decompressing, 0.26 s with a
+    /// thread ahead.
+    pub fn ahead(mut self) -> Input {
+        if self.compression.is_some() {
+            let stream = std::mem::replace(&mut self.stream, BufReader::new(Box::new(io::empty())));
+            let ahead = crate::readahead::read_ahead(Box::new(stream));
+            self.stream = BufReader::with_capacity(STREAM_BUFFER, ahead);
+        }
+        self
+    }
+}
+
+/// The buffer of an input's stream.
+const STREAM_BUFFER: usize = 1 << 20;
 
 /// A copy of a one-shot input (a pipe, standard input) kept as it is read,
 /// so a command that reads its trace twice reads the copy the second time.
@@ -276,7 +299,7 @@ pub fn from_reader(
                 format!("{} data that does not decompress: {e}", c.name()),
             )
         };
-        raw = crate::readahead::read_ahead(c.decoder(whole).map_err(what)?);
+        raw = c.decoder(whole).map_err(what)?;
         head = read_head(&mut raw, HEAD).map_err(what)?;
     }
     let stream: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(raw));
@@ -285,6 +308,6 @@ pub fn from_reader(
         head,
         file: if compression.is_none() { file } else { None },
         compression,
-        stream: BufReader::with_capacity(1 << 20, stream),
+        stream: BufReader::with_capacity(STREAM_BUFFER, stream),
     })
 }

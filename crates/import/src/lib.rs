@@ -156,6 +156,7 @@ pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadErr
 fn streams(inputs: Vec<Input>) -> Vec<(input::Stream, String, Option<PathBuf>)> {
     inputs
         .into_iter()
+        .map(Input::ahead)
         .map(|i| (i.stream, i.name, i.file))
         .collect()
 }

@@ -23,6 +23,7 @@ impl Importer for Cpt {
         }
     }
     fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+        let input = input.ahead();
         let r = CptReader::new(input.stream, &input.name)?;
         Ok(AnySource::streaming(r, Format::Cpt))
     }

@@ -24,6 +24,7 @@ impl Importer for Jsonl {
         }
     }
     fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+        let input = input.ahead();
         let r = JsonlReader::new(input.stream, &input.name);
         Ok(AnySource::streaming(r, Format::Jsonl))
     }

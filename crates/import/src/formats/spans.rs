@@ -24,6 +24,7 @@ impl Importer for Spans {
         }
     }
     fn open(&self, input: Input, _: &Settings) -> Result<AnySource, ReadError> {
+        let input = input.ahead();
         let r = spans::read_in(input.stream, &input.name, input.file)?;
         Ok(AnySource::in_memory(r, Format::Spans))
     }
