@@ -133,7 +133,7 @@ impl CGraphBuilder {
     }
 
     /// Counts one pass of `time` ns over intra-SM edge `edge`, the one
-    /// [`Engine::step`] from cnode `from` just gave: in its memo entry,
+    /// `Engine::step` from cnode `from` just gave: in its memo entry,
     /// which is in the cache.
     #[inline]
     pub fn step_pass(&mut self, from: u32, edge: u32, time: u64) {
