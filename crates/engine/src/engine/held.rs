@@ -87,9 +87,9 @@ impl Engine<'_> {
     }
 
     /// Point node `node` at `t` (a `send` or a `held`) after `prev`, the
-    /// piece since `b.tp` from cgraph node `b.cnode` on `(cnode, edge)`, charged to a state and
-    /// made faster as `scale` says: counts the piece, logs the node and
-    /// gives its handle.
+    /// piece since `b.tp` from cgraph node `b.cnode` on `(cnode, edge)`,
+    /// charged to a state and made faster as `scale` says: counts the
+    /// piece, logs the node and gives its handle.
     #[inline(always)]
     pub(super) fn point_node(
         &mut self,
