@@ -93,10 +93,9 @@ pub(super) struct CGraphBuilder {
     inter_index: [FxHashMap<u64, Tally>; 2],
     /// Pairs of SMs joined by an inter-SM edge.
     pub sm_links: FxHashSet<(u32, u32)>,
-    /// Passes over inter-SM edges past their memo, not yet counted; the
-    /// first `resolved` are, and `found` holds their edges.
+    /// Passes over inter-SM edges past their memo, not yet counted; those
+    /// counted have their edges in `found`, in order.
     deferred: Vec<Deferred>,
-    resolved: usize,
     found: Vec<u32>,
     /// [`DEFER_PAST`] (another in tests).
     defer_past: usize,
@@ -176,7 +175,6 @@ impl Default for CGraphBuilder {
             inter_index: room.inter_index,
             sm_links: FxHashSet::default(),
             deferred: Vec::new(),
-            resolved: 0,
             found: Vec::new(),
             defer_past: DEFER_PAST,
         }
@@ -224,11 +222,9 @@ impl CGraphBuilder {
         self.resolve();
         for c in &mut self.cnodes {
             for m in &mut c.memo {
-                add_tally(&mut self.counts, m.tally);
-                m.tally = Tally::new(m.tally.edge);
+                add_tally(&mut self.counts, m.tally.take());
             }
-            add_tally(&mut self.counts, c.inter_memo.tally);
-            c.inter_memo.tally = Tally::new(c.inter_memo.tally.edge);
+            add_tally(&mut self.counts, c.inter_memo.tally.take());
         }
         for index in &mut self.inter_index {
             index

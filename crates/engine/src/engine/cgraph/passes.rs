@@ -30,6 +30,11 @@ impl Tally {
         }
     }
 
+    /// What it counted, leaving it to count anew over the same edge.
+    pub(super) fn take(&mut self) -> Tally {
+        std::mem::replace(self, Tally::new(self.edge))
+    }
+
     /// Counts one pass of `time` ns; false, uncounted, when full.
     #[inline(always)]
     fn add(&mut self, time: u64) -> bool {
@@ -187,8 +192,7 @@ impl CGraphBuilder {
     /// between them that waits for one, overlap their cache misses: one
     /// at a time, as the engine meets them, each stalled it.
     pub fn resolve(&mut self) {
-        while let Some(&d) = self.deferred.get(self.resolved) {
-            self.resolved += 1;
+        while let Some(&d) = self.deferred.get(self.found.len()) {
             let e = self.inter_pass_slow(d.from, d.to, (d.key, d.held), d.time);
             self.found.push(e);
             self.remember_inter(d.from, (d.to, d.held), e);
@@ -219,10 +223,9 @@ impl CGraphBuilder {
 
     /// Forgets the resolved passes (their tags are all replaced).
     pub fn clear_deferred(&mut self) {
-        debug_assert_eq!(self.resolved, self.deferred.len());
+        debug_assert_eq!(self.found.len(), self.deferred.len());
         self.deferred.clear();
         self.found.clear();
-        self.resolved = 0;
     }
 
     /// [`CGraphBuilder::inter_pass`] past its memo: counted in the index,
@@ -233,7 +236,7 @@ impl CGraphBuilder {
         if let Some(t) = self.inter_index[usize::from(held)].get_mut(&k) {
             if !t.add(time) {
                 // What it counted goes to `counts`; this pass starts anew.
-                let full = std::mem::replace(t, Tally::new(t.edge));
+                let full = t.take();
                 t.add(time);
                 add_tally(&mut self.counts, full);
             }
