@@ -698,7 +698,7 @@ fn two_threads_and_one_give_the_same_output_on_every_example() {
                 continue;
             }
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-            if !["jsonl", "cpt"].contains(&ext) {
+            if !["jsonl", "cpt", "json", "gz"].contains(&ext) {
                 continue;
             }
             let one = run_with(&p, Some("1"));

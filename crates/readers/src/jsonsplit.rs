@@ -384,13 +384,30 @@ pub fn split_ahead(
 /// found the channel full), and hands `part` what it saw with the element:
 /// work taken off the caller's thread, as much as keeps both busy. `None`
 /// with a member and an element not glanced at (`part` glances at it).
+/// When the installed settings ask for one thread, all of it runs on the
+/// caller's (nothing glanced at).
 pub fn split_ahead_glancing<G: Send>(
+    r: impl Read + Send,
+    key: &str,
+    glance: impl Fn(&[u8]) -> G + Send,
+    part: impl FnMut(Part, Option<G>) -> Result<(), String>,
+) -> Result<Ending, SplitError> {
+    let threads = critpath_trace::Settings::current().threads;
+    split_glancing(threads, r, key, glance, part)
+}
+
+/// [`split_ahead_glancing`], on a thread of its own when `threads`.
+fn split_glancing<G: Send>(
+    threads: bool,
     r: impl Read + Send,
     key: &str,
     glance: impl Fn(&[u8]) -> G + Send,
     mut part: impl FnMut(Part, Option<G>) -> Result<(), String>,
 ) -> Result<Ending, SplitError> {
     use std::sync::mpsc::TrySendError;
+    if !threads {
+        return split_with(r, key, &mut |p, _| part(p, None));
+    }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Ahead<G>>(4);
     std::thread::scope(|scope| {
         scope.spawn(move || {
@@ -634,6 +651,48 @@ mod tests {
             assert_eq!(one.map_err(shown), two.map_err(shown), "{doc} {stop}");
         }
         (got, end)
+    }
+
+    /// With one thread asked for, the input is read and split on the
+    /// caller's thread (with threads, on another), nothing is glanced at,
+    /// and the parts are the same.
+    #[test]
+    fn one_thread_reads_and_splits_on_the_callers_thread() {
+        use std::thread::ThreadId;
+        struct Noting<'a>(&'a [u8], Vec<ThreadId>);
+        impl Read for Noting<'_> {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                self.1.push(std::thread::current().id());
+                let n = 7.min(out.len()).min(self.0.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let doc = r#"{"a": 1, "traceEvents": [{"x": 1}, {"y": [2, 3]}], "z": "w"}"#;
+        let run = |threads: bool| {
+            let mut r = Noting(doc.as_bytes(), Vec::new());
+            let mut got = Vec::new();
+            let glance = |_: &[u8]| ();
+            let end = split_glancing(threads, &mut r, "traceEvents", glance, |p, g| {
+                assert!(threads || g.is_none(), "nothing glanced at on one thread");
+                got.push(match p {
+                    Part::Member(k, v) => format!("{k}={}", String::from_utf8_lossy(v)),
+                    Part::Element(v, at, _) => format!("@{at}:{}", String::from_utf8_lossy(v)),
+                });
+                Ok(())
+            });
+            let here = std::thread::current().id();
+            let read_here = r.1.iter().all(|&t| t == here);
+            assert!(!r.1.is_empty());
+            (got, end.is_ok(), read_here)
+        };
+        let (one, two) = (run(false), run(true));
+        assert_eq!(one.0, two.0);
+        assert_eq!(one.0.len(), 4, "{:?}", one.0);
+        assert!(one.1 && two.1);
+        assert!(one.2, "one thread: read on the caller's");
+        assert!(!two.2, "threads: read on the splitting thread");
     }
 
     /// While the caller is behind, the splitting thread glances at the
