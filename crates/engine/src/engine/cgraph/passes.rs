@@ -113,9 +113,11 @@ pub(in crate::engine) const DEFER: usize = 256;
 /// the unit tests, so that they add up past it).
 const TALLY_FULL: u32 = if cfg!(test) { 3 } else { u32::MAX };
 
-/// The key of the inter-SM edge from cnode `from` to cnode `to`.
-fn inter_key(from: u32, to: u32) -> u64 {
-    (u64::from(from) << 32) | u64::from(to)
+/// The key of the inter-SM edge from cnode `from` to cnode `to`, `held`
+/// or not (cnodes are numbered below 2^31, as edges are).
+fn inter_key(from: u32, to: u32, held: bool) -> u64 {
+    debug_assert!(to < 1 << 31);
+    (u64::from(from) << 32) | (u64::from(held) << 31) | u64::from(to)
 }
 
 /// Adds what a memo or an index counted to its edge's counts.
@@ -232,8 +234,8 @@ impl CGraphBuilder {
     /// the edge new if it is.
     #[inline(never)]
     fn inter_pass_slow(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
-        let k = inter_key(from, to);
-        if let Some(t) = self.inter_index[usize::from(held)].get_mut(&k) {
+        let k = inter_key(from, to, held);
+        if let Some(t) = self.inter_index.get_mut(&k) {
             if !t.add(time) {
                 // What it counted goes to `counts`; this pass starts anew.
                 let full = t.take();
@@ -247,7 +249,7 @@ impl CGraphBuilder {
         let e = self.push_edge_now(ce);
         let mut t = Tally::new(e);
         t.add(time);
-        self.inter_index[usize::from(held)].insert(k, t);
+        self.inter_index.insert(k, t);
         let (a, b) = (self.cnodes[from as usize].sm, self.cnodes[to as usize].sm);
         if a != b {
             self.sm_links.insert((a, b));
