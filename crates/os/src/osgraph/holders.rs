@@ -202,31 +202,51 @@ impl Builder {
             return;
         }
         let mut waiters = std::mem::take(&mut self.cpus[cpu as usize].waiters);
-        waiters.retain(|&w| self.threads.get(&w).is_some_and(|th| th.st == St::Runnable));
         let hold = self.cpus[cpu as usize].hold;
-        for &w in waiters.iter().chain(extra.iter()) {
-            let (sm, run) = (self.threads[&w].sm, self.threads[&w].runs);
-            let (on, on_state) = match hold {
-                Some(h) if h.sm != sm => {
-                    let p = Piece {
-                        t,
-                        waiter: w,
-                        run,
-                        sm,
-                    };
-                    self.add_piece(h.tid, p);
-                    (h.sm, h.state)
-                }
-                _ => (sm, self.s.runnable),
+        // Those no longer waiting leave the list as it is walked: one
+        // lookup a waiter (charging changes no thread's state).
+        let mut kept = 0;
+        for i in 0..waiters.len() {
+            let w = waiters[i];
+            let th = self.threads.get(&w).filter(|th| th.st == St::Runnable);
+            let Some(&Thread { sm, runs, .. }) = th else {
+                continue;
             };
-            self.emit(t, sm, |who| Event::Held {
-                who,
-                on,
-                on_state,
-                ended: false,
-            });
+            waiters[kept] = w;
+            kept += 1;
+            self.charge_one(t, (w, sm, runs), hold);
+        }
+        waiters.truncate(kept);
+        if let Some(w) = extra {
+            let th = &self.threads[&w];
+            let (sm, runs) = (th.sm, th.runs);
+            self.charge_one(t, (w, sm, runs), hold);
         }
         self.cpus[cpu as usize].waiters = waiters;
+    }
+
+    /// Charges waiter `w` (SM `sm`, in its run `run`) at `t` to `hold`,
+    /// or to its own `runnable` state with no holder of another SM.
+    fn charge_one(&mut self, t: u64, (w, sm, run): (u32, Sym, u32), hold: Option<Hold>) {
+        let (on, on_state) = match hold {
+            Some(h) if h.sm != sm => {
+                let p = Piece {
+                    t,
+                    waiter: w,
+                    run,
+                    sm,
+                };
+                self.add_piece(h.tid, p);
+                (h.sm, h.state)
+            }
+            _ => (sm, self.s.runnable),
+        };
+        self.emit(t, sm, |who| Event::Held {
+            who,
+            on,
+            on_state,
+            ended: false,
+        });
     }
 }
 
