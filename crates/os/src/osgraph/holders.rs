@@ -204,7 +204,8 @@ impl Builder {
         let mut waiters = std::mem::take(&mut self.cpus[cpu as usize].waiters);
         let hold = self.cpus[cpu as usize].hold;
         // Those no longer waiting leave the list as it is walked: one
-        // lookup a waiter (charging changes no thread's state).
+        // lookup a waiter (charging one changes no thread's `st`: a `held`
+        // record moves no holder, see `holder_moves`).
         let mut kept = 0;
         for i in 0..waiters.len() {
             let w = waiters[i];
