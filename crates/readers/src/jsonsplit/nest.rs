@@ -125,25 +125,15 @@ impl Nest {
     ) -> Result<usize, usize> {
         let carried = if self.in_str { !0 } else { 0 };
         let inside = prefix_xor(marks.quotes) ^ carried;
-        self.in_str = inside >> (BLOCK - 1) == 1;
+        // The brackets visited are outside strings.
+        self.in_str = false;
         let mut m = marks.brackets & !inside;
         while m != 0 {
             let k = m.trailing_zeros() as usize;
             m &= m - 1;
-            if matches!(buf[i + k], b'{' | b'[') {
-                if self.depth == 1 && object {
-                    if let Some(c) = lost_end(buf, start, i + k) {
-                        return Err(c);
-                    }
-                }
-                self.depth += 1;
-            } else {
-                self.depth -= 1;
-                if self.depth == 0 {
-                    return Err(i + k + 1);
-                }
-            }
+            self.byte(buf, i + k, start, object)?;
         }
+        self.in_str = inside >> (BLOCK - 1) == 1;
         Ok(i + BLOCK)
     }
 }
