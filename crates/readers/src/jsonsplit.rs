@@ -406,7 +406,7 @@ fn split_glancing<G: Send>(
 ) -> Result<Ending, SplitError> {
     use std::sync::mpsc::TrySendError;
     if !threads {
-        return split_with(r, key, &mut |p, _| part(p, None));
+        return split(r, key, |p| part(p, None));
     }
     let (tx, rx) = std::sync::mpsc::sync_channel::<Ahead<G>>(4);
     std::thread::scope(|scope| {
