@@ -21,21 +21,25 @@ use passes::{add_tally, Deferred, InterMemo, Step, Tally, DEFER_PAST, NO_INTER, 
 pub(super) use passes::{DEFER, DEFERRED};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+///
+/// Two cache lines: the first holds the state key entered and the front
+/// of the memo, so that a record's transition into this node (which reads
+/// `to_key`) brings in the line the SM's next step reads (`memo[0]`).
+#[repr(C, align(64))]
 pub(super) struct CNode {
+    /// State key entered by this transition (NONE32 for end/send/origin).
+    pub to_key: u32,
+    pub sm: u32,
+    pub from: u32,
+    pub to: u32,
     /// Memo of `Engine::step`: the last [`MEMO`] `to`s taken from here
     /// (the latest first) and where they led. An SM that goes on from a
     /// transition one of a few ways (work or a wait, a send, the next state
     /// or the one after) finds them all.
     memo: [Step; MEMO],
-    /// One-entry memo of `CGraphBuilder::inter_pass`: the last inter-SM
-    /// edge from here.
-    inter_memo: InterMemo,
-    pub sm: u32,
-    pub from: u32,
-    pub to: u32,
-    /// State key entered by this transition (NONE32 for end/send/origin).
-    pub to_key: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<CNode>() == 128);
 
 pub(super) struct CEdge {
     pub from: u32,
@@ -73,6 +77,10 @@ impl CEdge {
 /// The cgraph's nodes and edges with their indexes.
 pub(super) struct CGraphBuilder {
     pub cnodes: Vec<CNode>,
+    /// Each cnode's one-entry memo of `CGraphBuilder::inter_pass` (the
+    /// last inter-SM edge from it), by cnode: apart from the cnode's lines,
+    /// which its SM's steps read.
+    inter_memos: Vec<InterMemo>,
     cnode_index: FxHashMap<(u32, u32, u32), u32>,
     /// (from cnode, to state or marker) -> (cnode, intra cedge or NONE32).
     trans: FxHashMap<(u32, u32), (u32, u32)>,
@@ -119,6 +127,7 @@ fn with_room<K, V>() -> FxHashMap<K, V> {
 /// this thread emptied ([`crate::spare`]).
 struct Room {
     cnodes: Vec<CNode>,
+    inter_memos: Vec<InterMemo>,
     cnode_index: FxHashMap<(u32, u32, u32), u32>,
     trans: FxHashMap<(u32, u32), (u32, u32)>,
     cedges: Vec<CEdge>,
@@ -130,6 +139,7 @@ impl Room {
     fn new() -> Room {
         Room {
             cnodes: Vec::with_capacity(START_ROOM),
+            inter_memos: Vec::with_capacity(START_ROOM),
             cnode_index: with_room(),
             trans: with_room(),
             cedges: Vec::with_capacity(START_ROOM),
@@ -142,6 +152,7 @@ impl Room {
     fn small(&self) -> bool {
         let rooms = [
             self.cnodes.capacity(),
+            self.inter_memos.capacity(),
             self.cnode_index.capacity(),
             self.trans.capacity(),
             self.cedges.capacity(),
@@ -153,6 +164,7 @@ impl Room {
 
     fn clear(&mut self) {
         self.cnodes.clear();
+        self.inter_memos.clear();
         self.cnode_index.clear();
         self.trans.clear();
         self.cedges.clear();
@@ -166,6 +178,7 @@ impl Default for CGraphBuilder {
         let room = spare::take::<Room>().unwrap_or_else(Room::new);
         CGraphBuilder {
             cnodes: room.cnodes,
+            inter_memos: room.inter_memos,
             cnode_index: room.cnode_index,
             trans: room.trans,
             cedges: room.cedges,
@@ -186,6 +199,7 @@ impl Drop for CGraphBuilder {
     fn drop(&mut self) {
         let mut room = Room {
             cnodes: std::mem::take(&mut self.cnodes),
+            inter_memos: std::mem::take(&mut self.inter_memos),
             cnode_index: std::mem::take(&mut self.cnode_index),
             trans: std::mem::take(&mut self.trans),
             cedges: std::mem::take(&mut self.cedges),
@@ -203,9 +217,9 @@ impl CGraphBuilder {
     /// Adds SM `sm`'s origin node (the SM before its life begins).
     pub fn origin(&mut self, sm: u32) -> u32 {
         let origin = self.cnodes.len() as u32;
+        self.inter_memos.push(NO_INTER);
         self.cnodes.push(CNode {
             memo: [NO_STEP; MEMO],
-            inter_memo: NO_INTER,
             sm,
             from: M_ORIGIN,
             to: M_ORIGIN,
@@ -224,7 +238,9 @@ impl CGraphBuilder {
             for m in &mut c.memo {
                 add_tally(&mut self.counts, m.tally.take());
             }
-            add_tally(&mut self.counts, c.inter_memo.tally.take());
+        }
+        for m in &mut self.inter_memos {
+            add_tally(&mut self.counts, m.tally.take());
         }
         for (_, t) in self.inter_index.drain() {
             add_tally(&mut self.counts, t);
@@ -271,9 +287,9 @@ impl Engine<'_> {
             NONE32
         };
         let c = self.g.cnodes.len() as u32;
+        self.g.inter_memos.push(NO_INTER);
         self.g.cnodes.push(CNode {
             memo: [NO_STEP; MEMO],
-            inter_memo: NO_INTER,
             sm,
             from,
             to,

@@ -55,19 +55,24 @@ impl Sm {
 }
 
 /// One `(SM, state)`: the state key of the tables.
+///
+/// Two cache lines: the first holds what every transition into or out of
+/// the state updates (visits, the longest visit, the latest transition),
+/// the second what a few records or the tables read.
+#[repr(C, align(64))]
 pub(super) struct Key {
-    pub sm: u32,
-    pub state: Sym,
     pub visits: u64,
-    pub total: u64,
-    pub critical: u64,
-    pub max_visit: u64,
-    pub max_visit_at: u64,
     /// Completed visits that took time.
     pub timed_visits: u64,
+    pub max_visit: u64,
+    pub last_trans: Option<NodeRef>,
+    pub max_visit_at: u64,
+    pub sm: u32,
+    pub state: Sym,
+    pub total: u64,
+    pub critical: u64,
     /// Entered by a `wait`, or ended by a waited `recv`: a waiting state.
     pub waited: bool,
-    pub last_trans: Option<NodeRef>,
     /// What-if speedup of this state (1.0 = as recorded).
     pub factor: f64,
     /// The speed-up of the state this one scales with
@@ -75,6 +80,8 @@ pub(super) struct Key {
     /// state charged to a holder shrinks by it too.
     pub follow: f64,
 }
+
+const _: () = assert!(std::mem::size_of::<Key>() == 128);
 
 /// Every SM and state key seen, with the stacks and CPUs that lead to them.
 #[derive(Default)]

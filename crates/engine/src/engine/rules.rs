@@ -427,8 +427,11 @@ impl Engine<'_> {
         }
         let visit = t.saturating_sub(b.entered);
         let k = &mut self.m.keys[b.cur_key as usize];
-        // A state a waited `recv` ends was a wait (no `long-state`).
-        k.waited |= intra_zero;
+        // A state a waited `recv` ends was a wait (no `long-state`); the
+        // flag's line is written only then.
+        if intra_zero {
+            k.waited = true;
+        }
         k.timed_visits += u64::from(visit > 0);
         if visit > k.max_visit {
             k.max_visit = visit;

@@ -158,7 +158,7 @@ impl CGraphBuilder {
     /// makes) its edge, [`Self::edge_of`] gives it.
     #[inline(always)]
     pub fn inter_pass(&mut self, from: u32, to: u32, (key, held): (u32, bool), time: u64) -> u32 {
-        let memo = &mut self.cnodes[from as usize].inter_memo;
+        let memo = &mut self.inter_memos[from as usize];
         if memo.to == to && memo.held == held {
             let e = memo.tally.edge;
             if !memo.tally.add(time) {
@@ -209,7 +209,7 @@ impl CGraphBuilder {
             held,
             tally: Tally::new(e),
         };
-        let old = std::mem::replace(&mut self.cnodes[from as usize].inter_memo, new);
+        let old = std::mem::replace(&mut self.inter_memos[from as usize], new);
         add_tally(&mut self.counts, old.tally);
     }
 
