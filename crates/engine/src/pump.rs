@@ -31,14 +31,15 @@ const BATCH: usize = 256;
 /// When the engine is the slower, the reader waits on a full channel and
 /// each batch taken wakes it: 16,384 records a batch wake it a quarter as
 /// often as 4,096 did (futex calls on a dependence-heavy trace of 20 M
-/// records: 7,299 → 2,504, 6% less CPU).
+/// records: 7,299 → 2,505, 6% less CPU).
 const PAR_BATCH: usize = 16384;
 /// Batches the reader's thread may be ahead of the engine's: enough that
 /// neither often waits for the other, also when a third thread (a perf.data
-/// source's decoder) shares two cores with them: 65,536 records in all, as
-/// sixteen batches of 4,096 were. Each batch carries the text of its
-/// transient ids, so the engine's lag does not matter to them.
-const AHEAD: usize = 4;
+/// source's decoder) shares two cores with them: two batches of 16,384
+/// records ran as fast as four, in 2 MB less. Each batch
+/// carries the text of its transient ids, so the engine's lag does not
+/// matter to them.
+const AHEAD: usize = 2;
 /// How many records ahead of the one fed the engine fetches them: the
 /// reader's core wrote them, and waiting for each costs a fifth of the
 /// engine's time.
