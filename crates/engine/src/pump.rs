@@ -36,9 +36,8 @@ const PAR_BATCH: usize = 16384;
 /// Batches the reader's thread may be ahead of the engine's: enough that
 /// neither often waits for the other, also when a third thread (a perf.data
 /// source's decoder) shares two cores with them: two batches of 16,384
-/// records ran as fast as four, in 2 MB less. Each batch
-/// carries the text of its transient ids, so the engine's lag does not
-/// matter to them.
+/// records ran as fast as four, in 2 MB less. Each batch carries the text
+/// of its transient ids, so the engine's lag does not matter to them.
 const AHEAD: usize = 2;
 /// How many records ahead of the one fed the engine fetches them: the
 /// reader's core wrote them, and waiting for each costs a fifth of the

@@ -21,6 +21,7 @@ use passes::{add_tally, Deferred, InterMemo, Step, Tally, DEFER_PAST, NO_INTER, 
 pub(super) use passes::{DEFER, DEFERRED};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+/// A cgraph node: one distinct transition `(SM, from state, to state)`.
 ///
 /// Two cache lines: the first holds the state key entered and the front
 /// of the memo, so that a record's transition into this node (which reads
@@ -40,6 +41,7 @@ pub(super) struct CNode {
 }
 
 const _: () = assert!(std::mem::size_of::<CNode>() == 128);
+const _: () = assert!(std::mem::offset_of!(CNode, memo) + 2 * std::mem::size_of::<Step>() <= 64);
 
 pub(super) struct CEdge {
     pub from: u32,

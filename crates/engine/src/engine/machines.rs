@@ -82,6 +82,8 @@ pub(super) struct Key {
 }
 
 const _: () = assert!(std::mem::size_of::<Key>() == 128);
+const _: () =
+    assert!(std::mem::offset_of!(Key, last_trans) + std::mem::size_of::<Option<NodeRef>>() <= 64);
 
 /// Every SM and state key seen, with the stacks and CPUs that lead to them.
 #[derive(Default)]
