@@ -23,21 +23,26 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A cgraph node: one distinct transition `(SM, from state, to state)`.
 ///
-/// Two cache lines: the first holds the state key entered and the front
-/// of the memo, so that a record's transition into this node (which reads
-/// `to_key`) brings in the line the SM's next step reads (`memo[0]`).
+/// Two cache lines: the first holds the state key entered, the visits
+/// counted into it and the front of the memo, so that a record's
+/// transition into this node (which reads `to_key`) brings in the line
+/// the SM's next step reads (`memo[0]`).
 #[repr(C, align(64))]
 pub(super) struct CNode {
     /// State key entered by this transition (NONE32 for end/send/origin).
     pub to_key: u32,
     pub sm: u32,
-    pub from: u32,
-    pub to: u32,
+    /// Transitions into `to_key` made here: added to the key's visits at
+    /// the end ([`Engine::add_cnode_visits`]), so that a transition only
+    /// writes the key's line, never waits to read it.
+    pub visits: u64,
     /// Memo of `Engine::step`: the last [`MEMO`] `to`s taken from here
     /// (the latest first) and where they led. An SM that goes on from a
     /// transition one of a few ways (work or a wait, a send, the next state
     /// or the one after) finds them all.
     memo: [Step; MEMO],
+    pub from: u32,
+    pub to: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<CNode>() == 128);
@@ -222,6 +227,7 @@ impl CGraphBuilder {
         self.inter_memos.push(NO_INTER);
         self.cnodes.push(CNode {
             memo: [NO_STEP; MEMO],
+            visits: 0,
             sm,
             from: M_ORIGIN,
             to: M_ORIGIN,
@@ -292,6 +298,7 @@ impl Engine<'_> {
         self.g.inter_memos.push(NO_INTER);
         self.g.cnodes.push(CNode {
             memo: [NO_STEP; MEMO],
+            visits: 0,
             sm,
             from,
             to,
@@ -381,6 +388,16 @@ impl Engine<'_> {
         };
         self.g.trans.insert((from_cnode, to), (cnode, edge));
         (cnode, edge)
+    }
+
+    /// Adds the visits each cgraph node counted to the state key it
+    /// enters: every visit of a state is a transition into it.
+    pub(super) fn add_cnode_visits(&mut self) {
+        for c in &mut self.g.cnodes {
+            if c.to_key != NONE32 {
+                self.m.keys[c.to_key as usize].visits += std::mem::take(&mut c.visits);
+            }
+        }
     }
 
     /// The cgraph as result rows.

@@ -21,6 +21,7 @@ impl Engine<'_> {
             return Err(Error::TimeOverflow);
         }
         self.g.seal();
+        self.add_cnode_visits();
         let rewalk = self.seal_rewalk(dest.map(|d| d.0), strings);
         let walked = self.walk(dest, strings)?;
         if let Some(e) = walked.windows.as_ref().and_then(|w| w.too_many()) {

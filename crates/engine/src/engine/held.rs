@@ -98,20 +98,27 @@ impl Engine<'_> {
         (cn, edge): (u32, u32),
         scale: Scale,
     ) -> NodeRef {
-        let keys = &self.m.keys;
-        let (key, f) = match scale {
-            Scale::Key(k) => (k, keys[k as usize].factor),
-            Scale::Held { holder, own } => (
-                holder,
-                keys[holder as usize].factor * keys[own as usize].follow,
-            ),
+        let key = match scale {
+            Scale::Key(k) => k,
+            Scale::Held { holder, .. } => holder,
             Scale::Not => unreachable!("a point node's piece is the SM's own time"),
         };
         let occ = t.saturating_sub(b.tp);
         self.g.step_pass(b.cnode, edge, occ);
+        // The factors are read only for a what-if: their line of the state
+        // key is seldom in the cache.
         let w = match self.opts.speedups.is_empty() {
             true => occ,
-            false => self.scaled_by(f, occ),
+            false => {
+                let keys = &self.m.keys;
+                let f = match scale {
+                    Scale::Held { holder, own } => {
+                        keys[holder as usize].factor * keys[own as usize].follow
+                    }
+                    _ => keys[key as usize].factor,
+                };
+                self.scaled_by(f, occ)
+            }
         };
         let l = if prev.l == UNREACHED {
             UNREACHED

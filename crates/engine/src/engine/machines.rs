@@ -57,16 +57,18 @@ impl Sm {
 /// One `(SM, state)`: the state key of the tables.
 ///
 /// Two cache lines: the first holds what every transition into or out of
-/// the state updates (visits, the longest visit, the latest transition),
-/// the second what a few records or the tables read.
+/// the state updates (the timed visits and the longest, the latest
+/// transition), the second what a few records or the tables read (the
+/// visits are counted in the cgraph nodes that enter the state, and added
+/// here at the end).
 #[repr(C, align(64))]
 pub(super) struct Key {
-    pub visits: u64,
     /// Completed visits that took time.
     pub timed_visits: u64,
     pub max_visit: u64,
-    pub last_trans: Option<NodeRef>,
     pub max_visit_at: u64,
+    pub last_trans: Option<NodeRef>,
+    pub visits: u64,
     pub sm: u32,
     pub state: Sym,
     pub total: u64,

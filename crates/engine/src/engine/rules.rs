@@ -532,7 +532,11 @@ impl Engine<'_> {
     /// SM `sm` is now in `to` (or has ended) at node `n`.
     #[inline]
     fn enter(&mut self, sm: u32, to: u32, wait: WaitOn, n: NodeRef) {
-        let key = self.g.cnodes[n.cnode as usize].to_key;
+        let c = &mut self.g.cnodes[n.cnode as usize];
+        let key = c.to_key;
+        // The state's visit is counted in the cnode's line, just read; the
+        // state key's line is only written (see `CNode::visits`).
+        c.visits += u64::from(to != M_END);
         let s = &mut self.m.sms[sm as usize];
         s.count_node(n.t);
         s.last_trans = Some(n);
@@ -554,7 +558,6 @@ impl Engine<'_> {
         s.last = Some(n);
         s.cnode = n.cnode;
         let k = &mut self.m.keys[key as usize];
-        k.visits += 1;
         k.last_trans = Some(n);
         if wait != WaitOn::No {
             k.waited = true;

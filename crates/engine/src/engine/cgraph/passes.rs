@@ -351,6 +351,59 @@ mod tests {
         }
         assert_eq!(got, want);
     }
+    /// A state's visits are the transitions into it (counted in the cgraph
+    /// nodes that enter it, added to the state at the end): over a
+    /// dependence-heavy trace, and an SM that ends and starts again.
+    #[test]
+    fn visits_are_the_transitions_into_each_state() {
+        use critpath_sim::deps::Deps;
+        use critpath_trace::{Event, Record, VecSource, Who};
+        use std::collections::BTreeMap;
+        let mut s = Interner::new();
+        let mut gen = Deps::new(30_000, 5, &mut s);
+        let mut records = Vec::new();
+        while let Some(r) = gen.next_in(&mut s) {
+            records.push(r);
+        }
+        let (a, s0, s1) = (s.intern("a"), s.intern("s0"), s.intern("s1"));
+        let t = records.last().map_or(0, |r| r.t);
+        let again = [Some(s0), Some(s1), None, Some(s0), Some(s1), Some(s0)];
+        for (i, st) in again.into_iter().enumerate() {
+            let ev = match st {
+                Some(state) => Event::State {
+                    who: Who::Sm(a),
+                    state,
+                },
+                None => Event::End { who: Who::Sm(a) },
+            };
+            let t = t + 1 + i as u64;
+            records.push(Record {
+                t,
+                sys: Sym::LOCAL,
+                ev,
+            });
+        }
+        let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for r in &records {
+            let (who, state) = match r.ev {
+                Event::State { who, state }
+                | Event::Wait { who, state, .. }
+                | Event::Recv { who, state, .. } => (who, state),
+                _ => continue,
+            };
+            let Who::Sm(sm) = who else { unreachable!() };
+            let key = (s.resolve(sm).to_string(), s.resolve(state).to_string());
+            *want.entry(key).or_default() += 1;
+        }
+        let mut src = VecSource::new(records, s);
+        let (got, _) = crate::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
+        let got: BTreeMap<_, _> = (got.states.iter())
+            .map(|r| ((r.sm.clone(), r.state.clone()), r.visits))
+            .collect();
+        assert_eq!(got[&("a".to_string(), "s0".to_string())], 3);
+        assert_eq!(got, want);
+    }
+
     /// An analysis whose inter-SM passes are all deferred is the one whose
     /// passes are counted as met: path, tables, and the combined graph
     /// with its edges in the same order and counts (a dependence-heavy
