@@ -223,17 +223,23 @@ impl Drop for CGraphBuilder {
 impl CGraphBuilder {
     /// Adds SM `sm`'s origin node (the SM before its life begins).
     pub fn origin(&mut self, sm: u32) -> u32 {
-        let origin = self.cnodes.len() as u32;
+        self.push_cnode(sm, (M_ORIGIN, M_ORIGIN), NONE32)
+    }
+
+    /// Adds the cnode of SM `sm`'s transition `from -> to` into state key
+    /// `to_key`, with nothing in its memos; its index.
+    fn push_cnode(&mut self, sm: u32, (from, to): (u32, u32), to_key: u32) -> u32 {
+        let c = self.cnodes.len() as u32;
         self.inter_memos.push(NO_INTER);
         self.cnodes.push(CNode {
             memo: [NO_STEP; MEMO],
             visits: 0,
             sm,
-            from: M_ORIGIN,
-            to: M_ORIGIN,
-            to_key: NONE32,
+            from,
+            to,
+            to_key,
         });
-        origin
+        c
     }
 
     /// The records are all in: adds the passes the index counted to
@@ -294,16 +300,7 @@ impl Engine<'_> {
         } else {
             NONE32
         };
-        let c = self.g.cnodes.len() as u32;
-        self.g.inter_memos.push(NO_INTER);
-        self.g.cnodes.push(CNode {
-            memo: [NO_STEP; MEMO],
-            visits: 0,
-            sm,
-            from,
-            to,
-            to_key,
-        });
+        let c = self.g.push_cnode(sm, (from, to), to_key);
         self.g.cnode_index.insert((sm, from, to), c);
         c
     }
