@@ -98,9 +98,9 @@ impl Engine<'_> {
         (cn, edge): (u32, u32),
         scale: Scale,
     ) -> NodeRef {
-        let key = match scale {
-            Scale::Key(k) => k,
-            Scale::Held { holder, .. } => holder,
+        let (key, own) = match scale {
+            Scale::Key(k) => (k, None),
+            Scale::Held { holder, own } => (holder, Some(own)),
             Scale::Not => unreachable!("a point node's piece is the SM's own time"),
         };
         let occ = t.saturating_sub(b.tp);
@@ -111,13 +111,8 @@ impl Engine<'_> {
             true => occ,
             false => {
                 let keys = &self.m.keys;
-                let f = match scale {
-                    Scale::Held { holder, own } => {
-                        keys[holder as usize].factor * keys[own as usize].follow
-                    }
-                    _ => keys[key as usize].factor,
-                };
-                self.scaled_by(f, occ)
+                let follow = own.map_or(1.0, |o| keys[o as usize].follow);
+                self.scaled_by(keys[key as usize].factor * follow, occ)
             }
         };
         let l = if prev.l == UNREACHED {
