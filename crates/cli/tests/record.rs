@@ -473,6 +473,24 @@ fn annotations_merge_with_the_kernel_recording_on_their_threads() {
     let c = &fixed["overhead_correction"];
     assert!(c["events"].as_u64().unwrap() >= 60, "{c}");
     assert!(c["ns_per_event"].as_f64().unwrap() > 0.0, "{c}");
+    // Converted, the recording keeps its annotations' measured cost.
+    let cpt = dir.path().join("a.cpt");
+    assert!(
+        run(&["convert", out.to_str().unwrap(), cpt.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let converted = json_of(&[
+        "analyze",
+        cpt.to_str().unwrap(),
+        "--json",
+        "--correct-overhead",
+    ]);
+    assert_eq!(
+        converted["overhead_correction"],
+        fixed["overhead_correction"]
+    );
+    assert_eq!(converted["states"], fixed["states"]);
 }
 
 #[test]
@@ -660,4 +678,73 @@ fn a_syscall_recording_loses_nothing_and_names_the_recorder() {
     // perf may not run at all while a short command does (it sleeps until
     // its buffers fill: 0.00 ms was seen in a 132 ms recording).
     assert!((0.0..100.0).contains(&pct), "{msg}");
+}
+
+/// The standard output of a command that must succeed, as it is.
+fn analysis_text(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn a_converted_recording_analyzes_as_the_recording_does() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), "pingpong");
+    let (data, o) = record(dir.path(), "pp", &[bin.to_str().unwrap(), "2000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (cpt, jsonl) = (dir.path().join("pp.cpt"), dir.path().join("pp.jsonl"));
+    let (data, cpt, jsonl) = (
+        data.to_str().unwrap(),
+        cpt.to_str().unwrap(),
+        jsonl.to_str().unwrap(),
+    );
+    for (from, to) in [(data, cpt), (cpt, jsonl)] {
+        let o = run(&["convert", from, to]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let recorded = analysis_text(&["analyze", "--json", data]);
+    // The recording's scope (from the command's start to its exit, not
+    // through the recorder) and its reader's findings came along: the
+    // same analysis, byte for byte.
+    assert_eq!(analysis_text(&["analyze", "--json", cpt]), recorded);
+    let v: Value = serde_json::from_str(&recorded).unwrap();
+    let end = v["critical_path"]["end"]["sm"].as_str().unwrap();
+    assert!(end.starts_with("pingpong:"), "{end}");
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["kind"] == "recorder-share"),
+        "{}",
+        v["diagnostics"]
+    );
+    // A what-if spreads as on the recording (`runnable` with `running`),
+    // and its band counts the program's own threads as the program's.
+    let main = format!("{end}:running=2");
+    let whatif = |t: &str| analysis_text(&["whatif", t, "--speedup", &main, "--json"]);
+    assert_eq!(whatif(cpt), whatif(data));
+    // JSONL names the lines of its own findings: all else is the same.
+    let w: Value = serde_json::from_str(&analysis_text(&["analyze", "--json", jsonl])).unwrap();
+    assert_eq!(w["critical_path"], v["critical_path"]);
+    assert_eq!(w["states"], v["states"]);
+    let kinds = |v: &Value| -> Vec<String> {
+        let d = v["diagnostics"].as_array().unwrap();
+        d.iter().map(|d| d["kind"].to_string()).collect()
+    };
+    assert_eq!(kinds(&w), kinds(&v));
+    // And back to .cpt: the same file.
+    let again = dir.path().join("again.cpt");
+    assert!(run(&["convert", jsonl, again.to_str().unwrap()])
+        .status
+        .success());
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(cpt).unwrap());
 }

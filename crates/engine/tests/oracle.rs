@@ -862,7 +862,7 @@ proptest! {
             speedups.push(critpath_engine::Speedup { target: format!("{sm}:{st}"), factor, exact: false });
         }
         let scales_with = match follows {
-            true => vec![critpath_trace::ScalesWith { state: "s1", with: "s0" }],
+            true => vec![critpath_trace::ScalesWith { state: "s1".into(), with: "s0".into() }],
             false => Vec::new(),
         };
         speed.follows = scales_with.iter().map(|r| (r.state.to_string(), r.with.to_string())).collect();
@@ -890,7 +890,7 @@ proptest! {
         let (recs, s) = build(&ops, stacks);
         let speedups = vec![critpath_engine::Speedup { target: format!("sm{sm}:s{st}"), factor, exact: false }];
         let scales_with = match follows {
-            true => vec![critpath_trace::ScalesWith { state: "s1", with: "s0" }],
+            true => vec![critpath_trace::ScalesWith { state: "s1".into(), with: "s0".into() }],
             false => Vec::new(),
         };
         let to = to.map(|k| format!("sm{k}"));

@@ -79,8 +79,8 @@ fn a_rewalk_of_a_spilled_graph_predicts_what_a_pass_finds() {
     let mut s = Interner::new();
     let recs = trace(&mut s);
     let scales_with = vec![ScalesWith {
-        state: "s1",
-        with: "s0",
+        state: "s1".into(),
+        with: "s0".into(),
     }];
     for one_thread in [false, true] {
         let opts = Options {

@@ -1,5 +1,6 @@
 //! Mutation fuzzing of every reader through `critpath_import::open`: valid
 //! fixtures of each format (JSONL plain and gzip'd, .cpt plain and zstd,
+//! both also with a converted recording's scope and summary,
 //! Chrome plain and xz'd, OTLP, Jaeger plain and bzip2'd, SDK annotation
 //! blocks, perf.data) with bits flipped, bytes inserted, overwritten or
 //! removed, and the file cut. Any input may be refused, but no input may
@@ -186,6 +187,8 @@ fn read_all(bytes: Vec<u8>, how: How) -> Outcome {
         p.names_head(8192);
         p.prepare(bytes_len.is_multiple_of(2));
     }
+    // As an analysis does: the scope first (a converted trace's head).
+    src.scope();
     let mut batch = Vec::new();
     loop {
         match src.next_batch(&mut batch, 4096) {
@@ -345,12 +348,17 @@ fn fuzz_jsonl() {
         CASES / 3,
         |b| gzip(&b),
     );
+    // A converted recording's scope and summary lines.
+    let carried = fixture("small-carried.jsonl");
+    fuzz("jsonl carried", carried, How::Stream, CASES / 3);
 }
 
 #[test]
 fn fuzz_cpt() {
     fuzz("cpt", fixture("small.cpt"), How::Stream, CASES);
     fuzz("cpt zstd", fixture("small-zstd.cpt"), How::Stream, CASES);
+    let carried = fixture("small-carried.cpt");
+    fuzz("cpt carried", carried, How::Stream, CASES / 3);
 }
 
 #[test]

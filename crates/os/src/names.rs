@@ -6,6 +6,7 @@
 //! interrupt SMs). `Display` is the only place these names are written and
 //! `parse` the only place they are read back.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// A state machine of the OS graph.
@@ -169,8 +170,8 @@ const RUNNABLE: &str = "runnable";
 /// CPU time is queued half as often, so its `runnable` time, its own or
 /// charged to the CPU's holders, shrinks with its `running`.
 pub const SCALES_WITH: &[critpath_trace::ScalesWith] = &[critpath_trace::ScalesWith {
-    state: RUNNABLE,
-    with: RUNNING,
+    state: Cow::Borrowed(RUNNABLE),
+    with: Cow::Borrowed(RUNNING),
 }];
 const SYSCALL: &str = "running:syscall:";
 /// The state all `blocked:*` states are sub-states of.

@@ -9,6 +9,8 @@
 //! payload = base_t:varint op*
 //! op      = 0x0F len:varint utf8         defines the next string symbol
 //!                                         (symbol 0 is always "local")
+//!         | 0x1F len:varint utf8         what a converted trace carries
+//!                                         beside its records (see below)
 //!         | kind|flags dt:varint [sys] who fields...
 //! ```
 //!
@@ -26,9 +28,16 @@
 //! flags: 1 = `on`, 2 = `on_state`, 4 = `on_sys`. Strings are defined once,
 //! before first use, so the file streams in one pass, and a cut file yields
 //! every whole chunk before the cut.
+//!
+//! A converted trace keeps what its source said beside its records
+//! ([`crate::meta`]): its scope (a recording's command), in an op before
+//! the first record, and its source's summary (diagnostics, the recorded
+//! program, links it inferred), in ops after the last, each a JSON object.
 
+use crate::meta::{self, Carried, Meta};
 use critpath_trace::{
-    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+    Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Scope, Summary, Sym,
+    Who,
 };
 use std::io::{self, Read, Write};
 
@@ -41,6 +50,10 @@ pub const VERSION: u16 = 1;
 /// benchmark trace, 1.83 at 1 MiB).
 const CHUNK_RAW: usize = 1 << 18;
 const OP_DEFSTR: u8 = 0x0F;
+/// A scope or summary object (kind 15 with the thread bit: no record).
+const OP_META: u8 = 0x1F;
+/// Header flag: the first chunk starts with a scope object.
+const H_SCOPE: u16 = 2;
 const F_THREAD: u8 = 0x10;
 const F_CPU: u8 = 0x20;
 const F_SYS: u8 = 0x40;
@@ -73,6 +86,12 @@ fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+#[inline]
+fn put_text(buf: &mut Vec<u8>, text: &str) {
+    put_varint(buf, text.len() as u64);
+    buf.extend_from_slice(text.as_bytes());
+}
+
 /// Writes a `.cpt` file.
 pub struct CptWriter<W: Write> {
     out: W,
@@ -88,14 +107,22 @@ pub struct CptWriter<W: Write> {
 }
 
 impl<W: Write> CptWriter<W> {
-    pub fn new(mut out: W, codec: Codec) -> io::Result<Self> {
+    pub fn new(out: W, codec: Codec) -> io::Result<Self> {
+        Self::with_scope(out, codec, &Scope::default())
+    }
+
+    /// A writer whose records have `scope` (a recording's: see
+    /// [`crate::meta`]): the header says so, and the scope comes first.
+    pub fn with_scope(mut out: W, codec: Codec, scope: &Scope) -> io::Result<Self> {
+        let text = meta::scope_text(scope);
+        let flags = u16::from(codec == Codec::Zstd) | (u16::from(text.is_some()) * H_SCOPE);
         let mut h = Vec::with_capacity(16);
         h.extend_from_slice(MAGIC);
         h.extend_from_slice(&VERSION.to_le_bytes());
-        h.extend_from_slice(&u16::from(codec == Codec::Zstd).to_le_bytes());
+        h.extend_from_slice(&flags.to_le_bytes());
         h.extend_from_slice(&0u32.to_le_bytes());
         out.write_all(&h)?;
-        Ok(CptWriter {
+        let mut w = CptWriter {
             out,
             codec,
             buf: Vec::with_capacity(CHUNK_RAW + 4096),
@@ -105,7 +132,11 @@ impl<W: Write> CptWriter<W> {
             last_t: 0,
             chunk_started: false,
             records: 0,
-        })
+        };
+        if let Some(text) = text {
+            w.meta_op(&text)?;
+        }
+        Ok(w)
     }
 
     #[inline]
@@ -115,14 +146,34 @@ impl<W: Write> CptWriter<W> {
             self.map.resize(i + 1, u32::MAX);
         }
         if self.map[i] == u32::MAX {
-            let text = strings.resolve(s);
             self.buf.push(OP_DEFSTR);
-            put_varint(&mut self.buf, text.len() as u64);
-            self.buf.extend_from_slice(text.as_bytes());
+            put_text(&mut self.buf, strings.resolve(s));
             self.map[i] = self.next_sym;
             self.next_sym += 1;
         }
         u64::from(self.map[i])
+    }
+
+    /// Writes the summary of the source the records came from and the
+    /// links it inferred, after the last record; nothing for none.
+    pub fn summary(&mut self, s: &Summary, inferred: &[(String, u64)]) -> io::Result<()> {
+        for text in meta::summary_texts(s, inferred) {
+            self.meta_op(&text)?;
+        }
+        Ok(())
+    }
+
+    fn meta_op(&mut self, text: &str) -> io::Result<()> {
+        if !self.chunk_started {
+            put_varint(&mut self.buf, self.last_t);
+            self.chunk_started = true;
+        }
+        self.buf.push(OP_META);
+        put_text(&mut self.buf, text);
+        if self.buf.len() >= CHUNK_RAW {
+            self.flush_chunk()?;
+        }
+        Ok(())
     }
 
     /// Appends a record. Records must come in time order.
@@ -197,8 +248,7 @@ impl<W: Write> CptWriter<W> {
             );
         }
         if let Some(text) = inline {
-            put_varint(&mut self.buf, text.len() as u64);
-            self.buf.extend_from_slice(text.as_bytes());
+            put_text(&mut self.buf, text);
         }
         for v in [idv, a, b, c, d].into_iter().flatten() {
             put_varint(&mut self.buf, v);
@@ -247,6 +297,9 @@ impl<W: Write> CptWriter<W> {
     }
 }
 
+/// Records read at once, with their places.
+type Records = Vec<(Record, Pos)>;
+
 /// Reads a `.cpt` file.
 pub struct CptReader<R: Read> {
     input: R,
@@ -276,6 +329,16 @@ pub struct CptReader<R: Read> {
     floor: u64,
     /// An error to give at the next call (after one given first).
     pending: Option<ReadError>,
+    /// What the file carries beside its records (see [`crate::meta`]):
+    /// its scope, which the header announces, and its summary.
+    announced: bool,
+    scope: Scope,
+    carried: Carried,
+    /// The head was read up to the first record for the scope (see
+    /// [`RecordSource::scope`]), and what that read gave, held for the
+    /// next.
+    head_read: bool,
+    held: Option<(Result<(), ReadError>, Records)>,
 }
 
 /// Checks the 16-byte header `h` of a file at byte offset `at`, of which
@@ -309,7 +372,9 @@ impl<R: Read> CptReader<R> {
             ReadError::new(name, Location::Offset(0), format!("read error: {e}"), true)
         })?;
         check_header(&h, got, name, 0)?;
+        let flags = u16::from_le_bytes([h[10], h[11]]);
         Ok(CptReader {
+            announced: flags & H_SCOPE != 0,
             input,
             name: name.to_string(),
             offset: 16,
@@ -327,6 +392,10 @@ impl<R: Read> CptReader<R> {
             file_first: 0,
             floor: 0,
             pending: None,
+            scope: Scope::default(),
+            carried: Carried::default(),
+            head_read: false,
+            held: None,
         })
     }
 
@@ -492,6 +561,15 @@ fn vint(buf: &[u8], pos: &mut usize) -> Option<u64> {
             return None;
         }
     }
+}
+
+/// The text at `buf[*pos..]` (its length, then its UTF-8 bytes).
+#[inline(always)]
+fn text_at<'b>(buf: &'b [u8], pos: &mut usize) -> Option<&'b str> {
+    let len = usize::try_from(vint(buf, pos)?).ok()?;
+    let text = buf.get(*pos..pos.checked_add(len)?)?;
+    *pos += len;
+    std::str::from_utf8(text).ok()
 }
 
 /// The symbol at `buf[*pos..]`: below `direct` the table's own, else one
@@ -671,10 +749,7 @@ fn decode_inline(
     strings: &mut Interner,
     (direct, map): (u64, &[Sym]),
 ) -> Option<Event> {
-    let len = vint(buf, pos)? as usize;
-    let text = buf.get(*pos..pos.checked_add(len)?)?;
-    *pos += len;
-    let id = strings.transient_link(std::str::from_utf8(text).ok()?);
+    let id = strings.transient_link(text_at(buf, pos)?);
     if kind == K_SEND_INLINE {
         return Some(Event::Send { who, id });
     }
@@ -717,6 +792,31 @@ impl<R: Read> CptReader<R> {
         }
     }
 
+    /// Takes the scope or summary object at `self.pos` (just after its op
+    /// byte): a scope only before the first record (one after it is an
+    /// error, and ignored).
+    fn read_meta(&mut self) -> Result<(), ReadError> {
+        let start = self.pos;
+        let at = self.chunk_at;
+        let Some(text) = text_at(&self.raw, &mut self.pos) else {
+            let msg = format!("corrupt: a scope or summary object cut short at payload offset {start} of the chunk starting here; {} records read before it", self.record);
+            return Err(self.fatal(at, msg));
+        };
+        let here = |msg: String| ReadError::new(&self.name, Location::Offset(at), msg, false);
+        match meta::parse(text.as_bytes()) {
+            Err(msg) => Err(here(format!("{msg} (at payload offset {start} of the chunk starting here); ignored"))),
+            Ok(Meta::Scope(_)) if self.record > 0 || !self.announced => Err(here(format!("a scope after record {} or unannounced by the header (a file's scope comes first, the header says it does, and concatenated files have the first one's); ignored", self.record))),
+            Ok(Meta::Scope(scope)) => {
+                self.scope = scope;
+                Ok(())
+            }
+            Ok(Meta::Summary(summary, inferred)) => {
+                self.carried.add(summary, inferred);
+                Ok(())
+            }
+        }
+    }
+
     /// A record of a concatenated file earlier than the files before it.
     fn before_floor(&self, t: u64) -> ReadError {
         let msg = format!("record {} (t={t}) of the .cpt file concatenated at byte offset {} is before t={}, the latest time of the file before it (records must be in time order); skipped", self.record, self.file_at, self.floor);
@@ -741,6 +841,10 @@ impl<R: Read> CptReader<R> {
 impl<R: Read> RecordSource for CptReader<R> {
     fn next_batch(&mut self, out: &mut Vec<(Record, Pos)>, max: usize) -> Result<(), ReadError> {
         out.clear();
+        if let Some((res, first)) = self.held.take() {
+            out.extend(first);
+            res?;
+        }
         while out.len() < max {
             if self.pos >= self.raw.len() {
                 if self.done || !self.load_chunk()? {
@@ -748,10 +852,18 @@ impl<R: Read> RecordSource for CptReader<R> {
                 }
                 continue;
             }
-            if self.raw[self.pos] == OP_DEFSTR {
-                self.pos += 1;
-                self.define_string()?;
-                continue;
+            match self.raw[self.pos] {
+                OP_DEFSTR => {
+                    self.pos += 1;
+                    self.define_string()?;
+                    continue;
+                }
+                OP_META => {
+                    self.pos += 1;
+                    self.read_meta()?;
+                    continue;
+                }
+                _ => {}
             }
             let start = self.pos;
             let map = &self.map;
@@ -788,6 +900,26 @@ impl<R: Read> RecordSource for CptReader<R> {
 
     fn bytes_read(&self) -> u64 {
         self.offset
+    }
+
+    /// The scope a converted trace carries (none for other files).
+    fn scope(&mut self) -> Scope {
+        // Announced: ops up to the first record are read for it, and that
+        // record held for the next read.
+        if self.announced && !std::mem::replace(&mut self.head_read, true) && self.record == 0 {
+            let mut first = Vec::with_capacity(1);
+            let res = self.next_batch(&mut first, 1);
+            self.held = Some((res, first));
+        }
+        self.scope.clone()
+    }
+
+    fn summary(&mut self) -> Summary {
+        std::mem::take(&mut self.carried.summary)
+    }
+
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        std::mem::take(&mut self.carried.inferred)
     }
 }
 

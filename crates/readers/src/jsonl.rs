@@ -4,8 +4,10 @@
 //! the field of every problem and skips bad lines; the writer emits one
 //! canonical line per record.
 
+use crate::meta::{self, Carried, Meta};
 use critpath_trace::{
-    Event, Interner, Limits, LinkId, Location, Pos, ReadError, Record, RecordSource, Sym, Who,
+    Event, Interner, Limits, LinkId, Location, Pos, ReadError, Record, RecordSource, Scope,
+    Summary, Sym, Who,
 };
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
@@ -102,6 +104,16 @@ pub struct JsonlReader<R: BufRead> {
     last_t: Option<(u64, u64)>,
     strings: Interner,
     limits: Limits,
+    /// What a converted trace carries (see [`meta`]): its scope, from a
+    /// line before the first record, and its source's summary and
+    /// inferred links, from a line after the last.
+    scope: Scope,
+    carried: Carried,
+    /// The head was read up to the first record for the scope (see
+    /// [`RecordSource::scope`]), and what the first read gave, held for
+    /// the next.
+    head_read: bool,
+    held: Option<Result<Option<(Record, Pos)>, ReadError>>,
 }
 
 impl<R: BufRead> JsonlReader<R> {
@@ -116,6 +128,10 @@ impl<R: BufRead> JsonlReader<R> {
             last_t: None,
             strings: Interner::new(),
             limits: Limits::DEFAULT,
+            scope: Scope::default(),
+            carried: Carried::default(),
+            head_read: false,
+            held: None,
         }
     }
 
@@ -190,7 +206,9 @@ impl<R: BufRead> JsonlReader<R> {
         }
     }
 
-    fn parse(&mut self, text: &[u8], fast: bool) -> Result<Record, ReadError> {
+    /// The record of line `text`, or `None` for the scope or summary line
+    /// of a converted trace (taken: see [`meta`]).
+    fn parse(&mut self, text: &[u8], fast: bool) -> Result<Option<Record>, ReadError> {
         let mut l = Line::default();
         let bad = self.decode(text, &mut l, fast)?;
         if let Some((field, n)) = self.long_name(&l) {
@@ -212,6 +230,9 @@ impl<R: BufRead> JsonlReader<R> {
                 Event::NAMES.join(", ")
             )),
         })?;
+        if meta::is_meta(ev) {
+            return self.take_meta(text).map(|()| None);
+        }
         // A field of the wrong type matters only if this kind uses it.
         let present = |f: &str| {
             bad.iter().any(|b| b.field == f)
@@ -248,7 +269,7 @@ impl<R: BufRead> JsonlReader<R> {
             }
         }
         self.last_t = Some((t, self.line));
-        Ok(Record { t, sys, ev: event })
+        Ok(Some(Record { t, sys, ev: event }))
     }
 
     /// A field the record of kind `ev` needs, interned.
@@ -395,46 +416,107 @@ fn quoted(s: &str) -> String {
     format!("\"{}\"", cut.escape_debug())
 }
 
+impl<R: BufRead> JsonlReader<R> {
+    /// Reads the next line into `buf`: false at the end. A line past the
+    /// length limit is an error (it is skipped).
+    fn read_next_line(&mut self) -> Result<bool, ReadError> {
+        self.buf.clear();
+        let max = self.limits.max_line_bytes;
+        let read = read_line(&mut self.input, &mut self.buf, max).map_err(|e| {
+            ReadError::new(
+                &self.name,
+                Location::Line(self.line + 1),
+                format!("read error: {e}"),
+                true,
+            )
+        })?;
+        let (n, whole) = read;
+        if n == 0 {
+            return Ok(false);
+        }
+        let at = self.bytes;
+        self.line += 1;
+        self.bytes += n;
+        if !whole {
+            self.buf.clear();
+            return Err(self.err(format!(
+                "the line at byte {at} is {n} bytes long, longer than the limit of {max} bytes; skipped"
+            )));
+        }
+        Ok(true)
+    }
+
+    /// The text of a line read into `buf`: trimmed, without a byte-order
+    /// mark on the first line; empty for a comment.
+    fn text_of<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
+        let mut text = trim(buf);
+        if self.line == 1 {
+            // A UTF-8 byte-order mark is not part of the record.
+            text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+        }
+        match text.first() {
+            Some(b'#') => &[],
+            _ => text,
+        }
+    }
+
+    /// Takes the scope or summary line `text`: a scope only before the
+    /// first record (one after it is an error, and ignored).
+    fn take_meta(&mut self, text: &[u8]) -> Result<(), ReadError> {
+        match meta::parse(text).map_err(|m| self.err(m))? {
+            Meta::Scope(_) if self.last_t.is_some() => Err(self.err(
+                "a scope line after the first record (a trace's scope comes before its records); ignored",
+            )),
+            Meta::Scope(scope) => {
+                self.scope = scope;
+                Ok(())
+            }
+            Meta::Summary(summary, inferred) => {
+                self.carried.add(summary, inferred);
+                Ok(())
+            }
+        }
+    }
+}
+
 impl<R: BufRead> RecordSource for JsonlReader<R> {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        if let Some(first) = self.held.take() {
+            return first;
+        }
         loop {
-            self.buf.clear();
-            let max = self.limits.max_line_bytes;
-            let read = read_line(&mut self.input, &mut self.buf, max).map_err(|e| {
-                ReadError::new(
-                    &self.name,
-                    Location::Line(self.line + 1),
-                    format!("read error: {e}"),
-                    true,
-                )
-            })?;
-            let (n, whole) = read;
-            if n == 0 {
+            if !self.read_next_line()? {
                 return Ok(None);
             }
-            let at = self.bytes;
-            self.line += 1;
-            self.bytes += n;
-            if !whole {
-                self.buf.clear();
-                return Err(self.err(format!(
-                    "the line at byte {at} is {n} bytes long, longer than the limit of {max} bytes; skipped"
-                )));
-            }
             let buf = std::mem::take(&mut self.buf);
-            let mut text = trim(&buf);
-            if self.line == 1 {
-                // A UTF-8 byte-order mark is not part of the record.
-                text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
-            }
-            if text.is_empty() || text[0] == b'#' {
-                self.buf = buf;
-                continue;
-            }
-            let rec = self.parse(text, true);
+            let text = self.text_of(&buf);
+            let rec = (!text.is_empty()).then(|| self.parse(text, true));
             self.buf = buf;
-            return rec.map(|r| Some((r, Pos::Line(self.line))));
+            match rec {
+                None | Some(Ok(None)) => continue,
+                Some(Ok(Some(r))) => return Ok(Some((r, Pos::Line(self.line)))),
+                Some(Err(e)) => return Err(e),
+            }
         }
+    }
+
+    fn summary(&mut self) -> Summary {
+        std::mem::take(&mut self.carried.summary)
+    }
+
+    fn inferred_links(&mut self) -> Vec<(String, u64)> {
+        std::mem::take(&mut self.carried.inferred)
+    }
+
+    /// The scope of a converted recording (none for other traces).
+    fn scope(&mut self) -> Scope {
+        // Lines up to the first record are read for it, and that record
+        // held for the next read.
+        if !std::mem::replace(&mut self.head_read, true) && self.line == 0 {
+            let first = self.next_record();
+            self.held = Some(first);
+        }
+        self.scope.clone()
     }
 
     fn strings(&self) -> &Interner {
@@ -529,6 +611,28 @@ impl<W: Write> JsonlWriter<W> {
         JsonlWriter {
             out,
             line: String::with_capacity(256),
+        }
+    }
+
+    /// Writes the scope of the records to come (a recording's: see
+    /// [`meta`]), before the first; nothing for none.
+    pub fn scope(&mut self, scope: &Scope) -> io::Result<()> {
+        self.meta_line(meta::scope_text(scope))
+    }
+
+    /// Writes the summary of the source the records came from and the
+    /// links it inferred, after the last record; nothing for none.
+    pub fn summary(&mut self, s: &Summary, inferred: &[(String, u64)]) -> io::Result<()> {
+        for text in meta::summary_texts(s, inferred) {
+            self.meta_line(Some(text))?;
+        }
+        Ok(())
+    }
+
+    fn meta_line(&mut self, text: Option<String>) -> io::Result<()> {
+        match text {
+            Some(text) => writeln!(self.out, "{text}"),
+            None => Ok(()),
         }
     }
 

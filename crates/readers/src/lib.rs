@@ -11,6 +11,7 @@ pub mod extsort;
 pub mod json;
 pub mod jsonl;
 pub mod jsonsplit;
+pub mod meta;
 pub mod perf;
 pub mod recsort;
 pub mod spans;

@@ -4,11 +4,15 @@
 //! OS graph's `runnable` scales with `running`: a thread that asks for
 //! less CPU time waits less for a CPU it shares.
 
+use std::borrow::Cow;
+
 /// A state named `state` takes the speed-up of its SM's state `with` when
 /// no speed-up names it, and a piece of it charged to a holder (rule 6)
-/// shrinks with `with` as well as with the holder.
+/// shrinks with `with` as well as with the holder. A format's own rules
+/// are constants; a `.cpt` or JSONL file that carries a recording's scope
+/// reads its rules as it finds them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScalesWith {
-    pub state: &'static str,
-    pub with: &'static str,
+    pub state: Cow<'static, str>,
+    pub with: Cow<'static, str>,
 }

@@ -55,6 +55,9 @@ pub fn run(args: Args) -> Result<()> {
         refuse_binary_terminal(&args.output, ".cpt")?;
     }
     let mut src = open(&args.input)?;
+    // What the source says beside its records goes with them: a
+    // recording's scope (its command) first, its summary at the end.
+    let scope = src.scope();
     let pb = progress_bar(&args.input);
     let pumped = write_file(&args.output, &inputs, |out| match format {
         OutFormat::Cpt => {
@@ -62,14 +65,17 @@ pub fn run(args: Args) -> Result<()> {
                 Compress::None => Codec::None,
                 Compress::Zstd => Codec::Zstd,
             };
-            let mut w = CptWriter::new(out, codec)?;
+            let mut w = CptWriter::with_scope(out, codec, &scope)?;
             let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
+            w.summary(&src.summary(), &src.inferred_links())?;
             w.finish()?;
             Ok(p)
         }
         OutFormat::Jsonl => {
             let mut w = JsonlWriter::new(out);
+            w.scope(&scope)?;
             let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
+            w.summary(&src.summary(), &src.inferred_links())?;
             w.finish()?;
             Ok(p)
         }

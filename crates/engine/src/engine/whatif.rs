@@ -109,7 +109,7 @@ pub(crate) fn factors(
         }
         factor
     };
-    let with = scales_with.iter().find(|r| r.state == st).map(|r| r.with);
+    let with = scales_with.iter().find(|r| r.state == st).map(|r| &*r.with);
     let follow = with.and_then(&mut named).unwrap_or(1.0);
     let own = named(st);
     (own.unwrap_or(follow), follow)
