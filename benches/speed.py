@@ -5,6 +5,8 @@ as Markdown: critpath beside the tools it is compared with.
     python3 benches/speed.py [--quick] [--dir DIR] [--python PY]
 
 - the bench trace and the dependence-heavy shape (`critpath bench`);
+- a real recording (`critpath record --syscalls` of a ping-pong) replayed
+  from .cpt (`critpath bench --perf-data`; needs perf and root);
 - a perf.data recording of two threads ping-ponging through pipes, made
   with `critpath record --syscalls`, against `perf script` on the same file
   (`benches/perf-vs-script.sh`; needs perf and root);
@@ -82,6 +84,22 @@ def perf_part(quick):
              f"{c[1]} s, {c[2]} MiB", f"{ratio[1]}×")]
 
 
+def replay_part(cp, work, quick):
+    """A real recording replayed from .cpt (`critpath bench --perf-data`)."""
+    if shutil.which("perf") is None or os.geteuid() != 0:
+        return [("a recording replayed from .cpt", "skipped: needs perf and root", "", "")]
+    rounds = "20000" if quick else "700000"
+    pp, data = work / "pingpong", work / "replay.data"
+    sh(["cc", "-O2", "-pthread", "-o", str(pp), str(ROOT / "examples/os/pingpong.c")])
+    sh([cp, "record", "--syscalls", "--mmap-pages", "16384", "-o", str(data), "--", str(pp), rounds])
+    out = json.loads(sh([cp, "bench", "--formats", "none", "--perf-data", str(data),
+                         "--runs", "3", "--dir", str(work), "--json"]))
+    data.unlink()
+    r = next(r for r in out if r["format"] == "replay.cpt")
+    return [(f"a `--syscalls` recording replayed from .cpt, {r['records'] / 1e6:.1f}M records", "",
+             f"{r['records_per_s'] / 1e6:.1f} M records/s, {r['peak_rss_kib'] / 1024:.0f} MiB", "")]
+
+
 def hta_part(py, work, quick):
     try:
         sh([py, "-c", "import torch, hta"])
@@ -150,7 +168,8 @@ def main():
     work = a.dir or Path(tempfile.mkdtemp())
     work.mkdir(parents=True, exist_ok=True)
     try:
-        rows = bench(cp, a.quick) + perf_part(a.quick) + hta_part(a.python, work, a.quick)
+        rows = bench(cp, a.quick) + replay_part(cp, work, a.quick) + perf_part(a.quick)
+        rows += hta_part(a.python, work, a.quick)
         rows += otlp_part(cp, work, a.quick) + many_part(a.venv_python, a.quick)
     finally:
         if a.dir is None:

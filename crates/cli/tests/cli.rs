@@ -632,6 +632,41 @@ fn bench_text_fits_a_terminal_and_names_a_bad_recording() {
 }
 
 #[test]
+fn bench_replays_a_recording_from_cpt_and_finds_its_path() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../readers/tests/fixtures/perf.data");
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let o = run(&[
+        "bench",
+        "--formats",
+        "none",
+        "--perf-data",
+        data.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--dir",
+        d,
+        "--keep",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    let formats: Vec<&str> = rows.iter().map(|r| r["format"].as_str().unwrap()).collect();
+    assert_eq!(formats, ["perf.data", "replay.cpt"]);
+    for k in ["records", "nodes", "length_ns"] {
+        assert_eq!(rows[0][k], rows[1][k], "{k}");
+    }
+    assert!(rows[0]["length_ns"].as_u64().unwrap() > 0);
+    // The replay is kept, and analyzes as the recording does.
+    let kept = tmp.path().join("replay.cpt");
+    let a = run(&["analyze", "--json", kept.to_str().unwrap()]);
+    let b = run(&["analyze", "--json", data.to_str().unwrap()]);
+    assert!(a.status.success(), "{}", text(&a).1);
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
 fn bench_makes_its_dir_and_keeps_the_traces_there() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("new/traces");

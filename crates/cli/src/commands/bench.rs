@@ -7,7 +7,7 @@
 //! every message a string id that never repeats; the `-deps` formats are a
 //! dependence-heavy trace instead of the pipeline (256 SMs waiting on and
 //! messaging each other, ids that never repeat, ties); `--perf-data` adds
-//! a recording of the user's.
+//! a recording of the user's, as it is and replayed from `.cpt`.
 
 use crate::error::{CliError, Result};
 use crate::flags;
@@ -34,6 +34,7 @@ const FORMATS: &[&str] = &[
     "jsonl-unique",
     "cpt-deps",
     "jsonl-deps",
+    "none",
 ];
 
 #[derive(clap::Args)]
@@ -46,14 +47,17 @@ pub struct Args {
     stages: u32,
     /// Formats to measure: cpt, cpt-raw, jsonl, engine (no file),
     /// cpt-unique, jsonl-unique (string ids that never repeat), and
-    /// cpt-deps, jsonl-deps (the dependence-heavy trace).
+    /// cpt-deps, jsonl-deps (the dependence-heavy trace); none for only
+    /// --perf-data.
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "cpt,cpt-raw,jsonl,cpt-unique"
     )]
     formats: Vec<String>,
-    /// Also analyze this perf.data recording (or any trace) as it is.
+    /// Also analyze this perf.data recording (or any trace) as it is, and
+    /// replayed: converted to .cpt (in --dir), analyzed the same, checked
+    /// to give the recording's path.
     #[arg(long)]
     perf_data: Option<PathBuf>,
     /// Directory for the generated traces (default: a temporary one).
@@ -161,7 +165,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     for &n in &counts {
-        for f in &args.formats {
+        for f in args.formats.iter().filter(|f| *f != "none") {
             let t0 = Instant::now();
             let (gen_s, m) = if f == "engine" {
                 (0.0, median(args.runs, || engine_alone(n, args.stages))?)
@@ -183,14 +187,64 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(p) = &args.perf_data {
         let m = median(args.runs, || measure(p))?;
-        let row = row(m.mid.records, "perf.data", 0.0, &m);
-        print(&row);
-        rows.push(row);
+        let as_is = row(m.mid.records, "perf.data", 0.0, &m);
+        print(&as_is);
+        rows.push(as_is);
+        let (gen_s, r) = replay(p, &dir, &args, &m.mid)?;
+        let replayed = row(r.mid.records, "replay.cpt", gen_s, &r);
+        print(&replayed);
+        rows.push(replayed);
     }
     if args.print.json {
         stdout(json::document(&rows).as_bytes())?;
     }
     Ok(())
+}
+
+/// The recording `p` replayed: converted to `.cpt` in `dir` (the seconds
+/// that took) and analyzed `--runs` times; it must find the recording's
+/// path (`as_is`'s length and nodes).
+fn replay(p: &Path, dir: &Path, args: &Args, as_is: &Measured) -> Result<(f64, Runs)> {
+    let path = dir.join("replay.cpt");
+    let t0 = Instant::now();
+    // In a process of its own, as the analyses: the memory it takes is not
+    // counted in theirs.
+    let exe = std::env::current_exe()
+        .map_err(|e| io_err(format!("cannot find critpath's own executable: {e}")))?;
+    let o = Command::new(exe)
+        .args(["convert".as_ref(), p.as_os_str(), path.as_os_str()])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| io_err(format!("cannot run critpath convert: {e}")))?;
+    if !o.status.success() {
+        let why = String::from_utf8_lossy(&o.stderr);
+        return Err(io_err(format!(
+            "converting {} to .cpt failed: {}",
+            p.display(),
+            why.trim()
+        )));
+    }
+    let gen_s = t0.elapsed().as_secs_f64();
+    let r = median(args.runs, || measure(&path));
+    if !args.keep {
+        let _ = std::fs::remove_file(&path);
+    }
+    let r = r?;
+    let (got, want) = (
+        (r.mid.length_ns, r.mid.nodes),
+        (as_is.length_ns, as_is.nodes),
+    );
+    if got != want {
+        return Err(io_err(format!(
+            "{} replayed from .cpt found a path of {} ns over {} nodes, the recording {} ns over {}",
+            p.display(),
+            got.0,
+            got.1,
+            want.0,
+            want.1
+        )));
+    }
+    Ok((gen_s, r))
 }
 
 fn row<'a>(n: u64, format: &'a str, gen_s: f64, r: &Runs) -> BenchRow<'a> {

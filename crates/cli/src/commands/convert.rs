@@ -54,17 +54,22 @@ pub fn run(args: Args) -> Result<()> {
     if matches!(format, OutFormat::Cpt) {
         refuse_binary_terminal(&args.output, ".cpt")?;
     }
-    let mut src = open(&args.input)?;
+    let codec = match args.compress {
+        Compress::None => Codec::None,
+        Compress::Zstd => Codec::Zstd,
+    };
+    convert(&args.input, &args.output, format, codec)
+}
+
+/// `input` converted to `output` in `format`.
+fn convert(input: &Path, output: &Path, format: OutFormat, codec: Codec) -> Result<()> {
+    let mut src = open(input)?;
     // What the source says beside its records goes with them: a
     // recording's scope (its command) first, its summary at the end.
     let scope = src.scope();
-    let pb = progress_bar(&args.input);
-    let pumped = write_file(&args.output, &inputs, |out| match format {
+    let pb = progress_bar(input);
+    let pumped = write_file(output, &[input.to_path_buf()], |out| match format {
         OutFormat::Cpt => {
-            let codec = match args.compress {
-                Compress::None => Codec::None,
-                Compress::Zstd => Codec::Zstd,
-            };
             let mut w = CptWriter::with_scope(out, codec, &scope)?;
             let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
             w.summary(&src.summary(), &src.inferred_links())?;
