@@ -805,7 +805,8 @@ impl<R: Read> CptReader<R> {
         let here = |msg: String| ReadError::new(&self.name, Location::Offset(at), msg, false);
         match meta::parse(text.as_bytes()) {
             Err(msg) => Err(here(format!("{msg} (at payload offset {start} of the chunk starting here); ignored"))),
-            Ok(Meta::Scope(_)) if self.record > 0 || !self.announced => Err(here(format!("a scope after record {} or unannounced by the header (a file's scope comes first, the header says it does, and concatenated files have the first one's); ignored", self.record))),
+            Ok(Meta::Scope(_)) if !self.announced => Err(here(format!("a scope at payload offset {start} of the chunk starting here that the file's header does not announce (flag bit 1); ignored"))),
+            Ok(Meta::Scope(_)) if self.record > 0 => Err(here(format!("a scope after record {} (a file's scope comes before its first record, and concatenated files have the first one's); ignored", self.record))),
             Ok(Meta::Scope(scope)) => {
                 self.scope = scope;
                 Ok(())

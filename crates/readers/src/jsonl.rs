@@ -114,6 +114,8 @@ pub struct JsonlReader<R: BufRead> {
     /// the next.
     head_read: bool,
     held: Option<Result<Option<(Record, Pos)>, ReadError>>,
+    /// The scope was given: a scope line read after it is an error.
+    scope_given: bool,
 }
 
 impl<R: BufRead> JsonlReader<R> {
@@ -132,6 +134,7 @@ impl<R: BufRead> JsonlReader<R> {
             carried: Carried::default(),
             head_read: false,
             held: None,
+            scope_given: false,
         }
     }
 
@@ -464,8 +467,8 @@ impl<R: BufRead> JsonlReader<R> {
     /// first record (one after it is an error, and ignored).
     fn take_meta(&mut self, text: &[u8]) -> Result<(), ReadError> {
         match meta::parse(text).map_err(|m| self.err(m))? {
-            Meta::Scope(_) if self.last_t.is_some() => Err(self.err(
-                "a scope line after the first record (a trace's scope comes before its records); ignored",
+            Meta::Scope(_) if self.last_t.is_some() || self.scope_given => Err(self.err(
+                "a scope line after the first record or a bad line (a trace's scope comes before its records); ignored",
             )),
             Meta::Scope(scope) => {
                 self.scope = scope;
@@ -516,6 +519,8 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
             let first = self.next_record();
             self.held = Some(first);
         }
+        // A scope line past what was read now would come too late.
+        self.scope_given = true;
         self.scope.clone()
     }
 

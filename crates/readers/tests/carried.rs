@@ -187,6 +187,15 @@ fn a_misplaced_or_bad_object_is_an_error_and_the_records_are_read() {
         "{}",
         errs[2]
     );
+    // After a bad first line, a scope comes too late for the analysis that
+    // asked for it: an error too.
+    let body = "{\"t\":\"x\"}\n{\"ev\":\"scope\",\"from\":\"a\"}\n";
+    let mut r = JsonlReader::new(Cursor::new(body.as_bytes().to_vec()), "m.jsonl");
+    assert_eq!(r.scope(), Scope::default());
+    let (recs, errs) = drain(&mut r);
+    assert!(recs.is_empty());
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[1].message.contains("scope line after"), "{}", errs[1]);
 }
 
 #[test]
