@@ -737,4 +737,12 @@ fn a_chrome_call_by_flow_waits_for_the_slice_it_reached() {
     assert_eq!(inferred["count"], 1, "{inferred}");
     let w = json_of(&["whatif", p, "--speedup", "server:query=2", "--json"]);
     assert_eq!(w["predicted_length_ns"], 70_000, "{w}");
+    // Converted to .cpt, the trace keeps the finding, and its path's edge
+    // over the inferred link is still marked `inferred`.
+    let cpt = dir.path().join("call.cpt");
+    let o = run(&["convert", p, cpt.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = json_of(&["analyze", cpt.to_str().unwrap(), "--json", "--path"]);
+    assert_eq!(c, v);
+    assert!(c.to_string().contains("\"inferred\":true"), "{c}");
 }
