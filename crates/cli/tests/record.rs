@@ -312,6 +312,19 @@ fn damaged_and_incomplete_perf_data_are_analyzed_with_an_error() {
         String::from_utf8_lossy(&o.stdout).contains("critical path"),
         "what was readable is analyzed"
     );
+    // Converted, the cut recording is an error too, once; what was read is
+    // written, and says it was cut.
+    let cpt = dir.path().join("cut.cpt");
+    let o = run(&["convert", cut.to_str().unwrap(), cpt.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("cut short").count(), 1, "{err}");
+    assert!(err.contains("records that could be read"), "{err}");
+    let v = json_of(&["analyze", "--json", cpt.to_str().unwrap()]);
+    let kinds: Vec<&str> = (v["diagnostics"].as_array().unwrap().iter())
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"input-cut"), "{kinds:?}");
     // A perf.data without the scheduler events: says what to record (and
     // that, not the command's missing thread, is the error, even when
     // the softirqs make records of their own).

@@ -8,7 +8,7 @@ use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, safe, writ
 use crate::progress::{advance, clear, progress_bar};
 use critpath_import::{open, AnySource};
 use critpath_readers::{Codec, CptWriter, JsonlWriter};
-use critpath_trace::{Interner, ReadError, Record, RecordSource};
+use critpath_trace::{Interner, ReadError, Record, RecordSource, Summary};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -71,16 +71,16 @@ fn convert(input: &Path, output: &Path, format: OutFormat, codec: Codec) -> Resu
     let pumped = write_file(output, &[input.to_path_buf()], |out| match format {
         OutFormat::Cpt => {
             let mut w = CptWriter::with_scope(out, codec, &scope)?;
-            let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
-            w.summary(&src.summary(), &src.inferred_links())?;
+            let mut p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
+            w.summary(&p.summary(&mut src), &src.inferred_links())?;
             w.finish()?;
             Ok(p)
         }
         OutFormat::Jsonl => {
             let mut w = JsonlWriter::new(out);
             w.scope(&scope)?;
-            let p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
-            w.summary(&src.summary(), &src.inferred_links())?;
+            let mut p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
+            w.summary(&p.summary(&mut src), &src.inferred_links())?;
             w.finish()?;
             Ok(p)
         }
@@ -109,6 +109,22 @@ fn format_of(output: &Path) -> Result<OutFormat> {
             "{}: cannot tell the output format from the name; use .cpt or .jsonl, or --format",
             output.display()
         ))),
+    }
+}
+
+impl Pumped {
+    /// The source's summary after its last record: the error it holds (a
+    /// recording found cut short at its end) is the conversion's too, if
+    /// it had none before; its findings (`input-cut`) go with the records.
+    fn summary(&mut self, src: &mut AnySource) -> Summary {
+        let mut s = src.summary();
+        match (s.error.take(), &self.first_err) {
+            // Said once: the conversion's error repeats it.
+            (Some(e), None) => self.first_err = Some(e),
+            (Some(e), Some(_)) => eprintln!("critpath: warning: {}", safe(&e.to_string())),
+            (None, _) => {}
+        }
+        s
     }
 }
 
