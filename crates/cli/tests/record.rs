@@ -4,7 +4,7 @@
 //! machine with perf they run.
 
 mod common;
-use common::{cc, example, json_of, recording_slot, run, thread_states};
+use common::{cc, example, json_of, recording_slot, run, stdout_of, thread_states};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -693,17 +693,6 @@ fn a_syscall_recording_loses_nothing_and_names_the_recorder() {
     assert!((0.0..100.0).contains(&pct), "{msg}");
 }
 
-/// The standard output of a command that must succeed, as it is.
-fn analysis_text(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
 #[test]
 fn a_converted_recording_analyzes_as_the_recording_does() {
     let Some(_slot) = recording_slot() else {
@@ -723,11 +712,11 @@ fn a_converted_recording_analyzes_as_the_recording_does() {
         let o = run(&["convert", from, to]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let recorded = analysis_text(&["analyze", "--json", data]);
+    let recorded = stdout_of(&["analyze", "--json", data]);
     // The recording's scope (from the command's start to its exit, not
     // through the recorder) and its reader's findings came along: the
     // same analysis, byte for byte.
-    assert_eq!(analysis_text(&["analyze", "--json", cpt]), recorded);
+    assert_eq!(stdout_of(&["analyze", "--json", cpt]), recorded);
     let v: Value = serde_json::from_str(&recorded).unwrap();
     let end = v["critical_path"]["end"]["sm"].as_str().unwrap();
     assert!(end.starts_with("pingpong:"), "{end}");
@@ -743,10 +732,10 @@ fn a_converted_recording_analyzes_as_the_recording_does() {
     // A what-if spreads as on the recording (`runnable` with `running`),
     // and its band counts the program's own threads as the program's.
     let main = format!("{end}:running=2");
-    let whatif = |t: &str| analysis_text(&["whatif", t, "--speedup", &main, "--json"]);
+    let whatif = |t: &str| stdout_of(&["whatif", t, "--speedup", &main, "--json"]);
     assert_eq!(whatif(cpt), whatif(data));
     // JSONL names the lines of its own findings: all else is the same.
-    let w: Value = serde_json::from_str(&analysis_text(&["analyze", "--json", jsonl])).unwrap();
+    let w: Value = serde_json::from_str(&stdout_of(&["analyze", "--json", jsonl])).unwrap();
     assert_eq!(w["critical_path"], v["critical_path"]);
     assert_eq!(w["states"], v["states"]);
     let kinds = |v: &Value| -> Vec<String> {

@@ -34,7 +34,7 @@
 //! the first record, and its source's summary (diagnostics, the recorded
 //! program, links it inferred), in ops after the last, each a JSON object.
 
-use crate::meta::{self, Carried, Meta};
+use crate::meta::{self, Carried};
 use critpath_trace::{
     Event, Interner, LinkId, Location, Pos, ReadError, Record, RecordSource, Scope, Summary, Sym,
     Who,
@@ -54,6 +54,11 @@ const OP_DEFSTR: u8 = 0x0F;
 const OP_META: u8 = 0x1F;
 /// Header flag: the first chunk starts with a scope object.
 const H_SCOPE: u16 = 2;
+/// Why a scope is ignored: the header does not announce it, or records
+/// came before it.
+const UNANNOUNCED: &str = "a scope that the file's header does not announce (flag bit 1)";
+const AFTER_RECORDS: &str =
+    "(a file's scope comes before its first record, and concatenated files have the first one's)";
 const F_THREAD: u8 = 0x10;
 const F_CPU: u8 = 0x20;
 const F_SYS: u8 = 0x40;
@@ -332,7 +337,6 @@ pub struct CptReader<R: Read> {
     /// What the file carries beside its records (see [`crate::meta`]):
     /// its scope, which the header announces, and its summary.
     announced: bool,
-    scope: Scope,
     carried: Carried,
     /// The head was read up to the first record for the scope (see
     /// [`RecordSource::scope`]), and what that read gave, held for the
@@ -392,7 +396,6 @@ impl<R: Read> CptReader<R> {
             file_first: 0,
             floor: 0,
             pending: None,
-            scope: Scope::default(),
             carried: Carried::default(),
             head_read: false,
             held: None,
@@ -802,20 +805,17 @@ impl<R: Read> CptReader<R> {
             let msg = format!("corrupt: a scope or summary object cut short at payload offset {start} of the chunk starting here; {} records read before it", self.record);
             return Err(self.fatal(at, msg));
         };
-        let here = |msg: String| ReadError::new(&self.name, Location::Offset(at), msg, false);
-        match meta::parse(text.as_bytes()) {
-            Err(msg) => Err(here(format!("{msg} (at payload offset {start} of the chunk starting here); ignored"))),
-            Ok(Meta::Scope(_)) if !self.announced => Err(here(format!("a scope at payload offset {start} of the chunk starting here that the file's header does not announce (flag bit 1); ignored"))),
-            Ok(Meta::Scope(_)) if self.record > 0 => Err(here(format!("a scope after record {} (a file's scope comes before its first record, and concatenated files have the first one's); ignored", self.record))),
-            Ok(Meta::Scope(scope)) => {
-                self.scope = scope;
-                Ok(())
-            }
-            Ok(Meta::Summary(summary, inferred)) => {
-                self.carried.add(summary, inferred);
-                Ok(())
-            }
-        }
+        let (announced, record) = (self.announced, self.record);
+        let too_late = || match (announced, record) {
+            (false, _) => Some(UNANNOUNCED.to_string()),
+            (true, 0) => None,
+            (true, n) => Some(format!("a scope after record {n} {AFTER_RECORDS}")),
+        };
+        self.carried.take(text.as_bytes(), too_late).map_err(|m| {
+            let msg =
+                format!("{m} (at payload offset {start} of the chunk starting here); ignored");
+            ReadError::new(&self.name, Location::Offset(at), msg, false)
+        })
     }
 
     /// A record of a concatenated file earlier than the files before it.
@@ -912,7 +912,7 @@ impl<R: Read> RecordSource for CptReader<R> {
             let res = self.next_batch(&mut first, 1);
             self.held = Some((res, first));
         }
-        self.scope.clone()
+        self.carried.scope.clone()
     }
 
     fn summary(&mut self) -> Summary {

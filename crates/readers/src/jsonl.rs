@@ -4,7 +4,7 @@
 //! the field of every problem and skips bad lines; the writer emits one
 //! canonical line per record.
 
-use crate::meta::{self, Carried, Meta};
+use crate::meta::{self, Carried};
 use critpath_trace::{
     Event, Interner, Limits, LinkId, Location, Pos, ReadError, Record, RecordSource, Scope,
     Summary, Sym, Who,
@@ -107,7 +107,6 @@ pub struct JsonlReader<R: BufRead> {
     /// What a converted trace carries (see [`meta`]): its scope, from a
     /// line before the first record, and its source's summary and
     /// inferred links, from a line after the last.
-    scope: Scope,
     carried: Carried,
     /// The head was read up to the first record for the scope (see
     /// [`RecordSource::scope`]), and what the first read gave, held for
@@ -130,7 +129,6 @@ impl<R: BufRead> JsonlReader<R> {
             last_t: None,
             strings: Interner::new(),
             limits: Limits::DEFAULT,
-            scope: Scope::default(),
             carried: Carried::default(),
             head_read: false,
             held: None,
@@ -466,19 +464,11 @@ impl<R: BufRead> JsonlReader<R> {
     /// Takes the scope or summary line `text`: a scope only before the
     /// first record (one after it is an error, and ignored).
     fn take_meta(&mut self, text: &[u8]) -> Result<(), ReadError> {
-        match meta::parse(text).map_err(|m| self.err(m))? {
-            Meta::Scope(_) if self.last_t.is_some() || self.scope_given => Err(self.err(
-                "a scope line after the first record or a bad line (a trace's scope comes before its records); ignored",
-            )),
-            Meta::Scope(scope) => {
-                self.scope = scope;
-                Ok(())
-            }
-            Meta::Summary(summary, inferred) => {
-                self.carried.add(summary, inferred);
-                Ok(())
-            }
-        }
+        let late = self.last_t.is_some() || self.scope_given;
+        let why = "a scope line after the first record or a bad line (a trace's scope comes before its records); ignored";
+        (self.carried)
+            .take(text, || late.then(|| why.to_string()))
+            .map_err(|m| self.err(m))
     }
 }
 
@@ -521,7 +511,7 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
         }
         // A scope line past what was read now would come too late.
         self.scope_given = true;
-        self.scope.clone()
+        self.carried.scope.clone()
     }
 
     fn strings(&self) -> &Interner {

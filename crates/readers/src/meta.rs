@@ -21,33 +21,18 @@ struct Line {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     to: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    scales_with: Vec<Rule>,
+    scales_with: Vec<ScalesWith>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     diagnostics: Vec<Finding>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     program: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    annotation_costs: Vec<Cost>,
+    annotation_costs: Vec<AnnotationCost>,
     /// (SM, time) of each receive whose link the source inferred.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     inferred_links: Vec<(String, u64)>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     wall_clock: bool,
-}
-
-#[derive(Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct Rule {
-    state: String,
-    with: String,
-}
-
-#[derive(Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct Cost {
-    sys: String,
-    sm: String,
-    ns_per_event: f64,
 }
 
 /// A diagnostic as `analyze --json` writes it (its severity follows from
@@ -76,7 +61,7 @@ struct Finding {
 
 /// What a scope or summary object read gives.
 #[derive(Debug)]
-pub enum Meta {
+enum Meta {
     Scope(Scope),
     /// A source's summary (its `error` and `renamed` are never carried:
     /// the records converted carry the final names) and the links it
@@ -99,12 +84,7 @@ pub fn scope_text(scope: &Scope) -> Option<String> {
         ev: "scope".into(),
         from: scope.from.clone(),
         to: scope.to.clone(),
-        scales_with: (scope.scales_with.iter())
-            .map(|r| Rule {
-                state: r.state.to_string(),
-                with: r.with.to_string(),
-            })
-            .collect(),
+        scales_with: scope.scales_with.clone(),
         ..Line::default()
     };
     Some(serde_json::to_string(&line).expect("a scope serializes"))
@@ -122,13 +102,7 @@ pub fn summary_texts(s: &Summary, inferred: &[(String, u64)]) -> Vec<String> {
         ev: "summary".into(),
         diagnostics: s.diagnostics.iter().map(finding).collect(),
         program: s.program.clone(),
-        annotation_costs: (s.annotation_costs.iter())
-            .map(|c| Cost {
-                sys: c.sys.clone(),
-                sm: c.sm.clone(),
-                ns_per_event: c.ns_per_event,
-            })
-            .collect(),
+        annotation_costs: s.annotation_costs.clone(),
         wall_clock: s.wall_clock,
         ..Line::default()
     };
@@ -154,16 +128,40 @@ pub fn summary_texts(s: &Summary, inferred: &[(String, u64)]) -> Vec<String> {
     }
 }
 
-/// What the summary objects read so far carry: each adds to it.
+/// What the objects read so far carry: the scope, and what the summary
+/// objects added up to (each adds to those before).
 #[derive(Debug, Default)]
 pub struct Carried {
+    pub scope: Scope,
     pub summary: Summary,
     pub inferred: Vec<(String, u64)>,
 }
 
 impl Carried {
+    /// Takes the scope or summary object `text`: a scope unless
+    /// `too_late` says why it comes too late; what is wrong with it.
+    pub fn take(
+        &mut self,
+        text: &[u8],
+        too_late: impl FnOnce() -> Option<String>,
+    ) -> Result<(), String> {
+        match parse(text)? {
+            Meta::Scope(scope) => match too_late() {
+                Some(why) => Err(why),
+                None => {
+                    self.scope = scope;
+                    Ok(())
+                }
+            },
+            Meta::Summary(s, inferred) => {
+                self.add(s, inferred);
+                Ok(())
+            }
+        }
+    }
+
     /// Adds summary object `s` and its links.
-    pub fn add(&mut self, s: Summary, inferred: Vec<(String, u64)>) {
+    fn add(&mut self, s: Summary, inferred: Vec<(String, u64)>) {
         let to = &mut self.summary;
         to.diagnostics.extend(s.diagnostics);
         to.program.extend(s.program);
@@ -189,7 +187,7 @@ fn finding(d: &Diagnostic) -> Finding {
 }
 
 /// The scope or summary object `text`, or what is wrong with it.
-pub fn parse(text: &[u8]) -> Result<Meta, String> {
+fn parse(text: &[u8]) -> Result<Meta, String> {
     let line: Line = serde_json::from_slice(text).map_err(|e| {
         // The object is one line: its column is where.
         let why = e.to_string().replace(" at line 1 column ", " at column ");
@@ -199,12 +197,7 @@ pub fn parse(text: &[u8]) -> Result<Meta, String> {
         "scope" => Ok(Meta::Scope(Scope {
             from: line.from,
             to: line.to,
-            scales_with: (line.scales_with.into_iter())
-                .map(|r| ScalesWith {
-                    state: r.state.into(),
-                    with: r.with.into(),
-                })
-                .collect(),
+            scales_with: line.scales_with,
         })),
         "summary" => summary(line),
         other => Err(format!(
@@ -226,13 +219,7 @@ fn summary(line: Line) -> Result<Meta, String> {
     let summary = Summary {
         diagnostics,
         program: line.program,
-        annotation_costs: (line.annotation_costs.into_iter())
-            .map(|c| AnnotationCost {
-                sys: c.sys,
-                sm: c.sm,
-                ns_per_event: c.ns_per_event,
-            })
-            .collect(),
+        annotation_costs: line.annotation_costs,
         wall_clock: line.wall_clock,
         ..Summary::default()
     };

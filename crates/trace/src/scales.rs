@@ -11,7 +11,8 @@ use std::borrow::Cow;
 /// shrinks with `with` as well as with the holder. A format's own rules
 /// are constants; a `.cpt` or JSONL file that carries a recording's scope
 /// reads its rules as it finds them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScalesWith {
     pub state: Cow<'static, str>,
     pub with: Cow<'static, str>,

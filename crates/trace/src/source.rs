@@ -140,8 +140,10 @@ pub struct Summary {
     pub wall_clock: bool,
 }
 
-/// See [`Summary::annotation_costs`].
-#[derive(Clone, Debug, PartialEq)]
+/// See [`Summary::annotation_costs`] (a converted trace carries them as
+/// these fields).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AnnotationCost {
     pub sys: String,
     pub sm: String,

@@ -96,6 +96,12 @@ struct Measured {
     length_ns: u64,
 }
 
+/// This executable, which bench runs for each conversion and analysis.
+fn own_exe() -> Result<PathBuf> {
+    std::env::current_exe()
+        .map_err(|e| io_err(format!("cannot find critpath's own executable: {e}")))
+}
+
 fn io_err(e: impl std::fmt::Display) -> CliError {
     CliError::input(format!("bench: {e}"))
 }
@@ -209,9 +215,7 @@ fn replay(p: &Path, dir: &Path, args: &Args, as_is: &Measured) -> Result<(f64, R
     let t0 = Instant::now();
     // In a process of its own, as the analyses: the memory it takes is not
     // counted in theirs.
-    let exe = std::env::current_exe()
-        .map_err(|e| io_err(format!("cannot find critpath's own executable: {e}")))?;
-    let o = Command::new(exe)
+    let o = Command::new(own_exe()?)
         .args(["convert".as_ref(), p.as_os_str(), path.as_os_str()])
         .stdin(Stdio::null())
         .output()
@@ -347,8 +351,7 @@ impl Gen {
 /// a user running it sees, whatever was measured before.
 fn measure(path: &Path) -> Result<Measured> {
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let exe = std::env::current_exe()
-        .map_err(|e| io_err(format!("cannot find critpath's own executable: {e}")))?;
+    let exe = own_exe()?;
     let t0 = Instant::now();
     let mut child = Command::new(exe)
         .args(["analyze", "--json"])

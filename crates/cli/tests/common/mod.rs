@@ -13,15 +13,20 @@ pub fn run(args: &[&str]) -> Output {
         .expect("runs")
 }
 
-/// Runs a command that must succeed and prints JSON.
-pub fn json_of(args: &[&str]) -> Value {
+/// Runs a command that must succeed: its standard output, as it is.
+pub fn stdout_of(args: &[&str]) -> String {
     let o = run(args);
     assert!(
         o.status.success(),
         "{args:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    serde_json::from_slice(&o.stdout).expect("JSON")
+    String::from_utf8(o.stdout).expect("UTF-8")
+}
+
+/// Runs a command that must succeed and prints JSON.
+pub fn json_of(args: &[&str]) -> Value {
+    serde_json::from_str(&stdout_of(args)).expect("JSON")
 }
 
 /// A file of `examples/`.
