@@ -634,14 +634,21 @@ fn longest(
 }
 
 fn engine(records: &[Record], s: &Interner, from: Option<&str>) -> Result_ {
-    engine_with(records, s, from, false)
+    engine_with(records, s, from, (false, false))
 }
 
 /// [`engine`], with the walk back split over two threads however short
-/// it is (`split`).
-fn engine_with(records: &[Record], s: &Interner, from: Option<&str>, split: bool) -> Result_ {
+/// it is (`split`), and with no combined graph asked for (`no_cgraph`:
+/// its inter-SM edges are kept per sending SM).
+fn engine_with(
+    records: &[Record],
+    s: &Interner,
+    from: Option<&str>,
+    (split, no_cgraph): (bool, bool),
+) -> Result_ {
     let mut e = Engine::new(Options {
         from: from.map(String::from),
+        no_cgraph,
         ..Default::default()
     });
     if split {
@@ -826,7 +833,13 @@ proptest! {
     #[test]
     fn split_walk_matches_oracle(ops in ops()) {
         let (recs, s) = build(&ops, true);
-        prop_assert_eq!(engine_with(&recs, &s, None, true), oracle(&recs, &s, None));
+        prop_assert_eq!(engine_with(&recs, &s, None, (true, false)), oracle(&recs, &s, None));
+    }
+
+    #[test]
+    fn engine_without_cgraph_matches_oracle(ops in ops(), stacks in any::<bool>(), split in any::<bool>()) {
+        let (recs, s) = build(&ops, stacks);
+        prop_assert_eq!(engine_with(&recs, &s, None, (split, true)), oracle(&recs, &s, None));
     }
 
     #[test]

@@ -94,7 +94,10 @@ pub struct Options {
     /// Leave the combined graph's rows out of the result
     /// ([`crate::Analysis::cgraph`] empty): a caller that reads only the
     /// tables (the per-request results of a file of many requests) skips
-    /// building a row, with its names, for every cgraph node and edge.
+    /// building a row, with its names, for every cgraph node and edge. The
+    /// pass then keeps one inter-SM edge for all the links from an SM to a
+    /// cgraph node, not one per sending node (the path, tables and findings
+    /// are the same; the node log's size may differ).
     pub no_cgraph: bool,
     /// Leave the states the critical path does not cross (critical time
     /// 0) out of [`crate::Analysis::states`]: a caller that reads only
