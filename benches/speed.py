@@ -60,7 +60,7 @@ def timed(cmd, runs):
 
 
 def bench(cp, quick):
-    records = "1M" if quick else "10M"
+    records = "1M" if quick else "20M"
     out = sh([cp, "bench", "--records", records, "--formats", "cpt,cpt-deps", "--runs", "3", "--json"])
     rows = []
     for r in json.loads(out):

@@ -862,7 +862,7 @@ proptest! {
     }
 
     #[test]
-    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY]), follows in any::<bool>(), own in prop::option::of(0u8..4)) {
+    fn whatif_matches_oracle(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY]), follows in any::<bool>(), own in prop::option::of(0u8..4), no_cgraph in any::<bool>()) {
         let (recs, s) = build(&ops, false);
         // Maybe state s1 scales with s0; maybe some SM's s1 is sped up
         // itself (its own factor wins over the one it scales with).
@@ -879,7 +879,7 @@ proptest! {
             false => Vec::new(),
         };
         speed.follows = scales_with.iter().map(|r| (r.state.to_string(), r.with.to_string())).collect();
-        let opts = Options { speedups, scales_with, ..Default::default() };
+        let opts = Options { speedups, scales_with, no_cgraph, ..Default::default() };
         let mut e = Engine::new(opts);
         for r in &recs { e.feed(r, Pos::None, &s); }
         match e.finish(&s) {
