@@ -17,9 +17,11 @@ pub mod recsort;
 pub mod spans;
 mod ties;
 pub mod tracks;
+pub mod writer;
 
 pub use cpt::{Codec, CptReader, CptWriter};
 pub use jsonl::{JsonlReader, JsonlWriter};
+pub use writer::TraceWriter;
 
 /// A file that belongs to a trace, named after it: `OUT` + `suffix`
 /// (`critpath record -o OUT` writes `OUT.annot` and `OUT.syms`).

@@ -7,7 +7,7 @@ use crate::error::{CliError, Result};
 use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, safe, write_file};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_import::{open, AnySource};
-use critpath_readers::{Codec, CptWriter, JsonlWriter};
+use critpath_readers::{Codec, CptWriter, JsonlWriter, TraceWriter};
 use critpath_trace::{Interner, ReadError, Record, RecordSource, Summary};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -69,20 +69,11 @@ fn convert(input: &Path, output: &Path, format: OutFormat, codec: Codec) -> Resu
     let scope = src.scope();
     let pb = progress_bar(input);
     let pumped = write_file(output, &[input.to_path_buf()], |out| match format {
-        OutFormat::Cpt => {
-            let mut w = CptWriter::with_scope(out, codec, &scope)?;
-            let mut p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
-            w.summary(&p.summary(&mut src), &src.inferred_links())?;
-            w.finish()?;
-            Ok(p)
-        }
+        OutFormat::Cpt => through(CptWriter::with_scope(out, codec, &scope)?, &mut src, &pb),
         OutFormat::Jsonl => {
             let mut w = JsonlWriter::new(out);
             w.scope(&scope)?;
-            let mut p = pump(&mut src, &pb, &mut |r, s| w.write(r, s))?;
-            w.summary(&p.summary(&mut src), &src.inferred_links())?;
-            w.finish()?;
-            Ok(p)
+            through(w, &mut src, &pb)
         }
     })?;
     clear(pb);
@@ -93,6 +84,18 @@ fn convert(input: &Path, output: &Path, format: OutFormat, codec: Codec) -> Resu
         ))),
         None => Ok(()),
     }
+}
+
+/// The records of `src` written through `w`, then its summary.
+fn through(
+    mut w: impl TraceWriter,
+    src: &mut AnySource,
+    pb: &Option<indicatif::ProgressBar>,
+) -> io::Result<Pumped> {
+    let mut p = pump(src, pb, &mut |r, s| w.write(r, s))?;
+    w.summary(&p.summary(src), &src.inferred_links())?;
+    w.end()?;
+    Ok(p)
 }
 
 /// The output format named by the output's extension.
