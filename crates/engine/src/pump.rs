@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::observer::Observer;
 use crate::results::Analysis;
 use critpath_trace::{
-    Diagnostic, DiagnosticKind, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Sym,
+    Diagnostic, DiagnosticKind, Interner, Pos, ReadError, Record, RecordSource, TransientTexts,
 };
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 
@@ -36,8 +36,9 @@ const PAR_BATCH: usize = 16384;
 /// Batches the reader's thread may be ahead of the engine's: enough that
 /// neither often waits for the other, also when a third thread (a perf.data
 /// source's decoder) shares two cores with them: two batches of 16,384
-/// records ran as fast as four, in 2 MB less. Each batch carries the text
-/// of its transient ids, so the engine's lag does not matter to them.
+/// records ran as fast as four, in 2 MB less. Each batch carries the texts
+/// of the transient ids made while it was read, so the engine's lag does
+/// not matter to them.
 const AHEAD: usize = 2;
 /// How many records ahead of the one fed the engine fetches them: the
 /// reader's core wrote them, and waiting for each costs a fifth of the
@@ -147,10 +148,8 @@ struct Batch {
     records: Vec<(Record, Pos)>,
     /// Permanent strings added to the reader's table since the last batch.
     strings: Vec<Box<str>>,
-    /// The transient ids of the records: their texts end to end, and each
-    /// one's symbol and end.
-    ids: String,
-    id_ends: Vec<(Sym, usize)>,
+    /// The texts of the transient ids the reader made since the last batch.
+    ids: TransientTexts,
     res: Option<ReadError>,
     bytes: u64,
 }
@@ -164,7 +163,7 @@ fn read_ahead<S: RecordSource + ?Sized>(
 ) {
     // The engine's table starts, like every table, with "local".
     let mut sent = 1;
-    let mut transients = false;
+    let mut ids_sent = 0;
     loop {
         let mut b = spent.try_recv().unwrap_or_default();
         let res = source.next_batch(&mut b.records, PAR_BATCH);
@@ -172,22 +171,10 @@ fn read_ahead<S: RecordSource + ?Sized>(
         b.strings.clear();
         b.strings.extend(strings.since(sent).map(Box::from));
         sent = strings.len();
-        b.ids.clear();
-        b.id_ends.clear();
-        // A source that never made a transient id needs no look for them
-        // (one that did may hand its records over batches later).
-        transients |= strings.transients_made() != 0;
-        let records = if transients { &b.records[..] } else { &[][..] };
-        for (r, _) in records {
-            if let Event::Send { id, .. } | Event::Recv { id, .. } = r.ev {
-                if let LinkId::Str { sym, .. } = id {
-                    if sym.is_transient() {
-                        b.ids.push_str(strings.resolve(sym));
-                        b.id_ends.push((sym, b.ids.len()));
-                    }
-                }
-            }
-        }
+        // The engine's table mirrors every transient id the reader's made
+        // (those of records held for later batches too).
+        strings.transients_since(ids_sent, &mut b.ids);
+        ids_sent = strings.transients_made();
         b.bytes = source.bytes_read();
         let stop = match &res {
             Ok(()) => b.records.is_empty(),
@@ -220,11 +207,7 @@ pub fn run_parallel<S: RecordSource + Send + ?Sized>(
             for s in b.strings.drain(..) {
                 strings.push(&s);
             }
-            let mut from = 0;
-            for &(sym, end) in &b.id_ends {
-                strings.put_transient(sym, &b.ids[from..end]);
-                from = end;
-            }
+            strings.put_transients(&b.ids);
             for (i, (rec, pos)) in b.records.iter().enumerate() {
                 critpath_trace::hint::prefetch(&b.records, i + AHEAD_RECORDS);
                 engine.feed(rec, *pos, &strings);

@@ -572,7 +572,7 @@ fn text_at<'b>(buf: &'b [u8], pos: &mut usize) -> Option<&'b str> {
     let len = usize::try_from(vint(buf, pos)?).ok()?;
     let text = buf.get(*pos..pos.checked_add(len)?)?;
     *pos += len;
-    std::str::from_utf8(text).ok()
+    critpath_trace::strings::utf8(text)
 }
 
 /// The symbol at `buf[*pos..]`: below `direct` the table's own, else one

@@ -17,6 +17,7 @@ pub mod scales;
 pub mod settings;
 pub mod source;
 pub mod strings;
+mod transients;
 
 pub use contain::contained;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
@@ -28,3 +29,4 @@ pub use scales::ScalesWith;
 pub use settings::Settings;
 pub use source::{AnnotationCost, Location, ReadError, RecordSource, Scope, Summary, VecSource};
 pub use strings::{Interner, Sym};
+pub use transients::TransientTexts;

@@ -11,6 +11,7 @@
 //! trace holds.
 
 use crate::event::LinkId;
+use crate::transients::{TransientTexts, Transients};
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 use std::hash::{BuildHasher, Hasher};
@@ -54,6 +55,19 @@ pub fn link_key(text: &str) -> u64 {
     x ^ (x >> 33)
 }
 
+/// `bytes` as text, if they are UTF-8: ASCII, as names and ids mostly
+/// are, without the call of a full check (a short id's check cost more
+/// than its copy).
+#[inline]
+pub fn utf8(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes).ok()
+    }
+}
+
 /// A string table. Symbols are dense indices in order of first appearance;
 /// index 0 is `"local"`.
 ///
@@ -72,11 +86,8 @@ pub struct Interner {
     /// The symbol of each text (the first made, when [`Interner::push`]
     /// made several of one text), by the text's hash.
     index: HashTable<Sym>,
-    /// The text of the latest transient ids, by sequence number modulo
-    /// [`ID_RING`]; slots are reused, so steady state allocates nothing.
-    ids: Vec<String>,
-    /// The sequence number of the next transient id (31 bits, wrapping).
-    next_id: u32,
+    /// The text of the latest transient ids.
+    ids: Transients,
 }
 
 impl Default for Interner {
@@ -98,8 +109,7 @@ impl Interner {
             text: String::with_capacity(512),
             places: Vec::with_capacity(32),
             index: HashTable::with_capacity(32),
-            ids: Vec::new(),
-            next_id: 0,
+            ids: Transients::default(),
         };
         me.intern("local");
         me
@@ -204,14 +214,7 @@ impl Interner {
 
     /// The text of transient id number `seq`, while the ring still holds it.
     fn resolve_transient(&self, seq: u32) -> &str {
-        let age = self.next_id.wrapping_sub(seq) & !TRANSIENT;
-        if age == 0 || age > ID_RING {
-            return "?";
-        }
-        self.ids
-            .get((seq % ID_RING) as usize)
-            .map(|s| s.as_str())
-            .unwrap_or("?")
+        self.ids.get(seq).unwrap_or("?")
     }
 
     /// A string link id that stays out of the permanent table (see the
@@ -224,41 +227,38 @@ impl Interner {
         }
     }
 
-    /// A count of the transient symbols made so far (wrapping at 2³¹):
-    /// not 0 once the table has made one (until it wraps).
+    /// The sequence number the next transient symbol gets (31 bits,
+    /// wrapping): a table that mirrors this one asks for the texts made
+    /// since the number it last had ([`Interner::transients_since`]).
     pub fn transients_made(&self) -> u32 {
-        self.next_id
+        self.ids.next()
     }
 
     /// A transient symbol for `text`: its text is kept for the next
     /// [`ID_RING`] transient symbols.
     pub fn transient(&mut self, text: &str) -> Sym {
-        let seq = self.next_id;
-        self.next_id = (seq + 1) & !TRANSIENT;
-        let slot = (seq % ID_RING) as usize;
-        if slot == self.ids.len() {
-            self.ids.push(text.to_string());
-        } else {
-            let s = &mut self.ids[slot];
-            s.clear();
-            s.push_str(text);
-        }
-        Sym(TRANSIENT | seq)
+        Sym(TRANSIENT | self.ids.push(text))
     }
 
     /// Gives transient symbol `sym` the text `text` (to mirror another
-    /// table's transient ids, as the engine's thread does its reader's);
-    /// symbols must come in the order they were made.
+    /// table's transient ids one at a time); symbols must come in the
+    /// order they were made.
     pub fn put_transient(&mut self, sym: Sym, text: &str) {
-        let seq = sym.0 & !TRANSIENT;
-        let slot = (seq % ID_RING) as usize;
-        while self.ids.len() <= slot {
-            self.ids.push(String::new());
-        }
-        let s = &mut self.ids[slot];
-        s.clear();
-        s.push_str(text);
-        self.next_id = (seq + 1) & !TRANSIENT;
+        self.ids.put_one(sym.0 & !TRANSIENT, text);
+    }
+
+    /// The texts of the transient ids made from number `from` on (those
+    /// the ring still holds), for another table's
+    /// [`Interner::put_transients`]: in one copy, not id by id.
+    pub fn transients_since(&self, from: u32, out: &mut TransientTexts) {
+        self.ids.copy_since(from, out);
+    }
+
+    /// Takes the transient ids another table made, as
+    /// [`Interner::transients_since`] gave them: this table then resolves
+    /// them as that one did when it gave them.
+    pub fn put_transients(&mut self, texts: &TransientTexts) {
+        self.ids.put(texts);
     }
 
     /// A string link id interned for good: for sources that build all their
@@ -331,7 +331,6 @@ mod tests {
             s.resolve(Sym(TRANSIENT | ID_RING)),
             format!("msg-{ID_RING}")
         );
-        assert_eq!(s.ids.len(), ID_RING as usize);
     }
 
     #[test]

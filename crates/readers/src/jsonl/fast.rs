@@ -63,13 +63,7 @@ impl<'a> Cur<'a> {
             return None;
         }
         self.i = start + n + 1;
-        let s = &rest[..n];
-        if s.is_ascii() {
-            // SAFETY: ASCII is UTF-8.
-            Some(unsafe { std::str::from_utf8_unchecked(s) })
-        } else {
-            std::str::from_utf8(s).ok()
-        }
+        critpath_trace::strings::utf8(&rest[..n])
     }
 
     /// A non-negative integer that fits in a u64, as JSON writes it (no

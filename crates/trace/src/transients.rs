@@ -1,0 +1,261 @@
+//! The texts of the latest transient link ids (see [`crate::strings`]):
+//! two generations of [`ID_RING`] ids each, every generation's texts back
+//! to back in one buffer. A new id appends to the current generation;
+//! when that is full the other, older one is emptied and takes its place,
+//! so the latest [`ID_RING`] ids always have their text and steady state
+//! allocates nothing. A table that mirrors another (the engine's thread
+//! mirrors its reader's) takes the texts made since it last looked in one
+//! copy ([`Transients::copy_since`], [`Transients::put`]), not id by id.
+
+use crate::strings::ID_RING;
+
+/// Sequence numbers are 31 bits and wrap.
+const SEQ: u32 = (1 << 31) - 1;
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Transients {
+    gens: [Gen; 2],
+    /// The generation new ids go to.
+    cur: usize,
+    /// The sequence number of the next id.
+    next: u32,
+}
+
+/// One generation: ids `first`, `first + 1`, … with their texts.
+#[derive(Clone, Debug, Default)]
+struct Gen {
+    first: u32,
+    text: String,
+    /// Each id's end in `text`.
+    ends: Vec<usize>,
+}
+
+impl Gen {
+    fn get(&self, seq: u32) -> Option<&str> {
+        let (text, ends, start) = self.since(seq)?;
+        Some(&text[..ends[0] - start])
+    }
+
+    fn restart(&mut self, first: u32) {
+        self.first = first;
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    /// Appends the ids of `text` ending at `ends`, offsets counted from
+    /// `start` (where `text` began in the caller's buffer).
+    fn extend(&mut self, text: &str, ends: &[usize], start: usize) {
+        let base = self.text.len();
+        self.text.push_str(text);
+        self.ends.extend(ends.iter().map(|e| base + e - start));
+    }
+
+    /// The ids from `seq` on, when this generation holds `seq`: their
+    /// texts, their ends, and where the first began (ends count from it).
+    fn since(&self, seq: u32) -> Option<(&str, &[usize], usize)> {
+        let i = (seq.wrapping_sub(self.first) & SEQ) as usize;
+        if i >= self.ends.len() {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some((&self.text[start..], &self.ends[i..], start))
+    }
+}
+
+/// The texts of ids `first`, `first + 1`, … made by one table since
+/// another last mirrored it, carried between threads.
+#[derive(Clone, Debug, Default)]
+pub struct TransientTexts {
+    first: u32,
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl TransientTexts {
+    /// How many ids it carries.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+impl Transients {
+    /// The sequence number of the next id.
+    pub fn next(&self) -> u32 {
+        self.next
+    }
+
+    /// Gives the next id the text `text`; returns its sequence number.
+    pub fn push(&mut self, text: &str) -> u32 {
+        let seq = self.next;
+        self.append(text, &[text.len()]);
+        seq
+    }
+
+    /// Appends ids with the texts of `text` ending at `ends` (offsets
+    /// into `text`), filling as many generations as they take.
+    fn append(&mut self, text: &str, mut ends: &[usize]) {
+        let mut start = 0;
+        while let Some(room) = self.room(ends.len()) {
+            let (piece, rest) = ends.split_at(room);
+            let end = piece[room - 1];
+            self.gens[self.cur].extend(&text[start..end], piece, start);
+            self.next = (self.next + room as u32) & SEQ;
+            (start, ends) = (end, rest);
+        }
+    }
+
+    /// How many of `want` new ids the current generation takes, once a
+    /// full one has handed over to the other (`None` for none wanted).
+    fn room(&mut self, want: usize) -> Option<usize> {
+        if want == 0 {
+            return None;
+        }
+        if self.gens[self.cur].ends.len() >= ID_RING as usize {
+            self.cur ^= 1;
+            self.gens[self.cur].restart(self.next);
+        }
+        Some(want.min(ID_RING as usize - self.gens[self.cur].ends.len()))
+    }
+
+    /// The text of id `seq` while it is one of the latest [`ID_RING`].
+    pub fn get(&self, seq: u32) -> Option<&str> {
+        let age = self.next.wrapping_sub(seq) & SEQ;
+        if age == 0 || age > ID_RING {
+            return None;
+        }
+        let [a, b] = [&self.gens[self.cur], &self.gens[self.cur ^ 1]];
+        a.get(seq).or_else(|| b.get(seq))
+    }
+
+    /// Puts into `out` the texts of the ids from `from` on (of those the
+    /// latest [`ID_RING`]), for [`Transients::put`] on another table.
+    pub fn copy_since(&self, from: u32, out: &mut TransientTexts) {
+        out.text.clear();
+        out.ends.clear();
+        let made = self.next.wrapping_sub(from) & SEQ;
+        out.first = if made > ID_RING {
+            self.next.wrapping_sub(ID_RING) & SEQ
+        } else {
+            from
+        };
+        for g in [&self.gens[self.cur ^ 1], &self.gens[self.cur]] {
+            let seq = (out.first + out.ends.len() as u32) & SEQ;
+            if let Some((text, ends, start)) = g.since(seq) {
+                let at = out.text.len();
+                out.text.push_str(text);
+                out.ends.extend(ends.iter().map(|e| e - start + at));
+            }
+        }
+    }
+
+    /// Takes the ids another table made, as [`Transients::copy_since`]
+    /// gave them: this table then resolves them as that one did. Ids that
+    /// do not follow this table's latest start it afresh.
+    pub fn put(&mut self, t: &TransientTexts) {
+        if !t.ends.is_empty() {
+            self.follow(t.first);
+            self.append(&t.text, &t.ends);
+        }
+    }
+
+    /// Gives id `seq` the text `text`: ids must come in the order they
+    /// were made (one that does not follow the latest starts afresh).
+    pub fn put_one(&mut self, seq: u32, text: &str) {
+        self.follow(seq);
+        self.append(text, &[text.len()]);
+    }
+
+    /// Empties the table to start at `seq` unless `seq` is its next id.
+    fn follow(&mut self, seq: u32) {
+        if seq != self.next {
+            for g in &mut self.gens {
+                g.restart(seq);
+            }
+            self.next = seq;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(i: u32) -> String {
+        format!("m-{i}-{}", "x".repeat((i % 7) as usize))
+    }
+
+    /// A table that mirrors another through `copy_since` and `put`, in
+    /// steps of every size (past a generation, past the whole ring),
+    /// resolves every id as the other does after each step.
+    #[test]
+    fn a_mirror_resolves_every_id_as_its_source() {
+        let (mut src, mut dst, mut carried) = (
+            Transients::default(),
+            Transients::default(),
+            TransientTexts::default(),
+        );
+        let mut sent = 0;
+        let mut made = 0u32;
+        for step in [
+            0,
+            1,
+            5,
+            1000,
+            ID_RING - 3,
+            2,
+            ID_RING + 9,
+            3 * ID_RING,
+            17,
+            ID_RING,
+        ] {
+            for _ in 0..step {
+                assert_eq!(src.push(&text(made)), made);
+                made += 1;
+            }
+            src.copy_since(sent, &mut carried);
+            sent = src.next();
+            dst.put(&carried);
+            assert_eq!(dst.next(), src.next());
+            let oldest = made.saturating_sub(ID_RING + 2);
+            for seq in oldest..made + 2 {
+                assert_eq!(
+                    dst.get(seq),
+                    src.get(seq),
+                    "id {seq} after a step of {step}"
+                );
+            }
+            assert_eq!(
+                src.get(made.wrapping_sub(1)).map(str::to_string),
+                (made > 0).then(|| text(made - 1))
+            );
+        }
+        // The latest ID_RING ids have their text, no older one.
+        assert_eq!(
+            src.get(made - ID_RING).map(str::to_string),
+            Some(text(made - ID_RING))
+        );
+        assert_eq!(src.get(made - ID_RING - 1), None);
+    }
+
+    /// Ids given one at a time follow on; one that skips ahead starts the
+    /// table afresh, and sequence numbers wrap at 31 bits.
+    #[test]
+    fn ids_put_one_at_a_time_follow_skip_and_wrap() {
+        let mut t = Transients::default();
+        t.put_one(0, "a");
+        t.put_one(1, "b");
+        assert_eq!((t.get(0), t.get(1), t.get(2)), (Some("a"), Some("b"), None));
+        t.put_one(9, "c");
+        assert_eq!((t.get(1), t.get(9), t.next()), (None, Some("c"), 10));
+        t.put_one(SEQ, "last");
+        t.put_one(0, "wrapped");
+        assert_eq!(
+            (t.get(SEQ), t.get(0), t.next()),
+            (Some("last"), Some("wrapped"), 1)
+        );
+    }
+}
