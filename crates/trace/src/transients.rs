@@ -89,9 +89,14 @@ impl Transients {
     }
 
     /// Gives the next id the text `text`; returns its sequence number.
+    #[inline]
     pub fn push(&mut self, text: &str) -> u32 {
         let seq = self.next;
-        self.append(text, &[text.len()]);
+        self.room(1);
+        let g = &mut self.gens[self.cur];
+        g.text.push_str(text);
+        g.ends.push(g.text.len());
+        self.next = (seq + 1) & SEQ;
         seq
     }
 
@@ -110,6 +115,7 @@ impl Transients {
 
     /// How many of `want` new ids the current generation takes, once a
     /// full one has handed over to the other (`None` for none wanted).
+    #[inline]
     fn room(&mut self, want: usize) -> Option<usize> {
         if want == 0 {
             return None;
@@ -166,7 +172,7 @@ impl Transients {
     /// were made (one that does not follow the latest starts afresh).
     pub fn put_one(&mut self, seq: u32, text: &str) {
         self.follow(seq);
-        self.append(text, &[text.len()]);
+        self.push(text);
     }
 
     /// Empties the table to start at `seq` unless `seq` is its next id.
