@@ -276,7 +276,7 @@ type Records = Vec<(Record, Pos)>;
 
 /// The engine's tables past their limit, after `batch`.
 fn over_limit(engine: &Engine<'_>, batch: &[(Record, Pos)]) -> Option<Error> {
-    let pos = batch.last().map_or(Pos::None, |r| r.1);
+    let pos = batch.last().map_or(Pos::NONE, |r| r.1);
     engine.over_limit(pos)
 }
 

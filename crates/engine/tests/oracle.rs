@@ -655,7 +655,7 @@ fn engine_with(
         e.split_walks_early();
     }
     for r in records {
-        e.feed(r, Pos::None, s);
+        e.feed(r, Pos::NONE, s);
     }
     let a = match e.finish(s) {
         Ok(a) => a,
@@ -881,7 +881,7 @@ proptest! {
         speed.follows = scales_with.iter().map(|r| (r.state.to_string(), r.with.to_string())).collect();
         let opts = Options { speedups, scales_with, no_cgraph, ..Default::default() };
         let mut e = Engine::new(opts);
-        for r in &recs { e.feed(r, Pos::None, &s); }
+        for r in &recs { e.feed(r, Pos::NONE, &s); }
         match e.finish(&s) {
             Ok(a) => {
                 let o = oracle_with(&recs, &s, None, &speed);
@@ -910,7 +910,7 @@ proptest! {
         let pass = |speedups: Vec<critpath_engine::Speedup>, rewalk: bool| {
             let opts = Options { speedups, scales_with: scales_with.clone(), to: to.clone(), rewalk, ..Default::default() };
             let mut e = Engine::new(opts);
-            for r in &recs { e.feed(r, Pos::None, &s); }
+            for r in &recs { e.feed(r, Pos::NONE, &s); }
             e.finish(&s)
         };
         let Ok(first) = pass(Vec::new(), true) else {
@@ -935,7 +935,7 @@ proptest! {
     fn slack_matches_oracle(ops in ops()) {
         let (recs, s) = build(&ops, true);
         let mut e = Engine::new(Options { slack: true, ..Default::default() });
-        for r in &recs { e.feed(r, Pos::None, &s); }
+        for r in &recs { e.feed(r, Pos::NONE, &s); }
         let a = e.finish(&s).unwrap();
         let want = oracle_slack(&recs, &s);
         for r in &a.states {
@@ -950,7 +950,7 @@ proptest! {
     fn windows_partition_the_path(ops in ops(), window in 1u64..40) {
         let (recs, s) = build(&ops, true);
         let mut e = Engine::new(Options { window_ns: Some(window), ..Default::default() });
-        for r in &recs { e.feed(r, Pos::None, &s); }
+        for r in &recs { e.feed(r, Pos::NONE, &s); }
         let a = e.finish(&s).unwrap();
         let ws = a.windows.clone().unwrap();
         let total: u64 = ws.iter().map(|w| w.path_ns).sum();
@@ -973,7 +973,7 @@ proptest! {
     fn criticalities_sum_to_one(ops in ops()) {
         let (recs, s) = build(&ops, true);
         let mut e = Engine::new(Options::default());
-        for r in &recs { e.feed(r, Pos::None, &s); }
+        for r in &recs { e.feed(r, Pos::NONE, &s); }
         let a = e.finish(&s).unwrap();
         let crit: u64 = a.states.iter().map(|r| r.critical_ns).sum();
         prop_assert_eq!(crit, a.critical_path.length_ns);
@@ -999,7 +999,7 @@ proptest! {
             recs.push(Record { t, sys: Sym::LOCAL, ev: Event::End { who } });
         }
         let mut e = Engine::new(Options::default());
-        for r in &recs { e.feed(r, Pos::None, &s); }
+        for r in &recs { e.feed(r, Pos::NONE, &s); }
         let a = e.finish(&s).unwrap();
         for r in &a.states {
             prop_assert!(r.critical_ns <= r.total_ns, "{}: {}: {} critical > {} total", r.sm, r.state, r.critical_ns, r.total_ns);
@@ -1093,7 +1093,7 @@ fn a_waited_recv_blames_the_sender_for_the_wait() {
     ];
     let mut e = Engine::new(Options::default());
     for r in &recs {
-        e.feed(r, Pos::None, &s);
+        e.feed(r, Pos::NONE, &s);
     }
     let a = e.finish(&s).unwrap();
     assert_eq!(a.critical_path.length_ns, 12);
@@ -1119,7 +1119,7 @@ fn a_waited_recv_blames_the_sender_for_the_wait() {
     }
     let mut e = Engine::new(Options::default());
     for r in &plain {
-        e.feed(r, Pos::None, &s);
+        e.feed(r, Pos::NONE, &s);
     }
     let a = e.finish(&s).unwrap();
     assert!(a.states.iter().all(|r| r.blame.is_empty()));

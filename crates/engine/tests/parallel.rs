@@ -57,7 +57,7 @@ impl RecordSource for Streamed {
                 ev => ev,
             };
         }
-        Ok(Some((r, Pos::Record(i as u64 + 1))))
+        Ok(Some((r, Pos::record(i as u64 + 1))))
     }
     fn strings(&self) -> &Interner {
         &self.strings

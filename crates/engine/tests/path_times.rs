@@ -57,7 +57,7 @@ fn edges_end_at_their_nodes_times_after_a_wait_that_weighs_nothing() {
         ..Default::default()
     });
     for (i, r) in recs.iter().enumerate() {
-        e.feed(r, Pos::Record(i as u64 + 1), &s);
+        e.feed(r, Pos::record(i as u64 + 1), &s);
     }
     let a = e.finish(&s).expect("analysis");
     assert_eq!(a.critical_path.length_ns, 20);

@@ -14,7 +14,7 @@ fn run(records: &[Record], s: &Interner, limit: Option<usize>) -> Analysis {
         e.set_pending_limit(l);
     }
     for (i, r) in records.iter().enumerate() {
-        e.feed(r, Pos::Record(i as u64 + 1), s);
+        e.feed(r, Pos::record(i as u64 + 1), s);
     }
     e.finish(s).expect("analysis")
 }

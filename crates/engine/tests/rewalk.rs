@@ -69,7 +69,7 @@ fn trace(s: &mut Interner) -> Vec<Record> {
 fn pass(recs: &[Record], s: &Interner, opts: Options) -> Analysis {
     let mut e = Engine::new(opts);
     for r in recs {
-        e.feed(r, Pos::None, s);
+        e.feed(r, Pos::NONE, s);
     }
     e.finish(s).expect("analysis")
 }

@@ -43,7 +43,7 @@ fn whatif(sp: Speedup) -> Result<critpath_engine::Analysis, Error> {
         ..Default::default()
     });
     for (i, r) in recs.iter().enumerate() {
-        e.feed(r, Pos::Record(i as u64 + 1), &s);
+        e.feed(r, Pos::record(i as u64 + 1), &s);
     }
     e.finish(&s)
 }

@@ -44,7 +44,7 @@ impl RecordSource for GpuSource {
             return Ok(None);
         };
         self.at += 1;
-        Ok(Some((r, Pos::Record(self.at))))
+        Ok(Some((r, Pos::record(self.at))))
     }
     fn strings(&self) -> &Interner {
         &self.inner.strings

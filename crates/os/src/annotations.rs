@@ -46,7 +46,7 @@ impl critpath_trace::RecordSource for AnnotSource {
         loop {
             if let Some(r) = self.builder.drain_ready(1, self.done).next() {
                 self.index += 1;
-                return Ok(Some((r, critpath_trace::Pos::Record(self.index))));
+                return Ok(Some((r, critpath_trace::Pos::record(self.index))));
             }
             if self.done {
                 return Ok(None);

@@ -881,7 +881,7 @@ impl<R: Read> RecordSource for CptReader<R> {
                     if r.t < self.floor {
                         return Err(self.before_floor(r.t));
                     }
-                    out.push((r, Pos::Record(self.record)));
+                    out.push((r, Pos::record(self.record)));
                 }
                 None => return Err(self.bad_record(start)),
             }

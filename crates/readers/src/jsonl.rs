@@ -487,7 +487,7 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
             self.buf = buf;
             match rec {
                 None | Some(Ok(None)) => continue,
-                Some(Ok(Some(r))) => return Ok(Some((r, Pos::Line(self.line)))),
+                Some(Ok(Some(r))) => return Ok(Some((r, Pos::line(self.line)))),
                 Some(Err(e)) => return Err(e),
             }
         }

@@ -238,7 +238,7 @@ impl RecordSource for TrackSource {
         if k.prefix != u32::MAX {
             self.name_link(&mut r, Sym(k.prefix));
         }
-        Ok(Some((self.settle(r), Pos::Record(self.index))))
+        Ok(Some((self.settle(r), Pos::record(self.index))))
     }
     fn strings(&self) -> &Interner {
         &self.strings

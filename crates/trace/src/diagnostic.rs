@@ -2,7 +2,7 @@
 //! a wait that advanced early) or say what was wrong with the input. Readers,
 //! the OS graph and the engine all produce them; every view shows them.
 
-use crate::event::Pos;
+use crate::event::{At, Pos};
 use crate::strings::{Interner, Sym};
 use serde::Serialize;
 
@@ -76,10 +76,10 @@ impl Diagnostic {
     }
     pub fn at(mut self, t: u64, pos: Pos) -> Self {
         self.t = Some(t);
-        match pos {
-            Pos::Line(n) => self.line = Some(n),
-            Pos::Record(n) => self.record = Some(n),
-            Pos::None => {}
+        match pos.at() {
+            At::Line(n) => self.line = Some(n),
+            At::Record(n) => self.record = Some(n),
+            At::None => {}
         }
         self
     }

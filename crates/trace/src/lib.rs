@@ -22,7 +22,7 @@ mod transients;
 pub use contain::contained;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use diagnostic_kind::Severity;
-pub use event::{Event, LinkId, Pos, Record, Who};
+pub use event::{At, Event, LinkId, Pos, Record, Who};
 pub use limits::Limits;
 pub use parts::Parts;
 pub use scales::ScalesWith;

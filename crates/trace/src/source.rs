@@ -193,7 +193,7 @@ impl VecSource {
 impl RecordSource for VecSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
         self.index += 1;
-        Ok(self.records.next().map(|r| (r, Pos::Record(self.index))))
+        Ok(self.records.next().map(|r| (r, Pos::record(self.index))))
     }
     fn strings(&self) -> &Interner {
         &self.strings

@@ -296,7 +296,7 @@ fn engine_alone(n: u64, stages: u32) -> Result<Measured> {
     let (t0, c0) = (Instant::now(), cpu_s());
     let mut engine = Engine::new(Options::default());
     for r in gen {
-        engine.feed(&r, Pos::None, &strings);
+        engine.feed(&r, Pos::NONE, &strings);
     }
     let a = engine.finish(&strings).map_err(io_err)?;
     let analyze_s = t0.elapsed().as_secs_f64();

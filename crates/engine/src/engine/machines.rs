@@ -194,7 +194,7 @@ impl Engine<'_> {
         let max = self.opts.limits.max_states;
         (states + sms > max).then(|| crate::error::Error::TooManyStates {
             at: match pos {
-                Pos::None => String::new(),
+                Pos::NONE => String::new(),
                 p => format!("by {p}: "),
             },
             states,

@@ -336,7 +336,7 @@ impl PerfSource {
             let index = &mut self.index;
             self.builder.drain_ready_into(room, self.done, out, |r| {
                 *index += 1;
-                (r, Pos::Record(*index))
+                (r, Pos::record(*index))
             });
             if out.len() == max || self.done {
                 return Ok(());

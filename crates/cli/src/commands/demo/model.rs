@@ -97,7 +97,7 @@ fn simulate_into(
     let mut n = 0u64;
     let outcome = simulate(cfg, &mut strings, &mut |r, s| {
         n += 1;
-        engine.feed(r, Pos::Record(n), s);
+        engine.feed(r, Pos::record(n), s);
         if let Some(w) = writer.as_mut() {
             if let Err(e) = w.write(r, s) {
                 write_err.get_or_insert(e);

@@ -458,7 +458,7 @@ mod tests {
                 ..Default::default()
             });
             while let Some(r) = gen.next_in(&mut s) {
-                engine.feed(&r, Pos::None, &s);
+                engine.feed(&r, Pos::NONE, &s);
             }
             let inter = engine.g.cedges.iter().filter(|e| e.inter).count();
             let mut a = engine.finish(&s).unwrap();
