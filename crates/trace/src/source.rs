@@ -155,7 +155,7 @@ pub struct AnnotationCost {
 pub struct Scope {
     pub from: Option<String>,
     pub to: Option<String>,
-    /// How what-ifs on the source's states spread (see [`ScalesWith`]);
+    /// How what-ifs on the source's states spread (see [`crate::ScalesWith`]);
     /// they apply whatever the start and destination.
     pub scales_with: Vec<crate::ScalesWith>,
 }

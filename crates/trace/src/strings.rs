@@ -4,11 +4,12 @@
 //!
 //! String link ids are different: a trace can hold as many of them as it has
 //! messages, and each matters only until its `recv`. A streaming reader gives
-//! them *transient* symbols ([`Interner::transient_link`]): their text sits in
-//! a ring of the last [`ID_RING`] ids, long enough for the engine to name one
-//! in a diagnostic, and the link is matched by a 64-bit hash of the text
-//! carried in the [`LinkId`] itself. Memory stays flat however many ids the
-//! trace holds.
+//! them *transient* symbols ([`Interner::transient_link`]): their text is
+//! kept for the last [`ID_RING`] ids (two generations of one buffer each,
+//! `transients.rs`), long enough for the engine to name one in a
+//! diagnostic, and the link is matched by a 64-bit hash of the text carried
+//! in the [`LinkId`] itself. Memory stays flat however many ids the trace
+//! holds.
 
 use crate::event::LinkId;
 use crate::transients::{TransientTexts, Transients};
