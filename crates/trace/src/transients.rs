@@ -71,17 +71,6 @@ pub struct TransientTexts {
     ends: Vec<usize>,
 }
 
-impl TransientTexts {
-    /// How many ids it carries.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-}
-
 impl Transients {
     /// The sequence number of the next id.
     pub fn next(&self) -> u32 {
