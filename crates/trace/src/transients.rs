@@ -171,14 +171,25 @@ impl Transients {
         self.push(text);
     }
 
-    /// Empties the table to start at `seq` unless `seq` is its next id.
+    /// Makes `seq` the next id: the ids skipped up to it, if they are
+    /// among the latest [`ID_RING`], get no text (no one asks for it: their
+    /// records never came, as when a replay gives only the records that
+    /// were fed); past that, or back, the table starts afresh at `seq`.
     fn follow(&mut self, seq: u32) {
-        if seq != self.next {
-            for g in &mut self.gens {
-                g.restart(seq);
-            }
-            self.next = seq;
+        let skipped = seq.wrapping_sub(self.next) & SEQ;
+        if skipped == 0 {
+            return;
         }
+        if skipped <= ID_RING {
+            for _ in 0..skipped {
+                self.push("");
+            }
+            return;
+        }
+        for g in &mut self.gens {
+            g.restart(seq);
+        }
+        self.next = seq;
     }
 }
 
@@ -260,7 +271,11 @@ mod tests {
                 src.put_one(seq, &text(seq));
                 seq += 1;
             }
-            seq += round % 3 * 50;
+            seq += if round % 5 == 4 {
+                ID_RING + 7
+            } else {
+                round % 3 * 50
+            };
             src.copy_since(sent, &mut carried);
             sent = src.next();
             dst.put(&carried);
@@ -270,7 +285,8 @@ mod tests {
         }
     }
 
-    /// Ids given one at a time follow on; one that skips ahead starts the
+    /// Ids given one at a time follow on; one that skips a few keeps the
+    /// ids before, one that skips past the ring or goes back starts the
     /// table afresh, and sequence numbers wrap at 31 bits.
     #[test]
     fn ids_put_one_at_a_time_follow_skip_and_wrap() {
@@ -279,7 +295,14 @@ mod tests {
         t.put_one(1, "b");
         assert_eq!((t.get(0), t.get(1), t.get(2)), (Some("a"), Some("b"), None));
         t.put_one(9, "c");
-        assert_eq!((t.get(1), t.get(9), t.next()), (None, Some("c"), 10));
+        assert_eq!((t.get(1), t.get(9), t.next()), (Some("b"), Some("c"), 10));
+        t.put_one(10 + ID_RING, "far");
+        assert_eq!((t.get(9), t.get(10 + ID_RING)), (None, Some("far")));
+        t.put_one(3, "back");
+        assert_eq!(
+            (t.get(10 + ID_RING), t.get(3), t.next()),
+            (None, Some("back"), 4)
+        );
         t.put_one(SEQ, "last");
         t.put_one(0, "wrapped");
         assert_eq!(
