@@ -155,8 +155,8 @@ impl Transients {
     }
 
     /// Takes the ids another table made, as [`Transients::copy_since`]
-    /// gave them: this table then resolves them as that one did. Ids that
-    /// do not follow this table's latest start it afresh.
+    /// gave them: this table then resolves them as that one did (ids that
+    /// do not follow this table's latest as [`Transients::follow`] says).
     pub fn put(&mut self, t: &TransientTexts) {
         if !t.ends.is_empty() {
             self.follow(t.first);
@@ -165,7 +165,8 @@ impl Transients {
     }
 
     /// Gives id `seq` the text `text`: ids must come in the order they
-    /// were made (one that does not follow the latest starts afresh).
+    /// were made (one that skips ahead or goes back as
+    /// [`Transients::follow`] says).
     pub fn put_one(&mut self, seq: u32, text: &str) {
         self.follow(seq);
         self.push(text);
