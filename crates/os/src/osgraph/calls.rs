@@ -4,7 +4,7 @@
 //! packets are links from layer to layer, and a probed function makes its
 //! thread `running:FUNCTION`.
 
-use super::{Builder, Syscall};
+use super::{Builder, Syscall, PLAIN_SYSCALLS};
 use crate::names::OsState;
 use critpath_trace::Sym;
 
@@ -23,6 +23,12 @@ impl Builder {
     }
 
     pub(super) fn syscall_state(&mut self, nr: u64, point: Option<Sym>) -> Sym {
+        let plain = usize::try_from(nr)
+            .ok()
+            .filter(|&n| n < PLAIN_SYSCALLS && point.is_none());
+        if let Some(s) = plain.and_then(|n| self.s.syscall_plain[n]) {
+            return s;
+        }
         if let Some(&s) = self.s.syscall_states.get(&(nr, point)) {
             return s;
         }
@@ -32,7 +38,10 @@ impl Builder {
             layer: point.map(|p| self.strings.resolve(p)),
         };
         let s = self.strings.intern(&state.to_string());
-        self.s.syscall_states.insert((nr, point), s);
+        match plain {
+            Some(n) => self.s.syscall_plain[n] = Some(s),
+            None => _ = self.s.syscall_states.insert((nr, point), s),
+        }
         s
     }
 
@@ -93,9 +102,19 @@ impl Builder {
             return;
         }
         self.syscalls = true;
-        self.close_segment(tid, None);
+        // One lookup: a segment of a call still pending (its exit lost)
+        // ends here, as `close_segment` ends it.
         let th = self.threads.get_mut(&tid).expect("alive");
-        th.sys = Some(Syscall { nr, seg: Some(t) });
+        let before = th.sys.replace(Syscall { nr, seg: Some(t) });
+        let sm = th.sm;
+        if let Some(Syscall {
+            nr,
+            seg: Some(start),
+        }) = before
+        {
+            let state = self.syscall_state(nr, None);
+            self.state(start, sm, state);
+        }
     }
 
     /// `sys_exit`: the last segment ends; the thread runs on as before.
@@ -103,13 +122,16 @@ impl Builder {
         if self.ignored(tid) || !self.in_thread(cpu) {
             return;
         }
-        let in_sys = self.threads.get(&tid).is_some_and(|th| th.sys.is_some());
-        if in_sys {
-            self.close_segment(tid, None);
-            let th = self.threads.get_mut(&tid).expect("alive");
-            th.sys = None;
-            let (sm, run) = (th.sm, th.run);
-            self.state(t, sm, run);
+        // One lookup, as `close_segment` then clearing the call.
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        let Some(sc) = th.sys.take() else { return };
+        let (sm, run) = (th.sm, th.run);
+        if let Some(start) = sc.seg {
+            let state = self.syscall_state(sc.nr, None);
+            self.state(start, sm, state);
         }
+        self.state(t, sm, run);
     }
 }

@@ -26,14 +26,17 @@ impl Builder {
             return;
         }
         let c = &mut self.cpus[cpu as usize];
-        let idle_since = c.idle().then_some(c.before_event);
+        let (before, idle_since) = (c.before_event, c.idle().then_some(c.before_event));
         c.cur = Some(tid);
         let mut ran_from = idle_since;
-        if let Some(th) = self.threads.get(&tid).filter(|th| th.st == St::Runnable) {
-            let from = th.since.max(c.before_event);
-            let lost = self.counts.lost_switch_ins.entry(th.sm).or_default();
+        // One lookup (the thread is made here when first seen, in no state).
+        let th = self.thread(tid, comm);
+        let st = th.st;
+        if st == St::Runnable {
+            let (from, sm, ready) = (th.since.max(before), th.sm, th.ready);
+            let lost = self.counts.lost_switch_ins.entry(sm).or_default();
             lost.seen += 1;
-            if idle_since.is_some() && th.ready == Some(cpu) {
+            if idle_since.is_some() && ready == Some(cpu) {
                 lost.on_idle_cpu += 1;
                 ran_from = Some(from);
             } else {
@@ -41,26 +44,26 @@ impl Builder {
                 ran_from = None;
             }
         }
-        self.alive_on(tid, t, ran_from, comm);
+        self.alive_in(tid, st, t, ran_from);
     }
 
     /// `tid` is seen on a CPU at `t`: it is running. A thread believed
     /// blocked gets an inferred wakeup (at the expiry of the timer it armed
     /// before sleeping when that is known, else now).
     pub(super) fn alive(&mut self, tid: u32, t: u64, comm: Option<&Comm>) {
-        self.alive_on(tid, t, None, comm);
-    }
-
-    /// [`Builder::alive`], where a lost switch-in is known to have come
-    /// after `ran_from` on a CPU that idled until then: a runnable thread
-    /// ran from then, and one woken by its timer from the later of then
-    /// and the expiry.
-    fn alive_on(&mut self, tid: u32, t: u64, ran_from: Option<u64>, comm: Option<&Comm>) {
         if self.ignored(tid) {
             return;
         }
-        let th = self.thread(tid, comm);
-        match th.st {
+        let st = self.thread(tid, comm).st;
+        self.alive_in(tid, st, t, None);
+    }
+
+    /// [`Builder::alive`] of a thread in `st`, where a lost switch-in is
+    /// known to have come after `ran_from` on a CPU that idled until then:
+    /// a runnable thread ran from then, and one woken by its timer from the
+    /// later of then and the expiry.
+    fn alive_in(&mut self, tid: u32, st: St, t: u64, ran_from: Option<u64>) {
+        match st {
             St::Running | St::Interrupted => {}
             St::Runnable => self.enter_running(tid, ran_from.unwrap_or(t).min(t)),
             St::Unknown => {

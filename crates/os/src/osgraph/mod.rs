@@ -38,6 +38,8 @@ const MAX_HELD: usize = 1 << 20;
 /// window back only while it holds fewer records than this (a dense
 /// recording's window stays a few MB deep).
 const PIECES_HELD: usize = 1 << 16;
+/// System call numbers whose plain segment's state is kept in an array.
+const PLAIN_SYSCALLS: usize = 1024;
 /// The top bit of link ids the builder makes up (ids annotations use are
 /// below it).
 pub const INTERNAL_LINK: u64 = 1 << 63;
@@ -322,6 +324,9 @@ struct Names {
     /// Names derived from another name (see `Builder::derived`).
     derived: FxHashMap<(Derived, Sym), Sym>,
     softirq: [Sym; 10],
+    /// The state of a segment of each system call that no tracepoint ended,
+    /// by its number (the common case, looked up on every `sys_exit`).
+    syscall_plain: Vec<Option<Sym>>,
     syscall_states: FxHashMap<(u64, Option<Sym>), Sym>,
 }
 
@@ -363,6 +368,7 @@ impl Names {
             raised,
             armed,
             derived: FxHashMap::default(),
+            syscall_plain: vec![None; PLAIN_SYSCALLS],
             syscall_states: FxHashMap::default(),
         }
     }
