@@ -167,10 +167,16 @@ impl Builder {
     /// SM `sm` has a record `ev` at `t`: when it holds a CPU and the record
     /// changes its state, the waiters' time so far was held in the state it
     /// leaves.
+    #[inline]
     pub(super) fn holder_moves(&mut self, t: u64, sm: Sym, ev: &Event) {
-        let Some(cpu) = self.hold_sms.get(sm) else {
-            return;
-        };
+        if let Some(cpu) = self.hold_sms.get(sm) {
+            self.holder_moves_on(t, cpu, sm, ev);
+        }
+    }
+
+    /// [`Builder::holder_moves`] of the holder of `cpu`.
+    #[inline(never)]
+    fn holder_moves_on(&mut self, t: u64, cpu: u32, sm: Sym, ev: &Event) {
         let next = match *ev {
             Event::State { state, .. } | Event::Wait { state, .. } | Event::Recv { state, .. } => {
                 Some(state)
@@ -192,15 +198,23 @@ impl Builder {
     /// Charges the wait since their previous node of `cpu`'s waiters (and
     /// of `extra`) to the CPU's holder, or, with no holder, to their own
     /// state (a `held` point on themselves, which blames no one).
+    #[inline]
     fn charge_waiters(&mut self, t: u64, cpu: u32, extra: Option<u32>) {
         // Waits already charged up to `t` have nothing more to charge.
-        if t <= self.cpus[cpu as usize].charged_at {
+        let c = &mut self.cpus[cpu as usize];
+        if t <= c.charged_at {
             return;
         }
-        self.cpus[cpu as usize].charged_at = t;
-        if extra.is_none() && self.cpus[cpu as usize].waiters.is_empty() {
-            return;
+        c.charged_at = t;
+        if extra.is_some() || !c.waiters.is_empty() {
+            self.charge_listed(t, cpu, extra);
         }
+    }
+
+    /// [`Builder::charge_waiters`] past its first checks: each waiter
+    /// still waiting, and `extra`, charged.
+    #[inline(never)]
+    fn charge_listed(&mut self, t: u64, cpu: u32, extra: Option<u32>) {
         let mut waiters = std::mem::take(&mut self.cpus[cpu as usize].waiters);
         let hold = self.cpus[cpu as usize].hold;
         // Those no longer waiting leave the list as it is walked: one
