@@ -62,7 +62,18 @@ impl Builder {
     /// known to have come after `ran_from` on a CPU that idled until then:
     /// a runnable thread ran from then, and one woken by its timer from the
     /// later of then and the expiry.
+    #[inline]
     fn alive_in(&mut self, tid: u32, st: St, t: u64, ran_from: Option<u64>) {
+        // Nearly always running already: nothing to infer.
+        if !matches!(st, St::Running | St::Interrupted) {
+            self.runs_again(tid, st, t, ran_from);
+        }
+    }
+
+    /// [`Builder::alive_in`] of a thread not believed running: it runs
+    /// from now, or from when its lost switch-in or timer says.
+    #[inline(never)]
+    fn runs_again(&mut self, tid: u32, st: St, t: u64, ran_from: Option<u64>) {
         match st {
             St::Running | St::Interrupted => {}
             St::Runnable => self.enter_running(tid, ran_from.unwrap_or(t).min(t)),
