@@ -43,6 +43,7 @@ impl Recorder {
     }
 
     /// One kernel event, in time order.
+    #[inline]
     pub fn event(&mut self, k: &KRecord) {
         self.span = Some(self.span.map_or((k.t, k.t), |(a, _)| (a, k.t)));
         if let KEvent::Switch {
@@ -65,6 +66,7 @@ impl Recorder {
         }
     }
 
+    #[inline(never)]
     fn switch(&mut self, k: &KRecord, prev: (u32, &Comm), next: (u32, &Comm)) {
         let cpu = k.cpu as usize;
         if self.cpus.len() <= cpu {
