@@ -18,6 +18,12 @@ impl Builder {
         let Some(sc) = th.sys.as_mut() else { return };
         let Some(start) = sc.seg.take() else { return };
         let (nr, sm) = (sc.nr, th.sm);
+        self.segment(sm, nr, start, point);
+    }
+
+    /// SM `sm`'s segment of system call `nr` from `start`, named after
+    /// `point` when a tracepoint ended it.
+    fn segment(&mut self, sm: Sym, nr: u64, start: u64, point: Option<Sym>) {
         let state = self.syscall_state(nr, point);
         self.state(start, sm, state);
     }
@@ -112,8 +118,7 @@ impl Builder {
             seg: Some(start),
         }) = before
         {
-            let state = self.syscall_state(nr, None);
-            self.state(start, sm, state);
+            self.segment(sm, nr, start, None);
         }
     }
 
@@ -129,8 +134,7 @@ impl Builder {
         let Some(sc) = th.sys.take() else { return };
         let (sm, run) = (th.sm, th.run);
         if let Some(start) = sc.seg {
-            let state = self.syscall_state(sc.nr, None);
-            self.state(start, sm, state);
+            self.segment(sm, sc.nr, start, None);
         }
         self.state(t, sm, run);
     }
