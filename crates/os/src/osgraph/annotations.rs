@@ -160,10 +160,12 @@ impl Builder {
                 self.threads.get_mut(&key).expect("known").run = state;
                 self.quiet.insert(top);
             }
-            Annot::Send(id) => self.emit(t, top, |who| Event::Send {
-                who,
-                id: LinkId::Num(id & !INTERNAL_LINK),
-            }),
+            Annot::Send(id) => {
+                self.emit(t, top, |who| Event::Send {
+                    who,
+                    id: LinkId::Num(id & !INTERNAL_LINK),
+                });
+            }
             Annot::Recv { id, state } => {
                 let s = self.strings.intern(state);
                 self.emit(t, top, |who| Event::Recv {

@@ -70,13 +70,15 @@ pub(super) struct Hold {
 }
 
 /// A piece of a wait charged to a holder's run: when, the waiter (its
-/// thread, which run of it, and the SM its `held` record is on).
+/// thread, which run of it, and the SM its `held` record is on), and
+/// where its `held` record went (see [`Builder::emit`]; `None`: dropped).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Piece {
     t: u64,
     waiter: u32,
     run: u32,
     sm: Sym,
+    at: Option<u64>,
 }
 
 /// Whether piece `p` may still be marked: not before `floor` (released,
@@ -244,24 +246,25 @@ impl Builder {
     /// or to its own `runnable` state with no holder of another SM.
     fn charge_one(&mut self, t: u64, (w, sm, run): (u32, Sym, u32), hold: Option<Hold>) {
         let (on, on_state) = match hold {
-            Some(h) if h.sm != sm => {
-                let p = Piece {
-                    t,
-                    waiter: w,
-                    run,
-                    sm,
-                };
-                self.add_piece(h.tid, p);
-                (h.sm, h.state)
-            }
+            Some(h) if h.sm != sm => (h.sm, h.state),
             _ => (sm, self.s.runnable),
         };
-        self.emit(t, sm, |who| Event::Held {
+        let at = self.emit(t, sm, |who| Event::Held {
             who,
             on,
             on_state,
             ended: false,
         });
+        if let Some(h) = hold.filter(|h| h.sm != sm) {
+            let p = Piece {
+                t,
+                waiter: w,
+                run,
+                sm,
+                at,
+            };
+            self.add_piece(h.tid, p);
+        }
     }
 }
 
@@ -321,21 +324,17 @@ impl Builder {
     }
 
     /// Marks the `held` record of piece `p` in the reorder window, if it
-    /// is still there.
+    /// is still there: at the place it went, or after it by as many
+    /// records (of earlier times) as were placed before it since.
     fn mark_ended(&mut self, p: Piece) {
-        // Nearly always among the latest records: looked for from the back
-        // first, else found by time.
-        let n = self.out.len();
-        let near = (n.saturating_sub(64)..n)
-            .rev()
-            .find(|&i| self.out[i].t < p.t);
-        let from = match near {
-            Some(i) => i + 1,
-            None if n <= 64 => 0,
-            None => self.out.partition_point(|r| r.t < p.t),
+        let Some(from) = p.at.and_then(|at| at.checked_sub(self.drained)) else {
+            return;
         };
-        for r in self.out.range_mut(from..) {
-            if r.t != p.t {
+        for r in self.out.range_mut(from as usize..) {
+            if r.t < p.t {
+                continue;
+            }
+            if r.t > p.t {
                 return;
             }
             if let Event::Held { who, ended, .. } = &mut r.ev {

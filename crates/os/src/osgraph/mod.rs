@@ -276,6 +276,8 @@ pub struct Builder {
     skbs: FxHashMap<u64, (u64, Sym)>,
     next_link: u64,
     out: VecDeque<Record>,
+    /// How many records have left `out` (from its front).
+    drained: u64,
     released: u64,
     now: u64,
     /// What `drain_ready` may release up to, until the next event fed.
@@ -410,6 +412,7 @@ impl Builder {
             skbs: FxHashMap::default(),
             next_link: 0,
             out: VecDeque::new(),
+            drained: 0,
             released: 0,
             now: 0,
             horizon: None,

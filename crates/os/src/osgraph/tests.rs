@@ -203,6 +203,39 @@ fn a_wait_for_a_holders_whole_run_says_the_run_ended() {
     assert_eq!(shared, [(25, "app:6".to_string(), false)]);
 }
 
+/// A piece's `held` record is found where it went even when records of
+/// earlier times were placed before it since (the segments of a system
+/// call on the other CPU, named at its exit), and after drains.
+#[test]
+fn a_piece_is_marked_after_earlier_records_went_before_it() {
+    const MS: u64 = 1_000_000;
+    let sys = |t: u64, nr: Option<u64>| {
+        let ev = match nr {
+            Some(nr) => KEvent::SysEnter { nr },
+            None => KEvent::SysExit,
+        };
+        at(t * MS, 1, 7, ev)
+    };
+    let sw = |t: u64, cpu, prev, state, next| switch(t * MS, cpu, prev, state, next);
+    let got = pieces_of_5(&[
+        sw(3, 1, 0, 0, 7), // app:7 runs on CPU 1
+        wake6_at(20 * MS),
+        sw(21, 0, 5, 0, 6),
+        sys(22, Some(0)),
+        sw(25, 0, 6, 0, 5), // app:6 preempted: a piece at 25 ms
+        sys(26, None),      // app:7's segment from 22 ms goes before it
+        sw(27, 0, 5, 0, 6), // app:5 preempted
+        sys(28, Some(0)),
+        sys(29, None),
+        sw(30, 0, 6, 0x10, 5), // app:6 exits
+    ]);
+    let want = [
+        (25 * MS, "app:6".to_string(), true),
+        (30 * MS, "app:6".to_string(), true),
+    ];
+    assert_eq!(got, want);
+}
+
 /// The pieces of a holder's run stay in the reorder window until the run
 /// ends, up to the window's length: a run that ends 30 ms after the first
 /// piece still marks it, one that ends past the window does not.

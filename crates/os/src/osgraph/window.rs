@@ -6,9 +6,14 @@ use super::holders::oldest_live;
 use super::{Builder, St, Syscall, INTERNAL_LINK, MAX_HELD, PIECES_HELD, SLACK_NS, WINDOW_NS};
 use critpath_trace::{Event, LinkId, Record, Sym, Who};
 use std::collections::vec_deque::Drain;
+use std::collections::VecDeque;
 
 impl Builder {
-    pub(super) fn emit(&mut self, t: u64, sm: Sym, ev: impl FnOnce(Who) -> Event) {
+    /// Emits the record `ev` makes of SM `sm` at `t` into the window, and
+    /// says where it went: its place counted from the first record the
+    /// builder ever emitted, which a later record placed before it can
+    /// only raise (None: dropped, see `quiet`).
+    pub(super) fn emit(&mut self, t: u64, sm: Sym, ev: impl FnOnce(Who) -> Event) -> Option<u64> {
         let mut t = t;
         if t < self.released {
             t = self.released;
@@ -24,7 +29,7 @@ impl Builder {
                 Event::State { .. } | Event::Wait { .. } | Event::Recv { .. } | Event::Held { .. }
             )
         {
-            return;
+            return None;
         }
         // A CPU's holder changing state: its waiters' time so far is
         // charged to the state it leaves (docs/os-graph.md).
@@ -39,13 +44,14 @@ impl Builder {
         // Nearly always in order: appended, else inserted from the back.
         if self.out.back().is_none_or(|last| last.t <= t) {
             self.out.push_back(rec);
-            return;
+            return Some(self.drained + self.out.len() as u64 - 1);
         }
         let mut i = self.out.len() - 1;
         while i > 0 && self.out[i - 1].t > t {
             i -= 1;
         }
         self.out.insert(i, rec);
+        Some(self.drained + i as u64)
     }
 
     pub(super) fn state(&mut self, t: u64, sm: Sym, state: Sym) {
@@ -200,13 +206,69 @@ impl Builder {
             // Held back: records at or past the horizon, as long as no
             // more than MAX_HELD are held.
             let h = self.horizon();
-            let early = self.out.partition_point(|r| r.t < h);
+            let early = before_front(&self.out, h);
             early.max(self.out.len().saturating_sub(MAX_HELD))
         };
         let k = k.min(max);
         if k > 0 {
             self.released = self.released.max(self.out[k - 1].t);
         }
+        // The caller drains them.
+        self.drained += k as u64;
         k
+    }
+}
+
+/// How many of the records `out` (in time order) come before `h`. They
+/// are few and at the front (they leave as soon as they are there), so
+/// the search gallops from the front rather than halving a window that may
+/// be megabytes deep.
+fn before_front(out: &VecDeque<Record>, h: u64) -> usize {
+    let n = out.len();
+    let mut bound = 1;
+    while bound <= n && out[bound - 1].t < h {
+        bound *= 2;
+    }
+    // All before `bound / 2` come before `h`; the answer is at most
+    // `bound` (or `n`).
+    let (mut lo, mut hi) = (bound / 2, bound.min(n));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if out[mid].t < h {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gallop from the front counts what a binary search of the whole
+    /// window counts, for every horizon and window length.
+    #[test]
+    fn the_gallop_from_the_front_counts_as_a_halving_does() {
+        let rec = |t| Record {
+            t,
+            sys: Sym::default(),
+            ev: Event::End {
+                who: Who::Sm(Sym::default()),
+            },
+        };
+        for n in 0..70u64 {
+            // Times with repeats: 0, 0, 1, 1, 2, ...
+            // Wrapped round its buffer, as a window is.
+            let mut out = VecDeque::with_capacity(n as usize);
+            out.extend((0..n / 3).map(rec));
+            out.drain(..);
+            out.extend((0..n).map(|i| rec(i / 2)));
+            for h in 0..n / 2 + 2 {
+                let want = out.partition_point(|r| r.t < h);
+                assert_eq!(before_front(&out, h), want, "{n} records, horizon {h}");
+            }
+        }
     }
 }
