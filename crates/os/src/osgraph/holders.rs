@@ -279,19 +279,22 @@ impl Builder {
     /// pieces that can no longer be marked are forgotten from the front of
     /// its list (so a run that never ends keeps few).
     fn add_piece(&mut self, holder: u32, p: Piece) {
-        let Some(th) = self.threads.get(&holder) else {
+        // One lookup, but when the list doubles.
+        let Some(th) = self.threads.get_mut(&holder) else {
             return;
         };
         let n = th.pieces.len();
-        let k = if n >= 8 && n.is_power_of_two() {
-            let floor = self.pieces_floor();
-            let v = &th.pieces;
-            v.iter()
-                .position(|q| live(&self.threads, q, floor))
-                .unwrap_or(n)
-        } else {
-            0
-        };
+        if n < 8 || !n.is_power_of_two() {
+            th.pieces.push(p);
+            return;
+        }
+        let floor = self.pieces_floor();
+        let th = &self.threads[&holder];
+        let k = th
+            .pieces
+            .iter()
+            .position(|q| live(&self.threads, q, floor))
+            .unwrap_or(n);
         let th = self.threads.get_mut(&holder).expect("looked up");
         th.pieces.drain(..k);
         th.pieces.push(p);

@@ -176,13 +176,13 @@ impl Builder {
     }
 
     /// [`Self::drain_ready`] appended to `out`, each record as `f` makes
-    /// it: copied from the window's slices in one pass.
+    /// it: copied from the window's slices.
     pub fn drain_ready_into<T>(
         &mut self,
         max: usize,
         all: bool,
         out: &mut Vec<T>,
-        f: impl FnMut(Record) -> T,
+        mut f: impl FnMut(Record) -> T,
     ) {
         let k = self.ready(max, all);
         let (a, b) = self.out.as_slices();
@@ -191,7 +191,10 @@ impl Builder {
         } else {
             (a, &b[..k - a.len()])
         };
-        out.extend(a.iter().chain(b).copied().map(f));
+        // Slice by slice: a chain of the two copies record by record.
+        out.reserve(k);
+        out.extend(a.iter().copied().map(&mut f));
+        out.extend(b.iter().copied().map(&mut f));
         self.out.drain(..k);
     }
 
