@@ -8,7 +8,10 @@
 #
 # CRITPATH=path/to/critpath compares another build (default: this tree's,
 # built first with cargo's PROFILE, default `release`; `dist` is the
-# shipped build: one codegen unit, fat LTO); RUNS=n (default 3).
+# shipped build: one codegen unit, fat LTO); RUNS=n (default 3); CPU=n
+# records the two threads on CPU n only, so that each waits for the CPU
+# the other holds (by default the scheduler places them, and the share of
+# such waits in the recording varies from run to run).
 set -euo pipefail
 arg=${1:-100000}
 runs=${RUNS:-3}
@@ -26,8 +29,8 @@ if [ -f "$arg" ]; then
 else
   cc -O2 -pthread -o "$dir/pingpong" "$root/examples/os/pingpong.c"
   data="$dir/pp.data"
-  "$CRITPATH" record --syscalls --mmap-pages 8192 -o "$data" -- "$dir/pingpong" "$arg" >/dev/null
-  what="$arg ping-pong rounds"
+  "$CRITPATH" record --syscalls --mmap-pages 8192 -o "$data" -- "$dir/pingpong" "$arg" ${CPU:-} >/dev/null
+  what="$arg ping-pong rounds${CPU:+ on CPU $CPU}"
 fi
 
 # command... -> "best-wall-s peak-rss-kb cpu%" over $runs runs

@@ -1,10 +1,13 @@
 /* Two threads ping-pong one byte through a pair of pipes ROUNDS times: a
- * context-switch-heavy workload for benchmarking perf.data analysis.
+ * context-switch-heavy workload for benchmarking perf.data analysis. With
+ * CPU, both threads run on that CPU only: each round the woken thread
+ * waits for the CPU its waker holds (a recording full of waits for a CPU).
  *
- *   cc -O2 -pthread -o pingpong pingpong.c && ./pingpong [ROUNDS]
+ *   cc -O2 -pthread -o pingpong pingpong.c && ./pingpong [ROUNDS [CPU]]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,6 +28,16 @@ static void *pong(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc > 1) rounds = atol(argv[1]);
+    if (argc > 2) {
+        /* Set before the second thread starts: it inherits the mask. */
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(atoi(argv[2]), &one);
+        if (sched_setaffinity(0, sizeof one, &one)) {
+            perror("pingpong: sched_setaffinity");
+            return 1;
+        }
+    }
     if (pipe(ab) || pipe(ba)) return 1;
     pthread_t t;
     pthread_create(&t, NULL, pong, NULL);
