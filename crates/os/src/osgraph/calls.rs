@@ -4,7 +4,7 @@
 //! packets are links from layer to layer, and a probed function makes its
 //! thread `running:FUNCTION`.
 
-use super::{Builder, Syscall, PLAIN_SYSCALLS};
+use super::{Builder, St, Syscall, Thread, PLAIN_SYSCALLS};
 use crate::names::OsState;
 use critpath_trace::Sym;
 
@@ -108,18 +108,9 @@ impl Builder {
             return;
         }
         self.syscalls = true;
-        // One lookup: a segment of a call still pending (its exit lost)
-        // ends here, as `close_segment` ends it.
         let th = self.threads.get_mut(&tid).expect("alive");
-        let before = th.sys.replace(Syscall { nr, seg: Some(t) });
-        let sm = th.sm;
-        if let Some(Syscall {
-            nr,
-            seg: Some(start),
-        }) = before
-        {
-            self.segment(sm, nr, start, None);
-        }
+        let pending = call_entered(th, t, nr);
+        self.pending_segment(pending);
     }
 
     /// `sys_exit`: the last segment ends; the thread runs on as before.
@@ -127,15 +118,92 @@ impl Builder {
         if self.ignored(tid) || !self.in_thread(cpu) {
             return;
         }
-        // One lookup, as `close_segment` then clearing the call.
         let Some(th) = self.threads.get_mut(&tid) else {
             return;
         };
-        let Some(sc) = th.sys.take() else { return };
-        let (sm, run) = (th.sm, th.run);
-        if let Some(start) = sc.seg {
-            self.segment(sm, sc.nr, start, None);
+        let ended = call_exited(th);
+        self.call_ended(t, ended);
+    }
+
+    /// A system call's entry (`Some(nr)`) or exit by `tid`, already
+    /// running on `cpu` (nearly every one): its sign of life and the call
+    /// with one lookup. False when not so: `feed` then takes the general
+    /// way, a sign of life then [`Self::sys_enter`] or [`Self::sys_exit`].
+    #[inline]
+    pub(super) fn running_call(&mut self, t: u64, cpu: u32, tid: u32, enter: Option<u64>) -> bool {
+        if self.ignored(tid) || !self.in_thread(cpu) {
+            return false;
+        }
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return false;
+        };
+        if !matches!(th.st, St::Running | St::Interrupted) {
+            return false;
+        }
+        // What a sign of life of a running thread does.
+        self.cpus[cpu as usize].cur = Some(tid);
+        match enter {
+            Some(nr) => {
+                self.syscalls = true;
+                let pending = call_entered(th, t, nr);
+                self.pending_segment(pending);
+            }
+            None => {
+                let ended = call_exited(th);
+                self.call_ended(t, ended);
+            }
+        }
+        true
+    }
+
+    /// A segment of a call still pending when the next began (its exit
+    /// lost) ends there, as `close_segment` ends it.
+    fn pending_segment(&mut self, pending: Option<(Sym, u64, u64)>) {
+        if let Some((sm, nr, start)) = pending {
+            self.segment(sm, nr, start, None);
+        }
+    }
+
+    /// A call's exit at `t`: its last segment ends, and the thread runs on
+    /// in its `run` state.
+    fn call_ended(&mut self, t: u64, ended: Option<Exited>) {
+        let Some(Exited { sm, run, seg }) = ended else {
+            return;
+        };
+        if let Some((nr, start)) = seg {
+            self.segment(sm, nr, start, None);
         }
         self.state(t, sm, run);
     }
+}
+
+/// Thread `th` enters system call `nr` at `t`: the call it was in, if its
+/// segment was pending (its SM, call and start).
+fn call_entered(th: &mut Thread, t: u64, nr: u64) -> Option<(Sym, u64, u64)> {
+    let before = th.sys.replace(Syscall { nr, seg: Some(t) });
+    match before {
+        Some(Syscall {
+            nr,
+            seg: Some(start),
+        }) => Some((th.sm, nr, start)),
+        _ => None,
+    }
+}
+
+/// A thread that left a system call: its SM, the state it runs on in, and
+/// the call's pending segment (call and start).
+struct Exited {
+    sm: Sym,
+    run: Sym,
+    seg: Option<(u64, u64)>,
+}
+
+/// Thread `th` leaves its system call, if in one.
+fn call_exited(th: &mut Thread) -> Option<Exited> {
+    let sc = th.sys.take()?;
+    Some(Exited {
+        sm: th.sm,
+        run: th.run,
+        seg: sc.seg.map(|start| (sc.nr, start)),
+    })
 }

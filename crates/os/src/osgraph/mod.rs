@@ -446,6 +446,16 @@ impl Builder {
         let c = &mut self.cpus[cpu as usize];
         c.before_event = std::mem::replace(&mut c.last_event, t);
         self.start_target(t);
+        // A system call of a running thread, nearly every event of a
+        // recording with `--syscalls`: with one lookup of the thread.
+        let call = match k.ev {
+            KEvent::SysEnter { nr } => Some(Some(nr)),
+            KEvent::SysExit => Some(None),
+            _ => None,
+        };
+        if call.is_some_and(|enter| self.running_call(t, cpu, k.tid, enter)) {
+            return;
+        }
         // The sample's task is on the CPU: a sign of life. In a switch it is
         // `prev`, handled there.
         if !matches!(k.ev, KEvent::Switch { .. }) && self.in_thread(cpu) {

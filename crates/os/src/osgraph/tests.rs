@@ -264,6 +264,42 @@ fn a_holders_run_that_ends_late_still_marks_its_pieces() {
     }
 }
 
+/// A running thread's system call on a CPU it was not seen switched to
+/// (its migration lost) is a sign of life there: that CPU no longer idles,
+/// so a thread woken for it and then seen running there ran from no
+/// earlier than its wakeup, with the time since at stake.
+#[test]
+fn a_running_threads_system_call_elsewhere_says_its_cpu_is_busy() {
+    let strings = Interner::new();
+    let mut b = Builder::new(strings, "host", FxHashMap::default(), None);
+    let wake7 = KEvent::Wake {
+        tid: 7,
+        comm: comm("app"),
+        target: Some(1),
+        in_irq: false,
+    };
+    for k in [
+        switch(1, 1, 0, 0, 7),
+        switch(2, 1, 7, 1, 0),                    // app:7 sleeps: CPU 1 idles
+        switch(3, 0, 0, 0, 9),                    // app:9 runs on CPU 0
+        switch(4, 2, 0, 0, 5),                    // app:5 runs on CPU 2 ...
+        at(10, 1, 5, KEvent::SysEnter { nr: 0 }), // ... and is seen on CPU 1
+        at(11, 1, 5, KEvent::SysExit),
+        at(12, 0, 9, wake7),                      // app:9 wakes app:7 for CPU 1
+        at(20, 1, 7, KEvent::SysEnter { nr: 0 }), // app:7 seen running there
+    ] {
+        b.feed(&k);
+    }
+    b.finish();
+    let app7 = b.strings.get("app:7").expect("thread SM");
+    let lost = LostSwitchIns {
+        seen: 1,
+        on_idle_cpu: 0,
+        at_stake_ns: 8,
+    };
+    assert_eq!(b.counts.lost_switch_ins.get(&app7), Some(&lost));
+}
+
 /// A preempted thread is next seen leaving a CPU it was never seen
 /// entering (its switch-in came from a context whose events were lost):
 /// it is reported, with the time since that CPU's last visible event.
