@@ -125,10 +125,11 @@ impl Builder {
         self.call_ended(t, ended);
     }
 
-    /// A system call's entry (`Some(nr)`) or exit by `tid`, already
-    /// running on `cpu` (nearly every one): its sign of life and the call
-    /// with one lookup. False when not so: `feed` then takes the general
-    /// way, a sign of life then [`Self::sys_enter`] or [`Self::sys_exit`].
+    /// A system call's entry (`Some(nr)`) or exit on `cpu` by `tid`,
+    /// believed running (nearly every one; on this CPU, or on another when
+    /// its migration was lost): its sign of life and the call with one
+    /// lookup. False when not so: `feed` then takes the general way, a sign
+    /// of life then [`Self::sys_enter`] or [`Self::sys_exit`].
     #[inline]
     pub(super) fn running_call(&mut self, t: u64, cpu: u32, tid: u32, enter: Option<u64>) -> bool {
         if self.ignored(tid) || !self.in_thread(cpu) {
@@ -190,8 +191,8 @@ fn call_entered(th: &mut Thread, t: u64, nr: u64) -> Option<(Sym, u64, u64)> {
     }
 }
 
-/// A thread that left a system call: its SM, the state it runs on in, and
-/// the call's pending segment (call and start).
+/// A thread that left a system call: its SM, the state it goes on running
+/// in, and the call's pending segment (call and start).
 struct Exited {
     sm: Sym,
     run: Sym,
