@@ -291,13 +291,18 @@ fn a_running_threads_system_call_elsewhere_says_its_cpu_is_busy() {
         b.feed(&k);
     }
     b.finish();
-    let app7 = b.strings.get("app:7").expect("thread SM");
+    assert_lost(&b, "app:7", (1, 0, 8));
+}
+
+/// Thread SM `sm`'s lost switch-ins are `(seen, on_idle_cpu, at_stake_ns)`.
+fn assert_lost(b: &Builder, sm: &str, (seen, on_idle_cpu, at_stake_ns): (u64, u64, u64)) {
+    let sym = b.strings.get(sm).expect("thread SM");
     let lost = LostSwitchIns {
-        seen: 1,
-        on_idle_cpu: 0,
-        at_stake_ns: 8,
+        seen,
+        on_idle_cpu,
+        at_stake_ns,
     };
-    assert_eq!(b.counts.lost_switch_ins.get(&app7), Some(&lost));
+    assert_eq!(b.counts.lost_switch_ins.get(&sym), Some(&lost), "{sm}");
 }
 
 /// A preempted thread is next seen leaving a CPU it was never seen
@@ -312,13 +317,7 @@ fn a_lost_switch_in_is_reported_with_the_time_at_stake() {
     b.feed(&switch(30, 0, 7, 1, 9)); // app:7 sleeps; app:9 runs, unseen after
     b.feed(&switch(45, 0, 5, 0, 7)); // app:5 leaves CPU 0: it ran
     b.finish();
-    let app5 = b.strings.get("app:5").expect("thread SM");
-    let lost = LostSwitchIns {
-        seen: 1,
-        on_idle_cpu: 0,
-        at_stake_ns: 15,
-    };
-    assert_eq!(b.counts.lost_switch_ins.get(&app5), Some(&lost));
+    assert_lost(&b, "app:5", (1, 0, 15));
     let d = b.diagnostics();
     let lost: Vec<_> = d
         .iter()
