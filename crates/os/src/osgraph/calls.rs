@@ -102,34 +102,25 @@ impl Builder {
         self.skbs.insert(skb, (l, me));
     }
 
-    /// `sys_enter`: the thread's running segments are named after the call.
-    pub(super) fn sys_enter(&mut self, t: u64, cpu: u32, tid: u32, nr: u64) {
-        if self.ignored(tid) || !self.in_thread(cpu) {
-            return;
-        }
-        self.syscalls = true;
-        let th = self.threads.get_mut(&tid).expect("alive");
-        let pending = call_entered(th, t, nr);
-        self.pending_segment(pending);
-    }
-
-    /// `sys_exit`: the last segment ends; the thread runs on as before.
-    pub(super) fn sys_exit(&mut self, t: u64, cpu: u32, tid: u32) {
+    /// `sys_enter` (`Some(nr)`: the thread's running segments are named
+    /// after the call) or `sys_exit` (`None`: the last segment ends; the
+    /// thread runs on as before), after the event's sign of life.
+    pub(super) fn sys_call(&mut self, t: u64, cpu: u32, tid: u32, enter: Option<u64>) {
         if self.ignored(tid) || !self.in_thread(cpu) {
             return;
         }
         let Some(th) = self.threads.get_mut(&tid) else {
             return;
         };
-        let ended = call_exited(th);
-        self.call_ended(t, ended);
+        self.syscalls |= enter.is_some();
+        let end = call_on(th, t, enter);
+        self.close_call(t, end);
     }
 
-    /// A system call's entry (`Some(nr)`) or exit on `cpu` by `tid`,
-    /// believed running (nearly every one; on this CPU, or on another when
-    /// its migration was lost): its sign of life and the call with one
-    /// lookup. False when not so: `feed` then takes the general way, a sign
-    /// of life then [`Self::sys_enter`] or [`Self::sys_exit`].
+    /// [`Self::sys_call`] of `tid` believed running (nearly every one; on
+    /// this CPU, or on another when its migration was lost), with its sign
+    /// of life and one lookup. False when not so: `feed` then takes the
+    /// general way, a sign of life then [`Self::sys_call`].
     #[inline]
     pub(super) fn running_call(&mut self, t: u64, cpu: u32, tid: u32, enter: Option<u64>) -> bool {
         if self.ignored(tid) || !self.in_thread(cpu) {
@@ -143,68 +134,42 @@ impl Builder {
         }
         // What a sign of life of a running thread does.
         self.cpus[cpu as usize].cur = Some(tid);
-        match enter {
-            Some(nr) => {
-                self.syscalls = true;
-                let pending = call_entered(th, t, nr);
-                self.pending_segment(pending);
-            }
-            None => {
-                let ended = call_exited(th);
-                self.call_ended(t, ended);
-            }
-        }
+        self.syscalls |= enter.is_some();
+        let end = call_on(th, t, enter);
+        self.close_call(t, end);
         true
     }
 
-    /// A segment of a call still pending when the next began (its exit
-    /// lost) ends there, as `close_segment` ends it.
-    fn pending_segment(&mut self, pending: Option<(Sym, u64, u64)>) {
-        if let Some((sm, nr, start)) = pending {
+    /// Emits what a call's entry or exit at `t` ended: a pending segment,
+    /// and at an exit the thread's `run` state.
+    fn close_call(&mut self, t: u64, end: CallEnd) {
+        if let Some((sm, nr, start)) = end.segment {
             self.segment(sm, nr, start, None);
         }
-    }
-
-    /// A call's exit at `t`: its last segment ends, and the thread runs on
-    /// in its `run` state.
-    fn call_ended(&mut self, t: u64, ended: Option<Exited>) {
-        let Some(Exited { sm, run, seg }) = ended else {
-            return;
-        };
-        if let Some((nr, start)) = seg {
-            self.segment(sm, nr, start, None);
+        if let Some((sm, run)) = end.runs_on {
+            self.state(t, sm, run);
         }
-        self.state(t, sm, run);
     }
 }
 
-/// Thread `th` enters system call `nr` at `t`: the call it was in, if its
-/// segment was pending (its SM, call and start).
-fn call_entered(th: &mut Thread, t: u64, nr: u64) -> Option<(Sym, u64, u64)> {
-    let before = th.sys.replace(Syscall { nr, seg: Some(t) });
-    match before {
-        Some(Syscall {
-            nr,
-            seg: Some(start),
-        }) => Some((th.sm, nr, start)),
-        _ => None,
-    }
+/// What a system call's entry or exit ends: the pending segment of the call
+/// the thread was in (its SM, call and start), and at an exit the state it
+/// goes on running in (its SM and `run`).
+struct CallEnd {
+    segment: Option<(Sym, u64, u64)>,
+    runs_on: Option<(Sym, Sym)>,
 }
 
-/// A thread that left a system call: its SM, the state it goes on running
-/// in, and the call's pending segment (call and start).
-struct Exited {
-    sm: Sym,
-    run: Sym,
-    seg: Option<(u64, u64)>,
-}
-
-/// Thread `th` leaves its system call, if in one.
-fn call_exited(th: &mut Thread) -> Option<Exited> {
-    let sc = th.sys.take()?;
-    Some(Exited {
-        sm: th.sm,
-        run: th.run,
-        seg: sc.seg.map(|start| (sc.nr, start)),
-    })
+/// Thread `th` enters system call `nr` at `t` (`Some(nr)`) or leaves the
+/// one it is in (`None`; nothing when in none). A segment still pending at
+/// an entry is the call before, its exit lost: it ends there, as
+/// `close_segment` ends it.
+fn call_on(th: &mut Thread, t: u64, enter: Option<u64>) -> CallEnd {
+    let before = match enter {
+        Some(nr) => th.sys.replace(Syscall { nr, seg: Some(t) }),
+        None => th.sys.take(),
+    };
+    let segment = before.and_then(|sc| Some((th.sm, sc.nr, sc.seg?)));
+    let runs_on = (enter.is_none() && before.is_some()).then_some((th.sm, th.run));
+    CallEnd { segment, runs_on }
 }

@@ -245,9 +245,10 @@ impl Builder {
     /// Charges waiter `w` (SM `sm`, in its run `run`) at `t` to `hold`,
     /// or to its own `runnable` state with no holder of another SM.
     fn charge_one(&mut self, t: u64, (w, sm, run): (u32, Sym, u32), hold: Option<Hold>) {
-        let (on, on_state) = match hold {
-            Some(h) if h.sm != sm => (h.sm, h.state),
-            _ => (sm, self.s.runnable),
+        let holder = hold.filter(|h| h.sm != sm);
+        let (on, on_state) = match holder {
+            Some(h) => (h.sm, h.state),
+            None => (sm, self.s.runnable),
         };
         let at = self.emit(t, sm, |who| Event::Held {
             who,
@@ -255,7 +256,7 @@ impl Builder {
             on_state,
             ended: false,
         });
-        if let Some(h) = hold.filter(|h| h.sm != sm) {
+        if let Some(h) = holder {
             let p = Piece {
                 t,
                 waiter: w,

@@ -495,8 +495,8 @@ impl Builder {
             KEvent::TimerEntry { timer, func } => self.timer_entry(t, cpu, k.tid, timer, func),
             KEvent::TimerExit => self.exit_ctx(t, cpu, |k| matches!(k, CtxKind::Timer)),
             KEvent::Net { skb, point, .. } => self.net(t, cpu, k.tid, skb, point),
-            KEvent::SysEnter { nr } => self.sys_enter(t, cpu, k.tid, nr),
-            KEvent::SysExit => self.sys_exit(t, cpu, k.tid),
+            KEvent::SysEnter { nr } => self.sys_call(t, cpu, k.tid, Some(nr)),
+            KEvent::SysExit => self.sys_call(t, cpu, k.tid, None),
             KEvent::Func { func, ret } => {
                 if self.ignored(k.tid) || !self.in_thread(cpu) {
                     return;
