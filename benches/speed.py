@@ -2,7 +2,7 @@
 """Every speed figure of the docs in one run, on one machine in one sitting,
 as Markdown: critpath beside the tools it is compared with.
 
-    python3 benches/speed.py [--quick] [--dir DIR] [--python PY]
+    python3 benches/speed.py [--quick] [--dir DIR] [--python PY] [--critpath BIN]
 
 - the bench trace and the dependence-heavy shape (`critpath bench`);
 - a real recording (`critpath record --syscalls` of a ping-pong) replayed
@@ -21,7 +21,9 @@ as Markdown: critpath beside the tools it is compared with.
   (`benches/python/many.py`; needs the package's venv, `target/venv`, made
   by `scripts/python-env.sh`).
 
-A part whose tools are missing says so and is skipped. --quick makes
+BIN is the build measured (default: this tree's release build, built
+first; `scripts/pgo.sh` makes target/pgo/critpath, the build guided by a
+profile). A part whose tools are missing says so and is skipped. --quick makes
 everything smaller (a smoke run: the figures are not the docs'). The
 traces go to DIR (default: a temporary directory, removed after).
 """
@@ -70,11 +72,11 @@ def bench(cp, quick):
     return rows
 
 
-def perf_part(quick):
+def perf_part(cp, quick):
     if shutil.which("perf") is None or os.geteuid() != 0:
         return [("perf.data", "skipped: needs perf and root", "", "")]
     rounds = "20000" if quick else "400000"
-    out = sh([str(ROOT / "benches/perf-vs-script.sh"), rounds])
+    out = sh([str(ROOT / "benches/perf-vs-script.sh"), rounds], env={**os.environ, "CRITPATH": cp})
     head = out.splitlines()[0]
     s = re.search(r"perf script:\s+([\d.]+) s.*peak RSS\s+(\d+) MiB", out)
     c = re.search(r"critpath analyze:\s+([\d.]+) s.*peak RSS\s+(\d+) MiB", out)
@@ -162,13 +164,17 @@ def main():
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--python", default=os.environ.get("PYTHON", sys.executable))
     ap.add_argument("--venv-python", default=str(ROOT / "target/venv/bin/python"))
+    ap.add_argument("--critpath", help="the build to measure (default: the tree's release build)")
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "critpath"], cwd=ROOT, check=True)
-    cp = str(ROOT / "target/release/critpath")
+    if a.critpath:
+        cp = str(Path(a.critpath).resolve())
+    else:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "critpath"], cwd=ROOT, check=True)
+        cp = str(ROOT / "target/release/critpath")
     work = a.dir or Path(tempfile.mkdtemp())
     work.mkdir(parents=True, exist_ok=True)
     try:
-        rows = bench(cp, a.quick) + replay_part(cp, work, a.quick) + perf_part(a.quick)
+        rows = bench(cp, a.quick) + replay_part(cp, work, a.quick) + perf_part(cp, a.quick)
         rows += hta_part(a.python, work, a.quick)
         rows += otlp_part(cp, work, a.quick) + many_part(a.venv_python, a.quick)
     finally:
