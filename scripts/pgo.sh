@@ -52,7 +52,8 @@ find "$root/examples" -type f \( -name '*.json' -o -name '*.jsonl' -o -name '*.g
 done
 train demo
 "$gen" bench --records 1M --formats cpt,cpt-raw,jsonl,cpt-unique,jsonl-unique,cpt-deps,jsonl-deps \
-  --runs 1 --dir "$work" --keep >/dev/null 2>&1
+  --runs 1 --dir "$work" --keep >/dev/null 2>"$work/bench.err" ||
+  { cat "$work/bench.err" >&2; echo "$0: the training's bench failed" >&2; exit 1; }
 for f in "$work"/bench-*; do
   train analyze "$f"
   train cgraph "$f"
