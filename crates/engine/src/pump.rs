@@ -295,12 +295,9 @@ fn finish<S: RecordSource + ?Sized>(
     engine.renamed(&summary.renamed);
     let first_error = errors.first.or(summary.error);
     let inferred = source.inferred_links();
+    // The source renamed its SMs in its string table (`summary.renamed`):
+    // the kept graph is sealed with their final names, as the tables are.
     let mut analysis = engine.finish(source.strings())?;
-    // A what-if names states as the tables do, by the names a source gave
-    // at its end, which the kept graph's states did not have.
-    if !summary.renamed.is_empty() {
-        analysis.rewalk = None;
-    }
     analysis.annotation_costs = summary.annotation_costs;
     analysis.program = summary.program;
     analysis.wall_clock = summary.wall_clock;

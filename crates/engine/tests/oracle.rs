@@ -899,22 +899,22 @@ proptest! {
     /// A what-if answered from the first pass's kept graph (a re-walk)
     /// predicts what a pass of its own under the speed-ups finds.
     #[test]
-    fn rewalk_matches_whatif_pass(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY]), follows in any::<bool>(), to in prop::option::of(0u8..4), stacks in any::<bool>()) {
+    fn rewalk_matches_whatif_pass(ops in ops(), sm in 0u8..4, st in 0u8..4, factor in prop::sample::select(vec![0.5, 1.5, 2.0, 3.0, 1e9, f64::INFINITY]), follows in any::<bool>(), (from, to) in (prop::option::of(0u8..4), prop::option::of(0u8..4)), stacks in any::<bool>()) {
         let (recs, s) = build(&ops, stacks);
         let speedups = vec![critpath_engine::Speedup { target: format!("sm{sm}:s{st}"), factor, exact: false }];
         let scales_with = match follows {
             true => vec![critpath_trace::ScalesWith { state: "s1".into(), with: "s0".into() }],
             false => Vec::new(),
         };
-        let to = to.map(|k| format!("sm{k}"));
+        let (from, to) = (from.map(|k| format!("sm{k}")), to.map(|k| format!("sm{k}")));
         let pass = |speedups: Vec<critpath_engine::Speedup>, rewalk: bool| {
-            let opts = Options { speedups, scales_with: scales_with.clone(), to: to.clone(), rewalk, ..Default::default() };
+            let opts = Options { speedups, scales_with: scales_with.clone(), from: from.clone(), to: to.clone(), rewalk, ..Default::default() };
             let mut e = Engine::new(opts);
             for r in &recs { e.feed(r, Pos::NONE, &s); }
             e.finish(&s)
         };
         let Ok(first) = pass(Vec::new(), true) else {
-            // --to names an SM the trace lacks: no pass has a path.
+            // --from or --to names an SM the trace lacks: no pass has a path.
             return Ok(());
         };
         let predicted = first.rewalk.as_ref().expect("a kept graph").predict(&speedups);

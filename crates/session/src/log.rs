@@ -70,17 +70,18 @@ impl<'a, S: RecordSource + ?Sized> Recorder<'a, S> {
         }
     }
 
-    /// The replay of what was read, if all of it was kept and the source
-    /// renamed nothing at its end (a replay names as the pass did).
+    /// The replay of what was read, if all of it was kept. A source that
+    /// renamed SMs at its end renamed them in its string table, which the
+    /// replay takes: its records name every SM by its final name from the
+    /// first, so its scope is the renamed one and it renames nothing.
     pub fn into_replay(self) -> Option<Replay> {
-        let summary = self.summary?;
-        if !summary.renamed.is_empty() {
-            return None;
-        }
+        let mut summary = self.summary?;
+        let scope = self.scope.renamed(&summary.renamed);
+        summary.renamed.clear();
         Some(Replay {
             log: self.log?,
             strings: self.src.strings().clone(),
-            scope: self.scope,
+            scope,
             summary,
             inferred: self.inferred,
             at: 0,

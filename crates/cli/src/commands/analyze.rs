@@ -8,7 +8,7 @@ use crate::flags;
 use crate::inputs::{correct, finish_with, next_paths_by, Inputs, Unlinked};
 use crate::output::{emit, refuse_inputs_opt, screen};
 use critpath_batch::{Error as BatchError, TraceResult};
-use critpath_engine::analyses::{NextPath, TOP_TWICE_MAX_RECORDS};
+use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Visit};
 use critpath_import::Format;
 use critpath_session::{Session, Settings};
@@ -77,9 +77,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     let window_ns = args.window.as_deref().map(parse_duration).transpose()?;
     // The verdict's what-if is answered from the first pass's graph
-    // (Options::rewalk), which a pass under --from does not keep: then it
-    // replays the records the first pass kept.
-    let rewalk = !args.print.json && args.ends.from.is_none();
+    // (Options::rewalk): no records are kept for it.
+    let rewalk = !args.print.json;
     let opts = Options {
         from: args.ends.from.clone(),
         to: args.ends.to.clone(),
@@ -93,8 +92,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let mut session = Session::open(&args.traces, &Settings::current())?;
     session.keep_records(match (args.next, args.remove.is_empty()) {
-        (None, true) if args.print.json || rewalk => 0,
-        (None, true) => TOP_TWICE_MAX_RECORDS as usize,
+        (None, true) => 0,
         _ => usize::MAX,
     });
     if session.all(Format::Kineto) {

@@ -106,15 +106,14 @@ pub struct Options {
     pub critical_states_only: bool,
     /// Keep the pass's graph for what-ifs afterwards
     /// ([`crate::Analysis::rewalk`]): a few bytes a node, spilled to a
-    /// temporary file. Only a pass without speed-ups and without `from`
-    /// keeps it.
+    /// temporary file. Only a pass without speed-ups keeps it.
     pub rewalk: bool,
 }
 
 impl Options {
     /// Does a pass with these options keep its graph for what-ifs?
     fn keeps_rewalk(&self) -> bool {
-        self.rewalk && self.speedups.is_empty() && self.from.is_none()
+        self.rewalk && self.speedups.is_empty()
     }
 
     /// These options under the program's `settings` (those the options do

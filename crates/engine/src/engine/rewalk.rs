@@ -18,8 +18,10 @@
 //! edges, not its length. The log also marks the states that have edges
 //! with time: a what-if whose factors touch none of them changes no length,
 //! and its prediction is the pass's own path, without a walk. Only a pass
-//! without speed-ups and without a start (`--from`) keeps the log: under
-//! `--from`, which nodes are reached depends on more than the weights.
+//! without speed-ups keeps the log. Under a start (`--from`) the only root
+//! is the start's first node, and which nodes a path from it reaches is
+//! the graph's shape too: a node whose in-edges all come from unreached
+//! nodes stays unreached in the walk, as in the pass.
 
 use super::names::How;
 use super::whatif::{factors, Scaling, Speedup};
@@ -150,7 +152,8 @@ impl RewalkLog {
     }
 
     /// Appends node `node` (the next one): `root` when a path may start at
-    /// it (an SM's first node), and its in-edges. A node is a header, then
+    /// it (an SM's first node; under `--from`, the start's only), and its
+    /// in-edges. A node is a header, then
     /// per edge a control byte (its fields' codes, 2 bits each) and the
     /// fields, each in as few bytes as its code says (a group varint:
     /// reading one takes no branch).
@@ -436,8 +439,12 @@ impl Walk<'_> {
                 let own = self.factors[field(b, &mut at, (c >> 4) & 3) as usize].0;
                 let f = own * self.factors[field(b, &mut at, c >> 6) as usize].1;
                 let w = self.scaling.by(f, w);
+                // An edge from a node no path from the start reaches
+                // (under `--from`) reaches nothing, as in the pass.
                 let lp = self.lengths.get(self.node, pred);
-                l = l.max(self.scaling.longer(lp, w));
+                if lp != i64::MIN {
+                    l = l.max(self.scaling.longer(lp, w));
+                }
             }
             self.lengths.set(self.node, l);
             match self.dest {

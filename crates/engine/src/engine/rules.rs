@@ -225,7 +225,7 @@ impl Engine<'_> {
             tag: sm,
             span: 0,
         });
-        self.logs.rewalk(node, true, [None, None]);
+        self.logs.rewalk(node, l != UNREACHED, [None, None]);
         if self.logs.keeps_graph() {
             self.logs.graph_node(l, &[]);
         }
@@ -284,8 +284,9 @@ impl Engine<'_> {
         let (cn, edge) = self.step(sm, b.cnode, (b.cur, b.cur_key), to, strings);
         // A first node starts at 0 (or is unreached under --from); otherwise
         // the intra-SM edge is the first candidate.
+        let start = if alive { UNREACHED } else { self.root_l(sm) };
         let mut best = Best {
-            l: if alive { UNREACHED } else { self.root_l(sm) },
+            l: start,
             entry: Entry {
                 pred: NO_PRED,
                 weight: t,
@@ -309,7 +310,7 @@ impl Engine<'_> {
         self.log_entry(best.entry);
         self.logs.rewalk(
             node,
-            !alive,
+            start != UNREACHED,
             [
                 intra_in.map(|e| (e.pred, e.weight, Scale::Key(b.cur_key))),
                 inter_in.map(|e| (e.pred, e.weight, Scale::Not)),
