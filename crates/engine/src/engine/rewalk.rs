@@ -75,13 +75,46 @@ pub(super) struct RewalkLog {
     error: Option<io::Error>,
 }
 
-/// Bytes after each piece of the log, so that a field is always read as
-/// eight bytes and masked to its length.
-const PAD: usize = 8;
+/// The bytes an edge takes at most: its control byte and four fields of
+/// eight bytes.
+const EDGE: usize = 1 + 4 * 8;
 
-/// A field's length by its 2-bit code, and the mask of its bytes.
-const LEN: [usize; 4] = [1, 2, 4, 8];
+/// Bytes after each piece of the log, so that a field is always read as
+/// eight bytes and masked to its length, and an edge's bytes are always
+/// [`EDGE`] (the shortest edge takes five).
+const PAD: usize = EDGE - 5;
+
+/// A field's mask by its code.
 const MASK: [u64; 4] = [0xff, 0xffff, 0xffff_ffff, u64::MAX];
+
+/// Per control byte: where each of its edge's four fields starts (after
+/// the control byte) and where the edge ends.
+const PLACES: [[u8; 5]; 256] = places();
+
+const fn places() -> [[u8; 5]; 256] {
+    let mut t = [[0u8; 5]; 256];
+    let mut c = 0;
+    while c < 256 {
+        let mut at = 1u8;
+        let mut i = 0;
+        while i < 4 {
+            t[c][i] = at;
+            at += 1 << ((c >> (2 * i)) & 3);
+            i += 1;
+        }
+        t[c][4] = at;
+        c += 1;
+    }
+    t
+}
+
+/// Field `i` of the edge `e` whose control byte is `c`.
+#[inline(always)]
+fn edge_field(e: &[u8; EDGE], c: u8, i: usize) -> u64 {
+    let at = PLACES[c as usize][i] as usize;
+    let v = u64::from_le_bytes(e[at..at + 8].try_into().unwrap());
+    v & MASK[(c >> (2 * i)) as usize & 3]
+}
 
 /// The code of the fewest bytes that hold `v`.
 #[inline]
@@ -120,16 +153,8 @@ fn padded(mut buf: Vec<u8>, len: usize) -> Vec<u8> {
 fn put_field(b: &mut [u8], at: &mut usize, v: u64) -> u8 {
     let c = code(v);
     b[*at..*at + 8].copy_from_slice(&v.to_le_bytes());
-    *at += LEN[c as usize];
+    *at += 1 << c;
     c
-}
-
-/// Field `code` at `*at` of `b`, which has at least [`PAD`] bytes after it.
-#[inline]
-fn field(b: &[u8], at: &mut usize, code: u8) -> u64 {
-    let v = u64::from_le_bytes(b[*at..*at + 8].try_into().unwrap()) & MASK[code as usize];
-    *at += LEN[code as usize];
-    v
 }
 
 impl RewalkLog {
@@ -313,7 +338,7 @@ pub struct Prediction {
 /// The `L` of the nodes a walk can still reach back to: the latest
 /// [`RING`], and the far ones the log lists.
 struct Lengths<'a> {
-    ring: Vec<i64>,
+    ring: Box<[i64; RING as usize]>,
     far: &'a [u64],
     far_l: Vec<i64>,
     /// The next far node the walk comes to.
@@ -326,6 +351,11 @@ impl Lengths<'_> {
         if node - pred < RING {
             return self.ring[(pred % RING) as usize];
         }
+        self.far_get(pred)
+    }
+
+    #[cold]
+    fn far_get(&self, pred: u64) -> i64 {
         let i = self
             .far
             .binary_search(&pred)
@@ -370,7 +400,7 @@ impl Rewalk {
             });
         }
         let lengths = Lengths {
-            ring: vec![0; RING.min(s.nodes) as usize],
+            ring: vec![0; RING as usize].try_into().expect("RING lengths"),
             far: &s.far,
             far_l: vec![0; s.far.len()],
             next_far: 0,
@@ -424,36 +454,41 @@ impl Rewalk {
 }
 
 impl Walk<'_> {
-    /// Walks the nodes of one piece of the log (and its padding).
+    /// Walks the nodes of one piece of the log (and its padding). The
+    /// walk's state stays in locals while it goes: each node's `L` waits
+    /// for its predecessors', and nothing else should stand in that chain.
     fn piece(&mut self, b: &[u8]) {
-        let (mut at, end) = (0, b.len() - PAD);
+        let end = b.len() - PAD;
+        let (mut at, mut node, mut best, mut scaling) = (0, self.node, self.best, self.scaling);
+        let (factors, dest) = (&self.factors[..], self.dest);
         while at < end {
             let head = b[at];
             at += 1;
             let mut l = if head & 1 != 0 { 0 } else { i64::MIN };
             for _ in 0..head >> 1 {
-                let c = b[at];
-                at += 1;
-                let pred = self.node - field(b, &mut at, c & 3);
-                let w = field(b, &mut at, (c >> 2) & 3);
-                let own = self.factors[field(b, &mut at, (c >> 4) & 3) as usize].0;
-                let f = own * self.factors[field(b, &mut at, c >> 6) as usize].1;
-                let w = self.scaling.by(f, w);
+                let e: &[u8; EDGE] = b[at..at + EDGE].try_into().expect("pieces are padded");
+                let c = e[0];
+                let (back, w) = (edge_field(e, c, 0), edge_field(e, c, 1));
+                let own = edge_field(e, c, 2) as usize;
+                let follows = edge_field(e, c, 3) as usize;
+                at += PLACES[c as usize][4] as usize;
+                let w = scaling.by(factors[own].0 * factors[follows].1, w);
                 // An edge from a node no path from the start reaches
                 // (under `--from`) reaches nothing, as in the pass.
-                let lp = self.lengths.get(self.node, pred);
+                let lp = self.lengths.get(node, node - back);
                 if lp != i64::MIN {
-                    l = l.max(self.scaling.longer(lp, w));
+                    l = l.max(scaling.longer(lp, w));
                 }
             }
-            self.lengths.set(self.node, l);
-            match self.dest {
-                PathEnd::Node(d) if d == self.node => self.best = l,
-                PathEnd::Greatest => self.best = self.best.max(l),
+            self.lengths.set(node, l);
+            match dest {
+                PathEnd::Node(d) if d == node => best = l,
+                PathEnd::Greatest => best = best.max(l),
                 PathEnd::Node(_) | PathEnd::Nowhere => {}
             }
-            self.node += 1;
+            node += 1;
         }
+        (self.node, self.best, self.scaling) = (node, best, scaling);
     }
 }
 
@@ -462,7 +497,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fields_read_back_in_as_few_bytes_as_they_need() {
+    fn edges_read_back_in_as_few_bytes_as_they_need() {
         let vals = [
             0,
             1,
@@ -474,19 +509,26 @@ mod tests {
             1 << 32,
             u64::MAX,
         ];
-        let mut b = vec![0xaa; vals.len() * 8 + PAD];
-        let mut at = 0;
-        for v in vals {
-            let before = at;
-            let c = put_field(&mut b, &mut at, v);
-            assert_eq!(at - before, LEN[c as usize]);
+        // Every value in every field, beside every other.
+        for (i, &v) in vals.iter().enumerate() {
+            for &u in &vals {
+                let fields = [v, u, vals[(i + 3) % vals.len()], u ^ v];
+                let mut b = vec![0xaa; EDGE + PAD];
+                let mut at = 1;
+                let mut c = 0;
+                for (k, f) in fields.into_iter().enumerate() {
+                    let before = at;
+                    let code = put_field(&mut b, &mut at, f);
+                    assert_eq!(at - before, 1 << code);
+                    c |= code << (2 * k);
+                }
+                b[0] = c;
+                let e: &[u8; EDGE] = b[..EDGE].try_into().unwrap();
+                for (k, f) in fields.into_iter().enumerate() {
+                    assert_eq!(edge_field(e, c, k), f, "field {k} of {fields:?}");
+                }
+                assert_eq!(PLACES[c as usize][4] as usize, at);
+            }
         }
-        let end = at;
-        b[end..].fill(0);
-        let mut at = 0;
-        for v in vals {
-            assert_eq!(field(&b, &mut at, code(v)), v);
-        }
-        assert_eq!(at, end);
     }
 }
