@@ -113,11 +113,10 @@ pub fn analyze(
             settings,
         };
         // The graph is kept for what-ifs (the verdict's among them), as
-        // the CLI's `analyze` keeps it; not under `from`, whose passes
-        // keep none.
+        // the CLI's `analyze` keeps it (under `from` too).
         let opts = Options {
             keep_path: true,
-            rewalk: req.from.is_none(),
+            rewalk: true,
             ..req.options()
         };
         let (analysis, gpu, err) = req.run(opts)?;

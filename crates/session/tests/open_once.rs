@@ -106,3 +106,33 @@ fn past_the_records_kept_a_file_is_read_again_and_a_fifo_refused() {
     assert_eq!(s.opens(), 2);
     assert_eq!(w.critical_path, fresh(&file, whatif()).critical_path);
 }
+
+/// A recording is analyzed under its own scope (its command's main thread
+/// as the start): the verdict's what-if is answered from the graph that
+/// pass kept, with no second pass, and predicts what a pass of its own finds.
+#[test]
+fn a_recordings_verdict_takes_no_second_pass() {
+    let rec = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../os/tests/fixtures/pingpong_syscalls.data");
+    let mut s = Session::open(std::slice::from_ref(&rec), &Settings::default()).expect("opens");
+    s.keep_records(0);
+    let kept = Options {
+        rewalk: true,
+        ..Options::default()
+    };
+    let (a, _) = s.analyze(kept, &mut |_, _| {}).expect("analyzes");
+    let verdict = critpath_engine::analyses::top_twice(&a, Options::default(), |_| {
+        Err::<Analysis, _>("a second pass")
+    });
+    let p = verdict.expect("no second pass").expect("a what-if");
+    let top = &a.states[0];
+    let twice = Options {
+        speedups: vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)],
+        ..Options::default()
+    };
+    let w = fresh(&rec, twice);
+    assert_eq!(p.length_ns, w.critical_path.length_ns);
+    assert_eq!(p.scaled_edges, w.stats.scaled_edges);
+    assert!(p.length_ns < a.critical_path.length_ns);
+    assert_eq!(s.opens(), 1);
+}
