@@ -25,6 +25,7 @@
 
 use super::names::How;
 use super::whatif::{factors, Scaling, Speedup};
+use super::UNREACHED;
 use crate::spill::{SpillFile, Window};
 use critpath_trace::ScalesWith;
 use std::io;
@@ -464,7 +465,7 @@ impl Walk<'_> {
         while at < end {
             let head = b[at];
             at += 1;
-            let mut l = if head & 1 != 0 { 0 } else { i64::MIN };
+            let mut l = if head & 1 != 0 { 0 } else { UNREACHED };
             for _ in 0..head >> 1 {
                 let e: &[u8; EDGE] = b[at..at + EDGE].try_into().expect("pieces are padded");
                 let c = e[0];
@@ -476,7 +477,7 @@ impl Walk<'_> {
                 // An edge from a node no path from the start reaches
                 // (under `--from`) reaches nothing, as in the pass.
                 let lp = self.lengths.get(node, node - back);
-                if lp != i64::MIN {
+                if lp != UNREACHED {
                     l = l.max(scaling.longer(lp, w));
                 }
             }
