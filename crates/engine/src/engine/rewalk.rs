@@ -117,15 +117,11 @@ fn edge_field(e: &[u8; EDGE], c: u8, i: usize) -> u64 {
     v & MASK[(c >> (2 * i)) as usize & 3]
 }
 
-/// The code of the fewest bytes that hold `v`.
-#[inline]
+/// The code of the fewest bytes that hold `v` (0, 1, 2 or 3: one, two,
+/// four or eight bytes), without a branch.
+#[inline(always)]
 fn code(v: u64) -> u8 {
-    match v {
-        0..=0xff => 0,
-        0x100..=0xffff => 1,
-        0x1_0000..=0xffff_ffff => 2,
-        _ => 3,
-    }
+    u8::from(v > 0xff) + u8::from(v > 0xffff) + u8::from(v > 0xffff_ffff)
 }
 
 /// Sets `bit` of `flags[i]` (for a key; not for 0, no key).
@@ -148,14 +144,21 @@ fn padded(mut buf: Vec<u8>, len: usize) -> Vec<u8> {
     buf
 }
 
-/// Writes `v` at `*at` of `b` (eight bytes, with room after it) in as
-/// few bytes as its code says, which it returns.
-#[inline]
-fn put_field(b: &mut [u8], at: &mut usize, v: u64) -> u8 {
-    let c = code(v);
-    b[*at..*at + 8].copy_from_slice(&v.to_le_bytes());
-    *at += 1 << c;
-    c
+/// Writes an edge's control byte and its four fields at `at` of `b` (with
+/// [`EDGE`] bytes of room), each field in as few bytes as its code says;
+/// where the next edge starts.
+#[inline(always)]
+fn put_edge(b: &mut [u8], at: usize, fields: [u64; 4]) -> usize {
+    let e: &mut [u8; EDGE + 7] = (&mut b[at..at + EDGE + 7]).try_into().expect("room");
+    let (mut p, mut c) = (1, 0);
+    for (i, v) in fields.into_iter().enumerate() {
+        let k = code(v);
+        e[p..p + 8].copy_from_slice(&v.to_le_bytes());
+        c |= k << (2 * i);
+        p += 1 << k;
+    }
+    e[0] = c;
+    at + p
 }
 
 impl RewalkLog {
@@ -184,40 +187,50 @@ impl RewalkLog {
     /// fields, each in as few bytes as its code says (a group varint:
     /// reading one takes no branch).
     #[inline]
-    pub fn node(&mut self, node: u64, root: bool, edges: [Option<LoggedEdge>; 2]) {
+    pub fn node(&mut self, node: u64, root: bool, [intra, inter]: [Option<LoggedEdge>; 2]) {
         debug_assert_eq!(node, self.nodes, "nodes are logged in order");
-        let count = edges.iter().flatten().count() as u8;
-        let (b, mut at) = (&mut self.buf[..], self.len);
-        b[at] = u8::from(root) | count << 1;
-        at += 1;
-        for (pred, w, scale) in edges.into_iter().flatten() {
-            if node - pred >= RING {
-                self.far.push(pred);
-            }
-            let control = at;
-            at += 1;
-            // The state keys whose factors scale the edge, one more than
-            // their index (0: none, a factor of 1).
-            let (own, follows) = match scale {
-                Scale::Not => (0, 0),
-                Scale::Key(k) => (u64::from(k) + 1, 0),
-                Scale::Held { holder, own } => (u64::from(holder) + 1, u64::from(own) + 1),
-            };
-            if w > 0 {
-                mark(&mut self.timed, own, 1);
-                mark(&mut self.timed, follows, 2);
-            }
-            let c = put_field(b, &mut at, node - pred)
-                | put_field(b, &mut at, w) << 2
-                | put_field(b, &mut at, own) << 4
-                | put_field(b, &mut at, follows) << 6;
-            b[control] = c;
+        let head = self.len;
+        let mut at = head + 1;
+        let mut count = 0;
+        if let Some(e) = intra {
+            at = self.edge(node, at, e);
+            count += 1;
         }
+        if let Some(e) = inter {
+            at = self.edge(node, at, e);
+            count += 1;
+        }
+        self.buf[head] = u8::from(root) | count << 1;
         self.len = at;
         self.nodes += 1;
         if self.len >= PIECE {
             self.hand_over();
         }
+    }
+
+    /// Writes node `node`'s in-edge at `at`: its control byte (its fields'
+    /// codes, 2 bits each) and the distance back to its predecessor, its
+    /// weight and the state keys whose factors scale it, each in as few
+    /// bytes as its code says (a group varint: reading one takes no
+    /// branch); where the next edge starts.
+    #[inline(always)]
+    fn edge(&mut self, node: u64, at: usize, (pred, w, scale): LoggedEdge) -> usize {
+        let back = node - pred;
+        if back >= RING {
+            self.far.push(pred);
+        }
+        // The state keys whose factors scale the edge, one more than their
+        // index (0: none, a factor of 1).
+        let (own, follows) = match scale {
+            Scale::Not => (0, 0),
+            Scale::Key(k) => (u64::from(k) + 1, 0),
+            Scale::Held { holder, own } => (u64::from(holder) + 1, u64::from(own) + 1),
+        };
+        if w > 0 {
+            mark(&mut self.timed, own, 1);
+            mark(&mut self.timed, follows, 2);
+        }
+        put_edge(&mut self.buf, at, [back, w, own, follows])
     }
 
     /// Hands the piece written so far to the file, and goes on in a
@@ -514,21 +527,21 @@ mod tests {
         for (i, &v) in vals.iter().enumerate() {
             for &u in &vals {
                 let fields = [v, u, vals[(i + 3) % vals.len()], u ^ v];
-                let mut b = vec![0xaa; EDGE + PAD];
-                let mut at = 1;
-                let mut c = 0;
-                for (k, f) in fields.into_iter().enumerate() {
-                    let before = at;
-                    let code = put_field(&mut b, &mut at, f);
-                    assert_eq!(at - before, 1 << code);
-                    c |= code << (2 * k);
-                }
-                b[0] = c;
-                let e: &[u8; EDGE] = b[..EDGE].try_into().unwrap();
+                let mut b = vec![0xaa; 3 + EDGE + 7];
+                let at = put_edge(&mut b, 3, fields);
+                let e: &[u8; EDGE] = b[3..3 + EDGE].try_into().unwrap();
+                let c = e[0];
+                let width = |v: u64| match v {
+                    0..=0xff => 1,
+                    0x100..=0xffff => 2,
+                    0x1_0000..=0xffff_ffff => 4,
+                    _ => 8,
+                };
+                assert_eq!(at - 3, 1 + fields.map(width).iter().sum::<usize>());
                 for (k, f) in fields.into_iter().enumerate() {
                     assert_eq!(edge_field(e, c, k), f, "field {k} of {fields:?}");
                 }
-                assert_eq!(PLACES[c as usize][4] as usize, at);
+                assert_eq!(PLACES[c as usize][4] as usize, at - 3);
             }
         }
     }
