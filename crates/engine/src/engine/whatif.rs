@@ -133,12 +133,12 @@ impl Scaling {
             return w;
         }
         self.edges += u64::from(w > 0);
-        let scaled = (w as f64 / f).round();
+        let scaled = w as f64 / f;
         if scaled >= i64::MAX as f64 {
             self.overflow = true;
             return i64::MAX as u64;
         }
-        scaled as u64
+        round(scaled)
     }
 
     /// `l + w`, the length of a path one edge longer; one past i64::MAX
@@ -153,6 +153,17 @@ impl Scaling {
             }
         }
     }
+}
+
+/// `x.round()` (halves away from zero) for `0 <= x < 2^63`, without a
+/// call to the C library's `round` (which `f64::round` is on x86-64
+/// without SSE 4.1): `x` less its truncation is exact (Sterbenz), so the
+/// fraction compares with one half exactly. A NaN gives 0, as `as u64`
+/// does.
+#[inline(always)]
+fn round(x: f64) -> u64 {
+    let t = x as u64;
+    t + u64::from(x - t as f64 >= 0.5)
 }
 
 impl Engine<'_> {
@@ -239,6 +250,40 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn round_is_f64_round(w in any::<u64>(), f in 1e-3f64..1e3, e in -3i64..63, m in any::<u64>()) {
+            let x = w as f64 / f;
+            if x < i64::MAX as f64 {
+                prop_assert_eq!(round(x), x.round() as u64, "{} / {}", w, f);
+            }
+            // A float of any mantissa between 1/8 and 2^63 (a tie when
+            // its bits below one half are zero).
+            let y = f64::from_bits((((1023 + e) as u64) << 52) | (m >> 12));
+            if y < i64::MAX as f64 {
+                prop_assert_eq!(round(y), y.round() as u64, "{}", y);
+            }
+        }
+    }
+
+    #[test]
+    fn round_takes_halves_away_from_zero() {
+        let near_half = f64::from_bits(0.5f64.to_bits() - 1);
+        for (x, r) in [
+            (0.0, 0),
+            (0.5, 1),
+            (near_half, 0),
+            (1.5, 2),
+            (2.5, 3),
+            (2.4999, 2),
+        ] {
+            assert_eq!((round(x), x.round() as u64), (r, r), "{x}");
+        }
+        assert_eq!(round(2f64.powi(53) + 2.0), (1u64 << 53) + 2);
+        assert_eq!(round(f64::NAN), 0);
+    }
 
     #[test]
     fn parses_sm_state_factor() {
