@@ -10,8 +10,9 @@
 //! or reading the trace again.
 //!
 //! The log takes a few bytes a node (a header, then per edge the distance
-//! back to its predecessor, its weight and its state keys, as group
-//! varints), handed in 1 MiB pieces to a spill file's writer thread. The
+//! back to its predecessor, its weight and its state keys: most edges in
+//! one word of eight bytes, the others as group varints), handed in 1 MiB
+//! pieces to a spill file's writer thread. The
 //! walk keeps the `L` of the latest 65,536 nodes in a ring, and beside it
 //! that of each older node an edge reaches back to (the log lists them, 16
 //! bytes each in the walk), so its memory follows the trace's long-range
@@ -39,8 +40,8 @@ const PIECE: usize = 1 << 20;
 const RING: u64 = 1 << 16;
 
 /// Room in the buffer for one node past its end: a header and two edges
-/// of a control byte and four fields, each written as eight bytes.
-const NODE_ROOM: usize = 1 + 2 * (1 + 4 * 8) + PAD;
+/// in the long form, each field written as eight bytes.
+const NODE_ROOM: usize = 1 + 2 * (1 + EDGE + 7) + PAD;
 
 /// How a what-if scales an edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,8 +83,44 @@ const EDGE: usize = 1 + 4 * 8;
 
 /// Bytes after each piece of the log, so that a field is always read as
 /// eight bytes and masked to its length, and an edge's bytes are always
-/// [`EDGE`] (the shortest edge takes five).
-const PAD: usize = EDGE - 5;
+/// its word or its marker and [`EDGE`] (the shortest edge takes six in
+/// the long form).
+const PAD: usize = 1 + EDGE - 6;
+
+/// An edge's word, the short form of most edges: bit 0 clear, the
+/// distance back in the next [`WORD_BACK`] bits, the state key whose
+/// factor scales it (one more than its index, or 0) in the next
+/// [`WORD_KEY`], its weight in the top 32 (no key that it follows). An
+/// edge that does not fit is the byte [`LONG`], then its control byte
+/// and four fields.
+const WORD_BACK: u32 = 16;
+const WORD_KEY: u32 = 15;
+
+/// The marker of an edge in the long form.
+const LONG: u8 = 1;
+
+/// The edge's word, if it has one (see [`WORD_BACK`]).
+#[inline(always)]
+fn word([back, w, own, follows]: [u64; 4]) -> Option<u64> {
+    let fits = back < 1 << WORD_BACK && own < 1 << WORD_KEY && w <= u64::from(u32::MAX);
+    (fits && follows == 0).then_some(back << 1 | own << (1 + WORD_BACK) | w << 32)
+}
+
+/// The fields of the edge at the start of `b` (`[back, w, own,
+/// follows]`) and the bytes it takes.
+#[inline(always)]
+fn read_edge(b: &[u8; 1 + EDGE]) -> ([u64; 4], usize) {
+    let word = u64::from_le_bytes(b[..8].try_into().unwrap());
+    if word & 1 == 0 {
+        let back = word >> 1 & ((1 << WORD_BACK) - 1);
+        let own = word >> (1 + WORD_BACK) & ((1 << WORD_KEY) - 1);
+        return ([back, word >> 32, own, 0], 8);
+    }
+    let e: &[u8; EDGE] = b[1..].try_into().unwrap();
+    let c = e[0];
+    let fields = [0, 1, 2, 3].map(|i| edge_field(e, c, i));
+    (fields, 1 + PLACES[c as usize][4] as usize)
+}
 
 /// A field's mask by its code.
 const MASK: [u64; 4] = [0xff, 0xffff, 0xffff_ffff, u64::MAX];
@@ -161,6 +198,22 @@ fn put_edge(b: &mut [u8], at: usize, fields: [u64; 4]) -> usize {
     at + p
 }
 
+/// Writes an edge's fields at `at` of `b` (with room for the long form),
+/// in its word if it has one; where the next edge starts.
+#[inline(always)]
+fn put_fields(b: &mut [u8], at: usize, fields: [u64; 4]) -> usize {
+    match word(fields) {
+        Some(word) => {
+            b[at..at + 8].copy_from_slice(&word.to_le_bytes());
+            at + 8
+        }
+        None => {
+            b[at] = LONG;
+            put_edge(b, at + 1, fields)
+        }
+    }
+}
+
 impl RewalkLog {
     /// An empty log, written on the caller's thread when `one_thread`.
     pub fn new(one_thread: bool) -> RewalkLog {
@@ -182,10 +235,8 @@ impl RewalkLog {
 
     /// Appends node `node` (the next one): `root` when a path may start at
     /// it (an SM's first node; under `--from`, the start's only), and its
-    /// in-edges. A node is a header, then
-    /// per edge a control byte (its fields' codes, 2 bits each) and the
-    /// fields, each in as few bytes as its code says (a group varint:
-    /// reading one takes no branch).
+    /// in-edges. A node is a header (bit 0: a root; then its edge count),
+    /// then its edges (see [`RewalkLog::edge`]).
     #[inline]
     pub fn node(&mut self, node: u64, root: bool, [intra, inter]: [Option<LoggedEdge>; 2]) {
         debug_assert_eq!(node, self.nodes, "nodes are logged in order");
@@ -208,11 +259,12 @@ impl RewalkLog {
         }
     }
 
-    /// Writes node `node`'s in-edge at `at`: its control byte (its fields'
-    /// codes, 2 bits each) and the distance back to its predecessor, its
-    /// weight and the state keys whose factors scale it, each in as few
-    /// bytes as its code says (a group varint: reading one takes no
-    /// branch); where the next edge starts.
+    /// Writes node `node`'s in-edge at `at`: the distance back to its
+    /// predecessor, its weight and the state keys whose factors scale it,
+    /// in a word (see [`WORD_BACK`]) or, when they do not fit one, after
+    /// the byte [`LONG`] as a control byte (the fields' codes, 2 bits each)
+    /// and each field in as few bytes as its code says (a group varint:
+    /// reading one takes no branch); where the next edge starts.
     #[inline(always)]
     fn edge(&mut self, node: u64, at: usize, (pred, w, scale): LoggedEdge) -> usize {
         let back = node - pred;
@@ -230,7 +282,7 @@ impl RewalkLog {
             mark(&mut self.timed, own, 1);
             mark(&mut self.timed, follows, 2);
         }
-        put_edge(&mut self.buf, at, [back, w, own, follows])
+        put_fields(&mut self.buf, at, [back, w, own, follows])
     }
 
     /// Hands the piece written so far to the file, and goes on in a
@@ -480,13 +532,10 @@ impl Walk<'_> {
             at += 1;
             let mut l = if head & 1 != 0 { 0 } else { UNREACHED };
             for _ in 0..head >> 1 {
-                let e: &[u8; EDGE] = b[at..at + EDGE].try_into().expect("pieces are padded");
-                let c = e[0];
-                let (back, w) = (edge_field(e, c, 0), edge_field(e, c, 1));
-                let own = edge_field(e, c, 2) as usize;
-                let follows = edge_field(e, c, 3) as usize;
-                at += PLACES[c as usize][4] as usize;
-                let w = scaling.by(factors[own].0 * factors[follows].1, w);
+                let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
+                let ([back, w, own, follows], len) = read_edge(e);
+                at += len;
+                let w = scaling.by(factors[own as usize].0 * factors[follows as usize].1, w);
                 // An edge from a node no path from the start reaches
                 // (under `--from`) reaches nothing, as in the pass.
                 let lp = self.lengths.get(node, node - back);
@@ -509,6 +558,37 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edges_read_back_from_their_word_or_their_long_form() {
+        let backs = [1, 2, 0xffff, 0x1_0000, RING + 5, u64::MAX];
+        let ws = [0, 1, u64::from(u32::MAX), 1 << 32, u64::MAX];
+        let keys = [
+            0,
+            1,
+            (1 << WORD_KEY) - 1,
+            1 << WORD_KEY,
+            u64::from(u32::MAX) + 1,
+        ];
+        for back in backs {
+            for w in ws {
+                for own in keys {
+                    for follows in [0, 1, u64::from(u32::MAX) + 1] {
+                        let fields = [back, w, own, follows];
+                        let mut b = vec![0xaa; 3 + 1 + EDGE + 7 + PAD];
+                        let end = put_fields(&mut b, 3, fields);
+                        let e = b[3..4 + EDGE].try_into().unwrap();
+                        let (read, len) = read_edge(e);
+                        assert_eq!((read, len), (fields, end - 3), "{fields:?}");
+                        let short =
+                            back <= 0xffff && w <= 0xffff_ffff && own < 1 << 15 && follows == 0;
+                        assert_eq!(b[3] & 1 == 0, short, "{fields:?} in a word");
+                        assert!(!short || len == 8, "{fields:?}: a word takes eight bytes");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn edges_read_back_in_as_few_bytes_as_they_need() {
