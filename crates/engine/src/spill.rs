@@ -149,18 +149,25 @@ impl SpillFile {
         Ok(())
     }
 
+    /// Fills `out` from the file at byte `at`, without a window (for a
+    /// read of many bytes, read once).
+    pub fn read_exact_at(&self, at: u64, out: &mut [u8]) -> io::Result<()> {
+        let file = self
+            .file
+            .as_ref()
+            .ok_or_else(|| io::Error::other("node log: nothing was spilled, or not finished"))?;
+        file.read_exact_at(out, at)
+    }
+
     /// Fills `out` from the file at byte `at`, through `w`. The window is
     /// refilled to end where the read ends, so reading ever earlier bytes
     /// reads the file once, a megabyte at a time.
     pub fn read_at(&self, w: &mut Window, at: u64, out: &mut [u8]) -> io::Result<()> {
         let end = at + out.len() as u64;
         if at < w.at || end > w.at + w.bytes.len() as u64 {
-            let file = self.file.as_ref().ok_or_else(|| {
-                io::Error::other("node log: nothing was spilled, or not finished")
-            })?;
             let start = end.saturating_sub(WINDOW.max(out.len()) as u64);
             w.bytes.resize((end - start) as usize, 0);
-            file.read_exact_at(&mut w.bytes, start)?;
+            self.read_exact_at(start, &mut w.bytes)?;
             w.at = start;
         }
         let from = (at - w.at) as usize;

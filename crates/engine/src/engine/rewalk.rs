@@ -27,9 +27,10 @@
 use super::names::How;
 use super::whatif::{factors, Scaling, Speedup};
 use super::UNREACHED;
-use crate::spill::{SpillFile, Window};
+use crate::spill::SpillFile;
 use critpath_trace::ScalesWith;
 use std::io;
+use std::sync::mpsc::{channel, sync_channel};
 use std::sync::Arc;
 
 /// Bytes of log handed to the spill file at once.
@@ -75,6 +76,8 @@ pub(super) struct RewalkLog {
     pieces: Vec<u32>,
     nodes: u64,
     error: Option<io::Error>,
+    /// Written, and walked, on the caller's thread.
+    one_thread: bool,
 }
 
 /// The bytes an edge takes at most: its control byte and four fields of
@@ -118,7 +121,12 @@ fn read_edge(b: &[u8; 1 + EDGE]) -> ([u64; 4], usize) {
     }
     let e: &[u8; EDGE] = b[1..].try_into().unwrap();
     let c = e[0];
-    let fields = [0, 1, 2, 3].map(|i| edge_field(e, c, i));
+    let fields = [
+        edge_field(e, c, 0),
+        edge_field(e, c, 1),
+        edge_field(e, c, 2),
+        edge_field(e, c, 3),
+    ];
     (fields, 1 + PLACES[c as usize][4] as usize)
 }
 
@@ -230,6 +238,7 @@ impl RewalkLog {
             pieces: Vec::new(),
             nodes: 0,
             error: None,
+            one_thread,
         }
     }
 
@@ -326,6 +335,7 @@ impl RewalkLog {
                 file: self.file,
                 pieces: self.pieces,
                 nodes: self.nodes,
+                one_thread: self.one_thread,
                 names,
                 dest,
             }),
@@ -366,6 +376,8 @@ struct Sealed {
     file: SpillFile,
     pieces: Vec<u32>,
     nodes: u64,
+    /// Walked on the caller's thread alone.
+    one_thread: bool,
     names: Names,
     dest: PathEnd,
 }
@@ -439,6 +451,49 @@ impl Lengths<'_> {
     }
 }
 
+/// Calls `walk` with each spilled piece of the log in order. With threads
+/// a helper reads the next piece while `walk` goes through one, so that the
+/// copy from the file is not in the walk's time.
+fn each_piece(s: &Sealed, mut walk: impl FnMut(&[u8])) -> io::Result<()> {
+    let starts = s.pieces.iter().scan(0u64, |at, &len| {
+        let start = *at;
+        *at += u64::from(len);
+        Some((start, len as usize))
+    });
+    if s.one_thread {
+        let mut piece = Vec::new();
+        for (at, len) in starts {
+            piece.resize(len, 0);
+            s.file.read_exact_at(at, &mut piece)?;
+            walk(&piece);
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| {
+        let (tx, read) = sync_channel::<io::Result<Vec<u8>>>(1);
+        let (back, walked) = channel::<Vec<u8>>();
+        scope.spawn(move || {
+            for (at, len) in starts {
+                let mut piece = walked.try_recv().unwrap_or_default();
+                piece.resize(len, 0);
+                let res = s.file.read_exact_at(at, &mut piece).map(|()| piece);
+                let failed = res.is_err();
+                // The walk stops at an error, and no longer takes pieces.
+                if tx.send(res).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for piece in read {
+            let piece = piece?;
+            walk(&piece);
+            // The reader may have read its last piece.
+            let _ = back.send(piece);
+        }
+        Ok(())
+    })
+}
+
 /// Per state key: its own factor and the one it follows.
 type Factors = Vec<(f64, f64)>;
 
@@ -479,13 +534,7 @@ impl Rewalk {
             dest: s.dest,
             scaling: Scaling::default(),
         };
-        let (mut at, mut window, mut piece) = (0u64, Window::default(), Vec::new());
-        for &len in &s.pieces {
-            piece.resize(len as usize, 0);
-            s.file.read_at(&mut window, at, &mut piece).ok()?;
-            w.piece(&piece);
-            at += u64::from(len);
-        }
+        each_piece(s, |piece| w.piece(piece)).ok()?;
         w.piece(&s.tail);
         (!w.scaling.overflow).then_some(Prediction {
             length_ns: w.best.max(0) as u64,
