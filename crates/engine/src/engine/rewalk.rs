@@ -419,8 +419,11 @@ struct Lengths<'a> {
     ring: Box<[i64; RING as usize]>,
     far: &'a [u64],
     far_l: Vec<i64>,
-    /// The next far node the walk comes to.
+    /// The index in `far` of the next far node the walk comes to, and
+    /// that node (`u64::MAX` after the last): a node's set compares it
+    /// with one value.
     next_far: usize,
+    next_far_node: u64,
 }
 
 impl Lengths<'_> {
@@ -441,13 +444,31 @@ impl Lengths<'_> {
         self.far_l[i]
     }
 
+    /// Lengths over `far` nodes; the walk starts at node 0.
+    fn new(far: &[u64]) -> Lengths<'_> {
+        Lengths {
+            ring: vec![0; RING as usize].try_into().expect("RING lengths"),
+            far,
+            far_l: vec![0; far.len()],
+            next_far: 0,
+            next_far_node: far.first().copied().unwrap_or(u64::MAX),
+        }
+    }
+
     #[inline]
     fn set(&mut self, node: u64, l: i64) {
         self.ring[(node % RING) as usize] = l;
-        if self.far.get(self.next_far) == Some(&node) {
-            self.far_l[self.next_far] = l;
-            self.next_far += 1;
+        if node == self.next_far_node {
+            self.set_far(l);
         }
+    }
+
+    /// Keeps the next far node's length, the walk having come to it.
+    #[cold]
+    fn set_far(&mut self, l: i64) {
+        self.far_l[self.next_far] = l;
+        self.next_far += 1;
+        self.next_far_node = self.far.get(self.next_far).copied().unwrap_or(u64::MAX);
     }
 }
 
@@ -520,14 +541,8 @@ impl Rewalk {
                 scaled_edges: 0,
             });
         }
-        let lengths = Lengths {
-            ring: vec![0; RING as usize].try_into().expect("RING lengths"),
-            far: &s.far,
-            far_l: vec![0; s.far.len()],
-            next_far: 0,
-        };
         let mut w = Walk {
-            lengths,
+            lengths: Lengths::new(&s.far),
             factors,
             node: 0,
             best: 0,
