@@ -170,15 +170,23 @@ fn code(v: u64) -> u8 {
 }
 
 /// Sets `bit` of `flags[i]` (for a key; not for 0, no key).
-#[inline]
+#[inline(always)]
 fn mark(flags: &mut Vec<u8>, i: u64, bit: u8) {
     let i = i as usize;
     if i == 0 {
         return;
     }
-    if flags.len() <= i {
-        flags.resize(i + 1, 0);
+    match flags.get_mut(i) {
+        Some(f) => *f |= bit,
+        None => grow(flags, i, bit),
     }
+}
+
+/// [`mark`] of a key past the flags so far.
+#[cold]
+#[inline(never)]
+fn grow(flags: &mut Vec<u8>, i: usize, bit: u8) {
+    flags.resize(i + 1, 0);
     flags[i] |= bit;
 }
 
@@ -246,7 +254,7 @@ impl RewalkLog {
     /// it (an SM's first node; under `--from`, the start's only), and its
     /// in-edges. A node is a header (bit 0: a root; then its edge count),
     /// then its edges (see [`RewalkLog::edge`]).
-    #[inline]
+    #[inline(always)]
     pub fn node(&mut self, node: u64, root: bool, [intra, inter]: [Option<LoggedEdge>; 2]) {
         debug_assert_eq!(node, self.nodes, "nodes are logged in order");
         let head = self.len;
