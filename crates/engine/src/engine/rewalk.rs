@@ -23,6 +23,12 @@
 //! is the start's first node, and which nodes a path from it reaches is
 //! the graph's shape too: a node whose in-edges all come from unreached
 //! nodes stays unreached in the walk, as in the pass.
+//!
+//! The walk is two stages: scaling each edge's weight by its states'
+//! factors, and chaining the lengths in node order. With threads a helper
+//! reads and scales the next piece of the log while the caller chains the
+//! one before, so the chain (each `L` waits for an earlier one) has the
+//! core to itself.
 
 use super::names::How;
 use super::whatif::{factors, Scaling, Speedup};
@@ -107,6 +113,19 @@ const LONG: u8 = 1;
 fn word([back, w, own, follows]: [u64; 4]) -> Option<u64> {
     let fits = back < 1 << WORD_BACK && own < 1 << WORD_KEY && w <= u64::from(u32::MAX);
     (fits && follows == 0).then_some(back << 1 | own << (1 + WORD_BACK) | w << 32)
+}
+
+/// The distance back of the edge at the start of `b`, and the bytes it
+/// takes (what [`read_edge`] reads of it).
+#[inline(always)]
+fn read_back(b: &[u8; 1 + EDGE]) -> (u64, usize) {
+    let word = u64::from_le_bytes(b[..8].try_into().unwrap());
+    if word & 1 == 0 {
+        return (word >> 1 & ((1 << WORD_BACK) - 1), 8);
+    }
+    let e: &[u8; EDGE] = b[1..].try_into().unwrap();
+    let c = e[0];
+    (edge_field(e, c, 0), 1 + PLACES[c as usize][4] as usize)
 }
 
 /// The fields of the edge at the start of `b` (`[back, w, own,
@@ -480,46 +499,86 @@ impl Lengths<'_> {
     }
 }
 
-/// Calls `walk` with each spilled piece of the log in order. With threads
-/// a helper reads the next piece while `walk` goes through one, so that the
-/// copy from the file is not in the walk's time.
-fn each_piece(s: &Sealed, mut walk: impl FnMut(&[u8])) -> io::Result<()> {
+/// A piece of the log read, and its edges' weights scaled (one a edge, in
+/// order).
+#[derive(Default)]
+struct Scaled {
+    piece: Vec<u8>,
+    weights: Vec<u64>,
+}
+
+impl Scaled {
+    /// Scales the weights of `self.piece`'s edges by `factors`.
+    fn scale(&mut self, factors: &[(f64, f64)], scaling: &mut Scaling) {
+        let (b, out) = (&self.piece, &mut self.weights);
+        out.clear();
+        let end = b.len() - PAD;
+        let mut at = 0;
+        while at < end {
+            let head = b[at];
+            at += 1;
+            for _ in 0..head >> 1 {
+                let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
+                let ([_, w, own, follows], len) = read_edge(e);
+                at += len;
+                out.push(scaling.by(factors[own as usize].0 * factors[follows as usize].1, w));
+            }
+        }
+    }
+}
+
+/// Calls `walk` with each spilled piece of the log in order, its weights
+/// scaled by `factors`; the scaling's count. With threads a helper reads
+/// and scales the next piece while `walk` goes through one: the walk's
+/// chain of lengths waits for neither.
+fn each_piece(
+    s: &Sealed,
+    factors: &[(f64, f64)],
+    mut walk: impl FnMut(&Scaled),
+) -> io::Result<Scaling> {
     let starts = s.pieces.iter().scan(0u64, |at, &len| {
         let start = *at;
         *at += u64::from(len);
         Some((start, len as usize))
     });
+    let read = |mut next: Scaled, (at, len), scaling: &mut Scaling| {
+        next.piece.resize(len, 0);
+        s.file.read_exact_at(at, &mut next.piece)?;
+        next.scale(factors, scaling);
+        Ok(next)
+    };
+    let mut scaling = Scaling::default();
     if s.one_thread {
-        let mut piece = Vec::new();
-        for (at, len) in starts {
-            piece.resize(len, 0);
-            s.file.read_exact_at(at, &mut piece)?;
-            walk(&piece);
+        let mut next = Scaled::default();
+        for start in starts {
+            next = read(next, start, &mut scaling)?;
+            walk(&next);
         }
-        return Ok(());
+        return Ok(scaling);
     }
     std::thread::scope(|scope| {
-        let (tx, read) = sync_channel::<io::Result<Vec<u8>>>(1);
-        let (back, walked) = channel::<Vec<u8>>();
-        scope.spawn(move || {
-            for (at, len) in starts {
-                let mut piece = walked.try_recv().unwrap_or_default();
-                piece.resize(len, 0);
-                let res = s.file.read_exact_at(at, &mut piece).map(|()| piece);
+        let (tx, ready) = sync_channel::<io::Result<Scaled>>(1);
+        let (back, walked) = channel::<Scaled>();
+        let helper = scope.spawn(move || {
+            let mut scaling = Scaling::default();
+            for start in starts {
+                let next = walked.try_recv().unwrap_or_default();
+                let res = read(next, start, &mut scaling);
                 let failed = res.is_err();
                 // The walk stops at an error, and no longer takes pieces.
                 if tx.send(res).is_err() || failed {
-                    return;
+                    break;
                 }
             }
+            scaling
         });
-        for piece in read {
-            let piece = piece?;
-            walk(&piece);
-            // The reader may have read its last piece.
-            let _ = back.send(piece);
+        for next in ready {
+            let next = next?;
+            walk(&next);
+            // The helper may have read its last piece.
+            let _ = back.send(next);
         }
-        Ok(())
+        Ok(helper.join().expect("the walk's reader does not panic"))
     })
 }
 
@@ -529,11 +588,11 @@ type Factors = Vec<(f64, f64)>;
 /// The running state of a walk.
 struct Walk<'a> {
     lengths: Lengths<'a>,
-    factors: Factors,
     node: u64,
     best: i64,
     dest: PathEnd,
-    scaling: Scaling,
+    /// Whether a length went past i64::MAX.
+    overflow: Scaling,
 }
 
 impl Rewalk {
@@ -551,17 +610,21 @@ impl Rewalk {
         }
         let mut w = Walk {
             lengths: Lengths::new(&s.far),
-            factors,
             node: 0,
             best: 0,
             dest: s.dest,
-            scaling: Scaling::default(),
+            overflow: Scaling::default(),
         };
-        each_piece(s, |piece| w.piece(piece)).ok()?;
-        w.piece(&s.tail);
-        (!w.scaling.overflow).then_some(Prediction {
+        let mut scaling = each_piece(s, &factors, |next| w.piece(next)).ok()?;
+        let mut tail = Scaled {
+            piece: s.tail.clone(),
+            weights: Vec::new(),
+        };
+        tail.scale(&factors, &mut scaling);
+        w.piece(&tail);
+        (!(scaling.overflow || w.overflow.overflow)).then_some(Prediction {
             length_ns: w.best.max(0) as u64,
-            scaled_edges: w.scaling.edges,
+            scaled_edges: scaling.edges,
         })
     }
 
@@ -592,38 +655,47 @@ impl Rewalk {
 }
 
 impl Walk<'_> {
-    /// Walks the nodes of one piece of the log (and its padding). The
-    /// walk's state stays in locals while it goes: each node's `L` waits
-    /// for its predecessors', and nothing else should stand in that chain.
-    fn piece(&mut self, b: &[u8]) {
+    /// Walks the nodes of one piece of the log (and its padding), its
+    /// weights scaled. The walk's state stays in locals while it goes:
+    /// each node's `L` waits for its predecessors', and nothing else
+    /// should stand in that chain.
+    fn piece(&mut self, next: &Scaled) {
+        let (b, weights) = (&next.piece[..], &next.weights[..]);
         let end = b.len() - PAD;
-        let (mut at, mut node, mut best, mut scaling) = (0, self.node, self.best, self.scaling);
-        let (factors, dest) = (&self.factors[..], self.dest);
+        let (mut at, mut edge, mut node, mut best) = (0, 0, self.node, self.best);
+        let mut overflow = self.overflow;
+        // Where the path ends, as two values the loop compares with.
+        let (greatest, to) = match self.dest {
+            PathEnd::Greatest => (true, u64::MAX),
+            PathEnd::Node(d) => (false, d),
+            PathEnd::Nowhere => (false, u64::MAX),
+        };
         while at < end {
             let head = b[at];
             at += 1;
             let mut l = if head & 1 != 0 { 0 } else { UNREACHED };
             for _ in 0..head >> 1 {
                 let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
-                let ([back, w, own, follows], len) = read_edge(e);
+                let (back, len) = read_back(e);
                 at += len;
-                let w = scaling.by(factors[own as usize].0 * factors[follows as usize].1, w);
+                let w = weights[edge];
+                edge += 1;
                 // An edge from a node no path from the start reaches
                 // (under `--from`) reaches nothing, as in the pass.
                 let lp = self.lengths.get(node, node - back);
                 if lp != UNREACHED {
-                    l = l.max(scaling.longer(lp, w));
+                    l = l.max(overflow.longer(lp, w));
                 }
             }
             self.lengths.set(node, l);
-            match dest {
-                PathEnd::Node(d) if d == node => best = l,
-                PathEnd::Greatest => best = best.max(l),
-                PathEnd::Node(_) | PathEnd::Nowhere => {}
+            if greatest {
+                best = best.max(l);
+            } else if node == to {
+                best = l;
             }
             node += 1;
         }
-        (self.node, self.best, self.scaling) = (node, best, scaling);
+        (self.node, self.best, self.overflow) = (node, best, overflow);
     }
 }
 
