@@ -34,21 +34,9 @@ pub(super) fn word([back, w, own, follows]: [u64; 4]) -> Option<u64> {
     (fits && follows == 0).then_some(back << 1 | own << (1 + WORD_BACK) | w << 32)
 }
 
-/// The distance back of the edge at the start of `b`, and the bytes it
-/// takes (what [`read_edge`] reads of it).
-#[inline(always)]
-pub(super) fn read_back(b: &[u8; 1 + EDGE]) -> (u64, usize) {
-    let word = u64::from_le_bytes(b[..8].try_into().unwrap());
-    if word & 1 == 0 {
-        return (word >> 1 & ((1 << WORD_BACK) - 1), 8);
-    }
-    let e: &[u8; EDGE] = b[1..].try_into().unwrap();
-    let c = e[0];
-    (edge_field(e, c, 0), 1 + PLACES[c as usize][4] as usize)
-}
-
 /// The fields of the edge at the start of `b` (`[back, w, own,
-/// follows]`) and the bytes it takes.
+/// follows]`) and the bytes it takes. Inlined, a caller that uses only
+/// some fields reads only those.
 #[inline(always)]
 pub(super) fn read_edge(b: &[u8; 1 + EDGE]) -> ([u64; 4], usize) {
     let word = u64::from_le_bytes(b[..8].try_into().unwrap());

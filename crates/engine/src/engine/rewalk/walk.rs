@@ -6,7 +6,7 @@
 //! before, so the chain (each `L` waits for an earlier one) has the core
 //! to itself.
 
-use super::layout::{read_back, read_edge, EDGE, PAD};
+use super::layout::{read_edge, EDGE, PAD};
 use super::{Factors, PathEnd, Prediction, Sealed, RING};
 use crate::engine::whatif::Scaling;
 use crate::engine::UNREACHED;
@@ -210,7 +210,7 @@ impl Walk<'_> {
             let mut l = if head & 1 != 0 { 0 } else { UNREACHED };
             for _ in 0..head >> 1 {
                 let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
-                let (back, len) = read_back(e);
+                let ([back, ..], len) = read_edge(e);
                 at += len;
                 let w = weights[edge];
                 edge += 1;
