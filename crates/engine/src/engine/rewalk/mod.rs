@@ -154,10 +154,11 @@ impl RewalkLog {
 
     /// Writes node `node`'s in-edge at `at`: the distance back to its
     /// predecessor, its weight and the state keys whose factors scale it,
-    /// in a word (see [`layout::WORD_BACK`]) or, when they do not fit one, after
-    /// the byte [`layout::LONG`] as a control byte (the fields' codes, 2 bits each)
-    /// and each field in as few bytes as its code says (a group varint:
-    /// reading one takes no branch); where the next edge starts.
+    /// in a word (see [`layout::WORD_BACK`]) or, when they do not fit one,
+    /// after the byte [`layout::LONG`] as a control byte (the fields'
+    /// codes, 2 bits each) and each field in as few bytes as its code says
+    /// (a group varint: reading one takes no branch); where the next edge
+    /// starts.
     #[inline(always)]
     fn edge(&mut self, node: u64, at: usize, (pred, w, scale): LoggedEdge) -> usize {
         let back = node - pred;

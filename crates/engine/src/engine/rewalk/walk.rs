@@ -95,8 +95,8 @@ impl Lengths<'_> {
     }
 }
 
-/// A piece of the log read, and its edges' weights scaled (one a edge, in
-/// order).
+/// A piece of the log read, and its edges' weights scaled (one per edge,
+/// in order).
 #[derive(Default)]
 struct Scaled {
     piece: Vec<u8>,
