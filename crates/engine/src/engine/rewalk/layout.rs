@@ -29,7 +29,7 @@ pub(super) const LONG: u8 = 1;
 
 /// The edge's word, if it has one (see [`WORD_BACK`]).
 #[inline(always)]
-pub(super) fn word([back, w, own, follows]: [u64; 4]) -> Option<u64> {
+fn word([back, w, own, follows]: [u64; 4]) -> Option<u64> {
     let fits = back < 1 << WORD_BACK && own < 1 << WORD_KEY && w <= u64::from(u32::MAX);
     (fits && follows == 0).then_some(back << 1 | own << (1 + WORD_BACK) | w << 32)
 }
@@ -61,7 +61,7 @@ const MASK: [u64; 4] = [0xff, 0xffff, 0xffff_ffff, u64::MAX];
 
 /// Per control byte: where each of its edge's four fields starts (after
 /// the control byte) and where the edge ends.
-pub(super) const PLACES: [[u8; 5]; 256] = places();
+const PLACES: [[u8; 5]; 256] = places();
 
 const fn places() -> [[u8; 5]; 256] {
     let mut t = [[0u8; 5]; 256];
@@ -82,7 +82,7 @@ const fn places() -> [[u8; 5]; 256] {
 
 /// Field `i` of the edge `e` whose control byte is `c`.
 #[inline(always)]
-pub(super) fn edge_field(e: &[u8; EDGE], c: u8, i: usize) -> u64 {
+fn edge_field(e: &[u8; EDGE], c: u8, i: usize) -> u64 {
     let at = PLACES[c as usize][i] as usize;
     let v = u64::from_le_bytes(e[at..at + 8].try_into().unwrap());
     v & MASK[(c >> (2 * i)) as usize & 3]
@@ -106,7 +106,7 @@ pub(super) fn padded(mut buf: Vec<u8>, len: usize) -> Vec<u8> {
 /// [`EDGE`] bytes of room), each field in as few bytes as its code says;
 /// where the next edge starts.
 #[inline(always)]
-pub(super) fn put_edge(b: &mut [u8], at: usize, fields: [u64; 4]) -> usize {
+fn put_edge(b: &mut [u8], at: usize, fields: [u64; 4]) -> usize {
     let e: &mut [u8; EDGE + 7] = (&mut b[at..at + EDGE + 7]).try_into().expect("room");
     let (mut p, mut c) = (1, 0);
     for (i, v) in fields.into_iter().enumerate() {

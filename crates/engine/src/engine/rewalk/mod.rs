@@ -12,11 +12,10 @@
 //! The log takes a few bytes a node (a header, then per edge the distance
 //! back to its predecessor, its weight and its state keys: most edges in
 //! one word of eight bytes, the others as group varints), handed in 1 MiB
-//! pieces to a spill file's writer thread. The
-//! walk keeps the `L` of the latest 65,536 nodes in a ring, and beside it
-//! that of each older node an edge reaches back to (the log lists them, 16
-//! bytes each in the walk), so its memory follows the trace's long-range
-//! edges, not its length. The log also marks the states that have edges
+//! pieces to a spill file's writer thread. The walk keeps the `L` of the
+//! latest 65,536 nodes in a ring, and beside it that of each older node an
+//! edge reaches back to (the log lists them, 16 bytes each in the walk),
+//! so its memory follows the trace's long-range edges, not its length. The log also marks the states that have edges
 //! with time: a what-if whose factors touch none of them changes no length,
 //! and its prediction is the pass's own path, without a walk. Only a pass
 //! without speed-ups keeps the log. Under a start (`--from`) the only root

@@ -23,13 +23,10 @@ pub(super) fn walk(s: &Sealed, factors: &Factors) -> Option<Prediction> {
         dest: s.dest,
         overflow: Scaling::default(),
     };
-    let mut scaling = each_piece(s, factors, |next| w.piece(next)).ok()?;
-    let mut tail = Scaled {
-        piece: s.tail.clone(),
-        weights: Vec::new(),
-    };
-    tail.scale(factors, &mut scaling);
-    w.piece(&tail);
+    let mut scaling = each_piece(s, factors, |next| w.piece(&next.piece, &next.weights)).ok()?;
+    let mut weights = Vec::new();
+    scale(&s.tail, factors, &mut scaling, &mut weights);
+    w.piece(&s.tail, &weights);
     (!(scaling.overflow || w.overflow.overflow)).then_some(Prediction {
         length_ns: w.best.max(0) as u64,
         scaled_edges: scaling.edges,
@@ -103,22 +100,20 @@ struct Scaled {
     weights: Vec<u64>,
 }
 
-impl Scaled {
-    /// Scales the weights of `self.piece`'s edges by `factors`.
-    fn scale(&mut self, factors: &[(f64, f64)], scaling: &mut Scaling) {
-        let (b, out) = (&self.piece, &mut self.weights);
-        out.clear();
-        let end = b.len() - PAD;
-        let mut at = 0;
-        while at < end {
-            let head = b[at];
-            at += 1;
-            for _ in 0..head >> 1 {
-                let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
-                let ([_, w, own, follows], len) = read_edge(e);
-                at += len;
-                out.push(scaling.by(factors[own as usize].0 * factors[follows as usize].1, w));
-            }
+/// The scaled weights of the edges of `b` (a piece of the log and its
+/// padding), into `out`.
+fn scale(b: &[u8], factors: &[(f64, f64)], scaling: &mut Scaling, out: &mut Vec<u64>) {
+    out.clear();
+    let end = b.len() - PAD;
+    let mut at = 0;
+    while at < end {
+        let head = b[at];
+        at += 1;
+        for _ in 0..head >> 1 {
+            let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
+            let ([_, w, own, follows], len) = read_edge(e);
+            at += len;
+            out.push(scaling.by(factors[own as usize].0 * factors[follows as usize].1, w));
         }
     }
 }
@@ -140,7 +135,7 @@ fn each_piece(
     let read = |mut next: Scaled, (at, len), scaling: &mut Scaling| {
         next.piece.resize(len, 0);
         s.file.read_exact_at(at, &mut next.piece)?;
-        next.scale(factors, scaling);
+        scale(&next.piece, factors, scaling, &mut next.weights);
         Ok(next)
     };
     let mut scaling = Scaling::default();
@@ -190,11 +185,10 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     /// Walks the nodes of one piece of the log (and its padding), its
-    /// weights scaled. The walk's state stays in locals while it goes:
-    /// each node's `L` waits for its predecessors', and nothing else
+    /// edges' weights scaled. The walk's state stays in locals while it
+    /// goes: each node's `L` waits for its predecessors', and nothing else
     /// should stand in that chain.
-    fn piece(&mut self, next: &Scaled) {
-        let (b, weights) = (&next.piece[..], &next.weights[..]);
+    fn piece(&mut self, b: &[u8], weights: &[u64]) {
         let end = b.len() - PAD;
         let (mut at, mut edge, mut node, mut best) = (0, 0, self.node, self.best);
         let mut overflow = self.overflow;
