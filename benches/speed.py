@@ -5,6 +5,9 @@ as Markdown: critpath beside the tools it is compared with.
     python3 benches/speed.py [--quick] [--dir DIR] [--python PY] [--critpath BIN]
 
 - the bench trace and the dependence-heavy shape (`critpath bench`);
+- what the verdict costs: plain `analyze` (its verdict's what-if walks the
+  engine's kept graph) against `analyze --json` (no verdict), interleaved
+  runs on the dependence-heavy trace and on the replayed recording;
 - a real recording (`critpath record --syscalls` of a ping-pong) replayed
   from .cpt (`critpath bench --perf-data`; needs perf and root);
 - a perf.data recording of two threads ping-ponging through pipes, made
@@ -61,15 +64,35 @@ def timed(cmd, runs):
     return statistics.median(walls), min(walls), max(walls), rss
 
 
-def bench(cp, quick):
+def bench(cp, work, quick):
     records = "1M" if quick else "20M"
-    out = sh([cp, "bench", "--records", records, "--formats", "cpt,cpt-deps", "--runs", "3", "--json"])
+    gen = work / "gen"
+    out = sh([cp, "bench", "--records", records, "--formats", "cpt,cpt-deps", "--runs", "3", "--json",
+              "--dir", str(gen), "--keep"])
     rows = []
     for r in json.loads(out):
         what = {"cpt": "the bench trace (.cpt)", "cpt-deps": "dependence-heavy shape (.cpt)"}[r["format"]]
         rows.append((f"{what}, {r['records'] / 1e6:.0f}M records", "",
                      f"{r['records_per_s'] / 1e6:.1f} M records/s, {r['peak_rss_kib'] / 1024:.0f} MiB", ""))
+    for deps in gen.glob("*-deps.cpt"):
+        rows.append(verdict_cost(cp, deps, "the dependence-heavy shape", 3 if quick else 7))
+    shutil.rmtree(gen)
     return rows
+
+
+def verdict_cost(cp, trace, what, pairs):
+    """Plain `analyze` against `analyze --json` on `trace`, in `pairs`
+    interleaved pairs of runs (the host's drift falls on both alike)."""
+    plain, js = [], []
+    for _ in range(pairs):
+        for args, into in (([], plain), (["--json"], js)):
+            t0 = time.perf_counter()
+            subprocess.run([cp, "analyze", *args, str(trace)], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            into.append(time.perf_counter() - t0)
+    p, j = statistics.median(plain), statistics.median(js)
+    return (f"the verdict's cost, {what}: plain `analyze` against `analyze --json`", f"`--json` {j:.2f} s",
+            f"{p:.2f} s", f"{p / j:.2f}× `--json`'s time")
 
 
 def perf_part(cp, quick):
@@ -96,10 +119,12 @@ def replay_part(cp, work, quick):
     sh([cp, "record", "--syscalls", "--mmap-pages", "16384", "-o", str(data), "--", str(pp), rounds])
     out = json.loads(sh([cp, "bench", "--formats", "none", "--perf-data", str(data),
                          "--runs", "3", "--dir", str(work), "--json"]))
+    cost = verdict_cost(cp, data, f"perf.data, {data.stat().st_size / 1e6:.0f} MB", 3 if quick else 7)
     data.unlink()
     r = next(r for r in out if r["format"] == "replay.cpt")
     return [(f"a `--syscalls` recording replayed from .cpt, {r['records'] / 1e6:.1f}M records", "",
-             f"{r['records_per_s'] / 1e6:.1f} M records/s, {r['peak_rss_kib'] / 1024:.0f} MiB", "")]
+             f"{r['records_per_s'] / 1e6:.1f} M records/s, {r['peak_rss_kib'] / 1024:.0f} MiB", ""),
+            cost]
 
 
 def hta_part(py, work, quick):
@@ -174,7 +199,7 @@ def main():
     work = a.dir or Path(tempfile.mkdtemp())
     work.mkdir(parents=True, exist_ok=True)
     try:
-        rows = bench(cp, a.quick) + replay_part(cp, work, a.quick) + perf_part(cp, a.quick)
+        rows = bench(cp, work, a.quick) + replay_part(cp, work, a.quick) + perf_part(cp, a.quick)
         rows += hta_part(a.python, work, a.quick)
         rows += otlp_part(cp, work, a.quick) + many_part(a.venv_python, a.quick)
     finally:
