@@ -247,6 +247,7 @@ pub fn run_request_analysis(
     let paths = [trace.to_path_buf()];
     let mut s = Session::open(&paths, &Settings::current())?;
     s.set_request(request.map(str::to_string));
+    one_request(&mut s)?;
     s.keep_records(0);
     with_progress(trace, |p| s.analyze(opts, p))
 }
@@ -273,8 +274,12 @@ impl<'a> Traces<'a> {
             && inputs
                 .session()
                 .is_some_and(|s| s.all(critpath_import::Format::Kineto));
+        let inputs = inputs.with_request(request)?;
+        if let Some(mut s) = inputs.session() {
+            one_request(&mut s)?;
+        }
         Ok(Traces {
-            inputs: inputs.with_request(request)?,
+            inputs,
             gpu: std::cell::Cell::new(gpu),
         })
     }
@@ -291,6 +296,26 @@ impl<'a> Traces<'a> {
             return Ok((run.analysis, run.err));
         }
         self.inputs.analyze(opts)
+    }
+}
+
+/// Span files of several requests given to a command that analyzes one
+/// trace, without `--trace ID`: refused. Merged into one trace, unrelated
+/// requests would make one path through the idle time between them (only
+/// `analyze` and `report` take such files request by request). Span files
+/// of one request go on as that request.
+fn one_request(s: &mut Session) -> Result<()> {
+    if !s.request_id().is_empty() || !s.all(critpath_import::Format::Spans) {
+        return Ok(());
+    }
+    match s.requests()? {
+        None => Ok(()),
+        Some(r) => Err(CliError::input(format!(
+            "{} holds {} requests (trace ids); this command analyzes one: pick it with --trace ID (e.g. --trace {}), or analyze them all, request by request, with `critpath analyze`",
+            s.name(),
+            r.len(),
+            r.first_id()
+        ))),
     }
 }
 

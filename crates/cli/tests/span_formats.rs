@@ -152,3 +152,43 @@ fn spans_of_one_trace_id_in_several_files_are_one_request() {
     let o = run(&["analyze", a, b]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("a.jsonl + "));
 }
+
+#[test]
+fn commands_of_one_trace_refuse_several_requests_without_trace() {
+    let file = example("spans/otel/otlp.json");
+    let want = per_trace(&json_of(&["analyze", &file, "--json"]));
+    assert_eq!(want.len(), 3);
+    for args in [
+        vec!["whatif", &file, "--speedup", "db=2"],
+        vec!["slack", &file],
+        vec!["cgraph", &file],
+        vec!["diff", &file, &file],
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("otlp.json holds 3 requests") && err.contains("--trace"),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}: no merged result printed");
+    }
+    // With one picked, each is that request's analysis.
+    let (id, length) = (&want[1].0, want[1].1);
+    let w = json_of(&[
+        "whatif",
+        &file,
+        "--trace",
+        id,
+        "--speedup",
+        "db=2",
+        "--json",
+    ]);
+    assert_eq!(w["baseline_length_ns"], length);
+    let o = run(&["cgraph", &file, "--trace", id]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("digraph"));
+    // A file of one request needs no --trace.
+    let one = example("spans/checkout-otlp.json");
+    assert!(run(&["slack", &one]).status.success());
+}

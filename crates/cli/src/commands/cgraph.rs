@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, Result};
 use crate::flags;
-use crate::inputs::{finish_with, run_analysis};
+use crate::inputs::{finish_with, run_request_analysis};
 use crate::output::{emit, refuse_inputs_opt};
 use critpath_engine::{Analysis, Options};
 use critpath_views::dot::{dot, pruned, svg_within, NotDrawn, LAYOUT_DEADLINE, MAX_EDGES};
@@ -16,6 +16,8 @@ pub struct Args {
     out: flags::Output,
     #[command(flatten)]
     ends: flags::PathEnds,
+    #[command(flatten)]
+    request: flags::Request,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -41,7 +43,7 @@ pub fn run(args: Args) -> Result<()> {
         to: args.ends.to.clone(),
         ..Default::default()
     };
-    let (a, err) = run_analysis(&args.trace, opts)?;
+    let (a, err) = run_request_analysis(&args.trace, args.request.request.as_deref(), opts)?;
     let text = if ext == "svg" {
         drawing(&a)?
     } else {
