@@ -855,3 +855,41 @@ fn cpu_holders_zero_leaves_a_threads_wait_for_a_cpu_its_own() {
         "{own} ns, {blamed} holders"
     );
 }
+
+#[test]
+fn a_recording_of_another_kernel_names_its_timers_by_address() {
+    // The fixture was recorded by plain `perf record` on kernel
+    // 6.18.44-fc-v657, with no .syms file beside it: this machine's
+    // /proc/kallsyms would name other functions at its timers' addresses.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../readers/tests/fixtures/perf.data");
+    let running = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    if running.trim() == "6.18.44-fc-v657" {
+        eprintln!("skipped: this machine runs the fixture's kernel");
+        return;
+    }
+    let v = json_of(&["analyze", "--json", data.to_str().unwrap()]);
+    let diags = v["diagnostics"].as_array().unwrap();
+    let d = diags
+        .iter()
+        .find(|d| d["kind"] == "kernel-symbols")
+        .unwrap_or_else(|| panic!("no kernel-symbols finding: {diags:?}"));
+    let msg = d["message"].as_str().unwrap();
+    assert!(
+        msg.contains("6.18.44-fc-v657") && msg.contains(running.trim()),
+        "{msg}"
+    );
+    let timers: Vec<&str> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["sm"].as_str())
+        .filter(|sm| sm.starts_with("timer:"))
+        .collect();
+    assert!(!timers.is_empty());
+    for sm in timers {
+        assert!(
+            sm.starts_with("timer:0xffff"),
+            "{sm} named by another kernel's table"
+        );
+    }
+}

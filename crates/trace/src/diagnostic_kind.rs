@@ -79,6 +79,9 @@ pub enum DiagnosticKind {
     InferredLink,
     /// Nothing links the path's thread to the other threads of a trace.
     UnlinkedThreads,
+    /// A recording of another kernel, without the kernel function names
+    /// saved beside it: timer callbacks are named by address.
+    KernelSymbols,
 }
 
 use DiagnosticKind::*;
@@ -131,7 +134,7 @@ impl Serialize for Severity {
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 33] = [
+    pub const ALL: [DiagnosticKind; 34] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -165,6 +168,7 @@ impl DiagnosticKind {
         SpanContext,
         InferredLink,
         UnlinkedThreads,
+        KernelSymbols,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -203,6 +207,7 @@ impl DiagnosticKind {
             SpanContext => "span-context",
             InferredLink => "inferred-link",
             UnlinkedThreads => "unlinked-threads",
+            KernelSymbols => "kernel-symbols",
         }
     }
 
@@ -241,6 +246,7 @@ impl DiagnosticKind {
             DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
             InferredLink => "The trace has no flow events between these threads: each recognised blocking call (a join, a lock, a queue get, ...) was linked to the other thread whose end or release came closest before it returned. The links are guesses from the times; record flow events to make them exact.",
+            KernelSymbols => "The recording was made on another kernel and its function names were not saved beside it: timer callbacks are named by address, since this machine's symbol table would name the wrong functions. Record with `critpath record` (it saves them as OUT.syms), or analyze on the recording machine.",
             UnlinkedThreads => "Nothing links this thread to the others (no flow events, no recognised blocking call with a waker), so the critical path cannot leave it: the work of the other threads is not on it. Add flow events, or look at the busiest other thread named.",
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
@@ -259,7 +265,7 @@ impl DiagnosticKind {
             | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => Severity::ChangesAnswer,
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
-            | ChildOutlivesParent | InferredLink => Severity::WorthKnowing,
+            | ChildOutlivesParent | InferredLink | KernelSymbols => Severity::WorthKnowing,
             PreexistingThread | UnbalancedInterrupt | LateTransition | ClockOffset
             | OverheadCorrection => Severity::Routine,
         }

@@ -10,7 +10,7 @@ use super::kevent::KRecord;
 use super::names::{self, Found, Gather, Wanted};
 use super::records::{self, Damage, RawRecords, MAX_CPUS};
 use super::repeats::Repeats;
-use super::symbols::{load_symbols, symbols_path, FunctionNames};
+use super::symbols::{load_symbols, running_kernel, symbols_path, FunctionNames};
 use super::tracefmt::{self, EventFormat};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::{Diagnostic, Interner, Location, ReadError};
@@ -231,6 +231,24 @@ fn formats(
         ),
     ));
     f
+}
+
+/// The finding of a recording made on another kernel than the running
+/// one (by the releases in the file's header and `uname -r`), whose
+/// timer callbacks this kernel's symbol table would misname.
+fn other_kernel(perf_file: &PerfFile, path: &Path) -> Option<Diagnostic> {
+    let recorded = perf_file.os_release().ok().flatten()?.trim();
+    let running = running_kernel()?;
+    (!recorded.is_empty() && recorded != running).then(|| {
+        Diagnostic::new(
+            DiagnosticKind::KernelSymbols,
+            format!(
+                "{} was recorded on kernel {recorded} and this machine runs {running}, and no {} holds the recording kernel's function names: timer callbacks are named by their addresses",
+                path.display(),
+                symbols_path(path).display()
+            ),
+        )
+    })
 }
 
 /// The host name in the file's header (`local` when it has none).
@@ -481,7 +499,15 @@ impl KernelEvents {
         // meanwhile).
         let saved = load_symbols(&symbols_path(path));
         let timers = dec.has_timers();
-        dec = dec.with_names(FunctionNames::new(saved, timers));
+        let other = (timers && saved.is_empty())
+            .then(|| other_kernel(&perf_file, path))
+            .flatten();
+        let mut funcs = FunctionNames::new(saved, timers && other.is_none());
+        if let Some(d) = other {
+            problems.push(d);
+            funcs = funcs.saved_only();
+        }
+        dec = dec.with_names(funcs);
         let recording = Recording {
             host,
             names,

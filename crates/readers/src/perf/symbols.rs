@@ -32,6 +32,12 @@ pub fn parse_symbols(text: &str) -> FxHashMap<u64, String> {
         .collect()
 }
 
+/// The running kernel's release (`uname -r`), if it can be read.
+pub fn running_kernel() -> Option<String> {
+    let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    Some(r.trim().to_string()).filter(|r| !r.is_empty())
+}
+
 /// Kernel function names by address, from /proc/kallsyms: the file's text
 /// and its function symbols sorted by address.
 pub struct Kallsyms {
@@ -91,6 +97,9 @@ impl Kallsyms {
 /// kernel's table, loaded on first need (or in the background).
 pub struct FunctionNames {
     saved: FxHashMap<u64, String>,
+    /// Whether this kernel's table may name what was not saved (not for a
+    /// recording of another kernel).
+    live: bool,
     kallsyms: Option<Kallsyms>,
     /// The table being loaded in the background.
     loading: Option<std::thread::JoinHandle<Kallsyms>>,
@@ -104,10 +113,19 @@ impl FunctionNames {
         let loading = (prefetch && saved.is_empty()).then(Kallsyms::spawn);
         FunctionNames {
             saved,
+            live: true,
             kallsyms: None,
             loading,
             funcs: FxHashMap::default(),
         }
+    }
+
+    /// Names only what was saved: the recording is of another kernel,
+    /// whose functions lie at other addresses than this one's.
+    pub fn saved_only(mut self) -> Self {
+        self.live = false;
+        self.loading = None;
+        self
     }
 
     /// The symbol of a kernel function address; `0x…` when it has no name.
@@ -118,12 +136,11 @@ impl FunctionNames {
         let s = match self.saved.get(&addr) {
             Some(n) => strings.intern(n),
             None => {
-                let n = self
-                    .kallsyms()
-                    .name(addr)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("{addr:#x}"));
-                strings.intern(&n)
+                let live = match self.live {
+                    true => self.kallsyms().name(addr).map(str::to_string),
+                    false => None,
+                };
+                strings.intern(&live.unwrap_or_else(|| format!("{addr:#x}")))
             }
         };
         self.funcs.insert(addr, s);
