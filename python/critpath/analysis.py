@@ -85,9 +85,9 @@ def _frame(rows, columns):
 
 
 def _states(rows):
-    # Slack columns and blame appear only where the CLI prints them.
-    df = _frame(rows, STATE_COLUMNS)
-    return df[STATE_COLUMNS]
+    # The JSON's columns, the CLI's table's first (blame after them: a list
+    # of {sm, ns} per state, empty where no one held what it waited for).
+    return _frame(rows, STATE_COLUMNS)
 
 
 class NextPath:
@@ -134,23 +134,29 @@ class Analysis:
 
     @property
     def states(self):
-        """Every state: sys, sm, state, visits, total_ns, critical_ns and
-        criticality, most critical first (as the CLI sorts them)."""
+        """Every state with the JSON's columns: sys, sm, state, visits,
+        total_ns, critical_ns, criticality, then blame (who held what the
+        state waited for: a list of ``{"sm", "ns"}``), most critical first
+        (as the CLI sorts them)."""
         return _states(self._doc["states"])
 
     @property
     def path(self):
         """The critical path's segments in time order: the CLI's ``--path``
         columns (sm, state, start_ns, end_ns, sys, from_sm and inter: True
-        for a dependence between SMs) and kind (``state``: time in the SM's
-        own state; ``wait``: time waiting on the SM ``from_sm``, where inter
-        is True)."""
+        for a dependence between SMs; inferred: True for a link the reader
+        inferred, in traces that have such links) and kind (``state``: time
+        in the SM's own state; ``wait``: time waiting on the SM
+        ``from_sm``, where inter is True)."""
         rows = [
             dict(seg, kind="wait" if seg.get("inter") else "state")
             for seg in self._doc.get("path") or []
         ]
         df = _frame(rows, PATH_COLUMNS)
-        return df[PATH_COLUMNS]
+        if "inferred" in df.columns:
+            # The JSON has it only where true.
+            df["inferred"] = df["inferred"].eq(True)
+        return df
 
     @property
     def diagnostics(self):

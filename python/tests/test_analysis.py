@@ -24,8 +24,9 @@ def nic():
 
 def test_nic_fig3_length_and_most_critical_state(nic):
     assert nic.length_ns == 830
+    # The JSON's columns, the table's first.
     assert list(nic.states.columns) == [
-        "sys", "sm", "state", "visits", "total_ns", "critical_ns", "criticality"]
+        "sys", "sm", "state", "visits", "total_ns", "critical_ns", "criticality", "blame"]
     top = nic.states.iloc[0]
     assert (top["sys"], top["sm"], top["state"]) == ("local", "nic.tx", "DMA packet")
     assert top["critical_ns"] == 600
@@ -309,3 +310,41 @@ def test_the_sdk_imports_without_the_native_module_or_pandas():
             "assert 'pandas' not in sys.modules and 'critpath._native' not in sys.modules")
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(critpath.__file__)))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=pkg)
+
+
+def _viztracer_join(tmp_path):
+    """A join and a queue hand-off, as viztracer writes them (no flow
+    events: the links are inferred)."""
+    def x(tid, ts, dur, name):
+        return {"ph": "X", "pid": 1, "tid": tid, "ts": ts, "dur": dur, "name": name}
+
+    names = {1: "MainThread", 2: "producer", 3: "consumer"}
+    events = [{"ph": "M", "pid": 1, "tid": t, "name": "thread_name", "args": {"name": n}}
+              for t, n in names.items()]
+    events += [
+        x(1, 0, 1000, "main"), x(1, 10, 985, "Thread.join (threading.py:1087)"),
+        x(1, 11, 983, "_thread.lock.acquire"),
+        x(2, 5, 95, "make"), x(2, 100, 10, "Queue.put (queue.py:122)"),
+        x(3, 5, 107, "Queue.get (queue.py:154)"), x(3, 6, 105, "Condition.wait (threading.py:295)"),
+        x(3, 7, 104, "_thread.lock.acquire"), x(3, 112, 878, "digest"),
+    ]
+    p = tmp_path / "q.json"
+    p.write_text(json.dumps(events))
+    return str(p)
+
+
+def test_frames_have_the_jsons_columns(tmp_path):
+    trace = _viztracer_join(tmp_path)
+    a = critpath.analyze(trace)
+    doc = json.loads(cli("analyze", "--json", "--path", trace)[1])
+    # Every column of the JSON's states (blame among them), the table's first.
+    assert set(doc["states"][0]) == set(a.states.columns)
+    assert a.states["blame"].tolist() == [s["blame"] for s in doc["states"]]
+    # The path marks the links the reader inferred (the JSON has the key
+    # only where true).
+    path = a.path
+    assert set().union(*doc["path"]) <= set(path.columns)
+    assert path["inferred"].dtype == bool
+    assert path["inferred"].tolist() == [s.get("inferred", False) for s in doc["path"]]
+    assert path.loc[path["inferred"], ["from_sm", "sm"]].values.tolist() == [
+        ["producer", "consumer"], ["consumer", "MainThread"]]
