@@ -1,6 +1,8 @@
 //! A parent span waits for the children it called: the records that span
-//! files become (waited receives, children cut at their parent's end) and
-//! the diagnostics of lost trace context.
+//! files become (waited receives, a child that ends after its parent
+//! delaying the parent's end up to the root span's, a child that starts
+//! before its parent moved to the parent's start) and the diagnostics of
+//! lost trace context.
 
 mod common;
 
@@ -85,10 +87,76 @@ fn work_of_the_parents_lane_inside_a_child_stays_work() {
     assert_eq!(recvs(&doc, "front"), vec![(80, false)]);
 }
 
+/// The times (ms) at which SM `sm`'s spans return.
+fn rets(doc: &str, sm: &str) -> Vec<u64> {
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    let (recs, _) = drain(&mut src);
+    recs.iter()
+        .filter(|r| matches!(r.ev, Event::Ret { who: critpath_trace::Who::Sm(s), .. } if src.strings().resolve(s) == sm))
+        .map(|r| r.t / 1_000_000)
+        .collect()
+}
+
 #[test]
-fn a_child_that_outlives_its_parent_is_cut_at_the_parents_end() {
+fn a_child_that_outlives_its_parent_delays_its_end() {
+    // GET / (front, 0-100) calls p 10-50, which calls c 20-70: p waited
+    // for c, so p ends at 70, when c does; the root is not delayed.
+    let doc = otlp(&[
+        ("front", &[("t", "a", "", "GET /", 0, 100, false)]),
+        ("p", &[("t", "p1", "a", "P", 10, 50, false)]),
+        ("c", &[("t", "c1", "p1", "C", 20, 70, false)]),
+    ]);
+    assert_eq!(rets(&doc, "p"), vec![70]);
+    assert_eq!(rets(&doc, "c"), vec![70]);
+    assert_eq!(rets(&doc, "front"), vec![100]);
+    assert_eq!(recvs(&doc, "p"), vec![(10, true), (70, true)]);
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    drain(&mut src);
+    let d = src.summary().diagnostics;
+    let d: Vec<_> = d
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::ChildOutlivesParent)
+        .collect();
+    assert_eq!((d[0].count, d[0].ns), (Some(1), Some(20_000_000)));
+    assert!(
+        d[0].message.contains("delayed its parent's end"),
+        "{}",
+        d[0].message
+    );
+}
+
+#[test]
+fn a_child_that_starts_before_its_parent_starts_with_it() {
+    // cart's clock is 50 ms behind: its span 950-1060 under GET / 1000-1100.
+    let doc = otlp(&[
+        ("front", &[("t", "a", "", "GET /", 1000, 1100, false)]),
+        ("cart", &[("t", "c1", "a", "load", 950, 1060, false)]),
+    ]);
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    let (recs, _) = drain(&mut src);
+    assert!(
+        recs.iter().all(|r| r.t >= 1_000_000_000),
+        "nothing before the root"
+    );
+    assert_eq!(recvs(&doc, "cart"), vec![(1000, true)]);
+    let d = src.summary().diagnostics;
+    let d: Vec<_> = d
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::ClockOffset)
+        .collect();
+    assert_eq!((d[0].count, d[0].ns), (Some(1), Some(50_000_000)));
+    assert!(
+        d[0].message.contains("cart: load before front: GET /"),
+        "{}",
+        d[0].message
+    );
+}
+
+#[test]
+fn a_child_that_outlives_the_root_is_cut_at_the_roots_end() {
     // The client span GET cart (front, 10-50) is answered by cart 12-65:
-    // the server span ends 15 ms after its caller; the request ends at 60.
+    // the server span ends 15 ms after its caller, which waits for it, but
+    // the request ends at 60, with its root span.
     let doc = otlp(&[
         (
             "front",
@@ -106,7 +174,7 @@ fn a_child_that_outlives_its_parent_is_cut_at_the_parents_end() {
         .filter(|r| matches!(r.ev, Event::Ret { who: critpath_trace::Who::Sm(s), .. } if src.strings().resolve(s) == "cart"))
         .map(|r| r.t)
         .max();
-    assert_eq!(last_cart, Some(50_000_000));
+    assert_eq!(last_cart, Some(60_000_000));
     assert!(recs.iter().all(|r| r.t <= 60_000_000));
     let d = src.summary().diagnostics;
     let d: Vec<_> = d
@@ -116,7 +184,7 @@ fn a_child_that_outlives_its_parent_is_cut_at_the_parents_end() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!((d[0].count, d[0].ns), (Some(1), Some(15_000_000)));
     assert!(d[0].message.contains("cart: load"), "{}", d[0].message);
-    assert_eq!(recvs(&doc, "front"), vec![(50, true)]);
+    assert_eq!(recvs(&doc, "front"), vec![(60, true)]);
     // Over a file, the count and the largest overshoot too.
     let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
     let d = requests.sanity().diagnostics();

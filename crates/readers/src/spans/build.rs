@@ -177,10 +177,11 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
     }
 }
 
-/// Spans as records: lanes, their slices, the links between them; a
-/// child that outlives its parent is cut at the parent's end first.
+/// Spans as records: lanes, their slices, the links between them; first,
+/// a child that started before its parent starts with it, and one that
+/// outlives its parent delays the parent's end (up to the root's).
 pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
-    let outlived = cut_at_parents(spans);
+    let (outlived, early) = cut_at_parents(spans);
     let context = check(spans, |s| &s.service).diagnostics();
     spans.sort_by(|a, b| {
         a.start
@@ -210,6 +211,7 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
     }
     links(&mut tr, spans, &lane_of);
     tr.diagnostics.extend(outlived.diagnostic());
+    tr.diagnostics.extend(early.diagnostic());
     tr.diagnostics.extend(context);
     tr
 }

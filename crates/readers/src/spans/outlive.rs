@@ -1,10 +1,12 @@
-//! Children that end after their parent. A parent span ends when it has
-//! its answer, yet real SDKs end a server span after its response is
-//! written, so the child often ends a little after the client span that
-//! called it. Such a child is cut at its parent's end (its descendants
-//! after it): the parent cannot have waited past its own end, and no path
-//! outlasts the request's root span. A child that starts at or after its
-//! parent's end (a message handled later) is left as it is.
+//! Children that end after their parent (real SDKs end a server span after
+//! its response is written, so a child often ends a little after the
+//! client span that called it). Such a child delays its parent's end: the
+//! parent waited for the child it called, so it ends when the last of its
+//! children does, and its own parent may be delayed in turn. The request's
+//! root span is not: the request ends with it, so no path outlasts it, and
+//! what would end after it is cut at its end (descendants after their
+//! parents). A child that starts at or after its parent's end (a message
+//! handled later) is left as it is.
 
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
@@ -13,7 +15,7 @@ use rustc_hash::FxHashMap;
 /// What the cutting found.
 #[derive(Debug, Default)]
 pub(super) struct Outlived {
-    /// Spans cut at their parent's end.
+    /// Spans that ended after their parent.
     pub count: u64,
     /// The largest overshoot, in ns, and the child and parent it was
     /// between (`service: name`).
@@ -28,7 +30,7 @@ impl Outlived {
         let mut d = Diagnostic::new(
             DiagnosticKind::ChildOutlivesParent,
             format!(
-                "{} spans ended after the parent span that called them (largest overshoot {} ns: {child} ended after {parent}); each was cut at its parent's end, when the parent had its answer",
+                "{} spans ended after the parent span that called them (largest overshoot {} ns: {child} ended after {parent}); {SETTLED}",
                 self.count, self.max
             ),
         )
@@ -37,6 +39,10 @@ impl Outlived {
         Some(d)
     }
 }
+
+/// What the finding says was done with spans that ended after their
+/// parent.
+pub(super) const SETTLED: &str = "each delayed its parent's end (the parent waiting for it), up to the end of the request's root span, where what went past it was cut";
 
 /// A span as a finding names it: `service: name`.
 pub(super) fn label(service: &str, name: &str) -> String {
@@ -91,20 +97,82 @@ pub(super) fn depths(parent: &[Option<usize>]) -> Vec<usize> {
     depth
 }
 
-/// Cuts every span that started inside its parent and ended after it at
-/// the parent's end, parents first.
-pub(super) fn cut_at_parents(spans: &mut [Span]) -> Outlived {
+/// Settles the ends of spans that started inside their parent and ended
+/// after it (see [`cut_ends`]), after moving spans that started before
+/// their parent (see [`Early`]).
+pub(super) fn cut_at_parents(spans: &mut [Span]) -> (Outlived, Early) {
+    let early = start_with_parents(spans);
     let mut ends: Vec<u64> = spans.iter().map(|s| s.end).collect();
     let out = cut_ends(spans, &mut ends, |s| label(&s.service, &s.name));
     for (s, end) in spans.iter_mut().zip(ends) {
         s.end = end;
+    }
+    (out, early)
+}
+
+/// Spans that started before the parent span that called them: the
+/// services' clocks disagree (a child cannot start before its call). Each
+/// is moved to its parent's start (its end too, if it ended before it), so
+/// that no path starts before the request's root span.
+#[derive(Debug, Default)]
+pub(super) struct Early {
+    pub count: u64,
+    /// The largest skew, in ns, and the child and parent it was between.
+    pub max: u64,
+    pub worst: Option<(String, String)>,
+}
+
+impl Early {
+    /// The `clock-offset` finding, when a span was moved.
+    pub(super) fn diagnostic(&self) -> Option<Diagnostic> {
+        let (child, parent) = self.worst.as_ref()?;
+        let mut d = Diagnostic::new(
+            DiagnosticKind::ClockOffset,
+            format!(
+                "{} spans started before the parent span that called them (largest skew {} ns: {child} before {parent}): the services' clocks disagree; each was moved to its parent's start",
+                self.count, self.max
+            ),
+        )
+        .count(self.count);
+        d.ns = Some(self.max);
+        Some(d)
+    }
+}
+
+/// Moves each span that started before its parent to the parent's start,
+/// parents first.
+fn start_with_parents(spans: &mut [Span]) -> Early {
+    let parent = parents(spans);
+    let depth = depths(&parent);
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| depth[i]);
+    let mut out = Early::default();
+    for i in order {
+        let Some(p) = parent[i] else { continue };
+        let start = spans[p].start;
+        if spans[i].start >= start {
+            continue;
+        }
+        let skew = start - spans[i].start;
+        out.count += 1;
+        if skew > out.max || out.worst.is_none() {
+            out.max = skew;
+            let name = |s: &Span| label(&s.service, &s.name);
+            out.worst = Some((name(&spans[i]), name(&spans[p])));
+        }
+        let s = &mut spans[i];
+        (s.start, s.end) = (start, s.end.max(start));
     }
     out
 }
 
 /// What [`cut_at_parents`] finds and the ends it leaves (`ends`, the
 /// spans' own at first), the spans untouched; `label` names a span in the
-/// finding.
+/// finding. Deepest first, a child that started inside its parent (before
+/// the parent's own end) and ended after it delays the parent's end,
+/// unless the parent is a root; then, parents first, whatever ends after
+/// its parent's settled end (under a root, past the root's end) is cut
+/// there.
 pub(super) fn cut_ends(
     spans: &[Span],
     ends: &mut [u64],
@@ -114,18 +182,29 @@ pub(super) fn cut_ends(
     let depth = depths(&parent);
     let mut order: Vec<usize> = (0..spans.len()).collect();
     order.sort_by_key(|&i| depth[i]);
+    let inside = |i: usize, p: usize| spans[i].start < spans[p].end;
     let mut out = Outlived::default();
-    for i in order {
-        let Some(p) = parent[i] else { continue };
-        let end = ends[p];
-        if spans[i].start < end && ends[i] > end {
-            let over = ends[i] - end;
-            ends[i] = end;
+    for &i in order.iter().rev() {
+        let Some(p) = parent[i].filter(|&p| inside(i, p)) else {
+            continue;
+        };
+        // The finding counts spans by their own ends, not by the delays
+        // their children made.
+        if spans[i].end > spans[p].end {
+            let over = spans[i].end - spans[p].end;
             out.count += 1;
             if over > out.max || out.worst.is_none() {
                 out.max = over;
                 out.worst = Some((label(&spans[i]), label(&spans[p])));
             }
+        }
+        if parent[p].is_some() && ends[i] > ends[p] {
+            ends[p] = ends[i];
+        }
+    }
+    for &i in &order {
+        if let Some(p) = parent[i].filter(|&p| inside(i, p)) {
+            ends[i] = ends[i].min(ends[p]);
         }
     }
     out

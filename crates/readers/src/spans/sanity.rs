@@ -7,7 +7,7 @@
 //! traces of its own). Over a file, also the children cut at their
 //! parent's end ([`super::outlive`]).
 
-use super::outlive::Outlived;
+use super::outlive::{Outlived, SETTLED};
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -167,7 +167,7 @@ impl FileSanity {
             let mut d = Diagnostic::new(
                 DiagnosticKind::ChildOutlivesParent,
                 format!(
-                    "{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); each was cut at its parent's end, when the parent had its answer"
+                    "{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); {SETTLED}"
                 ),
             )
             .count(*n);
