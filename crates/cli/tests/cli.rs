@@ -893,3 +893,30 @@ fn a_recording_of_another_kernel_names_its_timers_by_address() {
         );
     }
 }
+
+#[test]
+fn check_of_a_recording_fails_on_damage_not_on_its_findings() {
+    // `critpath record -- sleep 0.05` on this project's machine: the kernel
+    // gave no wakeup for one of rcu_preempt's waits (an idle CPU's), so the
+    // OS graph's open wait was left without one.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures/open_wait.data");
+    let data = data.to_str().unwrap();
+    let v = json_of(&["analyze", "--json", data]);
+    let kinds: Vec<&str> = (v["diagnostics"].as_array().unwrap().iter())
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"wait-advanced-early"), "{kinds:?}");
+    let o = run(&["check", data]);
+    assert!(o.status.success(), "{}", text(&o).0);
+    assert!(text(&o).0.trim_end().ends_with(": ok"), "{}", text(&o).0);
+    // The same finding in a trace someone wrote is an error of the trace.
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(
+        dir.path(),
+        "w.jsonl",
+        "{\"t\":0,\"sm\":\"A\",\"ev\":\"wait\",\"state\":\"w\"}\n{\"t\":5,\"sm\":\"A\",\"ev\":\"state\",\"state\":\"x\"}\n{\"t\":9,\"sm\":\"A\",\"ev\":\"end\"}\n",
+    );
+    let o = run(&["check", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).0);
+    assert!(text(&o).0.contains("wait-advanced-early"), "{}", text(&o).0);
+}
