@@ -210,8 +210,8 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
     links(&mut tr, spans, &lane_of);
-    tr.diagnostics.extend(outlived.diagnostic());
-    tr.diagnostics.extend(early.diagnostic());
+    tr.diagnostics.extend(outlived.outlived());
+    tr.diagnostics.extend(early.early());
     tr.diagnostics.extend(context);
     tr
 }

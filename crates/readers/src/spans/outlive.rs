@@ -12,31 +12,59 @@ use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::FxHashMap;
 
-/// What the cutting found.
+/// Spans that left their parent's bounds (ended after it, or started
+/// before it): how many, by how much at most, and the pair that was
+/// furthest apart (`service: name` of the child, then of the parent).
 #[derive(Debug, Default)]
-pub(super) struct Outlived {
-    /// Spans that ended after their parent.
+pub(super) struct Strays {
     pub count: u64,
-    /// The largest overshoot, in ns, and the child and parent it was
-    /// between (`service: name`).
+    /// The largest distance, in ns.
     pub max: u64,
     pub worst: Option<(String, String)>,
 }
 
-impl Outlived {
-    /// The `child-outlives-parent` diagnostic, when a span was cut.
-    pub(super) fn diagnostic(&self) -> Option<Diagnostic> {
+/// Children that ended after their parent.
+pub(super) type Outlived = Strays;
+/// Children that started before their parent.
+pub(super) type Early = Strays;
+
+impl Strays {
+    /// Counts a child `by` ns outside its parent; `pair` names them.
+    fn note(&mut self, by: u64, pair: impl FnOnce() -> (String, String)) {
+        self.count += 1;
+        if by > self.max || self.worst.is_none() {
+            self.max = by;
+            self.worst = Some(pair());
+        }
+    }
+
+    /// The finding of `kind`, when a span strayed: `say` words it from
+    /// the count, the largest distance and the pair.
+    fn finding(
+        &self,
+        kind: DiagnosticKind,
+        say: impl FnOnce(u64, u64, &str, &str) -> String,
+    ) -> Option<Diagnostic> {
         let (child, parent) = self.worst.as_ref()?;
-        let mut d = Diagnostic::new(
-            DiagnosticKind::ChildOutlivesParent,
-            format!(
-                "{} spans ended after the parent span that called them (largest overshoot {} ns: {child} ended after {parent}); {SETTLED}",
-                self.count, self.max
-            ),
-        )
-        .count(self.count);
+        let mut d =
+            Diagnostic::new(kind, say(self.count, self.max, child, parent)).count(self.count);
         d.ns = Some(self.max);
         Some(d)
+    }
+
+    /// The `child-outlives-parent` finding, when a span ended after its
+    /// parent.
+    pub(super) fn outlived(&self) -> Option<Diagnostic> {
+        self.finding(DiagnosticKind::ChildOutlivesParent, |n, max, child, parent| {
+            format!("{n} spans ended after the parent span that called them (largest overshoot {max} ns: {child} ended after {parent}); {SETTLED}")
+        })
+    }
+
+    /// The `clock-offset` finding, when a span started before its parent.
+    pub(super) fn early(&self) -> Option<Diagnostic> {
+        self.finding(DiagnosticKind::ClockOffset, |n, max, child, parent| {
+            format!("{n} spans started before the parent span that called them (largest skew {max} ns: {child} before {parent}): the services' clocks disagree; each was moved to its parent's start")
+        })
     }
 }
 
@@ -97,6 +125,16 @@ pub(super) fn depths(parent: &[Option<usize>]) -> Vec<usize> {
     depth
 }
 
+/// Each span's parent, and the spans in the order of their depth below
+/// their root (roots first).
+fn by_depth(spans: &[Span]) -> (Vec<Option<usize>>, Vec<usize>) {
+    let parent = parents(spans);
+    let depth = depths(&parent);
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| depth[i]);
+    (parent, order)
+}
+
 /// Settles the ends of spans that started inside their parent and ended
 /// after it (see [`cut_ends`]), after moving spans that started before
 /// their parent (see [`Early`]).
@@ -110,42 +148,12 @@ pub(super) fn cut_at_parents(spans: &mut [Span]) -> (Outlived, Early) {
     (out, early)
 }
 
-/// Spans that started before the parent span that called them: the
-/// services' clocks disagree (a child cannot start before its call). Each
-/// is moved to its parent's start (its end too, if it ended before it), so
-/// that no path starts before the request's root span.
-#[derive(Debug, Default)]
-pub(super) struct Early {
-    pub count: u64,
-    /// The largest skew, in ns, and the child and parent it was between.
-    pub max: u64,
-    pub worst: Option<(String, String)>,
-}
-
-impl Early {
-    /// The `clock-offset` finding, when a span was moved.
-    pub(super) fn diagnostic(&self) -> Option<Diagnostic> {
-        let (child, parent) = self.worst.as_ref()?;
-        let mut d = Diagnostic::new(
-            DiagnosticKind::ClockOffset,
-            format!(
-                "{} spans started before the parent span that called them (largest skew {} ns: {child} before {parent}): the services' clocks disagree; each was moved to its parent's start",
-                self.count, self.max
-            ),
-        )
-        .count(self.count);
-        d.ns = Some(self.max);
-        Some(d)
-    }
-}
-
-/// Moves each span that started before its parent to the parent's start,
-/// parents first.
+/// Moves each span that started before its parent to the parent's start
+/// (its end too, if it ended before it), parents first: the services'
+/// clocks disagree, since a child cannot start before its call, and no
+/// path should start before the request's root span.
 fn start_with_parents(spans: &mut [Span]) -> Early {
-    let parent = parents(spans);
-    let depth = depths(&parent);
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| depth[i]);
+    let (parent, order) = by_depth(spans);
     let mut out = Early::default();
     for i in order {
         let Some(p) = parent[i] else { continue };
@@ -153,13 +161,10 @@ fn start_with_parents(spans: &mut [Span]) -> Early {
         if spans[i].start >= start {
             continue;
         }
-        let skew = start - spans[i].start;
-        out.count += 1;
-        if skew > out.max || out.worst.is_none() {
-            out.max = skew;
-            let name = |s: &Span| label(&s.service, &s.name);
-            out.worst = Some((name(&spans[i]), name(&spans[p])));
-        }
+        let name = |s: &Span| label(&s.service, &s.name);
+        out.note(start - spans[i].start, || {
+            (name(&spans[i]), name(&spans[p]))
+        });
         let s = &mut spans[i];
         (s.start, s.end) = (start, s.end.max(start));
     }
@@ -178,10 +183,7 @@ pub(super) fn cut_ends(
     ends: &mut [u64],
     label: impl Fn(&Span) -> String,
 ) -> Outlived {
-    let parent = parents(spans);
-    let depth = depths(&parent);
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| depth[i]);
+    let (parent, order) = by_depth(spans);
     let inside = |i: usize, p: usize| spans[i].start < spans[p].end;
     let mut out = Outlived::default();
     for &i in order.iter().rev() {
@@ -192,11 +194,7 @@ pub(super) fn cut_ends(
         // their children made.
         if spans[i].end > spans[p].end {
             let over = spans[i].end - spans[p].end;
-            out.count += 1;
-            if over > out.max || out.worst.is_none() {
-                out.max = over;
-                out.worst = Some((label(&spans[i]), label(&spans[p])));
-            }
+            out.note(over, || (label(&spans[i]), label(&spans[p])));
         }
         if parent[p].is_some() && ends[i] > ends[p] {
             ends[p] = ends[i];
