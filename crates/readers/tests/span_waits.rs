@@ -97,6 +97,14 @@ fn rets(doc: &str, sm: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The request's findings of `kind`.
+fn findings(doc: &str, kind: DiagnosticKind) -> Vec<critpath_trace::Diagnostic> {
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    drain(&mut src);
+    let all = src.summary().diagnostics;
+    all.into_iter().filter(|d| d.kind == kind).collect()
+}
+
 #[test]
 fn a_child_that_outlives_its_parent_delays_its_end() {
     // GET / (front, 0-100) calls p 10-50, which calls c 20-70: p waited
@@ -110,13 +118,7 @@ fn a_child_that_outlives_its_parent_delays_its_end() {
     assert_eq!(rets(&doc, "c"), vec![70]);
     assert_eq!(rets(&doc, "front"), vec![100]);
     assert_eq!(recvs(&doc, "p"), vec![(10, true), (70, true)]);
-    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
-    drain(&mut src);
-    let d = src.summary().diagnostics;
-    let d: Vec<_> = d
-        .iter()
-        .filter(|d| d.kind == DiagnosticKind::ChildOutlivesParent)
-        .collect();
+    let d = findings(&doc, DiagnosticKind::ChildOutlivesParent);
     assert_eq!((d[0].count, d[0].ns), (Some(1), Some(20_000_000)));
     assert!(
         d[0].message.contains("delayed its parent's end"),
@@ -139,11 +141,7 @@ fn a_child_that_starts_before_its_parent_starts_with_it() {
         "nothing before the root"
     );
     assert_eq!(recvs(&doc, "cart"), vec![(1000, true)]);
-    let d = src.summary().diagnostics;
-    let d: Vec<_> = d
-        .iter()
-        .filter(|d| d.kind == DiagnosticKind::ClockOffset)
-        .collect();
+    let d = findings(&doc, DiagnosticKind::ClockOffset);
     assert_eq!((d[0].count, d[0].ns), (Some(1), Some(50_000_000)));
     assert!(
         d[0].message.contains("cart: load before front: GET /"),
