@@ -311,7 +311,7 @@ fn one_request(s: &mut Session) -> Result<()> {
     match s.requests()? {
         None => Ok(()),
         Some(r) => Err(CliError::input(format!(
-            "{} holds {} requests (trace ids); this command analyzes one: pick it with --trace ID (e.g. --trace {}), or analyze them all, request by request, with `critpath analyze`",
+            "{} holds {} requests (trace ids), and this command analyzes one trace: pick a request with --trace ID (e.g. --trace {}; whatif, slack, cgraph and report take it), or analyze them all, request by request, with `critpath analyze`",
             s.name(),
             r.len(),
             r.first_id()
