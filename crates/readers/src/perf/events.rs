@@ -233,6 +233,30 @@ fn formats(
     f
 }
 
+/// The names of the timer callbacks of the recording at `path`: those
+/// saved when it was recorded, else the running kernel's symbol table
+/// (loaded meanwhile when the trace has timers), but for a recording of
+/// another kernel (a finding then), whose timers keep their addresses.
+fn function_names(
+    perf_file: &PerfFile,
+    path: &Path,
+    timers: bool,
+    problems: &mut Vec<Diagnostic>,
+) -> FunctionNames {
+    let saved = load_symbols(&symbols_path(path));
+    let other = (timers && saved.is_empty())
+        .then(|| other_kernel(perf_file, path))
+        .flatten();
+    let funcs = FunctionNames::new(saved, timers && other.is_none());
+    match other {
+        Some(d) => {
+            problems.push(d);
+            funcs.saved_only()
+        }
+        None => funcs,
+    }
+}
+
 /// The finding of a recording made on another kernel than the running
 /// one (by the releases in the file's header and `uname -r`), whose
 /// timer callbacks this kernel's symbol table would misname.
@@ -494,19 +518,7 @@ impl KernelEvents {
             problems.extend(c.namesakes(target, found.rivals));
         }
         let (mut dec, kinds) = decoders(&perf_file, &by_id, strings);
-        // Timer events name their callbacks: by the names saved when the
-        // file was recorded, else from the kernel's symbol table (loaded
-        // meanwhile).
-        let saved = load_symbols(&symbols_path(path));
-        let timers = dec.has_timers();
-        let other = (timers && saved.is_empty())
-            .then(|| other_kernel(&perf_file, path))
-            .flatten();
-        let mut funcs = FunctionNames::new(saved, timers && other.is_none());
-        if let Some(d) = other {
-            problems.push(d);
-            funcs = funcs.saved_only();
-        }
+        let funcs = function_names(&perf_file, path, dec.has_timers(), &mut problems);
         dec = dec.with_names(funcs);
         let recording = Recording {
             host,

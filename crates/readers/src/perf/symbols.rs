@@ -97,9 +97,6 @@ impl Kallsyms {
 /// kernel's table, loaded on first need (or in the background).
 pub struct FunctionNames {
     saved: FxHashMap<u64, String>,
-    /// Whether this kernel's table may name what was not saved (not for a
-    /// recording of another kernel).
-    live: bool,
     kallsyms: Option<Kallsyms>,
     /// The table being loaded in the background.
     loading: Option<std::thread::JoinHandle<Kallsyms>>,
@@ -113,7 +110,6 @@ impl FunctionNames {
         let loading = (prefetch && saved.is_empty()).then(Kallsyms::spawn);
         FunctionNames {
             saved,
-            live: true,
             kallsyms: None,
             loading,
             funcs: FxHashMap::default(),
@@ -121,9 +117,10 @@ impl FunctionNames {
     }
 
     /// Names only what was saved: the recording is of another kernel,
-    /// whose functions lie at other addresses than this one's.
+    /// whose functions lie at other addresses than this one's (this
+    /// kernel's table stands empty).
     pub fn saved_only(mut self) -> Self {
-        self.live = false;
+        self.kallsyms = Some(Kallsyms::parse(String::new()));
         self.loading = None;
         self
     }
@@ -136,11 +133,12 @@ impl FunctionNames {
         let s = match self.saved.get(&addr) {
             Some(n) => strings.intern(n),
             None => {
-                let live = match self.live {
-                    true => self.kallsyms().name(addr).map(str::to_string),
-                    false => None,
-                };
-                strings.intern(&live.unwrap_or_else(|| format!("{addr:#x}")))
+                let n = self
+                    .kallsyms()
+                    .name(addr)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("{addr:#x}"));
+                strings.intern(&n)
             }
         };
         self.funcs.insert(addr, s);
