@@ -130,19 +130,33 @@ fn jaeger_request_critical_path_by_hand() {
 fn otlp_spans_lanes_and_follows_from() {
     // As the Jaeger trace, plus a second cart span nested in time in the
     // first (same lane), and a mailer span 110-130 ms that follows from the
-    // request: the 10 ms gap is charged to the mailer's idle state.
-    let v = json_of(&["analyze", &example("spans/checkout-otlp.json"), "--json"]);
-    assert_eq!(v["critical_path"]["length_ns"], 130_000_000);
-    assert_eq!(v["critical_path"]["end"]["sm"], "mailer");
+    // request: the request's path ends with its root span (100 ms), and
+    // the mailer, after it, is off the path (an `after-root` finding).
+    let file = example("spans/checkout-otlp.json");
+    let v = json_of(&["analyze", &file, "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
+    assert_eq!(v["critical_path"]["end"]["sm"], "frontend");
     for (sm, st, ms) in [
         ("frontend", "GET /checkout", 25),
         ("cart", "load cart", 40),
         ("payment", "charge", 35),
-        ("mailer", "idle", 10),
-        ("mailer", "send receipt", 20),
+        ("mailer", "idle", 0),
+        ("mailer", "send receipt", 0),
     ] {
         assert_eq!(crit(&v, sm, st), ms * 1_000_000, "{sm}:{st}");
     }
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        (d["kind"].as_str(), d["count"].as_u64()),
+        (Some("after-root"), Some(1))
+    );
+    assert_eq!(d["ns"], 30_000_000);
+    // Asked for, the path goes on to the mailer: the 10 ms gap is charged
+    // to the mailer's idle state.
+    let v = json_of(&["analyze", &file, "--json", "--to", "mailer"]);
+    assert_eq!(v["critical_path"]["length_ns"], 130_000_000);
+    assert_eq!(crit(&v, "mailer", "idle"), 10_000_000);
+    assert_eq!(crit(&v, "mailer", "send receipt"), 20_000_000);
 }
 
 #[test]

@@ -321,6 +321,9 @@ impl RecordSource for Imported {
     fn inferred_links(&mut self) -> Vec<(String, u64)> {
         std::mem::take(&mut self.inferred)
     }
+    fn scope(&mut self) -> critpath_trace::Scope {
+        self.records.scope()
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use crate::extsort;
 use crate::recsort::{RecordSort, SortedRecords, RECORD_BUDGET};
 use crate::ties::Ties;
 use critpath_trace::{
-    Diagnostic, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Summary, Sym, Who,
+    Diagnostic, Event, Interner, LinkId, Pos, ReadError, Record, RecordSource, Scope, Summary, Sym,
+    Who,
 };
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -41,6 +42,9 @@ pub struct Tracks<P> {
     /// What the importer found about the input as a whole, handed out
     /// with the records' summary ([`RecordSource::summary`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// The part of the records an analysis covers when the user names no
+    /// start or destination ([`RecordSource::scope`]).
+    pub scope: Scope,
     /// The phases of sends and receives put in a causal order at each
     /// time ([`Tracks::order_links`]).
     links: Option<[u8; 2]>,
@@ -69,6 +73,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
             strings,
             idle,
             diagnostics: Vec::new(),
+            scope: Scope::default(),
             links: None,
             _phase: std::marker::PhantomData,
         }
@@ -160,6 +165,7 @@ impl<P: Into<u8> + Copy> Tracks<P> {
             stacks: FxHashMap::default(),
             index: 0,
             diagnostics: self.diagnostics,
+            scope: self.scope,
         })
     }
 }
@@ -174,6 +180,7 @@ pub struct TrackSource {
     stacks: FxHashMap<Sym, Vec<Sym>>,
     index: u64,
     diagnostics: Vec<Diagnostic>,
+    scope: Scope,
 }
 
 impl TrackSource {
@@ -248,6 +255,9 @@ impl RecordSource for TrackSource {
             diagnostics: std::mem::take(&mut self.diagnostics),
             ..Summary::default()
         }
+    }
+    fn scope(&mut self) -> Scope {
+        self.scope.clone()
     }
 }
 

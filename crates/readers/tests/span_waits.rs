@@ -271,3 +271,104 @@ fn a_file_whose_context_holds_says_nothing() {
     let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
     assert!(requests.sanity().diagnostics().is_empty());
 }
+
+/// The scope's destination of the request in `doc` (all its trace ids on
+/// one timeline).
+fn destination(doc: &str) -> Option<String> {
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    drain(&mut src);
+    src.scope().to
+}
+
+#[test]
+fn spans_after_the_root_leave_the_root_lane_and_the_path_ends_with_the_root() {
+    // GET / (front, 0-100) calls p 10-50, which sends a message that c
+    // handles at 120-150 (its child, started after the root's end); front
+    // itself handles a follow-up 110-130 (no parent).
+    let doc = otlp(&[
+        (
+            "front",
+            &[
+                ("t", "a", "", "GET /", 0, 100, false),
+                ("t", "f", "", "follow-up", 110, 130, false),
+            ],
+        ),
+        ("p", &[("t", "p1", "a", "P", 10, 50, false)]),
+        ("c", &[("t", "c1", "p1", "handle", 120, 150, false)]),
+    ]);
+    assert_eq!(destination(&doc).as_deref(), Some("front"));
+    // The root's lane ends with the root; the follow-up has a lane of its own.
+    assert_eq!(rets(&doc, "front"), vec![100]);
+    assert_eq!(rets(&doc, "front#2"), vec![130]);
+    let d = findings(&doc, DiagnosticKind::AfterRoot);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].count, d[0].ns), (Some(2), Some(50_000_000)));
+    assert!(
+        d[0].message.contains("root span (front: GET /)") && d[0].message.contains("(c: handle)"),
+        "{}",
+        d[0].message
+    );
+    // Over a file of several requests, counted per request.
+    let mut two = doc.replace(r#""traceId":"t""#, r#""traceId":"t1""#);
+    two = two.replacen(r#"{"resourceSpans":["#, r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"front"}}]},"scopeSpans":[{"spans":[{"traceId":"t2","spanId":"z","name":"GET /","startTimeUnixNano":"0","endTimeUnixNano":"5"}]}]},"#, 1);
+    let requests = spans::read_requests(two.as_bytes(), "t.json").unwrap();
+    let d: Vec<_> = (requests.sanity().diagnostics().into_iter())
+        .filter(|d| d.kind == DiagnosticKind::AfterRoot)
+        .collect();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].count, d[0].ns), (Some(2), Some(50_000_000)));
+    assert!(
+        d[0].message
+            .contains("2 spans in 1 requests started after their request's root span ended")
+            && d[0].message.contains("c: handle after front: GET / in t1"),
+        "{}",
+        d[0].message
+    );
+    let mut one = requests.request("t1").unwrap().unwrap();
+    drain(&mut one);
+    assert_eq!(one.scope().to.as_deref(), Some("front"));
+}
+
+#[test]
+fn a_request_without_one_root_span_has_no_destination() {
+    // Every span names a parent (the root was not exported).
+    let orphans = otlp(&[
+        ("b", &[("t", "b1", "a", "work", 10, 40, false)]),
+        ("c", &[("t", "c1", "a", "work", 50, 80, false)]),
+    ]);
+    assert_eq!(destination(&orphans), None);
+    // Two spans without a parent overlap: neither is the request.
+    let two = otlp(&[
+        ("front", &[("t", "a", "", "GET", 0, 100, false)]),
+        ("b", &[("t", "b", "", "job", 50, 150, false)]),
+    ]);
+    assert_eq!(destination(&two), None);
+    // The root nests in a longer span of its service's lane (an orphan).
+    let nested = otlp(&[(
+        "front",
+        &[
+            ("t", "o", "x", "outer", 0, 200, false),
+            ("t", "a", "", "GET", 10, 100, false),
+        ],
+    )]);
+    assert_eq!(destination(&nested), None);
+    // Spans of several requests on one timeline.
+    let many = otlp(&[(
+        "front",
+        &[
+            ("t1", "a", "", "GET", 0, 10, false),
+            ("t2", "b", "", "GET", 20, 30, false),
+        ],
+    )]);
+    assert_eq!(destination(&many), None);
+    // One root, a follower inside it: the root's lane.
+    let one = otlp(&[(
+        "front",
+        &[
+            ("t", "a", "", "GET", 0, 100, false),
+            ("t", "b", "", "job", 50, 90, false),
+        ],
+    )]);
+    assert_eq!(destination(&one).as_deref(), Some("front"));
+    assert!(findings(&one, DiagnosticKind::AfterRoot).is_empty());
+}

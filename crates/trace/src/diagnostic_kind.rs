@@ -82,6 +82,9 @@ pub enum DiagnosticKind {
     /// A recording of another kernel, without the kernel function names
     /// saved beside it: timer callbacks are named by address.
     KernelSymbols,
+    /// Spans that started after their request's root span had ended: the
+    /// request's path ends with its root span, so they are not on it.
+    AfterRoot,
 }
 
 use DiagnosticKind::*;
@@ -134,7 +137,7 @@ impl Serialize for Severity {
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 34] = [
+    pub const ALL: [DiagnosticKind; 35] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -169,6 +172,7 @@ impl DiagnosticKind {
         InferredLink,
         UnlinkedThreads,
         KernelSymbols,
+        AfterRoot,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -208,6 +212,7 @@ impl DiagnosticKind {
             InferredLink => "inferred-link",
             UnlinkedThreads => "unlinked-threads",
             KernelSymbols => "kernel-symbols",
+            AfterRoot => "after-root",
         }
     }
 
@@ -225,7 +230,7 @@ impl DiagnosticKind {
             LongState => "States occupied for extremely long periods are typically waiting on another state machine: a dependence is missing.",
             Disconnected => "No path from the start to the destination: look at the SMs on either side of the disconnect for an overlooked dependence, or at an under-provisioned resource.",
             StackMismatch => "SM entries and exits (or calls and returns) are not properly nested: fix the annotations.",
-            ClockOffset => "Clocks of different hosts were aligned from their messages.",
+            ClockOffset => "Clocks of different hosts were aligned from their messages, or spans that started before the parent span that called them (their service's clock disagrees) were moved to their parent's start.",
             OverheadCorrection => "The measured cost of the annotation events was taken out of the states' times (VTRACE's perturbation correction).",
             InputSkipped => "A record could not be read and was skipped: the states around it may be missing or wrong.",
             InputCut => "The input ends early (truncated or damaged): the analysis covers only the records before that point.",
@@ -250,7 +255,8 @@ impl DiagnosticKind {
             UnlinkedThreads => "Nothing links this thread to the others (no flow events, no recognised blocking call with a waker), so the critical path cannot leave it: the work of the other threads is not on it. Add flow events, or look at the busiest other thread named.",
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
-            ChildOutlivesParent => "Some spans ended after the parent span that called them (a server span ends after its response is written): each was cut at its parent's end, when the parent had its answer, so that no path outlasts the request.",
+            ChildOutlivesParent => "Some spans ended after the parent span that called them (a server span ends after its response is written): each delayed its parent's end, since the parent waited for it, up to the end of the request's root span, where what went past it was cut, so that no path outlasts the request.",
+            AfterRoot => "Some spans started after their request's root span had ended (work the request set off and did not wait for: a message handled later, a follows-from span): the request's path ends with its root span, so they are not on it. --to SERVICE ends the path with one of them instead.",
             SpanContext => "Trace context was lost between services (propagation headers not injected or not extracted): requests split into one-service traces, spans whose parent is in no trace, client calls with no server span. Their waits are missing: fix the propagation.",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
@@ -265,7 +271,9 @@ impl DiagnosticKind {
             | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => Severity::ChangesAnswer,
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
-            | ChildOutlivesParent | InferredLink | KernelSymbols => Severity::WorthKnowing,
+            | ChildOutlivesParent | InferredLink | KernelSymbols | AfterRoot => {
+                Severity::WorthKnowing
+            }
             PreexistingThread | UnbalancedInterrupt | LateTransition | ClockOffset
             | OverheadCorrection => Severity::Routine,
         }

@@ -9,10 +9,14 @@
 //! children (fan-out) each end the wait, so the parent waits for the last.
 //! Likewise a lane that is idle when a span starts on it was waiting for
 //! the call. Work of the parent's lane inside the child's time (another
-//! span nested in the parent) stays work.
+//! span nested in the parent) stays work. The request's path ends with
+//! its root span: the records' scope names the root's lane as the
+//! destination, and spans after the root's end keep off that lane.
 
 use super::open::OpenSpans;
-use super::outlive::{cut_at_parents, depths, id_index, parents_in};
+use super::outlive::{
+    after_root, cut_at_parents, depths, id_index, label, parents_in, request_root,
+};
 use super::sanity::check;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
@@ -56,34 +60,57 @@ fn slot(phase: Phase, depth: usize) -> (Phase, u32) {
 pub(super) type Lane<'a> = (&'a str, usize);
 
 /// Lanes: per service, spans sorted by start (enclosing first); a span
-/// goes on the first lane where it nests in the open span or follows it.
-fn assign_lanes(spans: &[Span]) -> Vec<Lane<'_>> {
+/// goes on the first lane where it nests in the open span or follows it,
+/// except that no span starting at or after the end of `root` (the
+/// request's root span) goes on the root's lane, so that the lane's last
+/// transition is the root's end. Also says whether the root is outermost
+/// on its lane (then that transition is the root's end).
+fn assign_lanes(spans: &[Span], root: Option<usize>) -> (Vec<Lane<'_>>, bool) {
     // Every lane in the order made: its service and the ends of the spans
     // open on it (a request has a few lanes).
     let mut lanes: Vec<(&str, Vec<u64>)> = Vec::new();
     let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
-    for s in spans {
+    // The root's lane and the root's end, once placed.
+    let mut sealed: Option<(usize, u64)> = None;
+    let mut outermost = false;
+    for (k, s) in spans.iter().enumerate() {
         let svc = s.service.as_str();
         // The lanes of the service before the one chosen.
         let mut i = 0;
-        let mut chosen = false;
-        for (_, stack) in lanes.iter_mut().filter(|(l, _)| *l == svc) {
+        let mut chosen = None;
+        for (at, (_, stack)) in lanes.iter_mut().enumerate().filter(|(_, (l, _))| *l == svc) {
+            let closed = sealed.is_some_and(|(lane, end)| lane == at && s.start >= end);
             while stack.last().is_some_and(|&end| end <= s.start) {
                 stack.pop();
             }
-            if stack.last().is_none_or(|&end| s.end <= end) {
+            if !closed && stack.last().is_none_or(|&end| s.end <= end) {
                 stack.push(s.end);
-                chosen = true;
+                chosen = Some(at);
                 break;
             }
             i += 1;
         }
-        if !chosen {
+        let at = chosen.unwrap_or_else(|| {
             lanes.push((svc, vec![s.end]));
+            lanes.len() - 1
+        });
+        if Some(k) == root {
+            sealed = Some((at, s.end));
+            outermost = lanes[at].1.len() == 1;
         }
         lane_of.push((svc, i));
     }
-    lane_of
+    (lane_of, outermost)
+}
+
+/// The request's path ends with its root span's end, the last transition
+/// of the root's lane (`sm`): the scope's destination, and an `after-root`
+/// finding for the spans that started after that end.
+fn end_with_root(tr: &mut Tracks<Phase>, spans: &[Span], root: usize, sm: Sym) {
+    let lane = tr.strings.resolve(sm).to_string();
+    let after = after_root(spans, root, |s| label(&s.service, &s.name));
+    tr.diagnostics.extend(after.after_root(&lane));
+    tr.scope.to = Some(lane);
 }
 
 fn lane_sm(strings: &mut Interner, &(svc, i): &Lane) -> Sym {
@@ -189,7 +216,8 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
             .then(b.end.cmp(&a.end))
             .then(a.id.cmp(&b.id))
     });
-    let lane_of = assign_lanes(spans);
+    let root = request_root(spans);
+    let (lane_of, outermost) = assign_lanes(spans, root);
     let mut tr: Tracks<Phase> = Tracks::new();
     let slices: Vec<Slice> = (spans.iter().enumerate())
         .map(|(i, s)| Slice {
@@ -210,6 +238,10 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
     links(&mut tr, spans, &lane_of);
+    if let Some(r) = root.filter(|_| outermost) {
+        let sm = lane_sm(&mut tr.strings, &lane_of[r]);
+        end_with_root(&mut tr, spans, r, sm);
+    }
     tr.diagnostics.extend(outlived.outlived());
     tr.diagnostics.extend(early.early());
     tr.diagnostics.extend(context);

@@ -60,6 +60,15 @@ impl Strays {
         })
     }
 
+    /// The `after-root` finding, when a span started after the end of the
+    /// request's root span (on lane `lane`); the distance is how far past
+    /// the root's end a span ended.
+    pub(super) fn after_root(&self, lane: &str) -> Option<Diagnostic> {
+        self.finding(DiagnosticKind::AfterRoot, |n, max, span, root| {
+            format!("{n} spans started after the request's root span ({root}) ended, the furthest ending {max} ns after it ({span}): {AFTER_ROOT} (--to {lane}), so they are not on it; --to SERVICE ends it with one of them")
+        })
+    }
+
     /// The `clock-offset` finding, when a span started before its parent.
     pub(super) fn early(&self) -> Option<Diagnostic> {
         self.finding(DiagnosticKind::ClockOffset, |n, max, child, parent| {
@@ -71,6 +80,46 @@ impl Strays {
 /// What the finding says was done with spans that ended after their
 /// parent.
 pub(super) const SETTLED: &str = "each delayed its parent's end (the parent waiting for it), up to the end of the request's root span, where what went past it was cut";
+
+/// What the `after-root` finding says of the spans after the root's end.
+pub(super) const AFTER_ROOT: &str = "the request's path ends with its root span";
+
+/// The request's root span: of the spans without a parent reference (an
+/// orphan, whose parent is missing, does not count), the first to start,
+/// the longest of those. `None` when the spans are of several requests,
+/// when every span names a parent (the root was not exported), or when
+/// another span without a parent starts inside the root and ends after
+/// it (two overlapping roots: no one span is the request).
+pub(super) fn request_root(spans: &[Span]) -> Option<usize> {
+    let trace = &spans.first()?.trace;
+    if spans.iter().any(|s| &s.trace != trace) {
+        return None;
+    }
+    let key = |s: &Span| (s.start, std::cmp::Reverse(s.end));
+    let root = (0..spans.len())
+        .filter(|&i| spans[i].parent.is_none())
+        .min_by(|&a, &b| {
+            key(&spans[a])
+                .cmp(&key(&spans[b]))
+                .then(spans[a].id.cmp(&spans[b].id))
+        })?;
+    let (start, end) = (spans[root].start, spans[root].end);
+    let overlaps =
+        |s: &Span| s.parent.is_none() && s.start >= start && s.start < end && s.end > end;
+    (!spans.iter().any(overlaps)).then_some(root)
+}
+
+/// The spans that started at or after the end of `root` (and ended after
+/// it): how many, the furthest past the root's end, and that span with
+/// the root; `label` names a span.
+pub(super) fn after_root(spans: &[Span], root: usize, label: impl Fn(&Span) -> String) -> Strays {
+    let end = spans[root].end;
+    let mut after = Strays::default();
+    for s in spans.iter().filter(|s| s.start >= end && s.end > end) {
+        after.note(s.end - end, || (label(s), label(&spans[root])));
+    }
+    after
+}
 
 /// A span as a finding names it: `service: name`.
 pub(super) fn label(service: &str, name: &str) -> String {

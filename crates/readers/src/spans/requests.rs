@@ -3,7 +3,7 @@
 //! one temporary file read a request at a time.
 
 use super::build::records;
-use super::outlive::{cut_ends, label};
+use super::outlive::{after_root, cut_ends, label, request_root};
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Merge, Run, Sorted, Spill};
@@ -125,7 +125,11 @@ impl Tally {
         // As the request's analysis cuts them, its spans' services settled.
         let mut ends: Vec<u64> = group.iter().map(|s| s.end).collect();
         let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
-        self.sanity.add_outlived(trace, &outlived);
+        self.sanity.outlived.add(trace, &outlived);
+        if let Some(root) = request_root(group) {
+            let after = after_root(group, root, |s| label(service_name(s, late), &s.name));
+            self.sanity.after_root.add(trace, &after);
+        }
         self.sanity.add(trace, found);
     }
 }

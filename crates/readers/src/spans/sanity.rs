@@ -4,10 +4,11 @@
 //! service (the callee is not instrumented, or did not extract the
 //! context), and, over a file of several services, requests that hold one
 //! service only (the propagation headers were lost, so each service starts
-//! traces of its own). Over a file, also the children cut at their
-//! parent's end ([`super::outlive`]).
+//! traces of its own). Over a file, also the children that ended after
+//! their parent and the spans that started after their request's root
+//! span ended ([`super::outlive`]).
 
-use super::outlive::{Outlived, SETTLED};
+use super::outlive::{Strays, AFTER_ROOT, SETTLED};
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -107,9 +108,53 @@ pub struct FileSanity {
     one_service_ids: Vec<String>,
     orphans: (u64, u64, Vec<String>),
     lonely: (u64, u64, Vec<String>),
-    /// Children cut at their parent's end: how many, in how many
-    /// requests, the largest overshoot and where.
-    outlived: (u64, u64, u64, String),
+    /// Children that ended after their parent.
+    pub(super) outlived: StrayTally,
+    /// Spans that started after their request's root span ended.
+    pub(super) after_root: StrayTally,
+}
+
+/// Spans that strayed out of bounds over a file's requests: how many, in
+/// how many requests, the largest distance and where.
+#[derive(Debug, Default)]
+pub(super) struct StrayTally {
+    count: u64,
+    requests: u64,
+    max: u64,
+    worst: String,
+}
+
+impl StrayTally {
+    /// Adds request `trace`'s spans out of bounds.
+    pub(super) fn add(&mut self, trace: &str, o: &Strays) {
+        if o.count == 0 {
+            return;
+        }
+        self.count += o.count;
+        self.requests += 1;
+        if o.max >= self.max {
+            if let Some((span, bound)) = &o.worst {
+                self.max = o.max;
+                self.worst = format!("{span} after {bound} in {trace}");
+            }
+        }
+    }
+
+    /// The finding of `kind`, when a span strayed: `say` words it from
+    /// the count, the number of requests, the largest distance and where.
+    fn finding(
+        &self,
+        kind: DiagnosticKind,
+        say: impl FnOnce(u64, u64, u64, &str) -> String,
+    ) -> Option<Diagnostic> {
+        if self.count == 0 {
+            return None;
+        }
+        let msg = say(self.count, self.requests, self.max, &self.worst);
+        let mut d = Diagnostic::new(kind, msg).count(self.count);
+        d.ns = Some(self.max);
+        Some(d)
+    }
 }
 
 impl FileSanity {
@@ -143,37 +188,16 @@ impl FileSanity {
         }
     }
 
-    /// Adds request `trace`'s children cut at their parent's end.
-    pub(super) fn add_outlived(&mut self, trace: &str, o: &Outlived) {
-        if o.count == 0 {
-            return;
-        }
-        let acc = &mut self.outlived;
-        acc.0 += o.count;
-        acc.1 += 1;
-        if o.max >= acc.2 {
-            if let Some((child, parent)) = &o.worst {
-                acc.2 = o.max;
-                acc.3 = format!("{child} after {parent} in {trace}");
-            }
-        }
-    }
-
-    /// The file's diagnostics: `child-outlives-parent` and `span-context`.
+    /// The file's diagnostics: `child-outlives-parent`, `after-root` and
+    /// `span-context`.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
-        let (n, reqs, max, worst) = &self.outlived;
-        if *n > 0 {
-            let mut d = Diagnostic::new(
-                DiagnosticKind::ChildOutlivesParent,
-                format!(
-                    "{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); {SETTLED}"
-                ),
-            )
-            .count(*n);
-            d.ns = Some(*max);
-            out.push(d);
-        }
+        out.extend(self.outlived.finding(DiagnosticKind::ChildOutlivesParent, |n, reqs, max, worst| {
+            format!("{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); {SETTLED}")
+        }));
+        out.extend(self.after_root.finding(DiagnosticKind::AfterRoot, |n, reqs, max, worst| {
+            format!("{n} spans in {reqs} requests started after their request's root span ended (the furthest ending {max} ns after it: {worst}): {AFTER_ROOT}, so they are not on it")
+        }));
         let d = |n: u64, msg: String| Diagnostic::new(DiagnosticKind::SpanContext, msg).count(n);
         if self.services.len() > 1 && self.one_service > 0 {
             out.push(d(
