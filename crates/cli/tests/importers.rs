@@ -760,3 +760,64 @@ fn a_chrome_call_by_flow_waits_for_the_slice_it_reached() {
     assert_eq!(c, v);
     assert!(c.to_string().contains("\"inferred\":true"), "{c}");
 }
+
+#[test]
+fn a_span_file_of_many_requests_bounds_each_path_by_its_root_and_says_what_it_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    // t1: as fan_out, plus a mail span that follows from the request at
+    // 110-160 ms (its own root, after GET's end). t2: as fan_out 200 ms
+    // later, its db span on a clock 5 ms behind (it starts before c).
+    let late = otlp_span("t1", ("mail", "m", "", "send"), 110, 160);
+    let skewed = fan_out("t2", 200).replace(
+        &otlp_span("t2", ("db", "d", "c", "SELECT"), 230, 275),
+        &otlp_span("t2", ("db", "d", "c", "SELECT"), 215, 275),
+    );
+    assert!(skewed.contains("\"215000000\""), "{skewed}");
+    let body = format!(
+        r#"{{"resourceSpans":[{},{late},{skewed}]}}"#,
+        fan_out("t1", 0)
+    );
+    let p = write(dir.path(), "many.json", body);
+    let p = p.to_str().unwrap();
+    let v = json_of(&["analyze", p, "--json"]);
+    for r in v["per_trace"].as_array().unwrap() {
+        assert_eq!(r["length_ns"], 100_000_000, "{r}");
+    }
+    let find = |kind: &str| {
+        let d = v["diagnostics"].as_array().unwrap();
+        d.iter()
+            .find(|d| d["kind"] == kind)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let after = find("after-root");
+    assert_eq!(
+        (after["count"].as_u64(), after["ns"].as_u64()),
+        (Some(1), Some(60_000_000)),
+        "{v}"
+    );
+    assert_eq!(after["severity"], "worth-knowing");
+    let early = find("clock-offset");
+    assert_eq!(
+        (early["count"].as_u64(), early["ns"].as_u64()),
+        (Some(1), Some(5_000_000)),
+        "{v}"
+    );
+    assert!(
+        early["message"]
+            .as_str()
+            .unwrap()
+            .contains("db: SELECT before c: work in t2"),
+        "{early}"
+    );
+    let o = run(&["analyze", p]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("\nnote (after-root): 1 spans in 1 requests started after"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nnote (clock-offset): 1 spans in 1 requests"),
+        "{text}"
+    );
+}

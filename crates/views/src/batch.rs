@@ -4,13 +4,13 @@
 //! rest, the JSON document and the two tables (`per_trace`, `states`) as
 //! Arrow record batches.
 
-use crate::json::{self, Finding};
+use crate::json;
 use crate::text::{cols, dur, elide, grid_fit, sm_name};
 use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use critpath_batch::{compare_and_total, sort_results, Comparison, PerTrace, StateAgg, Top};
 use critpath_batch::{Error as BatchError, TraceResult};
-use critpath_trace::Diagnostic;
+use critpath_trace::{Diagnostic, DiagnosticKind, Severity};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -25,8 +25,9 @@ pub struct RequestsDoc<'a> {
     pub states: &'a [StateAgg],
     pub slowest: &'a Comparison,
     /// Problems reading the file (spans skipped), as `input-skipped` or
-    /// `input-cut`.
-    pub diagnostics: Vec<Finding>,
+    /// `input-cut`, then the file's findings, each as `analyze --json`
+    /// gives a diagnostic.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Per-request results and what is derived from them (the command line's
@@ -66,7 +67,7 @@ impl Summary {
     pub fn text(&self, what: &str, top: Option<usize>, width: Option<usize>) -> String {
         let mut t = summary(what, &self.per_trace, &self.states, self.length_ns_sum);
         for d in &self.file_diagnostics {
-            let _ = writeln!(t, "caution ({}): {}", d.kind, d.message);
+            let _ = writeln!(t, "{} ({}): {}", heading(d), d.kind, d.message);
         }
         let n = top.unwrap_or(usize::MAX).min(self.states.len());
         if n > 0 {
@@ -98,10 +99,7 @@ impl Summary {
             diagnostics: err
                 .into_iter()
                 .map(problem)
-                .chain(self.file_diagnostics.iter().map(|d| Finding {
-                    kind: d.kind.as_str(),
-                    message: d.message.clone(),
-                }))
+                .chain(self.file_diagnostics.iter().cloned())
                 .collect(),
         };
         let rows = SortedRows(&self.per_trace);
@@ -183,11 +181,23 @@ fn free_aside(results: Vec<TraceResult>) {
 
 /// A problem reading a span file, as a diagnostic: `input-cut` when it
 /// stopped the reading, else `input-skipped`.
-pub fn problem(e: &BatchError) -> Finding {
+pub fn problem(e: &BatchError) -> Diagnostic {
     let fatal = matches!(e, BatchError::Read(r) if r.fatal);
-    Finding {
-        kind: if fatal { "input-cut" } else { "input-skipped" },
-        message: e.to_string(),
+    let kind = if fatal {
+        DiagnosticKind::InputCut
+    } else {
+        DiagnosticKind::InputSkipped
+    };
+    Diagnostic::new(kind, e.to_string())
+}
+
+/// How a finding of the file is introduced: `caution` when it may change
+/// the answer, `note` otherwise.
+pub fn heading(d: &Diagnostic) -> &'static str {
+    if d.kind.severity() == Severity::ChangesAnswer {
+        "caution"
+    } else {
+        "note"
     }
 }
 

@@ -37,7 +37,8 @@ pub fn html(sum: &Summary, what: &str, slow: &[Slow]) -> String {
     for d in &sum.file_diagnostics {
         let _ = write!(
             o,
-            "<p class=caution>caution ({}): {}</p>",
+            "<p class=caution>{} ({}): {}</p>",
+            crate::batch::heading(d),
             d.kind,
             esc(&d.message)
         );

@@ -72,7 +72,7 @@ impl Strays {
     /// The `clock-offset` finding, when a span started before its parent.
     pub(super) fn early(&self) -> Option<Diagnostic> {
         self.finding(DiagnosticKind::ClockOffset, |n, max, child, parent| {
-            format!("{n} spans started before the parent span that called them (largest skew {max} ns: {child} before {parent}): the services' clocks disagree; each was moved to its parent's start")
+            format!("{n} spans started before the parent span that called them (largest skew {max} ns: {child} before {parent}): {MOVED}")
         })
     }
 }
@@ -80,6 +80,11 @@ impl Strays {
 /// What the finding says was done with spans that ended after their
 /// parent.
 pub(super) const SETTLED: &str = "each delayed its parent's end (the parent waiting for it), up to the end of the request's root span, where what went past it was cut";
+
+/// What the `clock-offset` finding says was done with spans that started
+/// before their parent.
+pub(super) const MOVED: &str =
+    "the services' clocks disagree; each was moved to its parent's start";
 
 /// What the `after-root` finding says of the spans after the root's end.
 pub(super) const AFTER_ROOT: &str = "the request's path ends with its root span";
@@ -184,75 +189,62 @@ fn by_depth(spans: &[Span]) -> (Vec<Option<usize>>, Vec<usize>) {
     (parent, order)
 }
 
-/// Settles the ends of spans that started inside their parent and ended
-/// after it (see [`cut_ends`]), after moving spans that started before
-/// their parent (see [`Early`]).
+/// Settles the bounds of spans that left their parent's: see [`bounds`].
 pub(super) fn cut_at_parents(spans: &mut [Span]) -> (Outlived, Early) {
-    let early = start_with_parents(spans);
-    let mut ends: Vec<u64> = spans.iter().map(|s| s.end).collect();
-    let out = cut_ends(spans, &mut ends, |s| label(&s.service, &s.name));
-    for (s, end) in spans.iter_mut().zip(ends) {
-        s.end = end;
+    let (settled, outlived, early) = bounds(spans, |s| label(&s.service, &s.name));
+    for (s, (start, end)) in spans.iter_mut().zip(settled) {
+        (s.start, s.end) = (start, end);
     }
-    (out, early)
+    (outlived, early)
 }
 
-/// Moves each span that started before its parent to the parent's start
-/// (its end too, if it ended before it), parents first: the services'
-/// clocks disagree, since a child cannot start before its call, and no
-/// path should start before the request's root span.
-fn start_with_parents(spans: &mut [Span]) -> Early {
-    let (parent, order) = by_depth(spans);
-    let mut out = Early::default();
-    for i in order {
-        let Some(p) = parent[i] else { continue };
-        let start = spans[p].start;
-        if spans[i].start >= start {
-            continue;
-        }
-        let name = |s: &Span| label(&s.service, &s.name);
-        out.note(start - spans[i].start, || {
-            (name(&spans[i]), name(&spans[p]))
-        });
-        let s = &mut spans[i];
-        (s.start, s.end) = (start, s.end.max(start));
-    }
-    out
-}
-
-/// What [`cut_at_parents`] finds and the ends it leaves (`ends`, the
-/// spans' own at first), the spans untouched; `label` names a span in the
-/// finding. Deepest first, a child that started inside its parent (before
-/// the parent's own end) and ended after it delays the parent's end,
-/// unless the parent is a root; then, parents first, whatever ends after
-/// its parent's settled end (under a root, past the root's end) is cut
-/// there.
-pub(super) fn cut_ends(
+/// Each span's settled start and end, and what was found settling them,
+/// the spans untouched; `label` names a span in the findings.
+///
+/// First, parents first, a span that started before its parent is moved
+/// to the parent's start (its end too, if it ended before it): the
+/// services' clocks disagree, since a child cannot start before its
+/// call, and no path should start before the request's root span. Then,
+/// deepest first, a child that started inside its parent (before the
+/// parent's own end) and ended after it delays the parent's end, unless
+/// the parent is a root; then, parents first, whatever ends after its
+/// parent's settled end (under a root, past the root's end) is cut there.
+pub(super) fn bounds(
     spans: &[Span],
-    ends: &mut [u64],
     label: impl Fn(&Span) -> String,
-) -> Outlived {
+) -> (Vec<(u64, u64)>, Outlived, Early) {
     let (parent, order) = by_depth(spans);
-    let inside = |i: usize, p: usize| spans[i].start < spans[p].end;
-    let mut out = Outlived::default();
+    let mut at: Vec<(u64, u64)> = spans.iter().map(|s| (s.start, s.end)).collect();
+    let mut early = Early::default();
+    for &i in &order {
+        let Some(p) = parent[i] else { continue };
+        let start = at[p].0;
+        if at[i].0 < start {
+            early.note(start - at[i].0, || (label(&spans[i]), label(&spans[p])));
+            at[i] = (start, at[i].1.max(start));
+        }
+    }
+    // The spans' own bounds, clocks settled: the finding counts spans by
+    // their own ends, not by the delays their children made.
+    let own = at.clone();
+    let inside = |i: usize, p: usize| own[i].0 < own[p].1;
+    let mut outlived = Outlived::default();
     for &i in order.iter().rev() {
         let Some(p) = parent[i].filter(|&p| inside(i, p)) else {
             continue;
         };
-        // The finding counts spans by their own ends, not by the delays
-        // their children made.
-        if spans[i].end > spans[p].end {
-            let over = spans[i].end - spans[p].end;
-            out.note(over, || (label(&spans[i]), label(&spans[p])));
+        if own[i].1 > own[p].1 {
+            let over = own[i].1 - own[p].1;
+            outlived.note(over, || (label(&spans[i]), label(&spans[p])));
         }
-        if parent[p].is_some() && ends[i] > ends[p] {
-            ends[p] = ends[i];
+        if parent[p].is_some() && at[i].1 > at[p].1 {
+            at[p].1 = at[i].1;
         }
     }
     for &i in &order {
         if let Some(p) = parent[i].filter(|&p| inside(i, p)) {
-            ends[i] = ends[i].min(ends[p]);
+            at[i].1 = at[i].1.min(at[p].1);
         }
     }
-    out
+    (at, outlived, early)
 }

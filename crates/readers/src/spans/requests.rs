@@ -3,7 +3,7 @@
 //! one temporary file read a request at a time.
 
 use super::build::records;
-use super::outlive::{after_root, cut_ends, label, request_root};
+use super::outlive::{after_root, bounds, label, request_root};
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Merge, Run, Sorted, Spill};
@@ -122,13 +122,15 @@ impl Tally {
             self.first_ids.push(trace.to_string());
         }
         let found = check(group, |s| service_name(s, late));
-        // As the request's analysis cuts them, its spans' services settled.
-        let mut ends: Vec<u64> = group.iter().map(|s| s.end).collect();
-        let outlived = cut_ends(group, &mut ends, |s| label(service_name(s, late), &s.name));
-        self.sanity.outlived.add(trace, &outlived);
+        // As the request's analysis settles them, its spans' services settled.
+        let name = |s: &Span| label(service_name(s, late), &s.name);
+        let (_, outlived, early) = bounds(group, name);
+        self.sanity.outlived.add(trace, &outlived, "after");
+        self.sanity.early.add(trace, &early, "before");
         if let Some(root) = request_root(group) {
-            let after = after_root(group, root, |s| label(service_name(s, late), &s.name));
-            self.sanity.after_root.add(trace, &after);
+            self.sanity
+                .after_root
+                .add(trace, &after_root(group, root, name), "after");
         }
         self.sanity.add(trace, found);
     }

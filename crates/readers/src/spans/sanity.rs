@@ -8,7 +8,7 @@
 //! their parent and the spans that started after their request's root
 //! span ended ([`super::outlive`]).
 
-use super::outlive::{Strays, AFTER_ROOT, SETTLED};
+use super::outlive::{Strays, AFTER_ROOT, MOVED, SETTLED};
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -112,6 +112,8 @@ pub struct FileSanity {
     pub(super) outlived: StrayTally,
     /// Spans that started after their request's root span ended.
     pub(super) after_root: StrayTally,
+    /// Spans that started before their parent, moved to its start.
+    pub(super) early: StrayTally,
 }
 
 /// Spans that strayed out of bounds over a file's requests: how many, in
@@ -125,8 +127,9 @@ pub(super) struct StrayTally {
 }
 
 impl StrayTally {
-    /// Adds request `trace`'s spans out of bounds.
-    pub(super) fn add(&mut self, trace: &str, o: &Strays) {
+    /// Adds request `trace`'s spans out of bounds; `rel` says how the pair
+    /// furthest apart stand (the span `rel` the one it strayed from).
+    pub(super) fn add(&mut self, trace: &str, o: &Strays, rel: &str) {
         if o.count == 0 {
             return;
         }
@@ -135,7 +138,7 @@ impl StrayTally {
         if o.max >= self.max {
             if let Some((span, bound)) = &o.worst {
                 self.max = o.max;
-                self.worst = format!("{span} after {bound} in {trace}");
+                self.worst = format!("{span} {rel} {bound} in {trace}");
             }
         }
     }
@@ -197,6 +200,9 @@ impl FileSanity {
         }));
         out.extend(self.after_root.finding(DiagnosticKind::AfterRoot, |n, reqs, max, worst| {
             format!("{n} spans in {reqs} requests started after their request's root span ended (the furthest ending {max} ns after it: {worst}): {AFTER_ROOT}, so they are not on it")
+        }));
+        out.extend(self.early.finding(DiagnosticKind::ClockOffset, |n, reqs, max, worst| {
+            format!("{n} spans in {reqs} requests started before the parent span that called them (largest skew {max} ns: {worst}): {MOVED}")
         }));
         let d = |n: u64, msg: String| Diagnostic::new(DiagnosticKind::SpanContext, msg).count(n);
         if self.services.len() > 1 && self.one_service > 0 {
