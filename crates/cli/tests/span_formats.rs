@@ -192,3 +192,35 @@ fn commands_of_one_trace_refuse_several_requests_without_trace() {
     let one = example("spans/checkout-otlp.json");
     assert!(run(&["slack", &one]).status.success());
 }
+
+/// `(sm, state)`'s critical time in an `analyze --json` document.
+fn critical(v: &Value, sm: &str, state: &str) -> u64 {
+    let rows = v["states"].as_array().expect("states");
+    let row = rows.iter().find(|s| s["sm"] == sm && s["state"] == state);
+    row.map_or(0, |s| s["critical_ns"].as_u64().unwrap())
+}
+
+#[test]
+fn a_message_handled_after_the_response_is_off_the_requests_path() {
+    // examples/spans/gen_messaging.py's ground truth: POST /order 0-50 ms
+    // publishes a message (22-24) that the mailer handles 60-140, its
+    // consumer span a child of the producer span.
+    let file = example("spans/otel/messaging.json");
+    let v = json_of(&["analyze", &file, "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 50_000_000, "{v}");
+    assert_eq!(v["critical_path"]["end"]["sm"], "frontend");
+    assert_eq!(critical(&v, "mailer", "render"), 0);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["kind"], "after-root", "{v}");
+    assert_eq!(
+        (d["count"].as_u64(), d["ns"].as_u64()),
+        (Some(2), Some(90_000_000))
+    );
+    // On to the mailer: the 36 ms in the queue are the mailer's wait for
+    // the message, not the producer's lane idling.
+    let v = json_of(&["analyze", &file, "--json", "--to", "mailer"]);
+    assert_eq!(v["critical_path"]["length_ns"], 140_000_000, "{v}");
+    assert_eq!(critical(&v, "mailer", "idle"), 36_000_000, "{v}");
+    assert_eq!(critical(&v, "orders", "idle"), 0, "{v}");
+    assert_eq!(critical(&v, "mailer", "render"), 50_000_000);
+}

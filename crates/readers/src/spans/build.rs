@@ -9,7 +9,9 @@
 //! children (fan-out) each end the wait, so the parent waits for the last.
 //! Likewise a lane that is idle when a span starts on it was waiting for
 //! the call. Work of the parent's lane inside the child's time (another
-//! span nested in the parent) stays work. The request's path ends with
+//! span nested in the parent) stays work. A child that starts after its
+//! parent ended (a message handled later) is linked from the parent's end,
+//! as a follows-from span is. The request's path ends with
 //! its root span: the records' scope names the root's lane as the
 //! destination, and spans after the root's end keep off that lane.
 
@@ -171,12 +173,19 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
     let mut buf = String::new();
     for (i, s) in spans.iter().enumerate() {
         let sm = sms[i];
+        let idle = || open.innermost(&lane_of[i], s.start).is_none();
         if let Some(p) = parent[i].filter(|&p| lane_of[p] != lane_of[i]) {
             let psm = sms[p];
             let key = named(&mut buf, format_args!("start:{}", s.id));
-            let idle = open.innermost(&lane_of[i], s.start).is_none();
+            if s.start >= spans[p].end {
+                // A message handled after its sender's span ended: handed
+                // on at that end, its time in the queue the receiver's wait.
+                let from = (psm, spans[p].end, depth[p]);
+                handed_on(tr, from, (sm, s.start, depth[i]), key, idle());
+                continue;
+            }
             let at = slot(Phase::Start, depth[i]);
-            link(tr, (psm, s.start, at), (sm, s.start, at), key, idle);
+            link(tr, (psm, s.start, at), (sm, s.start, at), key, idle());
             if s.end <= spans[p].end {
                 let waits = open.innermost(&lane_of[p], s.end) == Some(p);
                 let key = named(&mut buf, format_args!("end:{}", s.id));
@@ -186,22 +195,34 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
         }
         for fr in &s.follows {
             if let Some(&p) = index.get(fr.as_str()) {
-                let (sent, arrives) = (spans[p].end, s.start);
-                if sent <= arrives {
-                    let psm = sms[p];
+                if spans[p].end <= s.start {
                     let key = named(&mut buf, format_args!("follows:{fr}>{}", s.id));
-                    let idle = open.innermost(&lane_of[i], arrives).is_none();
-                    let out = slot(Phase::End, depth[p]);
-                    let at = if sent == arrives {
-                        out
-                    } else {
-                        slot(Phase::Start, depth[i])
-                    };
-                    link(tr, (psm, sent, out), (sm, arrives, at), key, idle);
+                    let from = (sms[p], spans[p].end, depth[p]);
+                    handed_on(tr, from, (sm, s.start, depth[i]), key, idle());
                 }
             }
         }
     }
+}
+
+/// A link from the end of one span (`from`: its lane, end and depth) to
+/// the later start of another (`to`), the receiving lane `idle` (then
+/// waiting for it): the time between is the link's, charged to the state
+/// the receiving lane leaves.
+fn handed_on(
+    tr: &mut Tracks<Phase>,
+    (psm, sent, from_depth): (Sym, u64, usize),
+    (sm, arrives, depth): (Sym, u64, usize),
+    key: &str,
+    idle: bool,
+) {
+    let out = slot(Phase::End, from_depth);
+    let at = if sent == arrives {
+        out
+    } else {
+        slot(Phase::Start, depth)
+    };
+    link(tr, (psm, sent, out), (sm, arrives, at), key, idle);
 }
 
 /// Spans as records: lanes, their slices, the links between them; first,

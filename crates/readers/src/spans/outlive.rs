@@ -1,12 +1,16 @@
-//! Children that end after their parent (real SDKs end a server span after
-//! its response is written, so a child often ends a little after the
-//! client span that called it). Such a child delays its parent's end: the
+//! Spans outside the bounds of the span that called them, and of their
+//! request. Children that end after their parent (real SDKs end a server
+//! span after its response is written, so a child often ends a little
+//! after the client span that called it) delay their parent's end: the
 //! parent waited for the child it called, so it ends when the last of its
 //! children does, and its own parent may be delayed in turn. The request's
 //! root span is not: the request ends with it, so no path outlasts it, and
 //! what would end after it is cut at its end (descendants after their
 //! parents). A child that starts at or after its parent's end (a message
-//! handled later) is left as it is.
+//! handled later) is left as it is. Children that start before their
+//! parent (clocks that disagree) are moved to its start. The request's
+//! root span ([`request_root`]) ends its path; the spans that started
+//! after its end ([`after_root`]) are not on it.
 
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
