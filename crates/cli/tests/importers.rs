@@ -151,6 +151,12 @@ fn otlp_spans_lanes_and_follows_from() {
         (Some("after-root"), Some(1))
     );
     assert_eq!(d["ns"], 30_000_000);
+    // Growing the mailer's spans cannot lengthen the request: no slack.
+    let v = json_of(&["slack", &file, "--json"]);
+    let rows = v["states"].as_array().unwrap();
+    for r in rows {
+        assert_eq!(r.get("slack_ns").is_some(), r["sm"] != "mailer", "{r}");
+    }
     // Asked for, the path goes on to the mailer: the 10 ms gap is charged
     // to the mailer's idle state.
     let v = json_of(&["analyze", &file, "--json", "--to", "mailer"]);

@@ -2,9 +2,11 @@
 //! critical path. While the engine streams it writes every node's `L` and
 //! all its in-edges (not only the chosen one) to a graph log on disk; at the
 //! end a backward pass over that log computes `R(n)`, the longest path from
-//! each node to any end, in a disk-backed array. An edge `p → n` of weight
-//! `w` has slack `L_max − (L(p) + w + R(n))`; a state's slack is the least
-//! over its edges. Both arrays live in memory-mapped temporary files, so
+//! each node to any end (to the destination, when one was named: an edge
+//! from which no path reaches it has no slack to speak of, and is left
+//! out), in a disk-backed array. An edge `p → n` of weight `w` has slack
+//! `L_max − (L(p) + w + R(n))`; a state's slack is the least over its
+//! edges. Both arrays live in memory-mapped temporary files, so
 //! memory does not grow with the trace.
 
 use memmap2::{Mmap, MmapMut};
@@ -50,8 +52,15 @@ impl GraphLog {
     }
 
     /// Per state key: the least slack of the edges charged to it and their
-    /// mean (`None` for a state with no edge), given the path length `lmax`.
-    pub fn slack(self, lmax: i64, keys: usize) -> io::Result<Vec<Option<(u64, f64)>>> {
+    /// mean (`None` for a state with no edge), given the path length `lmax`
+    /// and, when the path's destination was named, its node `to` (then only
+    /// edges from which a path reaches it count; none past the last node).
+    pub fn slack(
+        self,
+        lmax: i64,
+        keys: usize,
+        to: Option<u64>,
+    ) -> io::Result<Vec<Option<(u64, f64)>>> {
         let n = self.nodes as usize;
         if n == 0 {
             return Ok(vec![None; keys]);
@@ -63,19 +72,27 @@ impl GraphLog {
         let rfile = tempfile::tempfile()?;
         rfile.set_len((n * 8) as u64)?;
         let mut r = unsafe { MmapMut::map_mut(&rfile)? };
+        // `R` as stored: toward a named destination one more than `R`, 0
+        // where no path reaches it (the file starts zeroed); else `R`.
+        let bias = u64::from(to.is_some());
+        if let Some(d) = to.filter(|&d| (d as usize) < n) {
+            r[d as usize * 8..d as usize * 8 + 8].copy_from_slice(&1u64.to_le_bytes());
+        }
         let mut best: Vec<Option<u64>> = vec![None; keys];
         let mut sum: Vec<(u128, u64)> = vec![(0, 0); keys];
         let get = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
         for node in (0..n).rev() {
             let rec = &g[node * REC..node * REC + REC];
-            let rn = get(&r, node * 8);
+            let Some(rn) = get(&r, node * 8).checked_sub(bias) else {
+                continue;
+            };
             for i in 0..rec[8] as usize {
                 let at = 16 + i * 24;
                 let (pred, w) = (get(rec, at) as usize, get(rec, at + 8));
                 let key = u32::from_le_bytes(rec[at + 16..at + 20].try_into().unwrap());
                 let through = w + rn;
-                if through > get(&r, pred * 8) {
-                    r[pred * 8..pred * 8 + 8].copy_from_slice(&through.to_le_bytes());
+                if through + bias > get(&r, pred * 8) {
+                    r[pred * 8..pred * 8 + 8].copy_from_slice(&(through + bias).to_le_bytes());
                 }
                 let lp = get(&g, pred * REC) as i64;
                 if lp == i64::MIN || (key as usize) >= keys {

@@ -28,8 +28,11 @@ impl Engine<'_> {
             return Err(e);
         }
         let length = walked.path.length_ns;
+        // Toward a named destination, only what reaches it has slack (none
+        // when it has no node).
+        let to = (self.opts.to.as_ref()).map(|_| dest.map_or(u64::MAX, |d| d.0.id));
         let slack = match self.logs.graph.take() {
-            Some(g) => Some(g.slack(length as i64, self.m.keys.len())?),
+            Some(g) => Some(g.slack(length as i64, self.m.keys.len(), to)?),
             None => None,
         };
         self.add_totals();
