@@ -372,3 +372,36 @@ fn a_request_without_one_root_span_has_no_destination() {
     assert_eq!(destination(&one).as_deref(), Some("front"));
     assert!(findings(&one, DiagnosticKind::AfterRoot).is_empty());
 }
+
+#[test]
+fn a_message_handled_later_is_handed_on_at_its_senders_end() {
+    // GET / (front, 0-100) calls publish (p, 10-20), whose message c
+    // consumes at 30-40, also following from x (22-28).
+    let doc = otlp(&[
+        ("front", &[("t", "a", "", "GET /", 0, 100, false)]),
+        ("p", &[("t", "b", "a", "publish", 10, 20, false)]),
+        ("x", &[("t", "x", "a", "other", 22, 28, false)]),
+        ("c", &[("t", "c", "b", "consume", 30, 40, false)]),
+    ])
+    .replace(
+        r#""spanId":"c","#,
+        r#""links":[{"traceId":"t","spanId":"x"}],"spanId":"c","#,
+    );
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    let (recs, _) = drain(&mut src);
+    let sends: Vec<(u64, String)> = recs
+        .iter()
+        .filter_map(|r| match r.ev {
+            Event::Send {
+                who: critpath_trace::Who::Sm(s),
+                ..
+            } => Some((r.t / 1_000_000, src.strings().resolve(s).to_string())),
+            _ => None,
+        })
+        .collect();
+    // The start of c leaves p at publish's end, not at c's start.
+    assert!(sends.contains(&(20, "p".to_string())), "{sends:?}");
+    assert!(!sends.contains(&(30, "p".to_string())), "{sends:?}");
+    // Both links reach c's idle lane, waited for: the queue is c's wait.
+    assert_eq!(recvs(&doc, "c"), vec![(30, true), (30, true)]);
+}

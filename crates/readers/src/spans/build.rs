@@ -182,11 +182,11 @@ fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
                 // on at that end, its time in the queue the receiver's wait.
                 let from = (psm, spans[p].end, depth[p]);
                 handed_on(tr, from, (sm, s.start, depth[i]), key, idle());
-                continue;
+            } else {
+                let at = slot(Phase::Start, depth[i]);
+                link(tr, (psm, s.start, at), (sm, s.start, at), key, idle());
             }
-            let at = slot(Phase::Start, depth[i]);
-            link(tr, (psm, s.start, at), (sm, s.start, at), key, idle());
-            if s.end <= spans[p].end {
+            if s.start < spans[p].end && s.end <= spans[p].end {
                 let waits = open.innermost(&lane_of[p], s.end) == Some(p);
                 let key = named(&mut buf, format_args!("end:{}", s.id));
                 let at = slot(Phase::End, depth[i]);
