@@ -107,10 +107,11 @@ fn assign_lanes(spans: &[Span], root: Option<usize>) -> (Vec<Lane<'_>>, bool) {
 
 /// The request's path ends with its root span's end, the last transition
 /// of the root's lane (`sm`): the scope's destination, and an `after-root`
-/// finding for the spans that started after that end.
+/// finding for the spans that started after that end (`spans` settled).
 fn end_with_root(tr: &mut Tracks<Phase>, spans: &[Span], root: usize, sm: Sym) {
     let lane = tr.strings.resolve(sm).to_string();
-    let after = after_root(spans, root, |s| label(&s.service, &s.name));
+    let at: Vec<(u64, u64)> = spans.iter().map(|s| (s.start, s.end)).collect();
+    let after = after_root(spans, &at, root, |s| label(&s.service, &s.name));
     tr.diagnostics.extend(after.after_root(&lane));
     tr.scope.to = Some(lane);
 }

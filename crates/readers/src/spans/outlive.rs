@@ -50,10 +50,8 @@ impl Strays {
         say: impl FnOnce(u64, u64, &str, &str) -> String,
     ) -> Option<Diagnostic> {
         let (child, parent) = self.worst.as_ref()?;
-        let mut d =
-            Diagnostic::new(kind, say(self.count, self.max, child, parent)).count(self.count);
-        d.ns = Some(self.max);
-        Some(d)
+        let msg = say(self.count, self.max, child, parent);
+        Some(stray_finding(kind, msg, self.count, self.max))
     }
 
     /// The `child-outlives-parent` finding, when a span ended after its
@@ -119,15 +117,29 @@ pub(super) fn request_root(spans: &[Span]) -> Option<usize> {
 }
 
 /// The spans that started at or after the end of `root` (and ended after
-/// it): how many, the furthest past the root's end, and that span with
-/// the root; `label` names a span.
-pub(super) fn after_root(spans: &[Span], root: usize, label: impl Fn(&Span) -> String) -> Strays {
-    let end = spans[root].end;
+/// it), by their settled bounds `at` ([`bounds`]): how many, the furthest
+/// past the root's end, and that span with the root; `label` names a span.
+pub(super) fn after_root(
+    spans: &[Span],
+    at: &[(u64, u64)],
+    root: usize,
+    label: impl Fn(&Span) -> String,
+) -> Strays {
+    let end = at[root].1;
     let mut after = Strays::default();
-    for s in spans.iter().filter(|s| s.start >= end && s.end > end) {
-        after.note(s.end - end, || (label(s), label(&spans[root])));
+    for (s, &(start, stop)) in spans.iter().zip(at) {
+        if start >= end && stop > end {
+            after.note(stop - end, || (label(s), label(&spans[root])));
+        }
     }
     after
+}
+
+/// A finding of `count` spans out of bounds, the furthest by `max` ns.
+pub(super) fn stray_finding(kind: DiagnosticKind, msg: String, count: u64, max: u64) -> Diagnostic {
+    let mut d = Diagnostic::new(kind, msg).count(count);
+    d.ns = Some(max);
+    d
 }
 
 /// A span as a finding names it: `service: name`.

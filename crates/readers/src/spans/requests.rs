@@ -124,13 +124,12 @@ impl Tally {
         let found = check(group, |s| service_name(s, late));
         // As the request's analysis settles them, its spans' services settled.
         let name = |s: &Span| label(service_name(s, late), &s.name);
-        let (_, outlived, early) = bounds(group, name);
+        let (at, outlived, early) = bounds(group, name);
         self.sanity.outlived.add(trace, &outlived, "after");
         self.sanity.early.add(trace, &early, "before");
         if let Some(root) = request_root(group) {
-            self.sanity
-                .after_root
-                .add(trace, &after_root(group, root, name), "after");
+            let after = after_root(group, &at, root, name);
+            self.sanity.after_root.add(trace, &after, "after");
         }
         self.sanity.add(trace, found);
     }

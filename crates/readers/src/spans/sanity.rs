@@ -5,10 +5,10 @@
 //! context), and, over a file of several services, requests that hold one
 //! service only (the propagation headers were lost, so each service starts
 //! traces of its own). Over a file, also the children that ended after
-//! their parent and the spans that started after their request's root
-//! span ended ([`super::outlive`]).
+//! or started before their parent and the spans that started after their
+//! request's root span ended ([`super::outlive`]).
 
-use super::outlive::{Strays, AFTER_ROOT, MOVED, SETTLED};
+use super::outlive::{stray_finding, Strays, AFTER_ROOT, MOVED, SETTLED};
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -154,9 +154,7 @@ impl StrayTally {
             return None;
         }
         let msg = say(self.count, self.requests, self.max, &self.worst);
-        let mut d = Diagnostic::new(kind, msg).count(self.count);
-        d.ns = Some(self.max);
-        Some(d)
+        Some(stray_finding(kind, msg, self.count, self.max))
     }
 }
 
@@ -191,8 +189,8 @@ impl FileSanity {
         }
     }
 
-    /// The file's diagnostics: `child-outlives-parent`, `after-root` and
-    /// `span-context`.
+    /// The file's diagnostics: `child-outlives-parent`, `after-root`,
+    /// `clock-offset` and `span-context`.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         out.extend(self.outlived.finding(DiagnosticKind::ChildOutlivesParent, |n, reqs, max, worst| {
