@@ -31,27 +31,10 @@ import os
 
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-MS = 1_000_000
-T0 = 1_795_802_808_000_000_000
+from gen_otel_formats import MS, T0, FixedIds, tracers_of
+
 SERVICES = ["frontend", "orders", "mailer"]
-
-
-class FixedIds(IdGenerator):
-    def __init__(self):
-        self.spans = 0
-
-    def generate_span_id(self):
-        self.spans += 1
-        return 0x0A0B0C0000000000 | self.spans
-
-    def generate_trace_id(self):
-        return 0x3F2E1D0C0B0A09080706050403020100
 
 
 def record(tracers):
@@ -79,13 +62,9 @@ def main():
     ap.add_argument("-o", "--out", required=True)
     out = ap.parse_args().out
     os.makedirs(out, exist_ok=True)
-    ids = FixedIds()
-    exporters, tracers = {}, {}
-    for s in SERVICES:
-        provider = TracerProvider(resource=Resource.create({"service.name": s, "service.instance.id": f"{s}-1"}), id_generator=ids)
-        exporters[s] = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(exporters[s]))
-        tracers[s] = provider.get_tracer("shop")
+    # One request: its trace id is the trace base's next.
+    ids = FixedIds(span_base=0x0A0B0C0000000000, trace_base=0x3F2E1D0C0B0A090807060504030200FF)
+    tracers, exporters = tracers_of(SERVICES, ids, "shop")
     record(tracers)
     every = [sp for e in exporters.values() for sp in e.get_finished_spans()]
     with open(os.path.join(out, "messaging.json"), "w") as f:

@@ -54,19 +54,33 @@ SERVICES = ["frontend", "cart", "db", "payment"]
 
 
 class FixedIds(IdGenerator):
-    """Ids with letters in their hex (so case and base64 matter)."""
+    """Ids with letters in their hex (so case and base64 matter): the n-th
+    span's is `span_base` + n, the n-th trace's `trace_base` + n."""
 
-    def __init__(self):
+    def __init__(self, span_base=0xABCDEF0000000000, trace_base=0x5B8EFFF798038103D269B633813F0000):
+        self.span_base, self.trace_base = span_base, trace_base
         self.spans = 0
         self.traces = 0
 
     def generate_span_id(self):
         self.spans += 1
-        return 0xABCDEF0000000000 | self.spans
+        return self.span_base + self.spans
 
     def generate_trace_id(self):
         self.traces += 1
-        return 0x5B8EFFF798038103D269B633813F0000 | self.traces
+        return self.trace_base + self.traces
+
+
+def tracers_of(services, ids, name):
+    """A tracer per service (its provider's resource names it), each
+    exporting to memory: (tracers, exporters), by service."""
+    exporters, tracers = {}, {}
+    for s in services:
+        provider = TracerProvider(resource=Resource.create({"service.name": s, "service.instance.id": f"{s}-1"}), id_generator=ids)
+        exporters[s] = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporters[s]))
+        tracers[s] = provider.get_tracer(name)
+    return tracers, exporters
 
 
 def request(tracers, t0, cart_ms, db_ms, charge_ms):
@@ -87,13 +101,7 @@ def request(tracers, t0, cart_ms, db_ms, charge_ms):
 
 
 def spans_by_service():
-    ids = FixedIds()
-    exporters, tracers = {}, {}
-    for s in SERVICES:
-        provider = TracerProvider(resource=Resource.create({"service.name": s, "service.instance.id": f"{s}-1"}), id_generator=ids)
-        exporters[s] = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(exporters[s]))
-        tracers[s] = provider.get_tracer("checkout")
+    tracers, exporters = tracers_of(SERVICES, FixedIds(), "checkout")
     request(tracers, T0, 44, 6, 10)
     request(tracers, T0 + 200 * MS, 43, 120, 9)
     request(tracers, T0 + 400 * MS, 45, 5, 80)
