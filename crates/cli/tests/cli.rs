@@ -235,6 +235,45 @@ fn diagnostics_name_sm_state_time_and_line() {
     );
 }
 
+/// The `long-state` findings of a JSONL trace: (sm, state).
+fn long_states(dir: &Path, name: &str, body: &str) -> Vec<(String, String)> {
+    let p = write(dir, name, body.as_bytes());
+    let v = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    let diags = v["diagnostics"].as_array().unwrap();
+    (diags.iter())
+        .filter(|d| d["kind"] == "long-state")
+        .map(|d| (d["sm"].as_str().unwrap().into(), d["state"].as_str().unwrap().into()))
+        .collect()
+}
+
+#[test]
+fn long_state_is_found_in_an_sm_of_few_visits_and_not_in_a_held_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    // 990 of the SM's 1,010 ns in one visit of `big`, 99 times its other
+    // visit: a missing dependence, however few the visits.
+    let few = r#"{"t":0,"sm":"a","ev":"state","state":"s1"}
+{"t":10,"sm":"a","ev":"state","state":"big"}
+{"t":1000,"sm":"a","ev":"state","state":"s3"}
+{"t":1010,"sm":"a","ev":"end"}
+"#;
+    let found = long_states(dir.path(), "few.jsonl", few);
+    assert_eq!(found, [("a".to_string(), "big".to_string())]);
+    // A lone state is the SM's whole life, not a sign of anything.
+    let lone = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s\"}\n{\"t\":900,\"sm\":\"a\",\"ev\":\"end\"}\n";
+    assert!(long_states(dir.path(), "lone.jsonl", lone).is_empty());
+    // The same shape, but `h` held what `big` waited for: a modelled wait.
+    let held = r#"{"t":0,"sm":"h","ev":"state","state":"run"}
+{"t":0,"sm":"a","ev":"state","state":"s1"}
+{"t":10,"sm":"a","ev":"state","state":"big"}
+{"t":500,"sm":"a","ev":"held","on":"h","on_state":"run"}
+{"t":1000,"sm":"a","ev":"held","on":"h","on_state":"run"}
+{"t":1000,"sm":"a","ev":"state","state":"s3"}
+{"t":1000,"sm":"h","ev":"state","state":"run"}
+{"t":1010,"sm":"a","ev":"end"}
+"#;
+    assert!(long_states(dir.path(), "held.jsonl", held).is_empty());
+}
+
 #[test]
 fn check_passes_on_good_traces() {
     for name in ["nic-fig3.jsonl", "calls.jsonl", "stacks.jsonl"] {
@@ -244,6 +283,126 @@ fn check_passes_on_good_traces() {
         assert_eq!(o.status.code(), Some(0), "{name}: {out}{err}");
         assert!(out.contains(": ok"), "{out}");
     }
+}
+
+#[test]
+fn check_of_a_span_file_of_several_requests_checks_each() {
+    let f = example("spans/otel/otlp.json");
+    let f = f.to_str().unwrap();
+    let o = run(&["check", f]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains("3 requests") && out.ends_with(": ok\n"),
+        "{out}"
+    );
+    let v = json_of(&["check", f, "--json"]);
+    assert_eq!(
+        (v["ok"].as_bool(), v["requests"].as_u64()),
+        (Some(true), Some(3))
+    );
+    assert_eq!(v["failed"], serde_json::json!([]));
+    // The three requests' records, as the many-request analysis counts them.
+    let a = json_of(&["analyze", f, "--json"]);
+    assert_eq!(a["traces"], 3);
+    assert_eq!(v["stats"]["records"], 72, "{v}");
+    // One request, as a file holding only it.
+    let id = a["per_trace"][0]["trace_id"].as_str().unwrap().to_string();
+    let one = json_of(&["check", f, "--trace", &id, "--json"]);
+    assert_eq!(one["ok"], true);
+    assert!(one["stats"]["records"].as_u64().unwrap() < 72, "{one}");
+}
+
+#[test]
+fn check_of_several_requests_fails_on_a_skipped_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let span = |trace: char, id: &str, name: &str, start: &str, end: u64, parent: &str| {
+        format!(
+            r#"{{"traceId":"{}{trace}","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{start}","endTimeUnixNano":"{end}","kind":2}}"#,
+            "0".repeat(31)
+        )
+    };
+    let spans = [
+        span('a', "00000000000000a1", "GET /a", "1000", 5000, ""),
+        span(
+            'a',
+            "00000000000000a2",
+            "db",
+            "2000",
+            3000,
+            "00000000000000a1",
+        ),
+        span('b', "00000000000000b1", "GET /b", "1000", 9000, ""),
+        span(
+            'b',
+            "00000000000000b2",
+            "bad",
+            "soon",
+            2,
+            "00000000000000b1",
+        ),
+    ];
+    let f = dir.path().join("two.json");
+    std::fs::write(
+        &f,
+        format!(
+            r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"web"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+            spans.join(",")
+        ),
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    let o = run(&["check", f, "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].as_bool(), v["requests"].as_u64()),
+        (Some(false), Some(2))
+    );
+    assert_eq!(v["trace_errors"][0]["kind"], "input-skipped", "{v}");
+    assert!(
+        v["trace_errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("spans[3]"),
+        "{v}"
+    );
+    let (out, _) = text(&run(&["check", f]));
+    assert!(
+        out.contains("2 requests") && out.contains("FAILED"),
+        "{out}"
+    );
+}
+
+#[test]
+fn convert_to_a_name_without_a_format_writes_the_other_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, back) = (dir.path().join("t.bin"), dir.path().join("back"));
+    let src = example("nic-fig3.jsonl");
+    let o = run(&["convert", src.to_str().unwrap(), bin.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).1.contains("writing native .cpt"), "{}", text(&o).1);
+    assert_eq!(&std::fs::read(&bin).unwrap()[..8], b"CRITPATH");
+    let o = run(&["convert", bin.to_str().unwrap(), back.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).1.contains("writing JSONL"), "{}", text(&o).1);
+    assert!(std::fs::read_to_string(&back)
+        .unwrap()
+        .starts_with("{\"t\":0,"));
+    assert_eq!(
+        analysis_bytes(&src),
+        analysis_bytes(&back),
+        "the round trip keeps the analysis"
+    );
+    // An extension in capitals names its format, as in lower case.
+    let upper = dir.path().join("T.CPT");
+    let o = run(&["convert", back.to_str().unwrap(), upper.to_str().unwrap()]);
+    assert!(
+        o.status.success() && text(&o).1.is_empty(),
+        "{}",
+        text(&o).1
+    );
+    assert_eq!(&std::fs::read(&upper).unwrap()[..8], b"CRITPATH");
 }
 
 #[test]
@@ -280,6 +439,11 @@ fn cgraph_dot() {
         dir.path().join("g.png").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
+    // The extension in any case.
+    let svg = dir.path().join("G.SVG");
+    let o = run(&["cgraph", f.to_str().unwrap(), "-o", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
 }
 
 fn analysis_bytes(path: &Path) -> Vec<u8> {
@@ -554,9 +718,9 @@ fn usage_errors_exit_2() {
     let o = run(&["frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
     let f = example("nic-fig3.jsonl");
-    let o = run(&["convert", f.to_str().unwrap(), "/tmp/out.unknown"]);
+    let o = run(&["convert", f.to_str().unwrap(), "out.cpt", "--format", "xml"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains(".cpt or .jsonl"));
+    assert!(text(&o).1.contains("cpt, jsonl"), "{}", text(&o).1);
 }
 
 #[test]

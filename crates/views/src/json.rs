@@ -169,6 +169,87 @@ pub struct GraphSize {
     pub edges: usize,
 }
 
+/// One request's `check` in a span file of several.
+#[derive(Serialize)]
+pub struct RequestCheck {
+    pub trace_id: String,
+    pub invariant_violations: Vec<String>,
+    pub trace_errors: Vec<Diagnostic>,
+    #[serde(skip)]
+    pub size: CheckSize,
+}
+
+impl RequestCheck {
+    pub fn passed(&self) -> bool {
+        self.invariant_violations.is_empty() && self.trace_errors.is_empty()
+    }
+
+    /// The violations, each after its request's trace id.
+    pub fn named_violations(&self) -> impl Iterator<Item = String> + '_ {
+        (self.invariant_violations.iter()).map(|v| format!("trace {}: {v}", self.trace_id))
+    }
+}
+
+/// What a request's check went through, and sums of them.
+#[derive(Serialize, Default, Clone, Copy)]
+pub struct CheckSize {
+    pub records: u64,
+    pub nodes: u64,
+    pub state_machines: u64,
+    #[serde(skip)]
+    pub cgraph_nodes: usize,
+    #[serde(skip)]
+    pub cgraph_edges: usize,
+}
+
+impl CheckSize {
+    pub fn sum<'a>(sizes: impl Iterator<Item = &'a CheckSize>) -> CheckSize {
+        sizes.fold(CheckSize::default(), |a, s| CheckSize {
+            records: a.records + s.records,
+            nodes: a.nodes + s.nodes,
+            state_machines: a.state_machines + s.state_machines,
+            cgraph_nodes: a.cgraph_nodes + s.cgraph_nodes,
+            cgraph_edges: a.cgraph_edges + s.cgraph_edges,
+        })
+    }
+}
+
+/// `check --json` of a span file of several requests: `check --json`'s
+/// fields over all of them (a violation names its request; the file's
+/// skipped spans come first among the trace errors), the request count,
+/// and each failed request's findings.
+#[derive(Serialize)]
+pub struct ManyCheckDoc<'a> {
+    pub ok: bool,
+    pub requests: usize,
+    pub invariant_violations: Vec<String>,
+    pub trace_errors: Vec<&'a Diagnostic>,
+    pub stats: CheckSize,
+    pub cgraph: GraphSize,
+    pub failed: Vec<&'a RequestCheck>,
+}
+
+impl<'a> ManyCheckDoc<'a> {
+    pub fn new(checked: &'a [RequestCheck], problems: &'a [Diagnostic], ok: bool) -> Self {
+        let failed: Vec<&RequestCheck> = checked.iter().filter(|c| !c.passed()).collect();
+        let size = CheckSize::sum(checked.iter().map(|c| &c.size));
+        ManyCheckDoc {
+            ok,
+            requests: checked.len(),
+            invariant_violations: failed.iter().flat_map(|c| c.named_violations()).collect(),
+            trace_errors: (problems.iter())
+                .chain(failed.iter().flat_map(|c| &c.trace_errors))
+                .collect(),
+            stats: size,
+            cgraph: GraphSize {
+                nodes: size.cgraph_nodes,
+                edges: size.cgraph_edges,
+            },
+            failed,
+        }
+    }
+}
+
 /// `whatif --json`: the baseline and predicted path lengths and states.
 #[derive(Serialize)]
 pub struct WhatifDoc<'a> {

@@ -28,8 +28,9 @@ pub fn run(args: Args) -> Result<()> {
         .file()
         .and_then(|o| o.extension())
         .and_then(|e| e.to_str())
-        .unwrap_or("dot");
-    if !["dot", "gv", "svg"].contains(&ext) {
+        .unwrap_or("dot")
+        .to_ascii_lowercase();
+    if !["dot", "gv", "svg"].contains(&ext.as_str()) {
         return Err(CliError::input(format!(
             "{}: cgraph writes Graphviz DOT (.dot) or SVG (.svg)",
             args.out

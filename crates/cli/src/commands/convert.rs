@@ -6,7 +6,7 @@
 use crate::error::{CliError, Result};
 use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, safe, write_file};
 use crate::progress::{advance, clear, progress_bar};
-use critpath_import::{open, AnySource};
+use critpath_import::{open, AnySource, Format};
 use critpath_readers::{Codec, CptWriter, JsonlWriter, TraceWriter};
 use critpath_trace::{Interner, ReadError, Record, RecordSource, Summary};
 use std::io;
@@ -15,9 +15,11 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 pub struct Args {
     input: PathBuf,
-    /// The converted trace; `-` is standard output (needs --format).
+    /// The converted trace; `-` is standard output.
     output: PathBuf,
-    /// Output format (default: from OUTPUT's extension, .cpt or .jsonl).
+    /// Output format (default: from OUTPUT's extension, .cpt or .jsonl;
+    /// with neither, the other side of the input: a .cpt becomes JSONL,
+    /// anything else .cpt).
     #[arg(long, value_enum)]
     format: Option<OutFormat>,
     /// Compression of .cpt chunks.
@@ -47,9 +49,10 @@ struct Pumped {
 pub fn run(args: Args) -> Result<()> {
     let inputs = [args.input.clone()];
     refuse_inputs(&args.output, &inputs)?;
-    let format = match args.format {
+    let src = open(&args.input)?;
+    let format = match args.format.or_else(|| named_format(&args.output)) {
         Some(f) => f,
-        None => format_of(&args.output)?,
+        None => other_side(&args.output, src.format()),
     };
     if matches!(format, OutFormat::Cpt) {
         refuse_binary_terminal(&args.output, ".cpt")?;
@@ -58,12 +61,17 @@ pub fn run(args: Args) -> Result<()> {
         Compress::None => Codec::None,
         Compress::Zstd => Codec::Zstd,
     };
-    convert(&args.input, &args.output, format, codec)
+    convert(src, &args.input, &args.output, format, codec)
 }
 
-/// `input` converted to `output` in `format`.
-fn convert(input: &Path, output: &Path, format: OutFormat, codec: Codec) -> Result<()> {
-    let mut src = open(input)?;
+/// `src`, opened from `input`, converted to `output` in `format`.
+fn convert(
+    mut src: AnySource,
+    input: &Path,
+    output: &Path,
+    format: OutFormat,
+    codec: Codec,
+) -> Result<()> {
     // What the source says beside its records goes with them: a
     // recording's scope (its command) first, its summary at the end.
     let scope = src.scope();
@@ -98,21 +106,34 @@ fn through(
     Ok(p)
 }
 
-/// The output format named by the output's extension.
-fn format_of(output: &Path) -> Result<OutFormat> {
+/// The output format named by the output's extension, in any case.
+fn named_format(output: &Path) -> Option<OutFormat> {
     if is_stdout(output) {
-        return Err(CliError::input(
-            "-: standard output has no extension to tell the format from; pass --format jsonl or --format cpt",
-        ));
+        return None;
     }
-    match output.extension().and_then(|e| e.to_str()) {
-        Some("cpt") => Ok(OutFormat::Cpt),
-        Some("jsonl") | Some("json") | Some("ndjson") => Ok(OutFormat::Jsonl),
-        _ => Err(CliError::input(format!(
-            "{}: cannot tell the output format from the name; use .cpt or .jsonl, or --format",
-            output.display()
-        ))),
+    let ext = output.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "cpt" => Some(OutFormat::Cpt),
+        "jsonl" | "json" | "ndjson" => Some(OutFormat::Jsonl),
+        _ => None,
     }
+}
+
+/// The format across from the input's, for an output whose name does not
+/// say (`-`, `out.bin`): a .cpt becomes JSONL, anything else .cpt. Said on
+/// standard error, so that the choice is never silent.
+fn other_side(output: &Path, input: Format) -> OutFormat {
+    let (format, name) = if input == Format::Cpt {
+        (OutFormat::Jsonl, "JSONL")
+    } else {
+        (OutFormat::Cpt, "native .cpt")
+    };
+    eprintln!(
+        "critpath: note: {}: the name says no format (.cpt or .jsonl); writing {name}, the other side of the {:?} input (--format chooses)",
+        safe(&output.display().to_string()),
+        input
+    );
+    format
 }
 
 impl Pumped {

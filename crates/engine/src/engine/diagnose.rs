@@ -173,7 +173,7 @@ impl Engine<'_> {
         });
     }
 
-    /// Reports a `recv` of SM `sm` whose id was never sent.
+    /// Reports a `recv` of SM `sm` whose id has no pending send.
     pub(super) fn recv_without_send(
         &mut self,
         sm: u32,
@@ -192,7 +192,7 @@ impl Engine<'_> {
             Diagnostic::new(
                 DiagnosticKind::RecvWithoutSend,
                 format!(
-                    "{}: recv of id {id} at t={t} ({pos}) has no earlier send; the dependence is missing (record the send before the recv)",
+                    "{}: recv of id {id} at t={t} ({pos}) has no pending send (none was sent before it, or an earlier recv took it: a send is received once); the dependence is missing (record a send before each recv)",
                     sm_label(strings, sys, name),
                 ),
             )
@@ -280,7 +280,7 @@ impl Engine<'_> {
                 f64::INFINITY
             };
             if !k.waited
-                && others >= 3
+                && others >= 1
                 && life > 0
                 && k.max_visit as f64 >= share * life as f64
                 && k.max_visit as f64 >= 10.0 * other_mean

@@ -32,6 +32,10 @@ impl Engine<'_> {
         };
         let holder = self.sm_of(sys, on, strings);
         let hkey = self.key_of(holder, on_state, strings);
+        // A state another SM held is a wait for it (no `long-state`).
+        if holder != sm && b.cur_key != NONE32 {
+            self.m.keys[b.cur_key as usize].waited = true;
+        }
         self.held_beyond_holder(holder, hkey, (b.tp, t));
         let node = self.new_node();
         let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);

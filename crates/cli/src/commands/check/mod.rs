@@ -1,9 +1,14 @@
 //! `critpath check`: validates a trace and the combined graph's invariants;
-//! exit 1 on a violation.
+//! exit 1 on a violation. A span file of several requests is checked
+//! request by request (`--trace ID` checks one).
 
 use crate::error::{CliError, Result};
 use crate::flags;
-use crate::inputs::run_analysis;
+use crate::inputs::run_request_analysis;
+use critpath_session::Session;
+use critpath_trace::Settings;
+
+mod many;
 use crate::output::stdout;
 use critpath_engine::check::{trace_errors, violations};
 use critpath_engine::Options;
@@ -21,10 +26,20 @@ pub struct Args {
     trace: PathBuf,
     #[command(flatten)]
     print: flags::Json,
+    #[command(flatten)]
+    request: flags::Request,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let (a, err) = run_analysis(&args.trace, Options::default())?;
+    if args.request.request.is_none() {
+        let paths = [args.trace.clone()];
+        let mut s = Session::open(&paths, &Settings::current())?;
+        if let Some(requests) = s.requests()? {
+            return many::check(&requests, &s.name(), args.print.json);
+        }
+    }
+    let request = args.request.request.as_deref();
+    let (a, err) = run_request_analysis(&args.trace, request, Options::default())?;
     let violations = violations(&a);
     let mut trace_errors = trace_errors(&a);
     if recording(&args.trace) {
@@ -59,6 +74,11 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(e) = err {
         return Err(e.into());
     }
+    verdict(ok)
+}
+
+/// A check's exit: 1 on a violation.
+fn verdict(ok: bool) -> Result<()> {
     if ok {
         Ok(())
     } else {
