@@ -242,7 +242,12 @@ fn long_states(dir: &Path, name: &str, body: &str) -> Vec<(String, String)> {
     let diags = v["diagnostics"].as_array().unwrap();
     (diags.iter())
         .filter(|d| d["kind"] == "long-state")
-        .map(|d| (d["sm"].as_str().unwrap().into(), d["state"].as_str().unwrap().into()))
+        .map(|d| {
+            (
+                d["sm"].as_str().unwrap().into(),
+                d["state"].as_str().unwrap().into(),
+            )
+        })
         .collect()
 }
 

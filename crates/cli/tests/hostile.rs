@@ -664,3 +664,33 @@ fn a_panic_of_the_perf_parser_is_an_error_with_its_offset() {
         );
     }
 }
+
+#[test]
+fn a_span_number_out_of_range_skips_that_span_not_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let span = |i: u32, duration: &str| {
+        format!(
+            r#"{{"traceId":"5b8efff798038103d269b633813f0001","id":"abcdef000000000{i}","name":"s{i}","timestamp":{},"duration":{duration},"localEndpoint":{{"serviceName":"svc"}}}}"#,
+            1000 + 10 * i
+        )
+    };
+    // The span in the middle has a duration no number holds.
+    let body = format!(
+        "[{},\n{},\n{}]\n",
+        span(1, "100"),
+        span(2, "1e400"),
+        span(3, "100")
+    );
+    let t = write(dir.path(), "zipkin.json", body);
+    let o = run(&["analyze", t.to_str().unwrap(), "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("zipkin.json:2:") && err.contains("number out of range"),
+        "{err}"
+    );
+    assert!(!err.contains("changed"), "the file did not change: {err}");
+    // What came before the damage is analyzed.
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["critical_path"]["length_ns"], 100_000, "{v}");
+}

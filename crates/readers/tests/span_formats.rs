@@ -254,3 +254,20 @@ fn a_panic_in_every_worker_ends_the_hand_out() {
     }));
     assert!(run.is_err());
 }
+
+#[test]
+fn a_span_that_ends_before_it_starts_is_kept_with_no_length_and_reported() {
+    let body = r#"{"resourceSpans":[{"scopeSpans":[{"spans":[
+{"traceId":"5b8efff798038103d269b633813f0001","spanId":"abcdef0000000001","name":"root","startTimeUnixNano":"1000","endTimeUnixNano":"2000"},
+{"traceId":"5b8efff798038103d269b633813f0001","spanId":"abcdef0000000002","parentSpanId":"abcdef0000000001","name":"child","startTimeUnixNano":"1500","endTimeUnixNano":"1"}]}]}]}"#;
+    let r = requests(body.as_bytes(), "back.json");
+    let problems: Vec<&ReadError> = r.problems().iter().collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let msg = &problems[0].message;
+    assert!(
+        msg.contains("spans[1]") && msg.contains("ends (at 1 ns) before it starts (at 1500 ns)"),
+        "{msg}"
+    );
+    assert!(!problems[0].fatal);
+    assert_eq!(spans_read(&r), 2, "both spans are kept");
+}

@@ -110,22 +110,31 @@ pub(super) fn read(path: &Path, name: &str, c: &mut Collector) -> Result<bool, R
     // A collector that holds no span yet walks the file as one document
     // straight away, keeping the spans: when that goes through, the first
     // walk (a part of it) would have too. Else it is put back as it was.
-    if let Some(fresh) = c.fresh_copy() {
+    let fresh = c.fresh_copy();
+    if let Some(fresh) = &fresh {
         if walk_kept(&bytes, &Docs::One, c).is_ok() {
             return Ok(true);
         }
-        *c = fresh;
+        *c = fresh.clone_fresh();
     }
     let Some(docs) = documents(&bytes) else {
         return Ok(false);
     };
-    // The first walk went through, so the second does on the same bytes,
-    // unless the file changed in between.
-    walk_kept(&bytes, &docs, c).map_err(|e| {
-        let msg = format!("the file changed while it was read: {e}");
-        ReadError::new(name, Location::File, msg, true)
-    })?;
-    Ok(true)
+    // The first walk checks each span only to be JSON; the second parses
+    // it, and may find what the first let through (a number out of range,
+    // values nested too deep). A collector put back as it was leaves the
+    // file to the stream reader, which skips what it cannot read.
+    match (walk_kept(&bytes, &docs, c), fresh) {
+        (Ok(()), _) => Ok(true),
+        (Err(_), Some(fresh)) => {
+            *c = fresh;
+            Ok(false)
+        }
+        (Err(e), None) => {
+            let msg = format!("a span could not be read ({e}), after the spans of the files before it were kept: read this file alone to keep the spans around it");
+            Err(ReadError::new(name, Location::File, msg, true))
+        }
+    }
 }
 
 /// The walk that keeps the spans of `docs` in `c`; once it went through,

@@ -243,6 +243,11 @@ impl Collector {
         })
     }
 
+    /// Another copy of a fresh collector (see [`Collector::fresh_copy`]).
+    fn clone_fresh(&self) -> Collector {
+        self.fresh_copy().expect("a fresh collector")
+    }
+
     /// A span whose service is known, into the grouping by request.
     fn keep(&mut self, mut span: Span) {
         span.order = self.spans;
@@ -351,9 +356,21 @@ impl Collector {
                 _ => "?".to_string(),
             },
             start,
-            end: end.max(start),
+            end: self.end_after_start(&at.to_string(), start, end),
             client: sp.kind.as_ref().is_some_and(otlp_client),
         })
+    }
+
+    /// An OpenTelemetry span's end, no earlier than its start: one that
+    /// ends before it starts is kept with no length, and reported.
+    fn end_after_start(&mut self, place: &str, start: u64, end: u64) -> u64 {
+        if end < start {
+            let msg = format!(
+                "the span ends (at {end} ns) before it starts (at {start} ns); kept with no length"
+            );
+            self.problems.note_at(self.loc.clone(), place, msg);
+        }
+        end.max(start)
     }
 
     /// A Jaeger or Zipkin span as an object, or reported as not one.

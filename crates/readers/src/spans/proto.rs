@@ -120,6 +120,8 @@ impl Collector {
                     continue;
                 }
                 let parent = Some(hex(&sp.parent_span_id)).filter(|p| !p.is_empty());
+                let (start, end) = (sp.start_time_unix_nano, sp.end_time_unix_nano);
+                let end = self.end_after_start(&place, start, end);
                 self.keep(Span {
                     trace: hex(&sp.trace_id),
                     order: 0,
@@ -132,8 +134,8 @@ impl Collector {
                     } else {
                         sp.name
                     },
-                    start: sp.start_time_unix_nano,
-                    end: sp.end_time_unix_nano.max(sp.start_time_unix_nano),
+                    start,
+                    end,
                     // SpanKind 3 is SPAN_KIND_CLIENT.
                     client: sp.kind == 3,
                 });
