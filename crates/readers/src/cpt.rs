@@ -619,6 +619,10 @@ fn decode(
     *pos += 1;
     let kind = op & 0x0f;
     let t = last_t.checked_add(vint(buf, pos)?)?;
+    // Times past i64::MAX are refused, as every reader refuses them.
+    if t > i64::MAX as u64 {
+        return None;
+    }
     let sys = if op & F_SYS != 0 {
         sym_at(buf, pos, direct, map)?
     } else {
@@ -830,7 +834,7 @@ impl<R: Read> CptReader<R> {
         let what = if op & 0x0f > K_HELD {
             format!("unknown record kind {}", op & 0x0f)
         } else {
-            "a record that is cut short or uses a string before defining it".to_string()
+            "a record that is cut short, uses a string before defining it, or has a time past 2^63 - 1 ns".to_string()
         };
         self.fatal(
             at,

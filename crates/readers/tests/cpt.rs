@@ -297,3 +297,34 @@ fn a_file_concatenated_twice_reads_once_and_says_why() {
         errs[0]
     );
 }
+
+#[test]
+fn a_time_past_i64_max_is_an_error_at_its_offset() {
+    use critpath_trace::{Event, Interner, Record, Sym, Who};
+    let mut s = Interner::new();
+    let (a, x) = (s.intern("a"), s.intern("x"));
+    let rec = |t| Record {
+        t,
+        sys: Sym::LOCAL,
+        ev: Event::State {
+            who: Who::Sm(a),
+            state: x,
+        },
+    };
+    let mut w = CptWriter::new(Vec::new(), Codec::None).unwrap();
+    for t in [10, i64::MAX as u64, i64::MAX as u64 + 5] {
+        w.write(&rec(t), &s).unwrap();
+    }
+    let (lines, errs) = cpt_lines(w.finish().unwrap());
+    assert_eq!(
+        lines.len(),
+        2,
+        "the records up to i64::MAX are read: {lines:?}"
+    );
+    let e = errs.last().expect("an error");
+    assert!(
+        e.fatal && e.message.contains("a time past 2^63 - 1 ns"),
+        "{e}"
+    );
+    assert!(matches!(e.location, Location::Offset(_)), "{e}");
+}
