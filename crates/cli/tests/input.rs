@@ -239,6 +239,72 @@ fn compressed_pieces_end_to_end_read_as_one_trace() {
 }
 
 #[test]
+fn compressed_data_cut_within_the_first_kilobytes_keeps_what_came_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::new();
+    for i in 0..150u64 {
+        body.push_str(&format!(
+            "{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s{}\"}}\n",
+            i * 10,
+            i % 3
+        ));
+    }
+    let whole = gz(body.as_bytes());
+    // The trailer and part of the deflate stream cut: fewer than the 8 KiB
+    // read first to tell the format decompress.
+    let p = write(dir.path(), "cut.jsonl.gz", &whole[..whole.len() - 30]);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cut.jsonl.gz:") && err.contains("decompress"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let records = v["stats"]["records"].as_u64().unwrap();
+    assert!(
+        records > 100 && records < 150,
+        "{records} of 150 records read"
+    );
+    // A Chrome document whose compressed data is cut after its end: every
+    // event is read, and the damage said.
+    let chrome = std::fs::read(example("chrome/pipeline.json")).unwrap();
+    let whole = gz(&chrome);
+    let p = write(dir.path(), "cut.json.gz", &whole[..whole.len() - 4]);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let plain = json(&run(&[
+        "analyze",
+        &example("chrome/pipeline.json"),
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["critical_path"], plain["critical_path"]);
+}
+
+#[test]
+fn more_after_a_chrome_document_is_reported_after_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = std::fs::read(example("chrome/pipeline.json")).unwrap();
+    body.extend_from_slice(b"\ngarbage\n");
+    let p = write(dir.path(), "tail.json", &body);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("tail.json:") && err.contains("more after the end of the document"),
+        "{err}"
+    );
+    let plain = json(&run(&[
+        "analyze",
+        &example("chrome/pipeline.json"),
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["critical_path"], plain["critical_path"]);
+}
+
+#[test]
 fn an_empty_compressed_trace_is_called_empty() {
     for (ext, pack) in PACKS {
         let o = run_stdin(&["analyze", "-"], &pack(b""));

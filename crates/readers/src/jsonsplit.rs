@@ -114,8 +114,8 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    fn io_err(&self, e: io::Error) -> SplitError {
-        SplitError::at(self.offset(), format!("cannot read: {e}"))
+    fn io_err(&mut self, e: io::Error) -> SplitError {
+        self.error(format!("cannot read: {e}"))
     }
 
     /// Reads more input, keeping `buf[keep..len]` (moved to the front);
@@ -316,7 +316,7 @@ fn split_with(
         lines: 0,
         mark: 0,
     };
-    match s.peek()? {
+    let ending = match s.peek()? {
         Some(b'[') => {
             s.pos += 1;
             elements(&mut s, part)
@@ -330,7 +330,19 @@ fn split_with(
             b as char
         ))),
         None => Err(s.error("the input is empty")),
+    }?;
+    // A closed document is the whole input: what follows it is damage (or
+    // a second document), said after every event was read; so is an input
+    // that fails there (compressed data cut after the document).
+    if ending == Ending::Closed {
+        if let Some(b) = s.peek()? {
+            return Err(s.error(format!(
+                "more after the end of the document, starting with {:?}",
+                b as char
+            )));
+        }
     }
+    Ok(ending)
 }
 
 /// One part as the splitting thread hands it over: its bytes in a batch.
