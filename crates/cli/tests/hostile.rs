@@ -694,3 +694,32 @@ fn a_span_number_out_of_range_skips_that_span_not_the_file() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["critical_path"]["length_ns"], 100_000, "{v}");
 }
+
+#[test]
+fn a_slice_or_span_name_past_the_limit_is_cut_and_said() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let long = "€".repeat(40_000); // 120,000 bytes, three a character
+    let chrome = format!(
+        r#"{{"traceEvents":[{{"ph":"X","name":"{long}","pid":1,"tid":1,"ts":0,"dur":5}},{{"ph":"X","name":"b","pid":1,"tid":1,"ts":10,"dur":5}}]}}"#
+    );
+    let otlp = format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"5b8efff798038103d269b633813f0001","spanId":"abcdef0000000001","name":"{long}","startTimeUnixNano":"1","endTimeUnixNano":"100"}}]}}]}}]}}"#
+    );
+    for (name, body) in [("long.json", chrome), ("long-otlp.json", otlp)] {
+        let t = write(dir.path(), name, body);
+        let o = run(&["analyze", t.to_str().unwrap(), "--json"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains("1 name longer than the limit of 65536 bytes (the longest 120000 bytes) was cut to it"),
+            "{name}: {err}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let longest = (v["states"].as_array().unwrap().iter())
+            .map(|s| s["state"].as_str().unwrap().len())
+            .max()
+            .unwrap();
+        assert_eq!(longest, 65_535, "{name}: cut at a character boundary");
+    }
+}

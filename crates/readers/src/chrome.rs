@@ -25,7 +25,7 @@ use crate::extsort::{self, disk_error, ExtSort, Fields, Sorted, Spill};
 use crate::json::{shown, strip_position, Imported, Problems};
 use crate::jsonsplit::{self, Ending, Part, SplitError};
 use crate::tracks::{Slice, Tracks};
-use critpath_trace::{Event, Limits, LinkId, Location, ReadError, Sym, Who};
+use critpath_trace::{CutNames, Event, Limits, LinkId, Location, ReadError, Sym, Who};
 use serde_json::{Map, Value};
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
@@ -128,6 +128,8 @@ struct Collector {
     names: names::Names,
     /// Reading stopped at the limit of distinct names.
     over_names: bool,
+    /// Slice, thread and process names cut to the limit of a name.
+    cut: CutNames,
     /// Each track's number and placeholder SM.
     tracks: HashMap<TrackKey, (u32, Sym)>,
     keys: Vec<TrackKey>,
@@ -185,6 +187,7 @@ impl Collector {
             events: 0,
             names: names::Names::default(),
             over_names: false,
+            cut: CutNames::default(),
             tracks: HashMap::new(),
             keys: Vec::new(),
             slices: ExtSort::new(extsort::sort_budget(SLICE_BUDGET)),
@@ -334,12 +337,14 @@ impl Collector {
         let (Some(p), Some(n)) = (id_text(e.get("pid")), name) else {
             return;
         };
+        let mut n = n.to_string();
+        self.cut.cut(&mut n);
         match (str_of(e, "name"), id_text(e.get("tid"))) {
             (Some("thread_name"), Some(t)) => {
-                self.names.threads.insert((p, t), n.to_string());
+                self.names.threads.insert((p, t), n);
             }
             (Some("process_name"), _) => {
-                self.names.processes.insert(p, n.to_string());
+                self.names.processes.insert(p, n);
             }
             _ => {}
         }
@@ -347,6 +352,12 @@ impl Collector {
 
     /// A slice's name as a symbol; a blocking call or a release is noted.
     fn slice_name(&mut self, name: &str) -> Sym {
+        let max = Limits::DEFAULT.max_name_bytes;
+        if name.len() > max {
+            let mut cut = name.to_string();
+            self.cut.cut(&mut cut);
+            return self.slice_name(&cut);
+        }
         let sym = self.records.strings.intern(name);
         (self.scan.classes)
             .entry(sym.0)
@@ -575,6 +586,9 @@ impl Collector {
             ));
         }
         self.close_open();
+        if let Some(msg) = self.cut.message() {
+            self.problems.note_at(Location::File, "names", msg);
+        }
         let fail = |e| disk_error(name, "sort the trace's slices in", e);
         if self.slices.is_empty() && self.flows == 0 {
             let mut msg =

@@ -23,7 +23,7 @@ pub use contain::contained;
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use diagnostic_kind::Severity;
 pub use event::{At, Event, LinkId, Pos, Record, Who};
-pub use limits::Limits;
+pub use limits::{CutNames, Limits};
 pub use parts::Parts;
 pub use scales::ScalesWith;
 pub use settings::Settings;

@@ -33,6 +33,49 @@ impl Limits {
     };
 }
 
+/// Names cut to [`Limits::max_name_bytes`] by a reader that keeps the
+/// record (a span's or a slice's name), counted for one message.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CutNames {
+    pub count: u64,
+    /// The longest name's length before it was cut.
+    pub longest: usize,
+}
+
+impl CutNames {
+    /// `name` cut to the limit at a character boundary, counted, when it
+    /// is longer.
+    pub fn cut(&mut self, name: &mut String) {
+        let max = Limits::DEFAULT.max_name_bytes;
+        if name.len() <= max {
+            return;
+        }
+        self.count += 1;
+        self.longest = self.longest.max(name.len());
+        let mut end = max;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+
+    /// What a reader says of the names it cut, if any.
+    pub fn message(&self) -> Option<String> {
+        (self.count > 0).then(|| {
+            let (names, were) = match self.count {
+                1 => ("name", "was"),
+                _ => ("names", "were"),
+            };
+            format!(
+                "{} {names} longer than the limit of {} bytes (the longest {} bytes) {were} cut to it; kept cut",
+                self.count,
+                Limits::DEFAULT.max_name_bytes,
+                self.longest
+            )
+        })
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits::DEFAULT

@@ -43,7 +43,7 @@ pub use sanity::FileSanity;
 
 use crate::extsort::{self, disk_error, ExtSort};
 use crate::json::{shown, Imported, LineCounter, Position, Problems};
-use critpath_trace::{Location, ReadError};
+use critpath_trace::{CutNames, Location, ReadError};
 use otlp_json::OtlpNode;
 use serde::de::{
     DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
@@ -206,6 +206,8 @@ struct Collector {
     loc: Location,
     /// The file's mapping, when it is read in place ([`mapped`]).
     mapped: Option<mapped::Mapped>,
+    /// Span and service names cut to the limit of a name.
+    cut: CutNames,
 }
 
 impl Collector {
@@ -224,6 +226,7 @@ impl Collector {
             doc: 0,
             loc: Location::Line(1),
             mapped: None,
+            cut: CutNames::default(),
         }
     }
 
@@ -250,6 +253,8 @@ impl Collector {
 
     /// A span whose service is known, into the grouping by request.
     fn keep(&mut self, mut span: Span) {
+        self.cut.cut(&mut span.name);
+        self.cut.cut(&mut span.service);
         span.order = self.spans;
         self.spans += 1;
         match &self.first_trace {
@@ -577,7 +582,8 @@ impl<'de> Visitor<'de> for Seed<'_, Node> {
         match self.1 {
             Node::Resource(r) => {
                 let service = c.service.take();
-                let service = service.unwrap_or_else(|| "unknown_service".into());
+                let mut service = service.unwrap_or_else(|| "unknown_service".into());
+                c.cut.cut(&mut service);
                 c.late_services
                     .insert(resource_placeholder(c.doc, r), service);
             }
@@ -676,6 +682,9 @@ pub fn read_requests_in<R: Read>(
     for (input, name, path) in inputs {
         c.problems = Problems::new(&name, KIND);
         read_one(input, &name, path.as_deref(), &mut c)?;
+        if let Some(msg) = std::mem::take(&mut c.cut).message() {
+            c.problems.note_at(Location::File, "names", msg);
+        }
         bytes += c.pos.bytes();
         problems.append(&mut c.problems);
         c.doc += 1;
