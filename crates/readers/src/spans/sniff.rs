@@ -175,7 +175,10 @@ fn framings(head: &[u8], whole: bool) -> Vec<(Framing, bool)> {
 /// span is in it); `whole`: `head` is the whole file.
 pub fn sniff(head: &[u8], whole: bool) -> Option<Framing> {
     let found = framings(head, whole);
-    found.iter().find(|f| f.1).map(|f| f.0)
+    let spans = found.iter().find(|f| f.1).map(|f| f.0);
+    // A whole file cut short inside a field is still told from its
+    // content, as the start of one (its reading then says where it ends).
+    spans.or_else(|| whole.then(|| sniff(head, false)).flatten())
 }
 
 /// The framing of a file named as protobuf: the first valid one, else a
@@ -201,6 +204,15 @@ pub fn named_protobuf(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_file_cut_inside_a_field_is_told_from_its_content() {
+        let request = wrap(0x0a, &wrap(0x12, &wrap(0x12, &span())));
+        for cut in [request.len() - 1, request.len() - 5] {
+            assert_eq!(sniff(&request[..cut], true), Some(Framing::Single), "cut at {cut}");
+        }
+        assert_eq!(sniff(&request, true), Some(Framing::Single));
+    }
 
     #[test]
     fn text_is_never_protobuf() {
