@@ -573,3 +573,19 @@ fn undecodable_bytes_never_reach_the_terminal_raw() {
     assert!(!err.contains('\u{1b}') && !err.contains('\0'), "{err:?}");
     assert!(err.lines().all(|l| l.starts_with("critpath: ")), "{err}");
 }
+
+#[test]
+fn span_files_cut_early_are_called_span_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, keep) in [("otel/zipkin.json", 100), ("checkout-jaeger.json", 30)] {
+        let body = std::fs::read(example(&format!("spans/{file}"))).unwrap();
+        let p = write(dir.path(), "cut.json", &body[..keep]);
+        let o = run(&["analyze", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        assert!(
+            stderr(&o).contains("OpenTelemetry, Jaeger or Zipkin JSON spans"),
+            "{file}: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -142,13 +142,13 @@ fn jaeger_client(sp: &Map<String, Value>) -> bool {
 
 /// Does this JSON document look like spans (OTLP, Jaeger, Zipkin v2)?
 pub fn looks_like(head: &str) -> bool {
-    let zipkin = head.trim_start().starts_with('[')
-        && head.contains("\"traceId\"")
-        && head.contains("\"timestamp\"")
-        && !head.contains("\"ph\"");
-    head.contains("\"resourceSpans\"")
-        || (head.contains("\"spans\"") && head.contains("\"traceID\""))
-        || zipkin
+    // A file cut short may end before a span's other keys: a trace id
+    // key where no Chrome event is says enough.
+    let not_chrome = !head.contains("\"ph\"") && !head.contains("\"traceEvents\"");
+    let zipkin = head.trim_start().starts_with('[') && head.contains("\"traceId\"") && not_chrome;
+    let jaeger = head.contains("\"traceID\"")
+        && (head.contains("\"spans\"") || (head.contains("\"data\"") && not_chrome));
+    head.contains("\"resourceSpans\"") || jaeger || zipkin
 }
 
 /// Does a file starting with these bytes hold OTLP protobuf spans

@@ -209,7 +209,11 @@ mod tests {
     fn a_whole_file_cut_inside_a_field_is_told_from_its_content() {
         let request = wrap(0x0a, &wrap(0x12, &wrap(0x12, &span())));
         for cut in [request.len() - 1, request.len() - 5] {
-            assert_eq!(sniff(&request[..cut], true), Some(Framing::Single), "cut at {cut}");
+            assert_eq!(
+                sniff(&request[..cut], true),
+                Some(Framing::Single),
+                "cut at {cut}"
+            );
         }
         assert_eq!(sniff(&request, true), Some(Framing::Single));
     }
