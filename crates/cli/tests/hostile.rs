@@ -723,3 +723,34 @@ fn a_slice_or_span_name_past_the_limit_is_cut_and_said() {
         assert_eq!(longest, 65_535, "{name}: cut at a character boundary");
     }
 }
+
+#[test]
+fn a_damaged_tracing_data_section_is_said_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
+    let mut body = std::fs::read(fixtures.join("sleep3.data")).unwrap();
+    std::fs::copy(
+        fixtures.join("sleep3.data.syms"),
+        dir.path().join("s.data.syms"),
+    )
+    .unwrap();
+    // The header's data section (offset and size at bytes 40 and 48); the
+    // first feature section after it is the tracing data (bit 1).
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let table = (u64_at(&body, 40) + u64_at(&body, 48)) as usize;
+    let tracing = u64_at(&body, table) as usize;
+    body[tracing..tracing + 4].copy_from_slice(b"XXXX");
+    let t = write(dir.path(), "s.data", body);
+    let o = run(&["analyze", t.to_str().unwrap(), "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s.data: the tracing-data section (the tracepoint layouts) is damaged"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(
+        (v["diagnostics"].as_array().unwrap().iter()).any(|d| d["kind"] == "tracepoint-formats"),
+        "{v}"
+    );
+}

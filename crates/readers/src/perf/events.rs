@@ -210,17 +210,19 @@ fn parse(mapped: &file::Mapped) -> Result<PerfFileReader<file::Stream>, linux_pe
 /// Tracepoint layouts: the file's own (its tracing-data section, or in the
 /// pipe format the bytes after its HEADER_TRACING_DATA record), else the
 /// running kernel's (with a diagnostic saying so).
+/// A section that is there but does not read is damage of the input too:
+/// its error comes back beside the layouts.
 fn formats(
     perf_file: &PerfFile,
     pipe: Option<&[u8]>,
     problems: &mut Vec<Diagnostic>,
-) -> Vec<EventFormat> {
+) -> (Vec<EventFormat>, Option<String>) {
     let section =
         pipe.or_else(|| perf_file.feature_section_data(linux_perf_data::Feature::TRACING_DATA));
-    let why = match section.map(tracefmt::parse_tracing_data) {
-        Some(Ok(f)) => return f,
-        Some(Err(e)) => e,
-        None => "the file has no tracing-data section".into(),
+    let (why, damaged) = match section.map(tracefmt::parse_tracing_data) {
+        Some(Ok(f)) => return (f, None),
+        Some(Err(e)) => (e.clone(), Some(e)),
+        None => ("the file has no tracing-data section".into(), None),
     };
     let f = tracefmt::from_tracefs(&all_tracepoints());
     problems.push(Diagnostic::new(
@@ -230,7 +232,7 @@ fn formats(
             f.len()
         ),
     ));
-    f
+    (f, damaged)
 }
 
 /// The names of the timer callbacks of the recording at `path`: those
@@ -481,7 +483,8 @@ impl KernelEvents {
         let layouts = mapped
             .layouts()
             .map(|(from, to)| &mapped.bytes.as_ref()[from..to]);
-        let by_id = tracefmt::by_id(formats(&perf_file, layouts, &mut problems));
+        let (formats, damaged) = formats(&perf_file, layouts, &mut problems);
+        let by_id = tracefmt::by_id(formats);
         let cmdline = perf_file.cmdline().ok().flatten().unwrap_or_default();
         let (cmd, host) = (file::recorded_command(&cmdline), host_name(&perf_file));
         let first_format = perf_file.event_attributes().first();
@@ -540,6 +543,10 @@ impl KernelEvents {
             }
         }
         let mut error = mapped.cut;
+        if let Some(why) = damaged {
+            let msg = format!("the tracing-data section (the tracepoint layouts) is damaged ({why}); the running kernel's layouts were used, which fit only a recording of this kernel");
+            error = error.or(Some(ReadError::new(&name, Location::File, msg, false)));
+        }
         if let Some(at) = stopped.filter(|_| raw.is_none()) {
             error = error.or(Some(damaged_header(&name, at)));
         }
