@@ -754,3 +754,39 @@ fn a_damaged_tracing_data_section_is_said_and_exits_2() {
         "{v}"
     );
 }
+
+#[test]
+fn default_ends_missing_from_the_trace_are_said_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    // A converted recording whose command thread never ran in what is left.
+    let body = format!("{{\"ev\":\"scope\",\"from\":\"ghost:412\",\"to\":\"ghost:412\"}}\n{TRACE}");
+    let t = write(dir.path(), "scoped.jsonl", body);
+    let o = run(&["analyze", t.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the recorded command's thread ghost:412, where the path starts and ends by default, has no records in the trace"),
+        "{err}"
+    );
+    assert!(!err.contains("--to ghost"), "the user gave no --to: {err}");
+    // Ends the user gives are the user's.
+    let o = run(&["analyze", t.to_str().unwrap(), "--to", "app", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn an_input_with_no_readable_record_says_nothing_came_before_its_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write(
+        dir.path(),
+        "bad.jsonl",
+        "{\"t\":\"soon\",\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n",
+    );
+    let o = run(&["analyze", t.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.jsonl:1:") && err.contains("no record could be read before it"),
+        "{err}"
+    );
+}

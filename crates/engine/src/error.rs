@@ -30,6 +30,11 @@ pub enum Error {
     /// The destination SM does not occur in the trace.
     #[error("no state machine of that name in the trace{nearest}")]
     UnknownTo { spec: String, nearest: String },
+    /// The path's default ends, which the input names (a recording's
+    /// command thread), do not occur in it; `why` says what the input's
+    /// reading found, if anything.
+    #[error("the recorded command's thread {spec}, where the path starts and ends by default, has no records in the trace{why}; choose the path's ends with --from and --to")]
+    ScopeNotInTrace { spec: String, why: String },
     /// The start names several SMs.
     #[error("names {count} state machines ({matches}); write the full name, SYS/SM, or NAME:* where every thread of a name is meant")]
     AmbiguousFrom {
@@ -96,7 +101,8 @@ impl Error {
             Error::Io(_)
             | Error::TimeOverflow
             | Error::TooManyWindows { .. }
-            | Error::TooManyStates { .. } => None,
+            | Error::TooManyStates { .. }
+            | Error::ScopeNotInTrace { .. } => None,
             Error::UnknownFrom { spec, .. } | Error::AmbiguousFrom { spec, .. } => {
                 Some((Input::From, spec))
             }

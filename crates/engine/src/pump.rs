@@ -54,6 +54,7 @@ const SKIPPED_DETAIL: u64 = 10;
 pub fn scoped<S: RecordSource + ?Sized>(source: &mut S, mut opts: Options) -> Options {
     let scope = source.scope();
     if opts.from.is_none() && opts.to.is_none() {
+        opts.ends_from_source = scope.from.is_some() || scope.to.is_some();
         opts.from = scope.from;
         opts.to = scope.to;
     }
@@ -297,7 +298,21 @@ fn finish<S: RecordSource + ?Sized>(
     let inferred = source.inferred_links();
     // The source renamed its SMs in its string table (`summary.renamed`):
     // the kept graph is sealed with their final names, as the tables are.
-    let mut analysis = engine.finish(source.strings())?;
+    let from_source = engine.options().ends_from_source;
+    let mut analysis = match engine.finish(source.strings()) {
+        Err(
+            Error::UnknownTo { spec, .. }
+            | Error::UnknownToState { spec, .. }
+            | Error::UnknownFrom { spec, .. },
+        ) if from_source => {
+            let why = match &first_error {
+                Some(e) => format!(" (the input: {e})"),
+                None => String::new(),
+            };
+            return Err(Error::ScopeNotInTrace { spec, why });
+        }
+        a => a?,
+    };
     analysis.annotation_costs = summary.annotation_costs;
     analysis.program = summary.program;
     analysis.wall_clock = summary.wall_clock;

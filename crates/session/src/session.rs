@@ -275,7 +275,9 @@ pub fn nonempty(
     (a, err): (Analysis, Option<ReadError>),
 ) -> Result<(Analysis, Option<ReadError>)> {
     if a.stats.records == 0 {
-        if let Some(e) = err {
+        if let Some(mut e) = err {
+            // Whatever the reader said it covers, nothing came before it.
+            e.message += " (no record could be read before it: nothing to analyze)";
             return Err(Error::Read(e));
         }
         return Err(Error::Input(format!("{name}: the trace holds no records")));

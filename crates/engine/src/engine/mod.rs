@@ -67,6 +67,9 @@ pub struct Options {
     pub from: Option<String>,
     /// End at this SM's last node (`SM[:STATE]`: or last transition into STATE).
     pub to: Option<String>,
+    /// `from` and `to` are the source's own (a recording's command thread,
+    /// see [`crate::pump::scoped`]), not the user's.
+    pub ends_from_source: bool,
     /// Keep the critical path's segments (for timelines and exports).
     pub keep_path: bool,
     /// A state visit longer than this share of its SM's observed life, with no
