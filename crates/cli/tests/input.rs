@@ -370,6 +370,39 @@ fn a_perf_data_whose_recorder_was_killed_is_read_to_its_last_record() {
     assert_eq!(length(&got), length(&want));
 }
 
+/// A perf.data whose records are whole but whose feature sections after
+/// them are cut (or whose table points past the end): every record is
+/// read, as those of a file cut after them, exit 2 and an error that says
+/// what was lost; never a refusal of the whole file.
+#[test]
+fn a_perf_data_with_its_feature_sections_cut_is_read_to_its_last_record() {
+    let os = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures");
+    let whole = os.join("rename.data");
+    let b = std::fs::read(&whole).unwrap();
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let data_end = word(40) + word(48);
+    let dir = tempfile::tempdir().unwrap();
+    let mut far = b.clone();
+    far[data_end..data_end + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    for (name, body) in [("cut.data", b[..data_end + 40].to_vec()), ("far.data", far)] {
+        let p = write(dir.path(), name, body);
+        for ext in ["recorder", "syms"] {
+            let from = os.join(format!("rename.data.{ext}"));
+            std::fs::copy(from, dir.path().join(format!("{name}.{ext}"))).unwrap();
+        }
+        let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("feature sections after its records are cut short or damaged"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let want = json(&run(&["analyze", whole.to_str().unwrap(), "--json"]));
+        assert_eq!(got["stats"]["records"], want["stats"]["records"], "{name}");
+    }
+}
+
 /// A recording in perf's pipe format (`perf record -o -` saved) whose
 /// last record is cut off: the format has no sizes, so only that record
 /// says so. Analyzed up to the record before it, exit 2, an error that

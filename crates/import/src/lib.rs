@@ -13,7 +13,6 @@ pub mod input;
 mod kineto;
 pub use kineto::{again as kineto_again, all_kineto, is_kineto, open_gpu};
 pub mod multi;
-mod perfcheck;
 mod readahead;
 mod source;
 

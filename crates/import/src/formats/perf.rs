@@ -2,7 +2,7 @@
 //! execution graph as it is read (critpath-os); mapped in place.
 
 use crate::importer::{Confidence, Format, Head, Importer};
-use crate::{perfcheck, AnySource, Input};
+use crate::{AnySource, Input};
 use critpath_os::PerfSource;
 use critpath_trace::{ReadError, Settings};
 
@@ -25,7 +25,6 @@ impl Importer for Perf {
     }
     fn open(&self, input: Input, settings: &Settings) -> Result<AnySource, ReadError> {
         let path = super::mapped(&input, "perf.data")?;
-        perfcheck::check(&path, &input.name)?;
         let mut src = PerfSource::open_threads(&path, (true, settings.threads))?;
         src.charge_cpu_holders(settings.cpu_holders);
         Ok(AnySource::streaming(src, Format::Perf))

@@ -304,7 +304,8 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
     let lay = layout(&map).map_err(|m| file_error(name, m))?;
     let data_end = lay.data_offset.saturating_add(lay.data_size);
     let bytes = Bytes::Map(Arc::new(map));
-    if lay.data_size != 0 && data_end <= size {
+    let whole = lay.data_size != 0 && data_end <= size;
+    if whole && features_fit(bytes.as_ref(), data_end) {
         return Ok(Mapped {
             bytes,
             size,
@@ -313,11 +314,18 @@ pub fn map(path: &Path, name: &str) -> Result<Mapped, ReadError> {
             pipe: None,
         });
     }
-    let end = complete_records_end(&bytes, lay.data_offset);
+    // Every record is there, but the feature sections after them are not:
+    // the records are read as those of a file cut after them.
+    let (end, cut) = match whole {
+        true => (data_end, features_cut(name, size, data_end)),
+        false => {
+            let end = complete_records_end(&bytes, lay.data_offset);
+            (end, cut_error(name, &lay, size, end))
+        }
+    };
     let bytes =
         repaired(&f, &lay, end).map_err(|e| file_error(name, format!("cannot map: {e}")))?;
     let layout = layout(bytes.as_ref()).expect("repaired header");
-    let cut = cut_error(name, &lay, size, end);
     Ok(Mapped {
         bytes,
         size,
@@ -358,6 +366,75 @@ fn cut_error(name: &str, lay: &Layout, size: u64, end: u64) -> ReadError {
         format!("its header promises {data_end} bytes, the file has {size}")
     };
     cut_at(name, &header, end)
+}
+
+/// Whether the feature sections the header of `b` claims (a table of
+/// offset and size at `data_end`, one per bit of the header's feature
+/// bitmap) lie within the file, and the counts of the event descriptions
+/// fit in their section. (The perf.data parser, `linux-perf-data`,
+/// allocates what a section or count claims before reading it: one
+/// corrupt number would ask for terabytes.)
+fn features_fit(b: &[u8], data_end: u64) -> bool {
+    let len = b.len() as u64;
+    let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let features: Vec<usize> = (0..256)
+        .filter(|&i| b[72 + i / 8] & (1 << (i % 8)) != 0)
+        .collect();
+    if data_end.saturating_add(16 * features.len() as u64) > len {
+        return false;
+    }
+    features.iter().enumerate().all(|(k, &feature)| {
+        let at = (data_end + 16 * k as u64) as usize;
+        let (off, size) = (u(at), u(at + 8));
+        match off.checked_add(size) {
+            Some(end) if end <= len => {
+                feature != EVENT_DESC || event_desc_fits(&b[off as usize..end as usize])
+            }
+            _ => false,
+        }
+    })
+}
+
+/// The feature number of the event descriptions (perf's HEADER_EVENT_DESC).
+const EVENT_DESC: usize = 12;
+
+/// Walks the event description section: `nr`, `attr_size`, then per event
+/// the attribute, `nr_ids`, a string (`len` and bytes) and the ids; false
+/// when a count runs past the section's end.
+fn event_desc_fits(b: &[u8]) -> bool {
+    let u32_at = |at: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?) as usize)
+    };
+    let walk = || -> Option<()> {
+        let (nr, attr_size) = (u32_at(0)?, u32_at(4)?);
+        let mut at = 8usize;
+        for _ in 0..nr {
+            at = at.checked_add(attr_size)?;
+            let ids = u32_at(at)?;
+            let text = u32_at(at + 4)?;
+            at = (at + 8)
+                .checked_add(text)?
+                .checked_add(ids.checked_mul(8)?)?;
+            if at > b.len() {
+                return None;
+            }
+        }
+        Some(())
+    };
+    walk().is_some()
+}
+
+/// The error of a file whose records are whole but whose feature sections
+/// are cut (or point outside it).
+fn features_cut(name: &str, size: u64, data_end: u64) -> ReadError {
+    ReadError::new(
+        name,
+        Location::Offset(data_end),
+        format!(
+            "the perf.data file's feature sections after its records are cut short or damaged (the file has {size} bytes, its records end at byte {data_end}): what they held (host name, command line, tracepoint layouts) is lost; every record is read"
+        ),
+        false,
+    )
 }
 
 /// The error that says the file was cut (`why`) and where its complete
