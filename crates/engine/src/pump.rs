@@ -335,14 +335,14 @@ fn mark_inferred(analysis: &mut Analysis, inferred: Vec<(String, u64)>) {
     }
 }
 
-/// The reader's errors during a pass: the first, and how many records were
-/// skipped.
 /// Whether a reader's message already says what became of the record
 /// (`...; skipped`, `...; kept with no length`).
 fn says_what_became_of_it(msg: &str) -> bool {
     msg.ends_with("skipped") || msg.contains("; kept") || msg.contains("is kept")
 }
 
+/// The reader's errors during a pass: the first, and how many records were
+/// skipped.
 #[derive(Default)]
 struct ReadErrors {
     first: Option<ReadError>,
