@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 pub struct Args {
     input: PathBuf,
-    /// The converted trace; `-` is standard output.
+    /// The converted trace; `-` is standard output (needs --format).
     output: PathBuf,
     /// Output format (default: from OUTPUT's extension, .cpt or .jsonl;
     /// with neither, the other side of the input: a .cpt becomes JSONL,
@@ -49,6 +49,11 @@ struct Pumped {
 pub fn run(args: Args) -> Result<()> {
     let inputs = [args.input.clone()];
     refuse_inputs(&args.output, &inputs)?;
+    if args.format.is_none() && is_stdout(&args.output) {
+        return Err(CliError::input(
+            "-: standard output has no name to tell the format from; pass --format jsonl or --format cpt",
+        ));
+    }
     let src = open(&args.input)?;
     let format = match args.format.or_else(|| named_format(&args.output)) {
         Some(f) => f,
@@ -108,9 +113,6 @@ fn through(
 
 /// The output format named by the output's extension, in any case.
 fn named_format(output: &Path) -> Option<OutFormat> {
-    if is_stdout(output) {
-        return None;
-    }
     let ext = output.extension()?.to_str()?.to_ascii_lowercase();
     match ext.as_str() {
         "cpt" => Some(OutFormat::Cpt),
@@ -119,9 +121,9 @@ fn named_format(output: &Path) -> Option<OutFormat> {
     }
 }
 
-/// The format across from the input's, for an output whose name does not
-/// say (`-`, `out.bin`): a .cpt becomes JSONL, anything else .cpt. Said on
-/// standard error, so that the choice is never silent.
+/// The format across from the input's, for a file whose name does not say
+/// (`out.bin`): a .cpt becomes JSONL, anything else .cpt. Said on standard
+/// error, so that the choice is never silent.
 fn other_side(output: &Path, input: Format) -> OutFormat {
     let (format, name) = if input == Format::Cpt {
         (OutFormat::Jsonl, "JSONL")
