@@ -571,10 +571,28 @@ mod tests {
     #[test]
     fn a_complete_file_is_mapped_as_it_is() {
         let (a, b) = (record(9, 16), record(9, 24));
-        let m = mapped(&file(40, &[&a, &b])).unwrap();
+        let mut whole = file(40, &[&a, &b]);
+        // No feature sections claimed, so none missing.
+        whole[72..104].fill(0);
+        let m = mapped(&whole).unwrap();
         assert!(m.cut.is_none());
         assert_eq!((m.layout.data_offset, m.layout.data_size), (104, 40));
         assert!(is_perf_data(m.bytes.as_ref()));
+    }
+
+    #[test]
+    fn whole_records_without_their_feature_sections_are_read_as_a_cut_file() {
+        let (a, b) = (record(9, 16), record(9, 24));
+        // 64 feature sections claimed, no table after the records.
+        let m = mapped(&file(40, &[&a, &b])).unwrap();
+        let e = m.cut.expect("cut");
+        assert!(
+            e.message.contains("feature sections after its records"),
+            "{}",
+            e.message
+        );
+        assert_eq!((m.layout.data_offset, m.layout.data_size), (104, 40));
+        assert!(m.bytes.as_ref()[72..104].iter().all(|&x| x == 0));
     }
 
     #[test]
