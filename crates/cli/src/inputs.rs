@@ -244,10 +244,26 @@ pub fn run_request_analysis(
     request: Option<&str>,
     opts: Options,
 ) -> Result<(Analysis, Option<ReadError>)> {
+    analyze_session(trace, &mut request_session(trace, request)?, opts)
+}
+
+/// The session of `trace`, of one request of a span file when `request`
+/// names it.
+pub fn request_session(trace: &Path, request: Option<&str>) -> Result<Session> {
     let paths = [trace.to_path_buf()];
     let mut s = Session::open(&paths, &Settings::current())?;
     s.set_request(request.map(str::to_string));
-    one_request(&mut s)?;
+    Ok(s)
+}
+
+/// Analyzes the one trace of session `s`, opened from `trace` (a span
+/// file of several requests without a request named is an error).
+pub fn analyze_session(
+    trace: &Path,
+    s: &mut Session,
+    opts: Options,
+) -> Result<(Analysis, Option<ReadError>)> {
+    one_request(s)?;
     s.keep_records(0);
     with_progress(trace, |p| s.analyze(opts, p))
 }

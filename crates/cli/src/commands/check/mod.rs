@@ -4,9 +4,7 @@
 
 use crate::error::{CliError, Result};
 use crate::flags;
-use crate::inputs::run_request_analysis;
-use critpath_session::Session;
-use critpath_trace::Settings;
+use crate::inputs::{analyze_session, request_session};
 
 mod many;
 use crate::output::stdout;
@@ -31,15 +29,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.request.request.is_none() {
-        let paths = [args.trace.clone()];
-        let mut s = Session::open(&paths, &Settings::current())?;
+    // Opened once: a span file of one request is read by `requests` and
+    // kept in the session for its analysis.
+    let request = args.request.request.as_deref();
+    let mut s = request_session(&args.trace, request)?;
+    if request.is_none() {
         if let Some(requests) = s.requests()? {
             return many::check(&requests, &s.name(), args.print.json);
         }
     }
-    let request = args.request.request.as_deref();
-    let (a, err) = run_request_analysis(&args.trace, request, Options::default())?;
+    let (a, err) = analyze_session(&args.trace, &mut s, Options::default())?;
     let violations = violations(&a);
     let mut trace_errors = trace_errors(&a);
     if recording(&args.trace) {
