@@ -514,6 +514,49 @@ fn each_importer_reports_what_it_cannot_use() {
     );
 }
 
+/// The `input-skipped` diagnostics of `body`'s analysis.
+fn skipped_messages(name: &str, body: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), name, body);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let all = v["diagnostics"].as_array().unwrap().iter();
+    all.filter(|d| d["kind"] == "input-skipped")
+        .map(|d| d["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_diagnostic_says_once_what_became_of_the_bad_part() {
+    let good = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n";
+    let end = "{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}\n";
+    // A record the reader could not use: the analysis says it was skipped.
+    let got = skipped_messages(
+        "r.jsonl",
+        &format!("{good}{{\"t\":5,\"sm\":\"a\",\"ev\":\"state\"}}\n{end}"),
+    );
+    assert!(
+        got.len() == 1 && got[0].ends_with("; record skipped"),
+        "{got:?}"
+    );
+    // A scope line after the records is ignored, and said so once.
+    let scope = "{\"ev\":\"scope\",\"from\":\"a\"}\n";
+    let got = skipped_messages("s.jsonl", &format!("{good}{scope}{end}"));
+    assert!(
+        got.len() == 1 && got[0].ends_with("records); ignored"),
+        "{got:?}"
+    );
+    // A span the reader skipped says so itself.
+    let otlp = "{\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": [\n{\"spanId\": \"a\", \"name\": \"root\", \"startTimeUnixNano\": \"1000\", \"endTimeUnixNano\": \"9000\"},\n{\"spanId\": \"b\", \"name\": \"x\", \"startTimeUnixNano\": \"2000\"}]}]}]}";
+    let got = skipped_messages("o.json", otlp);
+    let once = |m: &String| m.ends_with("; skipped") && !m.contains("record skipped");
+    assert!(
+        got.len() == 1 && once(&got[0]) && got[0].contains("`endTimeUnixNano`"),
+        "{got:?}"
+    );
+}
+
 #[test]
 fn a_jsonl_field_of_the_wrong_type_is_named() {
     let good = "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n";

@@ -335,12 +335,6 @@ fn mark_inferred(analysis: &mut Analysis, inferred: Vec<(String, u64)>) {
     }
 }
 
-/// Whether a reader's message already says what became of the record
-/// (`...; skipped`, `...; kept with no length`).
-fn says_what_became_of_it(msg: &str) -> bool {
-    msg.ends_with("skipped") || msg.contains("; kept") || msg.contains("is kept")
-}
-
 /// The reader's errors during a pass: the first, and how many records were
 /// skipped.
 #[derive(Default)]
@@ -360,7 +354,7 @@ impl ReadErrors {
                     DiagnosticKind::InputCut,
                     format!("{e}; the analysis covers the records before this point"),
                 )
-            } else if says_what_became_of_it(&e.to_string()) {
+            } else if e.says_outcome {
                 Diagnostic::new(DiagnosticKind::InputSkipped, e.to_string())
             } else {
                 Diagnostic::new(DiagnosticKind::InputSkipped, format!("{e}; record skipped"))

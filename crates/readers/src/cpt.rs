@@ -818,14 +818,14 @@ impl<R: Read> CptReader<R> {
         self.carried.take(text.as_bytes(), too_late).map_err(|m| {
             let msg =
                 format!("{m} (at payload offset {start} of the chunk starting here); ignored");
-            ReadError::new(&self.name, Location::Offset(at), msg, false)
+            ReadError::new(&self.name, Location::Offset(at), msg, false).saying_outcome()
         })
     }
 
     /// A record of a concatenated file earlier than the files before it.
     fn before_floor(&self, t: u64) -> ReadError {
         let msg = format!("record {} (t={t}) of the .cpt file concatenated at byte offset {} is before t={}, the latest time of the file before it (records must be in time order); skipped", self.record, self.file_at, self.floor);
-        ReadError::new(&self.name, Location::Offset(self.chunk_at), msg, false)
+        ReadError::new(&self.name, Location::Offset(self.chunk_at), msg, false).saying_outcome()
     }
 
     fn bad_record(&mut self, start: usize) -> ReadError {

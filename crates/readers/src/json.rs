@@ -172,13 +172,15 @@ impl Problems {
     }
 
     /// [`Problems::note`] at any location (a byte offset in a binary file).
+    /// The message says what became of the value (skipped, kept cut ...).
     pub fn note_at(&mut self, at: Location, what: &str, msg: impl AsRef<str>) {
         if self.list.len() >= PROBLEMS_LISTED {
             self.more += 1;
             return;
         }
         let msg = format!("{what}: {}", msg.as_ref());
-        self.list.push(ReadError::new(&self.name, at, msg, false));
+        let e = ReadError::new(&self.name, at, msg, false);
+        self.list.push(e.saying_outcome());
     }
 
     /// A problem with the document's syntax at `line` (it is cut short, or
@@ -257,7 +259,8 @@ impl Imported {
                 problems.kind
             ),
             false,
-        );
+        )
+        .saying_outcome();
         Imported {
             problems: problems.list.into(),
             more: problems.more,

@@ -440,9 +440,10 @@ impl<R: BufRead> JsonlReader<R> {
         self.bytes += n;
         if !whole {
             self.buf.clear();
-            return Err(self.err(format!(
+            let msg = format!(
                 "the line at byte {at} is {n} bytes long, longer than the limit of {max} bytes; skipped"
-            )));
+            );
+            return Err(self.err(msg).saying_outcome());
         }
         Ok(true)
     }
@@ -462,13 +463,13 @@ impl<R: BufRead> JsonlReader<R> {
     }
 
     /// Takes the scope or summary line `text`: a scope only before the
-    /// first record (one after it is an error, and ignored).
+    /// first record (one after it, or a bad one, is an error, and ignored).
     fn take_meta(&mut self, text: &[u8]) -> Result<(), ReadError> {
         let late = self.last_t.is_some() || self.scope_given;
-        let why = "a scope line after the first record or a bad line (a trace's scope comes before its records); ignored";
+        let why = "a scope line after the first record or a bad line (a trace's scope comes before its records)";
         (self.carried)
             .take(text, || late.then(|| why.to_string()))
-            .map_err(|m| self.err(m))
+            .map_err(|m| self.err(format!("{m}; ignored")).saying_outcome())
     }
 }
 

@@ -26,6 +26,10 @@ pub struct ReadError {
     /// When false the reader skipped the bad part and can go on; when true
     /// nothing more can be read (the rest is truncated or corrupt).
     pub fatal: bool,
+    /// Whether `message` already says what became of the bad part (`...;
+    /// skipped`, `...; kept with no length`); when false, a skipped record
+    /// is assumed and the analysis says so.
+    pub says_outcome: bool,
 }
 
 impl ReadError {
@@ -35,7 +39,14 @@ impl ReadError {
             location,
             message: message.into(),
             fatal,
+            says_outcome: false,
         }
+    }
+
+    /// The same error, its message saying what became of the bad part.
+    pub fn saying_outcome(mut self) -> Self {
+        self.says_outcome = true;
+        self
     }
 }
 
