@@ -255,3 +255,78 @@ fn a_report_of_ranks_is_written() {
         assert!(page.contains("bound by "), "the verdict is in the report");
     }
 }
+
+/// A gloo rank's trace: its `(cat, name, tid, ts, dur)` events (µs) on
+/// process 100.
+fn gloo_rank(rank: u32, events: &[(&str, &str, u32, u64, u64)]) -> String {
+    let evs: Vec<Value> = events
+        .iter()
+        .map(|&(cat, name, tid, ts, dur)| {
+            serde_json::json!({"ph": "X", "cat": cat, "name": name, "pid": 100,
+                "tid": tid, "ts": ts, "dur": dur, "args": {}})
+        })
+        .collect();
+    let info = serde_json::json!({"backend": "gloo", "rank": rank, "world_size": 2});
+    serde_json::json!({"schemaVersion": 1, "distributedInfo": info, "traceEvents": evs}).to_string()
+}
+
+#[test]
+fn a_thread_computing_while_its_gloo_collective_runs_keeps_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_ranks = |after: (&str, u64, u64)| {
+        let r0 = gloo_rank(
+            0,
+            &[
+                ("cpu_op", "fwd", 100, 0, 200),
+                ("cpu_op", "c10d::allreduce_", 100, 200, 10),
+                ("user_annotation", "gloo:all_reduce", 101, 215, 485),
+                ("cpu_op", after.0, 100, after.1, after.2),
+            ],
+        );
+        let r1 = gloo_rank(
+            1,
+            &[
+                ("cpu_op", "fwd", 100, 300, 300),
+                ("cpu_op", "c10d::allreduce_", 100, 600, 10),
+                ("user_annotation", "gloo:all_reduce", 101, 615, 85),
+                ("cpu_op", "opt", 100, 710, 10),
+            ],
+        );
+        let (p0, p1) = (dir.path().join("r0.json"), dir.path().join("r1.json"));
+        std::fs::write(&p0, r0).unwrap();
+        std::fs::write(&p1, r1).unwrap();
+        json_of(&[
+            "analyze",
+            p0.to_str().unwrap(),
+            p1.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let crit = |d: &Value, sm: &str, state: &str| {
+        let states = d["states"].as_array().unwrap();
+        let row = states.iter().find(|s| s["sm"] == sm && s["state"] == state);
+        row.map_or(0, |s| s["critical_ns"].as_u64().unwrap())
+    };
+    // Rank 0 computes in `aten::mm` from 220 to 900 µs while its all-reduce
+    // runs (to 700): the op is work, not a wait for the collective, and the
+    // path is rank 0's own 900 µs.
+    let d = run_ranks(("aten::mm", 220, 680));
+    assert_eq!(d["critical_path"]["length_ns"], 900_000, "{}", d["states"]);
+    assert_eq!(crit(&d, "rank0/thread:100", "aten::mm"), 680_000);
+    assert_eq!(crit(&d, "rank0/thread:100", "fwd"), 200_000);
+    // Idle after the issue, rank 0 waits for the all-reduce, which waits for
+    // rank 1's arrival: the path runs through rank 1's `fwd`.
+    let d = run_ranks(("opt", 710, 10));
+    assert_eq!(
+        crit(&d, "rank1/thread:100", "fwd"),
+        300_000,
+        "{}",
+        d["states"]
+    );
+    assert_eq!(crit(&d, "rank0/thread:100", "allreduce wait"), 0);
+    assert!(d["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["sm"] == "rank0/thread:100" && s["state"] == "allreduce wait"));
+}

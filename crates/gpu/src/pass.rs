@@ -24,6 +24,7 @@ use crate::emit::{class, link, Emitter, Role, BETWEEN_OPS, IDLE};
 use crate::items::{CallInfo, Launch, Pass, StreamKey, WaitKind};
 use crate::join::Prepared;
 use crate::kineto::Ev;
+use colls::waits_for_collective;
 use critpath_readers::extsort::disk_error;
 use critpath_trace::{Event, LinkId, ReadError, Sym, Who};
 use std::cell::RefCell;
@@ -562,7 +563,8 @@ impl RankPass<'_> {
             self.coll_transition((who, group), (t, next), c);
             return;
         }
-        if let Some(end) = issued {
+        let op_waits = |c: &Call| waits_for_collective(self.out.strings.resolve(c.name));
+        if let Some(end) = issued.filter(|_| op.as_ref().is_none_or(op_waits)) {
             self.wait_issued((who, group), t, op.as_ref().map(|c| c.name), end);
             return;
         }

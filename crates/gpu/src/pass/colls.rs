@@ -3,9 +3,12 @@
 //! - A gloo execution on a worker thread starts when the thread that issued
 //!   it asks (`c10d::NAME`, paired by name in order): the worker's idle time
 //!   before it is a wait ended by the issue.
-//! - The issuing thread, idle or in an op when the execution ends, was
-//!   waiting for it: from its previous transition it is in `NAME wait` (or
-//!   its op, as a waiting state) until the execution's end.
+//! - The issuing thread, idle when the execution ends, was waiting for it:
+//!   from its previous transition it is in `NAME wait` until the
+//!   execution's end. In an op it waited only if the op is one that waits
+//!   ([`waits_for_collective`]: a synchronous `c10d::` collective, a
+//!   `wait`); in any other op (`aten::mm`) it was computing, and the end
+//!   is no dependence of it.
 //! - A collective matched across ranks (`ranks`): a rank that arrives before
 //!   the last waits in `NAME wait` until the last one arrives (a link from
 //!   the last rank's arrival), then runs the collective's own state; the
@@ -17,6 +20,14 @@ use crate::emit::{class, Role, BETWEEN_OPS};
 use crate::kineto::Ev;
 use critpath_trace::{Event, LinkId, Sym, Who};
 use std::collections::{HashMap, VecDeque};
+
+/// Whether a thread in the CPU op `name` when a collective it issued ends
+/// was waiting for it: the issue of a synchronous collective
+/// (`c10d::barrier`) or an op that waits (`c10d::wait`, `aten::wait`).
+/// Other ops compute, and keep their time.
+pub(super) fn waits_for_collective(name: &str) -> bool {
+    name.starts_with("c10d::") || name.to_ascii_lowercase().contains("wait")
+}
 
 /// The link from the last rank's arrival at collective `r` to `member`.
 pub(super) fn member_link(r: &Role, member: usize) -> LinkId {
