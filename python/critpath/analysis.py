@@ -59,8 +59,8 @@ def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=Non
         raise Error("instance= needs annotation= (the CLI's --instance requires --annotation)")
     paths = _paths(path_or_paths)
     found = None
-    if trace is None and len(paths) == 1:
-        found = _native.requests(paths[0], from_=from_, to=to)
+    if trace is None:
+        found = _native.requests(paths, from_=from_, to=to)
     if found is not None:
         doc, results, verdict, read_error = found
         result = Requests(doc, results, verdict, paths)
@@ -268,7 +268,7 @@ class Requests(Analysis):
     def _one(self, what, hint=""):
         return Error(
             "%s: %s holds %d requests (trace ids); %s works on one: pick it with trace=ID "
-            "(e.g. trace=%r)%s" % (what, self.paths[0], self.traces, what,
+            "(e.g. trace=%r)%s" % (what, " + ".join(self.paths), self.traces, what,
                                    self._doc["per_trace"][0]["trace_id"], hint))
 
     @property
@@ -351,7 +351,7 @@ class Requests(Analysis):
 
     def __repr__(self):
         return "<critpath.Requests of %s: %d requests (trace ids), %d states>" % (
-            self.paths[0], self.traces, len(self._doc["states"]))
+            " + ".join(self.paths), self.traces, len(self._doc["states"]))
 
     def _repr_html_(self, top=5):
         rows = self._doc["states"][:top]

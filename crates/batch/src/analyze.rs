@@ -66,16 +66,37 @@ fn analyze_file_inner(
     }
     session.set_request(opts.trace.clone());
     if opts.trace.is_none() {
-        if let Some(requests) = session.requests()? {
-            let analyzed = analyze_requests(&requests, &file, opts);
-            // Known once the requests were read through.
-            diagnostics.extend(requests.sanity().diagnostics());
-            return analyzed;
+        if let Some(f) = analyze_session_requests(&mut session, opts)? {
+            diagnostics.extend(f.diagnostics);
+            return Ok((f.results, f.problem));
         }
     }
     let id = session.request_id();
     let (a, err) = nonempty(&file, session.analyze(engine_opts, &mut |_, _| {}))?;
     Ok((vec![result(&a, &file, &id)], err.map(Error::Read)))
+}
+
+/// The requests of span files opened as one session (the spans of one
+/// trace id are one request whichever file holds them), each analyzed on
+/// its own; `None` unless the session's inputs are span files of several
+/// requests. As `critpath analyze` and Python's `analyze` take them.
+pub fn analyze_session_requests(
+    session: &mut Session,
+    opts: &Options,
+) -> Result<Option<FileResults>, Error> {
+    if !session.all(Format::Spans) {
+        return Ok(None);
+    }
+    let Some(requests) = session.requests()? else {
+        return Ok(None);
+    };
+    let (results, problem) = analyze_requests(&requests, &session.name(), opts)?;
+    Ok(Some(FileResults {
+        results,
+        problem,
+        // Known once the requests were read through.
+        diagnostics: requests.sanity().diagnostics(),
+    }))
 }
 
 /// The engine's options for `opts`.

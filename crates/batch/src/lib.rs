@@ -17,7 +17,8 @@ mod run;
 
 pub use aggregate::{Aggregate, StateAgg};
 pub use analyze::{
-    analyze_file, analyze_file_full, analyze_file_with_problems, analyze_requests, FileResults,
+    analyze_file, analyze_file_full, analyze_file_with_problems, analyze_requests,
+    analyze_session_requests, FileResults,
 };
 pub use compare::{compare, compare_and_total, slowest, Comparison};
 pub use error::{engine_message, Error};

@@ -71,22 +71,30 @@ pub fn analyze(
         if paths.is_empty() {
             return Err("no trace given: pass a path or a list of paths".into());
         }
-        if let (Some(id), true) = (&trace, paths.len() > 1) {
-            return Err(format!(
-                "--trace {id}: picks one request of one span file; give one trace file"
-            ));
-        }
         // The Python package's edge: its settings come from the
         // environment (docs/settings.md).
         let settings = crate::settings();
         critpath_session::env::install(&settings);
+        // As the CLI: one trace, PyTorch profiler ranks and span files
+        // (one set of requests) are one session; other traces of several
+        // hosts are merged with aligned clocks.
+        let spans = || {
+            let of = |p: &PathBuf| critpath_import::format_of(p).ok();
+            paths.iter().all(|p| of(p) == Some(Format::Spans))
+        };
         let session = match paths.len() {
             1 => Some(Session::open(&paths, &settings).map_err(read)?),
             _ if trace.is_none() && critpath_import::all_kineto(&paths) => {
                 Some(Session::open(&paths, &settings).map_err(read)?)
             }
+            _ if spans() => Some(Session::open(&paths, &settings).map_err(read)?),
             _ => None,
         };
+        if let (Some(id), None) = (&trace, &session) {
+            return Err(format!(
+                "--trace {id}: picks one request of span files; the other traces are not span files"
+            ));
+        }
         let kineto = trace.is_none() && session.as_ref().is_some_and(|s| s.all(Format::Kineto));
         let alignment = match session {
             Some(_) => None,

@@ -4,8 +4,9 @@
 //! never the file as one timeline.
 
 use crate::guarded;
-use critpath_batch::{sort_results, Options};
+use critpath_batch::{analyze_session_requests, sort_results, FileResults, Options};
 use critpath_import::Format;
+use critpath_session::Session;
 use critpath_views::batch::{summary, Summary};
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -17,42 +18,52 @@ use std::path::PathBuf;
 /// finish (the CLI prints the results, then it, and exits with 2).
 type Found = (String, String, String, Option<String>);
 
-/// `_native.requests(path, from_, to, fraction)`: `None` unless `path` is
-/// a span file holding several trace ids (then `analyze` goes on as for
-/// any trace); `fraction` is the CLI's `--slowest`.
+/// `_native.requests(paths, from_, to, fraction)`: `None` unless `paths`
+/// are span files holding several trace ids between them (the spans of one
+/// id are one request whichever file holds them; then `analyze` goes on
+/// as for any trace); `fraction` is the CLI's `--slowest`.
 #[pyfunction]
-#[pyo3(signature = (path, from_=None, to=None, fraction=0.1))]
+#[pyo3(signature = (paths, from_=None, to=None, fraction=0.1))]
 pub fn requests(
     py: Python<'_>,
-    path: PathBuf,
+    paths: Vec<PathBuf>,
     from_: Option<String>,
     to: Option<String>,
     fraction: f64,
 ) -> PyResult<Option<Found>> {
     guarded(py, move || {
-        // As the CLI: only a regular file is read twice (here, then by
-        // the analysis of one trace when it holds one request).
-        let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
-        if !regular
-            || critpath_import::format_of(&path).map_err(|e| e.to_string())? != Format::Spans
-        {
-            return Ok(None);
+        // As the CLI: only regular files are read twice (here, then by
+        // the analysis of one trace when they hold one request).
+        let regular = |p: &PathBuf| std::fs::metadata(p).is_ok_and(|m| m.is_file());
+        let spans = |p: &PathBuf| critpath_import::format_of(p).map(|f| f == Format::Spans);
+        for p in &paths {
+            if !regular(p) || !spans(p).map_err(|e| e.to_string())? {
+                return Ok(None);
+            }
         }
+        let settings = crate::settings();
+        let mut session = Session::open(&paths, &settings).map_err(|e| e.to_string())?;
+        session.keep_records(0);
         let opts = Options {
             from: from_,
             to,
-            settings: crate::settings(),
+            settings,
             ..Default::default()
         };
-        let (mut results, err) =
-            critpath_batch::analyze_file_with_problems(&path, &opts).map_err(|e| e.to_string())?;
-        if results.len() < 2 {
+        let found = analyze_session_requests(&mut session, &opts).map_err(|e| e.to_string())?;
+        let Some(FileResults {
+            mut results,
+            problem: err,
+            diagnostics,
+        }) = found.filter(|f| f.results.len() >= 2)
+        else {
             return Ok(None);
-        }
+        };
         sort_results(&mut results);
         let results_json = serde_json::to_string(&results).map_err(|e| e.to_string())?;
-        let sum = Summary::new(results, fraction);
-        let name = path.display().to_string();
+        let mut sum = Summary::new(results, fraction);
+        sum.file_diagnostics = diagnostics;
+        let name = session.name();
         let text = summary(&name, &sum.per_trace, &sum.states, sum.length_ns_sum);
         let verdict = text.lines().next().unwrap_or_default().to_string();
         Ok(Some((

@@ -7,7 +7,7 @@ use crate::log::{Recorder, Replay};
 use critpath_engine::{Analysis, Observer, Options};
 use critpath_import::{detect, importer, open_input, AnySource, Format, Input};
 use critpath_readers::spans::Requests;
-use critpath_trace::{ReadError, Settings};
+use critpath_trace::{Location, ReadError, Settings};
 use std::path::{Path, PathBuf};
 
 /// One input: where it came from, its format and, until a reader takes
@@ -180,6 +180,17 @@ impl Session {
         if let (Some(id), true) = (self.request.clone(), self.all(Format::Spans)) {
             let inputs = self.take_inputs()?;
             return critpath_import::request_of_all(inputs, &id);
+        }
+        if self.inputs.len() > 1 && self.all(Format::Spans) {
+            // Span files of one request between them: that request, its
+            // spans from every file.
+            if let Some(r) = self.requests()? {
+                let msg = format!("the span files hold {} requests (trace ids), and one trace is analyzed here: pick a request (--trace ID, e.g. {})", r.len(), r.first_id());
+                return Err(ReadError::new(&self.name(), Location::File, msg, true));
+            }
+            if let Some(src) = self.ready.take() {
+                return Ok(src);
+            }
         }
         let format = self.inputs[0].format;
         let input = self.take_input(0)?;

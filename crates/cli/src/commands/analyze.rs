@@ -166,23 +166,14 @@ pub fn run(args: Args) -> Result<()> {
 /// ids; the spans of one id are one request whichever file holds them),
 /// analyzed as critpath-batch analyzes them; `None` for any other trace.
 fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
-    if !session.all(Format::Spans) {
-        return Ok(None);
-    }
     let opts = critpath_batch::Options {
         from: args.ends.from.clone(),
         to: args.ends.to.clone(),
         settings: session.settings().clone(),
         ..Default::default()
     };
-    let Some(requests) = session.requests()? else {
-        return Ok(None);
-    };
-    let file = session.name();
-    let (results, err) = critpath_batch::analyze_requests(&requests, &file, &opts)?;
-    // Known once the requests were read through.
-    let diagnostics = requests.sanity().diagnostics();
-    Ok(Some((results, err, diagnostics)))
+    let found = critpath_batch::analyze_session_requests(session, &opts)?;
+    Ok(found.map(|f| (f.results, f.problem, f.diagnostics)))
 }
 
 /// The traces' names, joined with ` + `.
