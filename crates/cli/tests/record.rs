@@ -691,6 +691,16 @@ fn a_syscall_recording_loses_nothing_and_names_the_recorder() {
     // perf may not run at all while a short command does (it sleeps until
     // its buffers fill: 0.00 ms was seen in a 132 ms recording).
     assert!((0.0..100.0).contains(&pct), "{msg}");
+    // perf's own system calls (its writes of the recording) are not
+    // recorded: only the program's are.
+    let recorder = format!("perf:{}", pid.trim());
+    let states = v["states"].as_array().unwrap();
+    let perf_calls: Vec<&Value> = (states.iter())
+        .filter(|s| s["sm"] == recorder.as_str())
+        .filter(|s| s["state"].as_str().unwrap().starts_with("running:syscall:"))
+        .collect();
+    assert!(perf_calls.is_empty(), "{perf_calls:?}");
+    assert!(states.iter().any(|s| s["state"] == "running:syscall:write"));
 }
 
 #[test]
