@@ -133,6 +133,44 @@ fn top_to_and_from() {
         d["message"].as_str().unwrap().contains("nic.descfetch"),
         "{d}"
     );
+    // SMs that only wait on one another (b <-> c) have no root to name: the
+    // message says so, and names the start that reaches none of them.
+    let dir = tempfile::tempdir().unwrap();
+    let cyc = dir.path().join("cycle.jsonl");
+    let mut body = String::new();
+    for sm in ["a", "b", "c"] {
+        body += &format!("{{\"t\":0,\"ev\":\"state\",\"sm\":\"{sm}\",\"state\":\"x\"}}\n");
+    }
+    for (t, ev, sm, id) in [
+        (10, "send", "b", 1),
+        (12, "recv", "c", 1),
+        (20, "send", "c", 2),
+        (22, "recv", "b", 2),
+    ] {
+        body +=
+            &format!("{{\"t\":{t},\"ev\":\"{ev}\",\"sm\":\"{sm}\",\"id\":{id},\"state\":\"y\"}}\n");
+    }
+    std::fs::write(&cyc, body).unwrap();
+    let v = json_of(&[
+        "analyze",
+        cyc.to_str().unwrap(),
+        "--json",
+        "--from",
+        "a",
+        "--to",
+        "c",
+    ]);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["kind"], "disconnected");
+    let msg = d["message"].as_str().unwrap();
+    assert!(
+        msg.contains("reaches 2 SM(s), every one with an incoming inter-SM edge"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("a dependence from a into one of them"),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -382,6 +382,13 @@ impl Engine<'_> {
         let mut root_names: Vec<String> = roots.into_iter().map(label).collect();
         root_names.sort();
         let d = &self.m.sms[dest as usize];
+        if root_names.is_empty() {
+            let dest = sm_label(strings, d.sys, d.name);
+            let msg = format!(
+                "{dest} is not reachable from {from}. Walking inter-SM edges back from {dest} reaches {seen} SM(s), every one with an incoming inter-SM edge (they depend on one another), and {from} is not among them: a dependence from {from} into one of them is probably missing"
+            );
+            return Diagnostic::new(DiagnosticKind::Disconnected, msg).on(strings, d.sys, d.name);
+        }
         Diagnostic::new(
             DiagnosticKind::Disconnected,
             format!(
