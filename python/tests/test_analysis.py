@@ -80,6 +80,13 @@ def test_next_is_the_clis_next_critical_path(nic):
     removed = nic.next(remove=["nic.txfifo:transmit"])
     want_r = json.loads(cli("analyze", "--json", "--remove", "nic.txfifo:transmit", NIC)[1])
     assert removed.length_ns == want_r["next_critical_path"]["length_ns"]
+    # Under to=, the next paths end at the same SM (Transmit's chain
+    # without its DMA, then without fetch desc too).
+    to_tx = critpath.analyze(NIC, to="nic.tx").next(2)
+    assert [p.length_ns for p in to_tx] == [120, 20]
+    want_to = json.loads(cli("analyze", NIC, "--json", "--to", "nic.tx", "--next", "2")[1])
+    assert [p.length_ns for p in to_tx] == [
+        p["length_ns"] for p in want_to["next_critical_paths"]]
 
 
 def test_slack_is_the_clis(nic):

@@ -139,8 +139,9 @@ impl<'a> Inputs<'a> {
         a: &Analysis,
         k: usize,
         remove: &[String],
+        ends: &Options,
     ) -> Result<Vec<critpath_engine::analyses::NextPath>> {
-        next_paths_by(a, k, remove, |o| self.analyze(o).map(|(a, _)| a))
+        next_paths_by(a, k, remove, ends, |o| self.analyze(o).map(|(a, _)| a))
     }
 
     /// Analyzes the traces; a reader error that let the analysis finish
@@ -365,10 +366,11 @@ pub fn next_paths_by(
     a: &Analysis,
     k: usize,
     remove: &[String],
+    ends: &Options,
     mut analyze: impl FnMut(Options) -> Result<Analysis>,
 ) -> Result<Vec<critpath_engine::analyses::NextPath>> {
     let mut failure = None;
-    let r = critpath_engine::analyses::next_paths(a, k, remove, |o| {
+    let r = critpath_engine::analyses::next_paths(a, k, remove, ends, |o| {
         analyze(o).map_err(|f| {
             failure = Some(f);
             io::Error::other("analysis failed")

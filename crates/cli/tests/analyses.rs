@@ -58,6 +58,27 @@ fn next_path_of_figure3_by_hand() {
     let o = run(&["analyze", &fig3(), "--next"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("next most critical path: 340 ns (340 ns), 59.0% shorter, with nic.tx:DMA packet removed"), "{out}");
+    // Under --to, the next paths end where the path does: Transmit's chain
+    // (720) without its DMA is fetch desc 100 + fill 10 + fill 10, and
+    // without fetch desc too 20; TX FIFO's transmit, after nic.tx's end,
+    // is on none of them.
+    let v = json_of(&[
+        "analyze",
+        &fig3(),
+        "--json",
+        "--to",
+        "nic.tx",
+        "--next",
+        "2",
+    ]);
+    assert_eq!(v["critical_path"]["length_ns"], 720);
+    let next = v["next_critical_paths"].as_array().unwrap();
+    let lens: Vec<u64> = next
+        .iter()
+        .map(|n| n["length_ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lens, [120, 20], "{next:?}");
+    assert_eq!(next[1]["removed"][1], "nic.descfetch:fetch desc");
 }
 
 #[test]

@@ -335,12 +335,14 @@ impl Native {
                 return Err("--next 0: expected how many next paths to find, 1 or more (--next alone finds one)".into());
             }
             let mut failure = None;
-            let next = critpath_engine::analyses::next_paths(&self.analysis, k, &remove, |o| {
-                self.req.run(o).map(|r| r.0).map_err(|f| {
-                    failure = Some(f);
-                    std::io::Error::other("analysis failed")
-                })
-            });
+            let ends = self.req.options();
+            let next =
+                critpath_engine::analyses::next_paths(&self.analysis, k, &remove, &ends, |o| {
+                    self.req.run(o).map(|r| r.0).map_err(|f| {
+                        failure = Some(f);
+                        std::io::Error::other("analysis failed")
+                    })
+                });
             let next = match (next, failure) {
                 (Ok(v), _) => v,
                 (Err(_), Some(f)) => return Err(f.replacen("--speedup ", "--remove ", 1)),

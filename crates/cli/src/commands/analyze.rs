@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<()> {
             unlinked(&u, args.print.json).as_bytes(),
         );
     }
-    let (mut a, err) = inputs.analyze(opts)?;
+    let (mut a, err) = inputs.analyze(opts.clone())?;
     if args.correct_overhead {
         correct(&mut a, &args.traces[0])?;
         if !args.path {
@@ -126,7 +126,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut next = match (args.next, args.remove.is_empty()) {
         (None, true) => Vec::new(),
-        (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &args.remove)?,
+        // Each next path runs between the analysis's ends.
+        (k, _) => inputs.next_paths(&a, k.unwrap_or(1), &args.remove, &opts)?,
     };
     let scr = screen(args.out.file().is_some());
     let faster = if args.print.json {
@@ -246,11 +247,12 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
     let mut run = {
         let mut s = inputs.session().expect("one session");
         let noop = &mut |_: &Visit, _: &Interner| {};
-        crate::gpu::analyze_observed(&mut s, &args.traces[0], &window, opts, args.path, noop)?
+        let o = opts.clone();
+        crate::gpu::analyze_observed(&mut s, &args.traces[0], &window, o, args.path, noop)?
     };
     let mut next = match (args.next, args.remove.is_empty()) {
         (None, true) => Vec::new(),
-        (k, _) => next_paths_by(&run.analysis, k.unwrap_or(1), &args.remove, |o| {
+        (k, _) => next_paths_by(&run.analysis, k.unwrap_or(1), &args.remove, &opts, |o| {
             inputs.analyze(o).map(|(a, _)| a)
         })?,
     };

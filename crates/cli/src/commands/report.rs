@@ -78,7 +78,9 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     let next = match args.next {
-        Some(k) if a.critical_path.found && !gpu => src.inputs.next_paths(&a, k, &[])?,
+        Some(k) if a.critical_path.found && !gpu => {
+            src.inputs.next_paths(&a, k, &[], &Options::default())?
+        }
         _ => Vec::new(),
     };
     let extras = report_runs::extras(&a, &links, &mut |o, obs| src.run(o, obs).map(|(b, _)| b))?;

@@ -22,11 +22,13 @@ pub struct NextPath {
 /// The `k` next most critical paths. With `remove` empty, each step removes
 /// the most critical state of the path before it (cumulatively); otherwise
 /// one path with the named states removed. `run` analyzes the trace again
-/// with the options given.
+/// with the options given, the ends (`from`, `to`) of `ends`: the base
+/// analysis's, so that each next path runs between the same ends.
 pub fn next_paths<E>(
     base: &Analysis,
     k: usize,
     remove: &[String],
+    ends: &Options,
     mut run: impl FnMut(Options) -> Result<Analysis, E>,
 ) -> Result<Vec<NextPath>, E> {
     let full = base.critical_path.length_ns;
@@ -57,6 +59,8 @@ pub fn next_paths<E>(
             .collect();
         let a = run(Options {
             speedups,
+            from: ends.from.clone(),
+            to: ends.to.clone(),
             ..Default::default()
         })?;
         let len = a.critical_path.length_ns;
