@@ -405,7 +405,7 @@ impl Builder<'_> {
         let own = if ended {
             1.0
         } else {
-            self.speed.follow(&(sm.clone(), st.clone()))
+            self.speed.factor(&(sm.clone(), st.clone()))
         };
         let f = self.speed.factor(&holder) * own;
         let edge = Edge {

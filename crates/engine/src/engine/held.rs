@@ -40,9 +40,11 @@ impl Engine<'_> {
         let node = self.new_node();
         let step = self.held_step(sm, b.cnode, (b.cur, b.cur_key), hkey, strings);
         // The piece shrinks with the holder's state and, while the holder
-        // shares the CPU with the waiter, with the state the waiter's scales
-        // with (its own work, which made it wait); a holder's run that ended
-        // while the waiter still needed the CPU was waited for whole.
+        // shares the CPU with the waiter, with the waiting state's factor:
+        // its own when a speed-up names it, else that of the state it
+        // scales with (its own work, which made it wait); a holder's run
+        // that ended while the waiter still needed the CPU was waited for
+        // whole.
         let scale = if ended {
             Scale::Key(hkey)
         } else {
@@ -115,8 +117,8 @@ impl Engine<'_> {
             true => occ,
             false => {
                 let keys = &self.m.keys;
-                let follow = own.map_or(1.0, |o| keys[o as usize].follow);
-                self.scaled_by(keys[key as usize].factor * follow, occ)
+                let waiter = own.map_or(1.0, |o| keys[o as usize].factor);
+                self.scaled_by(keys[key as usize].factor * waiter, occ)
             }
         };
         let l = if prev.l == UNREACHED {

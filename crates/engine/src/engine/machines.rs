@@ -75,12 +75,9 @@ pub(super) struct Key {
     pub critical: u64,
     /// Entered by a `wait`, or ended by a waited `recv`: a waiting state.
     pub waited: bool,
-    /// What-if speedup of this state (1.0 = as recorded).
+    /// What-if speedup of this state (1.0 = as recorded): its own, else
+    /// that of the state it scales with ([`critpath_trace::ScalesWith`]).
     pub factor: f64,
-    /// The speed-up of the state this one scales with
-    /// ([`critpath_trace::ScalesWith`]; 1.0 when none): a piece of this
-    /// state charged to a holder shrinks by it too.
-    pub follow: f64,
 }
 
 const _: () = assert!(std::mem::size_of::<Key>() == 128);
@@ -209,7 +206,7 @@ impl Engine<'_> {
             return k;
         }
         let k = self.m.keys.len() as u32;
-        let (factor, follow) = self.factors(sm, state, strings);
+        let factor = self.factors(sm, state, strings);
         self.m.keys.push(Key {
             sm,
             state,
@@ -222,7 +219,6 @@ impl Engine<'_> {
             waited: false,
             last_trans: None,
             factor,
-            follow,
         });
         self.m.key_index.insert((sm, state), k);
         k

@@ -83,18 +83,17 @@ pub(crate) fn state_target(sys: &str, sm: &str, state: &str) -> String {
     }
 }
 
-/// The speed-up factors of state `st` of SM `name` in system `sys` under
-/// `speedups` and `scales_with`: its own (the last speed-up that names it;
-/// else the one of the state it scales with) and the one of the state it
-/// scales with (1.0 when none applies). `used` is told of each speed-up
-/// that names a state of the SM, and how.
+/// The speed-up factor of state `st` of SM `name` in system `sys` under
+/// `speedups` and `scales_with`: its own (the last speed-up that names it),
+/// else the one of the state it scales with (1.0 when none applies).
+/// `used` is told of each speed-up that names a state of the SM, and how.
 pub(crate) fn factors(
     (speedups, scales_with): (&[Speedup], &[critpath_trace::ScalesWith]),
     (sys, name, st): (&str, &str, &str),
     mut used: impl FnMut(usize, How),
-) -> (f64, f64) {
+) -> f64 {
     if speedups.is_empty() {
-        return (1.0, 1.0);
+        return 1.0;
     }
     let mut named = |st: &str| {
         let mut factor = None;
@@ -111,8 +110,7 @@ pub(crate) fn factors(
     };
     let with = scales_with.iter().find(|r| r.state == st).map(|r| &*r.with);
     let follow = with.and_then(&mut named).unwrap_or(1.0);
-    let own = named(st);
-    (own.unwrap_or(follow), follow)
+    named(st).unwrap_or(follow)
 }
 
 /// What a walk under speed-ups counts as it weighs edges: the edges with
@@ -175,9 +173,9 @@ fn round(x: f64) -> u64 {
 }
 
 impl Engine<'_> {
-    /// The speed-up factors of SM `sm`'s state `state` (see [`factors`]);
+    /// The speed-up factor of SM `sm`'s state `state` (see [`factors`]);
     /// marks the speed-ups that match as used.
-    pub(super) fn factors(&mut self, sm: u32, state: Sym, strings: &Interner) -> (f64, f64) {
+    pub(super) fn factors(&mut self, sm: u32, state: Sym, strings: &Interner) -> f64 {
         let s = &self.m.sms[sm as usize];
         let (sys, name) = (strings.resolve(s.sys), strings.resolve(s.name));
         let used = &mut self.speedup_used;

@@ -56,7 +56,8 @@ pub(super) enum Scale {
     /// By the factor of a state (an intra-SM edge, the piece before a send).
     Key(u32),
     /// A piece charged to a holder: by the holder's state's factor times
-    /// the factor the waiting state follows (see `held.rs`).
+    /// the waiting state's (its own, else the one it follows: see
+    /// `held.rs`).
     Held { holder: u32, own: u32 },
 }
 
@@ -72,8 +73,8 @@ pub(super) struct RewalkLog {
     /// The nodes an edge reaches back to from more than [`RING`] nodes on.
     far: Vec<u64>,
     /// Per state key, one more than its index: bit 0 when an edge with
-    /// time scales by its factor, bit 1 when one scales by the factor it
-    /// follows.
+    /// time scales by its factor as the holder's or the SM's own state,
+    /// bit 1 as the waiting state's.
     timed: Vec<u8>,
     file: SpillFile,
     /// The length of each piece handed to the file.
@@ -297,8 +298,8 @@ pub struct Prediction {
     pub scaled_edges: u64,
 }
 
-/// Per state key: its own factor and the one it follows.
-type Factors = Vec<(f64, f64)>;
+/// Per state key: its factor (its own, else the one it follows).
+type Factors = Vec<f64>;
 
 impl Rewalk {
     /// The path under `speedups`: `None` when none of them names a state
@@ -320,9 +321,7 @@ impl Rewalk {
     /// every length stays as the pass found it.
     fn changes_a_weight(&self, factors: &Factors) -> bool {
         let timed = |i: usize| self.inner.timed.get(i).copied().unwrap_or(0);
-        (factors.iter().enumerate()).any(|(i, &(own, follow))| {
-            (own != 1.0 && timed(i) & 1 != 0) || (follow != 1.0 && timed(i) & 2 != 0)
-        })
+        (factors.iter().enumerate()).any(|(i, &f)| f != 1.0 && timed(i) != 0)
     }
 
     /// Every state key's factors under `speedups`, if any names one, after
@@ -330,7 +329,7 @@ impl Rewalk {
     fn factors(&self, speedups: &[Speedup]) -> Option<Factors> {
         let n = &self.inner.names;
         let mut any = false;
-        let none = std::iter::once((1.0, 1.0));
+        let none = std::iter::once(1.0);
         let f: Factors = none
             .chain(n.keys.iter().map(|(sm, state)| {
                 let (sys, name) = &n.sms[*sm as usize];

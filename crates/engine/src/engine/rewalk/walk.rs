@@ -102,7 +102,7 @@ struct Scaled {
 
 /// The scaled weights of the edges of `b` (a piece of the log and its
 /// padding), into `out`.
-fn scale(b: &[u8], factors: &[(f64, f64)], scaling: &mut Scaling, out: &mut Vec<u64>) {
+fn scale(b: &[u8], factors: &[f64], scaling: &mut Scaling, out: &mut Vec<u64>) {
     out.clear();
     let end = b.len() - PAD;
     let mut at = 0;
@@ -113,7 +113,7 @@ fn scale(b: &[u8], factors: &[(f64, f64)], scaling: &mut Scaling, out: &mut Vec<
             let e = b[at..at + 1 + EDGE].try_into().expect("pieces are padded");
             let ([_, w, own, follows], len) = read_edge(e);
             at += len;
-            out.push(scaling.by(factors[own as usize].0 * factors[follows as usize].1, w));
+            out.push(scaling.by(factors[own as usize] * factors[follows as usize], w));
         }
     }
 }
@@ -122,11 +122,7 @@ fn scale(b: &[u8], factors: &[(f64, f64)], scaling: &mut Scaling, out: &mut Vec<
 /// scaled by `factors`; the scaling's count. With threads a helper reads
 /// and scales the next piece while `walk` goes through one: the walk's
 /// chain of lengths waits for neither.
-fn each_piece(
-    s: &Sealed,
-    factors: &[(f64, f64)],
-    mut walk: impl FnMut(&Scaled),
-) -> io::Result<Scaling> {
+fn each_piece(s: &Sealed, factors: &[f64], mut walk: impl FnMut(&Scaled)) -> io::Result<Scaling> {
     let starts = s.pieces.iter().scan(0u64, |at, &len| {
         let start = *at;
         *at += u64::from(len);
