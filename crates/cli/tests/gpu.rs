@@ -330,3 +330,28 @@ fn a_thread_computing_while_its_gloo_collective_runs_keeps_its_time() {
         .iter()
         .any(|s| s["sm"] == "rank0/thread:100" && s["state"] == "allreduce wait"));
 }
+
+#[test]
+fn a_cpu_collective_without_gloo_executions_is_communication() {
+    // Ranks whose only collective ops are `c10d::barrier` (no `gloo:*`
+    // annotations): rank 1 arrives last at 300 µs, and the barrier runs to
+    // 400 on both; its run after the last arrival is communication.
+    let dir = tempfile::tempdir().unwrap();
+    let rank = |r: u32, fwd: u64| {
+        let body = gloo_rank(
+            r,
+            &[
+                ("cpu_op", "fwd", 100, 0, fwd),
+                ("cpu_op", "c10d::barrier", 100, fwd, 400 - fwd),
+            ],
+        );
+        let p = dir.path().join(format!("r{r}.json"));
+        std::fs::write(&p, body).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (r0, r1) = (rank(0, 100), rank(1, 300));
+    let d = json_of(&["analyze", &r0, &r1, "--json"]);
+    assert_eq!(d["critical_path"]["length_ns"], 400_000, "{}", d["states"]);
+    assert_eq!(d["gpu"]["communication_bound_ns"], 100_000, "{}", d["gpu"]);
+    assert_eq!(d["gpu"]["cpu_bound_ns"], 300_000, "{}", d["gpu"]);
+}

@@ -70,17 +70,17 @@ pub fn normalise(name: &str) -> String {
 /// The collectives to match across ranks, of one kind: executions if the
 /// rank has any, else `record_param_comms`, else issues.
 pub fn chosen(all: &[CpuColl]) -> Vec<CollOp> {
-    for kind in [CollKind::Execution, CollKind::Params, CollKind::Issue] {
-        let of: Vec<CollOp> = all
-            .iter()
-            .filter(|c| c.kind == kind)
-            .map(|c| c.op.clone())
-            .collect();
-        if !of.is_empty() {
-            return of;
-        }
-    }
-    Vec::new()
+    let kind = chosen_kind(all);
+    let of = all.iter().filter(|c| Some(c.kind) == kind);
+    of.map(|c| c.op.clone()).collect()
+}
+
+/// The kind of a rank's events [`chosen`] takes for its collectives: the
+/// first of executions, `record_param_comms`, issues that it has.
+pub fn chosen_kind(all: &[CpuColl]) -> Option<CollKind> {
+    [CollKind::Execution, CollKind::Params, CollKind::Issue]
+        .into_iter()
+        .find(|&kind| all.iter().any(|c| c.kind == kind))
 }
 
 /// Does a trace's `distributedInfo.backend` run collectives on GPUs only

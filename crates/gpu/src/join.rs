@@ -454,9 +454,18 @@ fn cpu_collectives(
         }
         comm.insert(format!("{} wait", c.name));
     }
+    // The collectives' own running is communication: gloo's executions,
+    // and on a rank without them the CPU ops taken for its collectives
+    // (`record_param_comms`, a synchronous `c10d::barrier`).
+    let taken = match cpucoll::gpu_backend(trace.backend.as_deref()) {
+        true => None,
+        false => cpucoll::chosen_kind(&trace.cpu_colls),
+    };
     for c in &trace.cpu_colls {
         if c.kind == cpucoll::CollKind::Execution {
             comm.insert(format!("{} wait", c.op.name));
+        }
+        if c.kind == cpucoll::CollKind::Execution || Some(c.kind) == taken {
             comm.insert(c.state.clone());
         }
     }
