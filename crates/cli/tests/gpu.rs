@@ -355,3 +355,49 @@ fn a_cpu_collective_without_gloo_executions_is_communication() {
     assert_eq!(d["gpu"]["communication_bound_ns"], 100_000, "{}", d["gpu"]);
     assert_eq!(d["gpu"]["cpu_bound_ns"], 300_000, "{}", d["gpu"]);
 }
+
+#[test]
+fn an_ac2g_flow_links_a_launch_to_its_kernel_without_correlation_args() {
+    // `pre` 0-100 µs, the launch at 100, its kernel 500-600 on stream 7:
+    // linked by the flow events Kineto writes after each (their id is the
+    // correlation), the kernel waits for its launch and the path is 600 µs;
+    // unlinked it would be the CPU's 101 µs.
+    let x = |cat: &str, name: &str, pid: u32, tid: u32, ts: u64, dur: u64, args: Value| {
+        serde_json::json!({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
+            "ts": ts, "dur": dur, "args": args})
+    };
+    let flow = |ph: &str, pid: u32, tid: u32, ts: u64| {
+        serde_json::json!({"ph": ph, "id": 777, "pid": pid, "tid": tid, "ts": ts,
+            "cat": "ac2g", "name": "ac2g", "bp": "e"})
+    };
+    let events = [
+        x("cpu_op", "pre", 1, 1, 0, 100, serde_json::json!({})),
+        x(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            1,
+            1,
+            100,
+            1,
+            serde_json::json!({}),
+        ),
+        flow("s", 1, 1, 100),
+        x(
+            "kernel",
+            "K",
+            0,
+            7,
+            500,
+            100,
+            serde_json::json!({"stream": 7, "device": 0}),
+        ),
+        flow("f", 0, 7, 500),
+    ];
+    let doc = serde_json::json!({"schemaVersion": 1, "traceEvents": events});
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("flows.json");
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let d = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
+    assert_eq!(d["critical_path"]["length_ns"], 600_000, "{}", d["states"]);
+    assert_eq!(d["gpu"]["gpu_compute_bound_ns"], 100_000, "{}", d["gpu"]);
+}

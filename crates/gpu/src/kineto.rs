@@ -226,6 +226,8 @@ pub(crate) struct RawEvent<'a> {
     pub(crate) dur: Option<f64>,
     pid: Option<Num>,
     tid: Option<Num>,
+    /// A flow event's id (an `ac2g` flow's is the launch's correlation).
+    id: Option<Num>,
     args: Option<RawArgs>,
 }
 
@@ -287,12 +289,20 @@ struct Builder<F> {
     only: Only,
     /// The window still being guessed, and the ops held until it is.
     pending: Option<Pending>,
+    /// A CUDA call or GPU op without a `correlation` argument, held for
+    /// the event after it: Kineto writes an op's `ac2g` flow event right
+    /// after it (same pid, tid and ts), whose id is the correlation.
+    uncorrelated: Option<Ev>,
 }
 
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// Decodes an event; `held` is the index an op held until the window
     /// was known kept for it.
     fn add(&mut self, raw: RawEvent, held: Option<u64>) {
+        if self.correlates(&raw) {
+            return;
+        }
+        self.release();
         if raw.ph.as_deref() != Some("X") {
             return;
         }
@@ -342,9 +352,41 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             Some(p) if kind == Kind::Annotation && p.matches(raw_name) => p.met((ev.ts, ev.end())),
             _ => None,
         };
+        if ev.corr < 0 && matches!(kind, Kind::Runtime | Kind::GpuOp) {
+            self.uncorrelated = Some(ev);
+            return;
+        }
         (self.sink)(ev, &self.trace);
         if let Some(w) = guess {
             self.decide(Some(w));
+        }
+    }
+
+    /// Is `raw` the `ac2g` flow event of the held uncorrelated op (at its
+    /// pid, tid and time)? Then the flow's id is the op's correlation, and
+    /// the op goes on with it.
+    fn correlates(&mut self, raw: &RawEvent) -> bool {
+        let Some(held) = &self.uncorrelated else {
+            return false;
+        };
+        let flow = matches!(raw.ph.as_deref(), Some("s" | "f" | "t"))
+            && raw.cat.as_deref() == Some("ac2g");
+        let at = |n: &Option<Num>| n.as_ref().map_or(-1, |n| n.0);
+        let here = (at(&raw.pid), at(&raw.tid), ns(raw.ts.unwrap_or(-1.0)));
+        let id = at(&raw.id);
+        if !flow || id < 0 || here != (held.pid, held.tid, held.ts) {
+            return false;
+        }
+        let mut ev = self.uncorrelated.take().expect("held");
+        ev.corr = id;
+        (self.sink)(ev, &self.trace);
+        true
+    }
+
+    /// The held uncorrelated op goes on as it is (no flow followed it).
+    fn release(&mut self) {
+        if let Some(ev) = self.uncorrelated.take() {
+            (self.sink)(ev, &self.trace);
         }
     }
 
@@ -403,6 +445,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             index: held.unwrap_or(self.index),
         };
         self.index += u64::from(held.is_none());
+        self.release();
         (self.sink)(ev, &self.trace);
         true
     }
@@ -630,9 +673,11 @@ pub fn read_json(
         index: 0,
         only,
         pending,
+        uncorrelated: None,
     };
     let split =
         jsonsplit::split_ahead_glancing(r, "traceEvents", Plain::of, |p, plain| b.part(p, plain));
+    b.release();
     // No window met (fewer annotations than asked): every held op is read.
     b.decide(None);
     let ending = match split {
@@ -752,6 +797,7 @@ mod tests {
                     index: 0,
                     only: Only::All,
                     pending: None,
+                    uncorrelated: None,
                 }
             }
             let (mut fast, mut full) = (Vec::new(), Vec::new());
