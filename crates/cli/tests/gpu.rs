@@ -401,3 +401,14 @@ fn an_ac2g_flow_links_a_launch_to_its_kernel_without_correlation_args() {
     assert_eq!(d["critical_path"]["length_ns"], 600_000, "{}", d["states"]);
     assert_eq!(d["gpu"]["gpu_compute_bound_ns"], 100_000, "{}", d["gpu"]);
 }
+
+#[test]
+fn a_kineto_header_without_events_is_called_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("header.json");
+    std::fs::write(&p, r#"{"schemaVersion":1,"deviceProperties":[{"id":0}]}"#).unwrap();
+    let o = common::run(&["analyze", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("header.json") && err.contains("without its `traceEvents` array"), "{err}");
+}

@@ -695,7 +695,9 @@ pub fn read_json(
         }
     };
     match ending {
-        Ending::Missing => return Err("not a Kineto trace: no traceEvents array".into()),
+        Ending::Missing => {
+            return Err("a PyTorch profiler (Kineto) header without its `traceEvents` array: no events to analyze".into())
+        }
         Ending::Unterminated { at, .. } => b.trace.problems.cut_at = Some(at),
         Ending::Closed => {}
     }

@@ -19,7 +19,12 @@ impl Importer for Kineto {
         Format::Kineto
     }
     fn sniff(&self, head: &Head) -> Confidence {
-        match super::json_document(head) && critpath_gpu::looks_like(head.bytes) {
+        // A document on one line that is no record is one too: Kineto's
+        // keys say what it is, and its reader what it lacks (a header
+        // without `traceEvents`).
+        let object = !head.first_is_record
+            && (head.first_line.as_deref()).is_some_and(|l| l.starts_with('{'));
+        match (super::json_document(head) || object) && critpath_gpu::looks_like(head.bytes) {
             true => Confidence::Likely,
             false => Confidence::No,
         }
