@@ -171,6 +171,11 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     finally:
         if bar is not None:
             bar.close()
+    # A request whose spans several files hold is one request: those files
+    # are analyzed again here, as one set.
+    joined = _native.join_split(parts, json.dumps(options)) if len(parts) > 1 else None
+    if joined is not None:
+        parts = [joined]
     return Batch(parts=parts)
 
 

@@ -206,34 +206,19 @@ def test_a_span_file_of_several_requests_is_analyzed_per_request_as_the_cli_does
     assert type(critpath.analyze(one)) is critpath.Analysis
 
 
-def _split_by_service(path, out_dir):
-    """The span file at `path` as two files, its services shared out
-    between them (the spans of each request in both)."""
-    with open(path) as fh:
-        doc = json.load(fh)
-    rs = doc["resourceSpans"]
-    halves = []
-    for i, part in enumerate((rs[::2], rs[1::2])):
-        half = os.path.join(out_dir, "half%d.json" % i)
-        with open(half, "w") as fh:
-            json.dump({"resourceSpans": part}, fh)
-        halves.append(half)
-    return halves
-
-
 def test_span_files_that_share_requests_are_analyzed_as_one_set_as_the_cli_does(tmp_path):
     import checkout
 
     # One request whose spans two files share: the request, as whole.
     one = checkout.write(str(tmp_path / "one"), 1, 1)[0]
-    halves = _split_by_service(one, str(tmp_path / "one"))
+    halves = checkout.split_by_service(one, str(tmp_path / "one"))
     a = critpath.analyze(halves)
     assert type(a) is critpath.Analysis
     assert a.to_json() == cli("analyze", "--json", *halves)[1]
     assert a.length_ns == critpath.analyze(one).length_ns
     # Several requests: per request, each joined across the files.
     many = checkout.write(str(tmp_path / "many"), 1, 6)[0]
-    halves = _split_by_service(many, str(tmp_path / "many"))
+    halves = checkout.split_by_service(many, str(tmp_path / "many"))
     r = critpath.analyze(halves)
     assert isinstance(r, critpath.Requests) and r.traces == 6
     assert r.to_json() == cli("analyze", "--json", *halves)[1]

@@ -233,6 +233,28 @@ def test_dask_scheduler_address_equals_serial(serial, traces, dask_client):
     assert_same(got, serial)
 
 
+def test_a_request_whose_spans_several_files_hold_is_one_request(tmp_path, dask_client):
+    # 8 requests, each one's spans shared out between two files, beside a
+    # trace of its own: each is one request, as analyze() of the whole
+    # file gives it, on any client (the split ones joined where the
+    # results come together), and as `critpath batch` gives it.
+    whole = checkout.write(str(tmp_path / "whole"), 1, 8)[0]
+    halves = checkout.split_by_service(whole, str(tmp_path / "whole"))
+    other = example("nic-fig3.jsonl")
+    want = critpath.analyze(whole).per_trace
+    for client in ("serial", None, dask_client):
+        got = critpath.analyze_many(halves + [other], client=client, progress=False)
+        split = got.per_trace[got.per_trace["file"] == " + ".join(halves)]
+        assert list(split["trace_id"]) == list(want["trace_id"])
+        assert list(split["length_ns"]) == list(want["length_ns"])
+        assert len(got.per_trace) == 8 + 1
+    cli("batch", *halves, other, "-o", str(tmp_path / "cli"))
+    table = pd.read_parquet(tmp_path / "cli" / "per_trace.parquet")
+    split = table[table["file"] == " + ".join(halves)]
+    assert sorted(split["length_ns"]) == sorted(want["length_ns"])
+    assert len(table) == 8 + 1
+
+
 def test_results_do_not_depend_on_file_order(serial, traces):
     shuffled = critpath.analyze_many(list(reversed(traces)), client="serial", progress=False)
     pd.testing.assert_frame_equal(shuffled.states, serial.states)

@@ -56,17 +56,27 @@ fn analyze_file_inner(
     opts: &Options,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
-    let file = path.display().to_string();
+    let mut session = Session::open(&[path.to_path_buf()], &opts.settings)?;
+    analyze_opened(&mut session, opts, diagnostics)
+}
+
+/// [`analyze_file_inner`] of inputs opened as one session (named by its
+/// files joined with ` + `).
+pub(crate) fn analyze_opened(
+    session: &mut Session,
+    opts: &Options,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
+    let file = session.name();
     let engine_opts = engine_options(opts);
     // One pass over each input: nothing is kept for a replay.
-    let mut session = Session::open(&[path.to_path_buf()], &opts.settings)?;
     session.keep_records(0);
     if session.all(Format::Kineto) {
-        return gpu(&mut session, opts, engine_opts);
+        return gpu(session, opts, engine_opts);
     }
     session.set_request(opts.trace.clone());
     if opts.trace.is_none() {
-        if let Some(f) = analyze_session_requests(&mut session, opts)? {
+        if let Some(f) = analyze_session_requests(session, opts)? {
             diagnostics.extend(f.diagnostics);
             return Ok((f.results, f.problem));
         }

@@ -14,6 +14,7 @@ mod analyze;
 mod compare;
 mod error;
 mod run;
+mod split;
 
 pub use aggregate::{Aggregate, StateAgg};
 pub use analyze::{
@@ -23,6 +24,7 @@ pub use analyze::{
 pub use compare::{compare, compare_and_total, slowest, Comparison};
 pub use error::{engine_message, Error};
 pub use run::{analyze_files, FileOutcome};
+pub use split::join_split_requests;
 
 use serde::{Deserialize, Serialize};
 

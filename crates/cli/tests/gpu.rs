@@ -410,5 +410,8 @@ fn a_kineto_header_without_events_is_called_so() {
     let o = common::run(&["analyze", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("header.json") && err.contains("without its `traceEvents` array"), "{err}");
+    assert!(
+        err.contains("header.json") && err.contains("without its `traceEvents` array"),
+        "{err}"
+    );
 }

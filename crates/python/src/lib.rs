@@ -61,6 +61,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::analyze, m)?)?;
     m.add_function(wrap_pyfunction!(requests::requests, m)?)?;
     m.add_function(wrap_pyfunction!(batch::analyze_file, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::join_split, m)?)?;
     m.add_class::<batch::Results>()?;
     Ok(())
 }

@@ -104,6 +104,11 @@ pub fn run(args: Args) -> Result<()> {
             eprintln!("critpath: error: {}", safe(&named(path, &e.to_string())));
         }
     }
+    // A request whose spans several files hold is one request.
+    if let Err(e) = critpath_batch::join_split_requests(&mut results, &opts) {
+        failed += 1;
+        eprintln!("critpath: error: {}", safe(&e.to_string()));
+    }
     let sum = Summary::new(results, args.slowest);
     if let Some(dir) = &args.output {
         write_tables(dir, &args, &sum)?;
