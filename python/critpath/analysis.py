@@ -36,6 +36,19 @@ def _paths(path_or_paths):
     return paths
 
 
+def check_instance(instance, annotation):
+    """Raises :class:`critpath.Error` unless ``instance`` is None or the
+    index of an annotation's instance (an int, 0 or more) given with
+    ``annotation``, as the CLI's ``--instance K`` needs."""
+    if instance is None:
+        return
+    if annotation is None:
+        raise Error("instance= needs annotation= (the CLI's --instance requires --annotation)")
+    if isinstance(instance, bool) or not isinstance(instance, int) or not 0 <= instance < 2**63:
+        raise Error("instance=%r: expected which instance of the annotation, an int from 0 "
+                    "(the first)" % (instance,))
+
+
 def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=None, trace=None,
             partial=False):
     """Analyze one trace, or several hosts' traces merged on one clock, as
@@ -55,8 +68,7 @@ def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=Non
     ``partial=True`` that analysis is returned with a ``RuntimeWarning``
     carrying the message.
     """
-    if instance is not None and annotation is None:
-        raise Error("instance= needs annotation= (the CLI's --instance requires --annotation)")
+    check_instance(instance, annotation)
     paths = _paths(path_or_paths)
     found = None
     if trace is None:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from critpath import _native
 from critpath._work import analyze_file, analyze_part, analyze_parts
-from critpath.analysis import Error
+from critpath.analysis import Error, check_instance
 
 PER_TRACE_COLUMNS = ["file", "trace_id", "length_ns", "top_sm", "top_state", "top_criticality"]
 STATES_COLUMNS = [
@@ -34,6 +34,7 @@ def _options(analyze_options):
     if unknown:
         raise TypeError("analyze_many() got unexpected options: %s (expected %s)"
                         % (", ".join(unknown), ", ".join(_OPTIONS)))
+    check_instance(analyze_options.get("instance"), analyze_options.get("annotation"))
     return {_OPTIONS[k]: v for k, v in analyze_options.items() if v is not None}
 
 

@@ -260,6 +260,14 @@ def test_kineto_annotation_instance_is_the_clis(tmp_path):
     assert "gpu" in json.loads(want)
     whole = critpath.analyze(trace)
     assert 0 < a.length_ns < whole.length_ns
+    # An instance is an int from 0, given with annotation=, for analyze and
+    # analyze_many alike.
+    for bad in (-1, 10**30, 1.5, True):
+        for call in (critpath.analyze, lambda *a, **k: critpath.analyze_many(*a, client="serial", **k)):
+            with pytest.raises(critpath.Error, match=r"instance=.*expected which instance"):
+                call(trace, annotation="ProfilerStep", instance=bad)
+    with pytest.raises(critpath.Error, match="instance= needs annotation="):
+        critpath.analyze_many([trace], client="serial", instance=1)
 
 
 # Bad input: the CLI's message, raised as critpath.Error (a ValueError).
