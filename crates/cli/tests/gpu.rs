@@ -415,3 +415,25 @@ fn a_kineto_header_without_events_is_called_so() {
         "{err}"
     );
 }
+
+#[test]
+fn a_rank_given_twice_names_no_straggler() {
+    // The same rank's file twice: its copies arrive together at every
+    // collective, so no one waits and no rank is a straggler.
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = generate_ranks(dir.path(), &["--ranks", "2", "--steps", "3"]) else {
+        return;
+    };
+    let o = run(&["analyze", &files[0], &files[0]]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("critical path"), "{text}");
+    assert!(!text.contains("arrived last"), "{text}");
+    let d = json_of(&["analyze", &files[0], &files[0], "--json"]);
+    let kinds: Vec<&str> = (d["diagnostics"].as_array().unwrap().iter())
+        .map(|x| x["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"duplicate-rank") && !kinds.contains(&"straggler"),
+        "{kinds:?}"
+    );
+}

@@ -98,6 +98,9 @@ impl RanksReport {
                 }
             })
             .collect();
+        // A rank that made no one wait (ranks that arrive together, a
+        // rank's file given twice) held nothing up.
+        out.retain(|s| s.others_waited_ns > 0);
         out.sort_by_key(|s| std::cmp::Reverse(s.others_waited_ns));
         out
     }

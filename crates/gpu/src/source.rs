@@ -181,7 +181,7 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
         d.push(Diagnostic::new(
             DiagnosticKind::CollectiveUnmatched,
             format!(
-                "{} collective kernels have no counterpart on every rank of their group",
+                "{} collectives (NCCL kernels or CPU collective ops) have no counterpart on every rank of their group",
                 report.unmatched
             ),
         ));
