@@ -354,6 +354,19 @@ fn a_cpu_collective_without_gloo_executions_is_communication() {
     assert_eq!(d["critical_path"]["length_ns"], 400_000, "{}", d["states"]);
     assert_eq!(d["gpu"]["communication_bound_ns"], 100_000, "{}", d["gpu"]);
     assert_eq!(d["gpu"]["cpu_bound_ns"], 300_000, "{}", d["gpu"]);
+    // Both clocks aligned (rank 1's offset measured from the barrier's end).
+    let offsets = d["ranks"]["offsets"].as_array().unwrap();
+    assert!(offsets.iter().all(|o| o["aligned"] == true), "{offsets:?}");
+    assert_eq!(offsets[1]["collectives"], 1);
+    // Ranks that share no collective: neither clock is aligned.
+    let plain = |r: u32| {
+        let p = dir.path().join(format!("p{r}.json"));
+        std::fs::write(&p, gloo_rank(r, &[("cpu_op", "fwd", 100, 0, 100)])).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let d = json_of(&["analyze", &plain(0), &plain(1), "--json"]);
+    let offsets = d["ranks"]["offsets"].as_array().unwrap();
+    assert!(offsets.iter().all(|o| o["aligned"] == false), "{offsets:?}");
 }
 
 #[test]

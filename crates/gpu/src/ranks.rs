@@ -37,6 +37,10 @@ pub struct RankOffset {
     pub offset_ns: i64,
     /// Collectives whose ends gave the offset.
     pub collectives: u64,
+    /// Whether the rank's clock is aligned: the reference's when any
+    /// collective matched, another's when collectives gave its offset (an
+    /// offset of 0 is then measured, not assumed).
+    pub aligned: bool,
 }
 
 /// Who arrived last in one step and how long the others waited.
@@ -320,11 +324,13 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
         offsets: inputs
             .iter()
             .zip(&offs)
-            .map(|(r, o)| RankOffset {
+            .enumerate()
+            .map(|(k, (r, o))| RankOffset {
                 rank: r.rank,
                 file: r.file.to_string(),
                 offset_ns: o.0 as i64,
                 collectives: o.1,
+                aligned: o.1 > 0 || (k == 0 && !inst.is_empty()),
             })
             .collect(),
         steps: steps

@@ -142,7 +142,7 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
         return d;
     }
     for o in report.offsets.iter().skip(1) {
-        if o.collectives == 0 {
+        if !o.aligned {
             d.push(Diagnostic::new(
                 DiagnosticKind::CollectiveUnmatched,
                 format!(
