@@ -13,6 +13,7 @@ on the order results arrive in, so a parallel run equals the serial one.
 import json
 import os
 import sys
+import warnings
 
 import pandas as pd
 
@@ -173,10 +174,16 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
         if bar is not None:
             bar.close()
     # A request whose spans several files hold is one request: those files
-    # are analyzed again here, as one set.
-    joined = _native.join_split(parts, json.dumps(options)) if len(parts) > 1 else None
-    if joined is not None:
-        parts = [joined]
+    # are analyzed again here, as one set (where this process cannot read
+    # them, a cluster's files, their requests stay per file, with a
+    # warning).
+    if len(parts) > 1:
+        joined, errors = _native.join_split(parts, json.dumps(options))
+        for e in errors:
+            warnings.warn("critpath: %s; the requests these files share are counted per file" % e,
+                          RuntimeWarning, stacklevel=2)
+        if joined is not None:
+            parts = [joined]
     return Batch(parts=parts)
 
 

@@ -255,6 +255,30 @@ def test_a_request_whose_spans_several_files_hold_is_one_request(tmp_path, dask_
     assert len(table) == 8 + 1
 
 
+def test_split_requests_stay_per_file_with_a_warning_where_the_files_cannot_be_read(tmp_path):
+    # The files are gone by the time the results come together (as files
+    # only a cluster's workers see): the per-file rows stay, with a warning.
+    whole = checkout.write(str(tmp_path / "whole"), 1, 4)[0]
+    halves = checkout.split_by_service(whole, str(tmp_path / "whole"))
+
+    done = set()
+
+    class Elsewhere(cf.Executor):
+        def submit(self, fn, paths, *args):
+            future = cf.Future()
+            future.set_result(fn(paths, *args))
+            done.update(paths)
+            if done == set(halves):
+                for h in halves:
+                    os.rename(h, h + ".gone")
+            return future
+
+    with pytest.warns(RuntimeWarning, match="counted per file"):
+        got = critpath.analyze_many(halves, client=Elsewhere(), progress=False)
+    assert set(got.per_trace["file"]) == set(halves)
+    assert len(got.per_trace) == 8
+
+
 def test_results_do_not_depend_on_file_order(serial, traces):
     shuffled = critpath.analyze_many(list(reversed(traces)), client="serial", progress=False)
     pd.testing.assert_frame_equal(shuffled.states, serial.states)

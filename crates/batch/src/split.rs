@@ -8,66 +8,103 @@
 use crate::analyze::analyze_opened;
 use crate::{Error, Options, TraceResult};
 use critpath_session::Session;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 /// Joins the requests of `results` that several files hold: each group of
 /// files linked by shared trace ids is analyzed as one set of span files,
-/// its results (named by the files joined with ` + `) replacing those of
-/// its files. Returns how many requests were split.
-pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> Result<usize, Error> {
-    let groups = linked_files(results);
-    if groups.is_empty() {
-        return Ok(0);
-    }
-    let mut split = 0;
-    let mut joined = Vec::new();
-    for files in &groups {
+/// its results (named by the files joined with ` + `, in the order they
+/// first appear) replacing those of its files. A group that cannot be
+/// analyzed together keeps its per-file results, and its error comes back
+/// (a problem reading a file, which its own analysis already met, does
+/// not). Returns how many groups were joined, and those errors.
+pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> (usize, Vec<Error>) {
+    let (mut joined_groups, mut errors) = (0, Vec::new());
+    for files in linked_files(results) {
         let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
-        let mut session = Session::open(&paths, &opts.settings)?;
-        let (found, problem) = analyze_opened(&mut session, opts, &mut Vec::new())?;
-        if let Some(e) = problem {
-            return Err(e);
+        let joined = Session::open(&paths, &opts.settings)
+            .map_err(Error::from)
+            .and_then(|mut s| analyze_opened(&mut s, opts, &mut Vec::new()));
+        match joined {
+            Ok((found, _)) => {
+                let grouped: HashSet<&String> = files.iter().collect();
+                results.retain(|r| !grouped.contains(&r.file));
+                results.extend(found);
+                joined_groups += 1;
+            }
+            Err(e) => errors.push(e),
         }
-        let parts = results.iter().filter(|r| files.contains(&r.file)).count();
-        split += parts - found.len();
-        joined.extend(found);
     }
-    let grouped: BTreeSet<&String> = groups.iter().flatten().collect();
-    results.retain(|r| !grouped.contains(&r.file));
-    results.extend(joined);
-    Ok(split)
+    (joined_groups, errors)
 }
 
 /// The groups of two or more files that share a trace id, directly or
-/// through other files (span files only: other traces have none).
-fn linked_files(results: &[TraceResult]) -> Vec<BTreeSet<String>> {
-    let mut files_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for r in results.iter().filter(|r| !r.trace_id.is_empty()) {
-        files_of.entry(&r.trace_id).or_default().insert(&r.file);
+/// through other files (span files only: other traces have none), each in
+/// the order its files first appear in `results`.
+fn linked_files(results: &[TraceResult]) -> Vec<Vec<String>> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut files_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for r in results {
+        let i = *index.entry(&r.file).or_insert_with(|| {
+            order.push(&r.file);
+            order.len() - 1
+        });
+        if !r.trace_id.is_empty() {
+            let files = files_of.entry(&r.trace_id).or_default();
+            if !files.contains(&i) {
+                files.push(i);
+            }
+        }
     }
     // Union-find over the files, one union per id held by several.
-    let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
-    fn root<'a>(parent: &mut BTreeMap<&'a str, &'a str>, f: &'a str) -> &'a str {
-        let mut r = f;
-        while let Some(&p) = parent.get(r).filter(|&&p| p != r) {
-            r = p;
+    let mut parent: Vec<usize> = (0..order.len()).collect();
+    fn root(parent: &mut [usize], mut f: usize) -> usize {
+        while parent[f] != f {
+            parent[f] = parent[parent[f]];
+            f = parent[f];
         }
-        parent.insert(f, r);
-        r
+        f
     }
     for files in files_of.values().filter(|f| f.len() > 1) {
-        let mut it = files.iter();
-        let first = *it.next().expect("two or more");
-        for &f in it {
-            let (a, b) = (root(&mut parent, first), root(&mut parent, f));
-            parent.insert(b, a);
+        for &f in &files[1..] {
+            let (a, b) = (root(&mut parent, files[0]), root(&mut parent, f));
+            parent[b.max(a)] = b.min(a);
         }
     }
-    let mut groups: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for f in parent.keys().copied().collect::<Vec<_>>() {
-        let r = root(&mut parent, f);
-        groups.entry(r).or_default().insert(f.to_string());
+    let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (i, f) in order.iter().enumerate() {
+        let r = root(&mut parent, i);
+        groups.entry(r).or_default().push(f.to_string());
     }
     groups.into_values().filter(|g| g.len() > 1).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(file: &str, id: &str) -> TraceResult {
+        TraceResult {
+            file: file.into(),
+            trace_id: id.into(),
+            length_ns: 1,
+            states: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn files_are_grouped_through_shared_ids_in_the_order_they_appear() {
+        let results = [
+            r("c", "1"),
+            r("a", "1"),
+            r("b", "2"),
+            r("d", "3"),
+            r("a", "2"),
+            r("e", ""),
+            r("f", ""),
+        ];
+        // c-a through 1, a-b through 2; d alone; traces without ids alone.
+        assert_eq!(linked_files(&results), vec![vec!["c", "a", "b"]]);
+    }
 }

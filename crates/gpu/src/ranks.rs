@@ -326,11 +326,12 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .zip(&offs)
             .enumerate()
             .map(|(k, (r, o))| RankOffset {
+                // The reference is aligned when another rank was to it.
+                aligned: o.1 > 0 || (k == 0 && offs.iter().skip(1).any(|o| o.1 > 0)),
                 rank: r.rank,
                 file: r.file.to_string(),
                 offset_ns: o.0 as i64,
                 collectives: o.1,
-                aligned: o.1 > 0 || (k == 0 && !inst.is_empty()),
             })
             .collect(),
         steps: steps

@@ -43,18 +43,22 @@ pub fn analyze_file(
 
 /// `_native.join_split(parts, options)`: the parts with the requests that
 /// several files hold analyzed again as one (their files read as one set
-/// of span files), as one part; `None` when no request is split.
+/// of span files), as one part (`None` when no request is split), and the
+/// errors of the groups of files that could not be (left per file).
 #[pyfunction]
-pub fn join_split(py: Python<'_>, parts: Vec<String>, options: &str) -> PyResult<Option<String>> {
+pub fn join_split(
+    py: Python<'_>,
+    parts: Vec<String>,
+    options: &str,
+) -> PyResult<(Option<String>, Vec<String>)> {
     guarded(py, || {
         let mut opts: Options =
             serde_json::from_str(options).map_err(|e| format!("analyze_many options: {e}"))?;
         opts.settings = crate::settings();
         let mut all = results(&parts)?;
-        match critpath_batch::join_split_requests(&mut all, &opts).map_err(|e| e.to_string())? {
-            0 => Ok(None),
-            _ => to_json(&all).map(Some),
-        }
+        let (joined, errors) = critpath_batch::join_split_requests(&mut all, &opts);
+        let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        Ok(((joined > 0).then(|| to_json(&all)).transpose()?, errors))
     })
 }
 

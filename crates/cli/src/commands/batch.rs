@@ -105,9 +105,10 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     // A request whose spans several files hold is one request.
-    if let Err(e) = critpath_batch::join_split_requests(&mut results, &opts) {
-        failed += 1;
-        eprintln!("critpath: error: {}", safe(&e.to_string()));
+    let (_, unjoined) = critpath_batch::join_split_requests(&mut results, &opts);
+    for e in &unjoined {
+        let msg = format!("{e}; the requests these files share are counted per file");
+        eprintln!("critpath: error: {}", safe(&msg));
     }
     let sum = Summary::new(results, args.slowest);
     if let Some(dir) = &args.output {
@@ -121,6 +122,12 @@ pub fn run(args: Args) -> Result<()> {
         return Err(CliError::input(format!(
             "{failed} of {} files could not be analyzed (or only in part); the results are of the rest",
             args.traces.len()
+        )));
+    }
+    if !unjoined.is_empty() {
+        return Err(CliError::input(format!(
+            "{} group(s) of files that share requests could not be analyzed together",
+            unjoined.len()
         )));
     }
     Ok(())
