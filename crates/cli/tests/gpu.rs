@@ -3,7 +3,7 @@
 //! beside the repository: its traces and HTA 0.5.0's results).
 
 mod common;
-use common::{json_of, run};
+use common::{crit, json_of, run, state_row, write};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -292,20 +292,16 @@ fn a_thread_computing_while_its_gloo_collective_runs_keeps_its_time() {
                 ("cpu_op", "opt", 100, 710, 10),
             ],
         );
-        let (p0, p1) = (dir.path().join("r0.json"), dir.path().join("r1.json"));
-        std::fs::write(&p0, r0).unwrap();
-        std::fs::write(&p1, r1).unwrap();
+        let (p0, p1) = (
+            write(dir.path(), "r0.json", r0),
+            write(dir.path(), "r1.json", r1),
+        );
         json_of(&[
             "analyze",
             p0.to_str().unwrap(),
             p1.to_str().unwrap(),
             "--json",
         ])
-    };
-    let crit = |d: &Value, sm: &str, state: &str| {
-        let states = d["states"].as_array().unwrap();
-        let row = states.iter().find(|s| s["sm"] == sm && s["state"] == state);
-        row.map_or(0, |s| s["critical_ns"].as_u64().unwrap())
     };
     // Rank 0 computes in `aten::mm` from 220 to 900 µs while its all-reduce
     // runs (to 700): the op is work, not a wait for the collective, and the
@@ -323,12 +319,10 @@ fn a_thread_computing_while_its_gloo_collective_runs_keeps_its_time() {
         "{}",
         d["states"]
     );
-    assert_eq!(crit(&d, "rank0/thread:100", "allreduce wait"), 0);
-    assert!(d["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|s| s["sm"] == "rank0/thread:100" && s["state"] == "allreduce wait"));
+    assert_eq!(
+        state_row(&d, "rank0/thread:100", "allreduce wait")["critical_ns"],
+        0
+    );
 }
 
 #[test]
@@ -345,8 +339,7 @@ fn a_cpu_collective_without_gloo_executions_is_communication() {
                 ("cpu_op", "c10d::barrier", 100, fwd, 400 - fwd),
             ],
         );
-        let p = dir.path().join(format!("r{r}.json"));
-        std::fs::write(&p, body).unwrap();
+        let p = write(dir.path(), &format!("r{r}.json"), body);
         p.to_str().unwrap().to_string()
     };
     let (r0, r1) = (rank(0, 100), rank(1, 300));
@@ -360,8 +353,8 @@ fn a_cpu_collective_without_gloo_executions_is_communication() {
     assert_eq!(offsets[1]["collectives"], 1);
     // Ranks that share no collective: neither clock is aligned.
     let plain = |r: u32| {
-        let p = dir.path().join(format!("p{r}.json"));
-        std::fs::write(&p, gloo_rank(r, &[("cpu_op", "fwd", 100, 0, 100)])).unwrap();
+        let body = gloo_rank(r, &[("cpu_op", "fwd", 100, 0, 100)]);
+        let p = write(dir.path(), &format!("p{r}.json"), body);
         p.to_str().unwrap().to_string()
     };
     let d = json_of(&["analyze", &plain(0), &plain(1), "--json"]);
@@ -408,8 +401,7 @@ fn an_ac2g_flow_links_a_launch_to_its_kernel_without_correlation_args() {
     ];
     let doc = serde_json::json!({"schemaVersion": 1, "traceEvents": events});
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("flows.json");
-    std::fs::write(&p, doc.to_string()).unwrap();
+    let p = write(dir.path(), "flows.json", doc.to_string());
     let d = json_of(&["analyze", p.to_str().unwrap(), "--json"]);
     assert_eq!(d["critical_path"]["length_ns"], 600_000, "{}", d["states"]);
     assert_eq!(d["gpu"]["gpu_compute_bound_ns"], 100_000, "{}", d["gpu"]);
@@ -418,9 +410,12 @@ fn an_ac2g_flow_links_a_launch_to_its_kernel_without_correlation_args() {
 #[test]
 fn a_kineto_header_without_events_is_called_so() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("header.json");
-    std::fs::write(&p, r#"{"schemaVersion":1,"deviceProperties":[{"id":0}]}"#).unwrap();
-    let o = common::run(&["analyze", p.to_str().unwrap()]);
+    let p = write(
+        dir.path(),
+        "header.json",
+        r#"{"schemaVersion":1,"deviceProperties":[{"id":0}]}"#,
+    );
+    let o = run(&["analyze", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
