@@ -94,9 +94,7 @@ pub fn analyze_session_requests(
     session: &mut Session,
     opts: &Options,
 ) -> Result<Option<FileResults>, Error> {
-    if !session.all(Format::Spans) {
-        return Ok(None);
-    }
+    // (None for anything but span files.)
     let Some(requests) = session.requests()? else {
         return Ok(None);
     };

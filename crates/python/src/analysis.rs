@@ -78,18 +78,12 @@ pub fn analyze(
         // As the CLI: one trace, PyTorch profiler ranks and span files
         // (one set of requests) are one session; other traces of several
         // hosts are merged with aligned clocks.
-        let spans = || {
-            let of = |p: &PathBuf| critpath_import::format_of(p).ok();
-            paths.iter().all(|p| of(p) == Some(Format::Spans))
-        };
-        let session = match paths.len() {
-            1 => Some(Session::open(&paths, &settings).map_err(read)?),
-            _ if trace.is_none() && critpath_import::all_kineto(&paths) => {
-                Some(Session::open(&paths, &settings).map_err(read)?)
-            }
-            _ if spans() => Some(Session::open(&paths, &settings).map_err(read)?),
-            _ => None,
-        };
+        // The inputs are opened once, and what they are decides.
+        let opened = Session::open(&paths, &settings).map_err(read)?;
+        let one = paths.len() == 1
+            || (trace.is_none() && opened.all(Format::Kineto))
+            || opened.all(Format::Spans);
+        let session = one.then_some(opened);
         if let (Some(id), None) = (&trace, &session) {
             return Err(format!(
                 "--trace {id}: picks one request of span files; the other traces are not span files"

@@ -5,7 +5,6 @@
 
 use crate::guarded;
 use critpath_batch::{analyze_session_requests, sort_results, FileResults, Options};
-use critpath_import::Format;
 use critpath_session::Session;
 use critpath_views::batch::{summary, Summary};
 use pyo3::prelude::*;
@@ -35,12 +34,10 @@ pub fn requests(
         // As the CLI: only regular files are read twice (here, then by
         // the analysis of one trace when they hold one request).
         let regular = |p: &PathBuf| std::fs::metadata(p).is_ok_and(|m| m.is_file());
-        let spans = |p: &PathBuf| critpath_import::format_of(p).map(|f| f == Format::Spans);
-        for p in &paths {
-            if !regular(p) || !spans(p).map_err(|e| e.to_string())? {
-                return Ok(None);
-            }
+        if !paths.iter().all(regular) {
+            return Ok(None);
         }
+        // Anything but span files of several requests: `None`.
         let settings = crate::settings();
         let mut session = Session::open(&paths, &settings).map_err(|e| e.to_string())?;
         session.keep_records(0);
