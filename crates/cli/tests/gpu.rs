@@ -257,8 +257,13 @@ fn a_report_of_ranks_is_written() {
 }
 
 /// A gloo rank's trace: its `(cat, name, tid, ts, dur)` events (µs) on
-/// process 100.
+/// process 100, of a job of 2 ranks.
 fn gloo_rank(rank: u32, events: &[(&str, &str, u32, u64, u64)]) -> String {
+    gloo_rank_of(rank, 2, events)
+}
+
+/// [`gloo_rank`] of a job of `world` ranks.
+fn gloo_rank_of(rank: u32, world: u32, events: &[(&str, &str, u32, u64, u64)]) -> String {
     let evs: Vec<Value> = events
         .iter()
         .map(|&(cat, name, tid, ts, dur)| {
@@ -266,7 +271,7 @@ fn gloo_rank(rank: u32, events: &[(&str, &str, u32, u64, u64)]) -> String {
                 "tid": tid, "ts": ts, "dur": dur, "args": {}})
         })
         .collect();
-    let info = serde_json::json!({"backend": "gloo", "rank": rank, "world_size": 2});
+    let info = serde_json::json!({"backend": "gloo", "rank": rank, "world_size": world});
     serde_json::json!({"schemaVersion": 1, "distributedInfo": info, "traceEvents": evs}).to_string()
 }
 
@@ -360,6 +365,100 @@ fn a_cpu_collective_without_gloo_executions_is_communication() {
     let d = json_of(&["analyze", &plain(0), &plain(1), "--json"]);
     let offsets = d["ranks"]["offsets"].as_array().unwrap();
     assert!(offsets.iter().all(|o| o["aligned"] == false), "{offsets:?}");
+}
+
+#[test]
+fn a_what_if_that_changes_the_last_rank_holds_every_rank_for_the_new_one() {
+    // Each rank computes `fwd`, meets the others in a barrier that runs
+    // 100 µs after the last arrives, then computes `opt`; rank 1 arrives
+    // last. With rank 1's `fwd` 100x faster another rank is the last, and
+    // every rank, rank 1 too, waits for it.
+    let dir = tempfile::tempdir().unwrap();
+    let job = |work: &[(u64, u64)]| {
+        let end = work.iter().map(|w| w.0).max().unwrap() + 100;
+        let files: Vec<String> = (0..work.len())
+            .map(|r| {
+                let (fwd, opt) = work[r];
+                let events = [
+                    ("cpu_op", "fwd", 100, 0, fwd),
+                    ("cpu_op", "c10d::barrier", 100, fwd, end - fwd),
+                    ("cpu_op", "opt", 100, end, opt),
+                ];
+                let body = gloo_rank_of(r as u32, work.len() as u32, &events);
+                let p = write(dir.path(), &format!("j{}r{r}.json", work.len()), body);
+                p.to_str().unwrap().to_string()
+            })
+            .collect();
+        let mut args = vec!["whatif".to_string()];
+        args.extend(files);
+        args.extend(["--speedup", "rank1/thread:100:fwd=100", "--json"].map(String::from));
+        json_of(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let lengths = |d: &Value| {
+        let l = |k: &str| d[k].as_u64().unwrap();
+        (l("baseline_length_ns"), l("predicted_length_ns"))
+    };
+    // Two ranks: rank 0 arrives at 100 µs, the barrier ends at 200 and
+    // rank 1's 300 µs `opt` follows: 500 (not 3 + 100 + 300, as if rank 1
+    // did not wait).
+    let d = job(&[(100, 10), (300, 300)]);
+    assert_eq!(lengths(&d), (700_000, 500_000), "{d}");
+    // Three ranks: rank 2 becomes the last (at 200 µs), and rank 0, which
+    // waited for rank 1 in the trace, now waits for rank 2 too: 200 + 100
+    // + rank 0's 300 µs `opt`.
+    let d = job(&[(100, 300), (300, 10), (200, 10)]);
+    assert_eq!(lengths(&d), (700_000, 600_000), "{d}");
+}
+
+/// An NCCL rank's trace: on stream 7, a GEMM of `gemm` µs launched at 1,
+/// an all-reduce launched at 2 (its kernel from the GEMM's end to `end`)
+/// and an `opt` kernel of `opt` µs launched at 3, each starting when the
+/// one before ends.
+fn nccl_rank(rank: u32, (gemm, end, opt): (u64, u64, u64)) -> String {
+    let coll = serde_json::json!({"Collective name": "allreduce", "Process Group Name": "0",
+        "Process Group Ranks": "[0, 1]", "Group size": 2});
+    let kernels = [
+        ("gemm", 10, gemm),
+        ("ncclKernel_AllReduce", 10 + gemm, end - 10 - gemm),
+        ("opt", end, opt),
+    ];
+    let mut evs = Vec::new();
+    for (k, &(name, ts, dur)) in kernels.iter().enumerate() {
+        let corr = k + 1;
+        evs.push(
+            serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+            "pid": 100, "tid": 100, "ts": corr, "dur": 1, "args": {"correlation": corr}}),
+        );
+        let mut args = serde_json::json!({"device": 0, "stream": 7, "correlation": corr});
+        if name.starts_with("nccl") {
+            args.as_object_mut()
+                .unwrap()
+                .extend(coll.as_object().unwrap().clone());
+        }
+        evs.push(
+            serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0,
+            "tid": 7, "ts": ts, "dur": dur, "args": args}),
+        );
+    }
+    let info = serde_json::json!({"backend": "nccl", "rank": rank, "world_size": 2});
+    serde_json::json!({"schemaVersion": 1, "distributedInfo": info, "traceEvents": evs}).to_string()
+}
+
+#[test]
+fn a_what_if_that_changes_the_last_rank_holds_every_gpu_for_the_new_one() {
+    // Rank 1's GEMM (500 µs) makes it the last at the all-reduce, which
+    // ends at 560 on both; its `opt` kernel (300 µs) follows. With the GEMM
+    // 100x faster rank 0 (its GEMM 200 µs) is the last: the all-reduce's
+    // 50 µs run then starts at 210 on both, and rank 1's `opt` at 260 (the
+    // path starts at the first launch, at 1 µs).
+    let dir = tempfile::tempdir().unwrap();
+    let r0 = write(dir.path(), "n0.json", nccl_rank(0, (200, 560, 20)));
+    let r1 = write(dir.path(), "n1.json", nccl_rank(1, (500, 560, 300)));
+    let (r0, r1) = (r0.to_str().unwrap(), r1.to_str().unwrap());
+    let speedup = "rank1/gpu0:stream7:gemm=100";
+    let d = json_of(&["whatif", r0, r1, "--speedup", speedup, "--json"]);
+    assert_eq!(d["baseline_length_ns"], 859_000, "{d}");
+    assert_eq!(d["predicted_length_ns"], 559_000, "{d}");
 }
 
 #[test]

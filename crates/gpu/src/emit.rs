@@ -26,11 +26,19 @@ pub mod class {
     pub const CPU: u8 = 3;
     pub const STREAM_INIT: u8 = 4;
     pub const OP_START: u8 = 5;
+    /// The last rank of a collective sends its arrival to the others,
     pub const COLLECTIVE: u8 = 6;
+    /// which receive it and answer with theirs;
+    pub const COLL_JOIN: u8 = 7;
+    /// it receives every answer and releases them,
+    pub const COLL_GATHER: u8 = 8;
+    /// which receive the release.
+    pub const COLL_RELEASE: u8 = 9;
 }
 
 /// Link-id spaces: kind in bits 56.., rank in bits 40..: 1 a launch (by
-/// GPU op), 2 a wait on a GPU op's end (by waiter), 3 a collective.
+/// GPU op), 2 a wait on a GPU op's end (by waiter), 3.. a collective's
+/// joining (`pass::colls`).
 pub fn link(kind: u64, rank: usize, n: u64) -> LinkId {
     LinkId::Num((kind << 56) | ((rank as u64) << 40) | n)
 }
@@ -38,7 +46,7 @@ pub fn link(kind: u64, rank: usize, n: u64) -> LinkId {
 /// How a collective's kernel takes part in its instance across ranks.
 #[derive(Clone, Debug)]
 pub struct Role {
-    /// The instance's link id (the last rank's arrival).
+    /// The instance's number (its links' ids).
     pub id: u64,
     /// This rank arrived last.
     pub straggler: bool,
@@ -46,8 +54,13 @@ pub struct Role {
     pub release: u64,
     /// The collective's name (its wait state is `<name> wait`).
     pub name: Sym,
-    /// On the straggler: the inputs (ranks) that wait for it.
+    /// On the straggler: the inputs (ranks) that wait for it and join the
+    /// collective (still in it when it arrives): each one's arrival is a
+    /// dependence of the collective's start on every rank.
     pub waiting: Vec<usize>,
+    /// On a rank before the last: it joins the collective (is in it when
+    /// the last rank arrives).
+    pub joins: bool,
 }
 
 /// Records being gathered, with their string table. Each record keeps its

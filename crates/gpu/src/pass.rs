@@ -675,10 +675,7 @@ impl RankPass<'_> {
         // (HTA's launch delay); otherwise the op waited for the stream,
         // and the launch sends nothing.
         let binds = launch.filter(|&(l, _)| l >= ready);
-        // A collective's kernel that waits for the last rank receives
-        // that rank's start instead.
-        let waits_rank = self.ctx.roles.get(&op).is_some_and(|r| !r.straggler);
-        if let Some((l, by)) = binds.filter(|_| !waits_rank) {
+        if let Some((l, by)) = binds {
             self.launch_send(l, by, op);
         }
         let state = self.sym(ev.name);
@@ -702,8 +699,8 @@ impl RankPass<'_> {
     }
 
     /// An op's start: received from its launch. A collective's kernel on a
-    /// rank that waits for a later one starts in `<collective> wait`, left
-    /// when the last rank arrives (the last rank sends to each of them).
+    /// rank before the last starts in `<collective> wait`, left when the
+    /// last rank has arrived (see `colls`).
     fn start(
         &mut self,
         who: Who,
@@ -713,45 +710,30 @@ impl RankPass<'_> {
         launch: Option<u64>,
         state: Sym,
     ) {
-        let role = self.ctx.roles.get(&op);
-        let id_for = colls::member_link;
-        if let Some(r) = role.filter(|r| !r.straggler) {
-            let wait_name = format!("{} wait", self.out.strings.resolve(r.name));
-            let wait = Event::Wait {
-                who,
-                state: self.out.sym(&wait_name),
-                on: None,
-                on_sys: None,
-                on_state: None,
-            };
-            self.out.push(start, class::OP_START, group, wait);
-            let id = id_for(r, self.ctx.index);
-            let recv = Event::Recv {
-                who,
-                id,
-                state,
-                waited: false,
-            };
-            self.out
-                .push(r.release.max(start), class::COLLECTIVE, group, recv);
-            return;
-        }
+        let role = self.ctx.roles.get(&op).cloned();
+        let first = match role.as_ref().filter(|r| !r.straggler) {
+            Some(r) => {
+                let name = format!("{} wait", self.out.strings.resolve(r.name));
+                self.out.sym(&name)
+            }
+            None => state,
+        };
         let first = match launch {
             // The idle stream waited for this launch: the gap is the launch
             // delay on the link, not time of the stream's own.
             Some(_) => Event::Recv {
                 who,
                 id: link(1, self.ctx.index, op),
-                state,
+                state: first,
                 waited: true,
             },
-            None => Event::State { who, state },
+            None => Event::State { who, state: first },
         };
         self.out.push(start, class::OP_START, group, first);
-        for &member in role.map_or(&[][..], |r| &r.waiting) {
-            let id = id_for(role.expect("role"), member);
-            self.out
-                .push(start, class::OP_START, group, Event::Send { who, id });
+        match role {
+            Some(r) if r.straggler => self.coll_release((who, group), &r, state),
+            Some(r) if r.joins => self.coll_join((who, group), &r, state),
+            _ => {}
         }
     }
 }

@@ -281,30 +281,31 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
         let arrive = |x: &(usize, usize)| i128::from(coll(x).start) + shifts[x.0];
         let last = *i.members.iter().max_by_key(|x| arrive(x)).expect("members");
         let release = arrive(&last).max(0) as u64;
-        let name = strings.intern(&coll(&last).name);
-        let waiting: Vec<usize> = i
-            .members
-            .iter()
-            .filter(|&&x| x != last)
-            .map(|x| x.0)
-            .collect();
-        for &(m, k) in &i.members {
-            let straggler = (m, k) == last;
-            let waiting = if straggler {
-                waiting.clone()
-            } else {
-                Vec::new()
-            };
-            roles[m].insert(
-                inputs[m].collectives[k].op,
+        let role = Role {
+            id: id as u64,
+            straggler: false,
+            release,
+            name: strings.intern(&coll(&last).name),
+            waiting: Vec::new(),
+            joins: false,
+        };
+        // The ranks still in the collective when the last arrives join it.
+        let joins = |x: &(usize, usize)| i128::from(coll(x).end) + shifts[x.0] > release as i128;
+        for x in &i.members {
+            let role = if *x == last {
+                let waiting = i.members.iter().filter(|y| *y != x && joins(y));
                 Role {
-                    id: id as u64,
-                    straggler,
-                    release,
-                    name,
-                    waiting,
-                },
-            );
+                    straggler: true,
+                    waiting: waiting.map(|y| y.0).collect(),
+                    ..role.clone()
+                }
+            } else {
+                Role {
+                    joins: joins(x),
+                    ..role.clone()
+                }
+            };
+            roles[x.0].insert(coll(x).op, role);
         }
         let waited: u64 = i
             .members

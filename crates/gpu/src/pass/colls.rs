@@ -9,10 +9,15 @@
 //!   ([`waits_for_collective`]: a synchronous `c10d::` collective, a
 //!   `wait`); in any other op (`aten::mm`) it was computing, and the end
 //!   is no dependence of it.
-//! - A collective matched across ranks (`ranks`): a rank that arrives before
-//!   the last waits in `NAME wait` until the last one arrives (a link from
-//!   the last rank's arrival), then runs the collective's own state; the
-//!   last rank sends to each of them as it arrives.
+//! - A collective matched across ranks (`ranks`) starts on every rank once
+//!   all have arrived. The ranks meet at the one that arrived last in the
+//!   trace, when it arrives: it sends its arrival to each rank still
+//!   waiting (in `NAME wait`), each answers, and once it has every answer
+//!   it releases them. The others' waits weigh nothing, so the start's
+//!   length is the longest of all arrivals: a what-if that makes another
+//!   rank the last holds every rank back for it, the trace's last rank
+//!   too. Three links per waiting rank, all at one instant
+//!   ([`RankPass::coll_release`], [`RankPass::coll_join`]).
 
 use super::{Call, RankPass};
 use crate::cpucoll::{classify, CollKind};
@@ -29,9 +34,10 @@ pub(super) fn waits_for_collective(name: &str) -> bool {
     name.starts_with("c10d::") || name.to_ascii_lowercase().contains("wait")
 }
 
-/// The link from the last rank's arrival at collective `r` to `member`.
-pub(super) fn member_link(r: &Role, member: usize) -> LinkId {
-    LinkId::Num((3 << 56) | (r.id << 16) | member as u64)
+/// A link of collective `r` between its last rank and `member`: `1` the
+/// last rank's arrival, `2` the member's answer, `3` the release.
+fn join_link(r: &Role, step: u64, member: usize) -> LinkId {
+    LinkId::Num(((2 + step) << 56) | (r.id << 16) | member as u64)
 }
 
 /// A CPU collective op: its part across ranks, and the link from its issue.
@@ -187,25 +193,64 @@ impl RankPass<'_> {
             None => Event::State { who, state: first },
         };
         self.out.push(t, class::CPU, group, ev);
-        if let Some(r) = waits.filter(|r| r.release < next) {
-            let recv = Event::Recv {
-                who,
-                id: member_link(r, self.ctx.index),
-                state: c.name,
-                waited: true,
-            };
-            self.out
-                .push(r.release.max(t), class::COLLECTIVE, group, recv);
-        }
-        let Some(r) = coll.role.as_ref().filter(|r| r.straggler) else {
+        // Once, in the part of the op the last rank arrives in.
+        let Some(r) = coll
+            .role
+            .as_ref()
+            .filter(|r| t <= r.release && r.release < next)
+        else {
             return;
         };
-        for &member in &r.waiting {
-            let send = Event::Send {
-                who,
-                id: member_link(r, member),
-            };
-            self.out.push(t, class::CPU, group + 1, send);
+        if r.straggler {
+            self.coll_release((who, group), r, c.name);
+        } else if r.joins {
+            self.coll_join((who, group), r, c.name);
         }
+    }
+
+    /// On the last rank of collective `r` as it arrives: its arrival to
+    /// each rank waiting, their answers, and their release; it goes on in
+    /// `state`.
+    pub(super) fn coll_release(&mut self, (who, group): (Who, u32), r: &Role, state: Sym) {
+        let t = r.release;
+        for &member in &r.waiting {
+            let id = join_link(r, 1, member);
+            self.out
+                .push(t, class::COLLECTIVE, group, Event::Send { who, id });
+        }
+        for &member in &r.waiting {
+            let recv = Event::Recv {
+                who,
+                id: join_link(r, 2, member),
+                state,
+                waited: true,
+            };
+            self.out.push(t, class::COLL_GATHER, group, recv);
+        }
+        for &member in &r.waiting {
+            let id = join_link(r, 3, member);
+            self.out
+                .push(t, class::COLL_GATHER, group, Event::Send { who, id });
+        }
+    }
+
+    /// On a rank waiting in collective `r` when the last rank arrives: it
+    /// receives that arrival, answers, and is released into `state`.
+    pub(super) fn coll_join(&mut self, (who, group): (Who, u32), r: &Role, state: Sym) {
+        let (t, me) = (r.release, self.ctx.index);
+        let wait = format!("{} wait", self.out.strings.resolve(r.name));
+        let recv = |id, state| Event::Recv {
+            who,
+            id,
+            state,
+            waited: true,
+        };
+        let arrival = recv(join_link(r, 1, me), self.out.sym(&wait));
+        self.out.push(t, class::COLL_JOIN, group, arrival);
+        let id = join_link(r, 2, me);
+        self.out
+            .push(t, class::COLL_JOIN, group, Event::Send { who, id });
+        let release = recv(join_link(r, 3, me), state);
+        self.out.push(t, class::COLL_RELEASE, group, release);
     }
 }
