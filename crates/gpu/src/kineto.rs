@@ -231,6 +231,26 @@ pub(crate) struct RawEvent<'a> {
     args: Option<RawArgs>,
 }
 
+/// Why a complete event of `kind` cannot be used (its times, or a GPU op
+/// without its stream), if it cannot.
+fn unusable(
+    kind: Kind,
+    ts: &Option<f64>,
+    dur: &Option<f64>,
+    stream: &Option<Num>,
+) -> Option<&'static str> {
+    Some(match (ts, dur) {
+        (None, _) => "no ts",
+        (_, None) => "no dur",
+        (Some(t), _) if !t.is_finite() || *t < 0.0 => "a negative ts",
+        (_, Some(d)) if !d.is_finite() || *d < 0.0 => "a negative dur",
+        _ if kind == Kind::GpuOp && stream.as_ref().is_none_or(|s| s.0 < 0) => {
+            "a GPU op without its stream"
+        }
+        _ => return None,
+    })
+}
+
 fn kind_of(cat: &str) -> Option<Kind> {
     Some(match cat {
         "cpu_op" => Kind::CpuOp,
@@ -298,7 +318,7 @@ struct Builder<F> {
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// Decodes an event; `held` is the index an op held until the window
     /// was known kept for it.
-    fn add(&mut self, raw: RawEvent, held: Option<u64>) {
+    fn add(&mut self, raw: RawEvent, (at, held): (u64, Option<u64>)) {
         if self.correlates(&raw) {
             return;
         }
@@ -310,6 +330,10 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             return;
         };
         let args = raw.args.unwrap_or_default();
+        if let Some(why) = unusable(kind, &raw.ts, &raw.dur, &args.stream) {
+            let name = raw.name.as_deref().unwrap_or_default();
+            return self.trace.problems.skip(at, format!("\"{name}\": {why}"));
+        }
         let num = |n: Option<Num>| n.map_or(-1, |n| n.0);
         let names = &mut self.trace.names;
         let (coll_name, coll_group, coll_ranks) = match (args.collective, args.group) {
@@ -421,7 +445,8 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// glance: no collective, no correlation, nothing of its `args`;
     /// `false` (nothing done) when a member cannot be read from the glance.
     fn add_plain(&mut self, p: &Plain, v: &[u8], held: Option<u64>) -> bool {
-        let Some((dur, pid, tid)) = p.numbers(v) else {
+        // An op without a usable `dur` is parsed, and skipped there.
+        let Some((Some(dur @ 0.0..), pid, tid)) = p.numbers(v) else {
             return false;
         };
         let Some(name) = p.name(v).and_then(|b| self.trace.names.intern_bytes(b)) else {
@@ -431,7 +456,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             kind: Kind::CpuOp,
             name,
             ts: p.ts,
-            dur: ns(dur.unwrap_or(0.0)),
+            dur: ns(dur),
             pid: pid.unwrap_or(-1),
             tid: tid.unwrap_or(-1),
             corr: -1,
@@ -453,7 +478,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// Decodes an event's bytes, or counts it skipped.
     fn parse(&mut self, v: &[u8], at: u64, held: Option<u64>) {
         match serde_json::from_slice::<RawEvent>(v) {
-            Ok(ev) => self.add(ev, held),
+            Ok(ev) => self.add(ev, (at, held)),
             Err(e) => self.trace.problems.skip(at, e.to_string()),
         }
     }

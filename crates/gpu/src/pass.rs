@@ -196,11 +196,28 @@ struct RankPass<'a> {
     due: BTreeMap<(u64, u64), Due>,
     seq: u64,
     links: u64,
+    /// Synchronizations that named an event record the trace does not hold.
+    unknown_records: u64,
+    /// CPU ops that ended after the op they started in: cut at its end.
+    cut_ops: u64,
     colls: colls::Issued,
 }
 
-/// Makes one rank's records; returns the next free record group.
-pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadError> {
+/// What a rank's pass did, beside its records.
+pub struct Done {
+    /// The next free record group.
+    pub group: u32,
+    /// Synchronizations (`cudaStreamWaitEvent`, `cudaEventSynchronize`)
+    /// that named an event record the trace (or its window) does not hold:
+    /// they wait for nothing.
+    pub unknown_records: u64,
+    /// CPU ops that ended after the op they started in (overlapping it
+    /// without nesting in it): each is cut at that op's end.
+    pub cut_ops: u64,
+}
+
+/// Makes one rank's records.
+pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<Done, ReadError> {
     let Prepared {
         file,
         names,
@@ -222,6 +239,8 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
         due: BTreeMap::new(),
         seq: 0,
         links: 0,
+        unknown_records: 0,
+        cut_ops: 0,
         colls: colls::Issued::default(),
         ctx,
     };
@@ -259,7 +278,11 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<u32, ReadE
     }
     p.settle_before(u64::MAX);
     p.flush();
-    Ok(group)
+    Ok(Done {
+        group,
+        unknown_records: p.unknown_records,
+        cut_ops: p.cut_ops,
+    })
 }
 
 impl RankPass<'_> {
@@ -337,7 +360,10 @@ impl RankPass<'_> {
 
     /// A synchronization's lookup of a record: the op it captured.
     fn take_record(&mut self, corr: i64, stream: StreamKey) -> Option<u64> {
-        let list = self.records.get_mut(&corr)?;
+        let Some(list) = self.records.get_mut(&corr) else {
+            self.unknown_records += 1;
+            return None;
+        };
         let pos = list.iter().position(|r| r.0 == stream)?;
         let x = list[pos].1;
         list[pos].2 = list[pos].2.saturating_sub(1);
@@ -480,6 +506,7 @@ impl RankPass<'_> {
         let end = th.stack.last().map_or(ev.end(), |p| p.0.min(ev.end()));
         th.stack.push((end, call.clone()));
         put(th, ev.ts, Some(call.clone()));
+        self.cut_ops += u64::from(end < ev.end());
     }
 
     /// A call's waits, settled at its end.

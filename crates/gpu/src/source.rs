@@ -80,6 +80,32 @@ impl KinetoInput {
     }
 }
 
+/// The diagnostics of what a rank's pass could not use as the trace said
+/// (`windowed`: it read one annotation's window).
+fn pass_notes(file: &str, done: &pass::Done, windowed: bool) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    if done.unknown_records > 0 {
+        let held = if windowed { " read in its window" } else { "" };
+        d.push(Diagnostic::new(
+            DiagnosticKind::InputSkipped,
+            format!(
+                "{file}: {} synchronization(s) (cudaStreamWaitEvent, cudaEventSynchronize) name an event record (its correlation id) that the trace{held} does not hold; they wait for nothing, and their time is the thread's own",
+                done.unknown_records
+            ),
+        ));
+    }
+    if done.cut_ops > 0 {
+        d.push(Diagnostic::new(
+            DiagnosticKind::StackMismatch,
+            format!(
+                "{file}: {} CPU op(s) end after the op they start in (they overlap it without nesting in it); each is cut at that op's end, and the thread's time after it is the enclosing state's",
+                done.cut_ops
+            ),
+        ));
+    }
+    d
+}
+
 /// The diagnostics of what a file's reader skipped or found cut.
 fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
     let mut d = Vec::new();
@@ -252,6 +278,7 @@ fn ranks_of(preps: &[Prepared]) -> (Vec<i64>, Vec<Diagnostic>) {
 pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSource, ReadError> {
     let budget = budget(inputs.len());
     let several = inputs.len() > 1;
+    let windowed = opts.annotation.as_deref().is_some_and(|a| !a.is_empty());
     let mut preps: Vec<Prepared> = inputs
         .into_iter()
         .map(|i| join::prepare(&i.name, (i.json, i.again), opts, budget, several))
@@ -321,7 +348,10 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
             roles: &plan.roles[index],
             base,
         };
-        base = pass::run(prep, &mut out, ctx)?;
+        let file = prep.file.clone();
+        let done = pass::run(prep, &mut out, ctx)?;
+        base = done.group;
+        diagnostics.extend(pass_notes(&file, &done, windowed));
     }
     Ok(GpuSource {
         inner: out.finish(&names.join(", "))?,

@@ -71,3 +71,65 @@ fn an_unreadable_event_is_skipped_and_named_by_its_offset() {
     assert!(msg.contains("1 event(s)"), "{msg}");
     assert!(msg.contains(&format!("byte {at}:")), "{msg}");
 }
+
+#[test]
+fn events_that_cannot_be_placed_or_linked_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let ev = |cat: &str, name: &str, ts: i64, dur: Option<i64>, args: &str| {
+        let dur = dur.map_or(String::new(), |d| format!(r#","dur":{d}"#));
+        format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":100,"tid":100,"ts":{ts}{dur},"args":{{{args}}}}}"#
+        )
+    };
+    let events = [
+        // `b` starts in `a` and ends after it.
+        ev("cpu_op", "a", 0, Some(100), ""),
+        ev("cpu_op", "b", 50, Some(100), ""),
+        ev("cpu_op", "neg", 200, Some(-5), ""),
+        ev("cpu_op", "nodur", 300, None, ""),
+        ev(
+            "kernel",
+            "nostream",
+            410,
+            Some(10),
+            r#""device":0,"correlation":5"#,
+        ),
+        // An event sync naming a record no event holds.
+        ev(
+            "cuda_runtime",
+            "cudaEventSynchronize",
+            500,
+            Some(10),
+            r#""correlation":6"#,
+        ),
+        ev(
+            "cuda_sync",
+            "Event Sync",
+            500,
+            Some(10),
+            r#""correlation":6,"device":0,"wait_on_stream":7,"wait_on_cuda_event_record_corr_id":99999"#,
+        ),
+    ];
+    let text = format!(
+        r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#,
+        events.join(",\n")
+    );
+    let (_, d) = diagnostics(&text, dir.path());
+    let msg = |kind: &str| {
+        let found = d.iter().find(|(k, _)| k == kind);
+        found.unwrap_or_else(|| panic!("{kind} in {d:?}")).1.clone()
+    };
+    let skipped = d.iter().filter(|(k, _)| k == "input-skipped");
+    let text: Vec<&str> = skipped.map(|(_, m)| m.as_str()).collect();
+    let text = text.join("\n");
+    assert!(text.contains("3 event(s)"), "{text}");
+    for why in [
+        "\"neg\": a negative dur",
+        "\"nodur\": no dur",
+        "\"nostream\": a GPU op without its stream",
+        "1 synchronization(s)",
+    ] {
+        assert!(text.contains(why), "{why} in {text}");
+    }
+    assert!(msg("stack-mismatch").contains("1 CPU op(s) end after"));
+}
