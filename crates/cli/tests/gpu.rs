@@ -543,4 +543,11 @@ fn a_rank_given_twice_names_no_straggler() {
         kinds.contains(&"duplicate-rank") && !kinds.contains(&"straggler"),
         "{kinds:?}"
     );
+    // Nor does the JSON name one in any step.
+    let steps = d["ranks"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    assert!(
+        steps.iter().all(|s| s["straggler_rank"].is_null()),
+        "{steps:?}"
+    );
 }

@@ -48,8 +48,9 @@ pub struct RankOffset {
 pub struct StepStraggler {
     /// The step (`ProfilerStep#N` on the reference rank, or `trace`).
     pub step: String,
-    /// The rank the others waited for longest.
-    pub straggler_rank: i64,
+    /// The rank the others waited for longest; none when no one waited
+    /// (ranks that arrived together, a rank's file given twice).
+    pub straggler_rank: Option<i64>,
     /// How long the other ranks waited for it, summed, ns.
     pub others_waited_ns: u64,
     /// Collectives in the step, and at how many this rank was last.
@@ -84,7 +85,9 @@ impl RanksReport {
     pub fn stragglers(&self, keep: usize) -> Vec<StragglerSummary<'_>> {
         let mut by: BTreeMap<i64, Vec<&StepStraggler>> = BTreeMap::new();
         for s in &self.steps {
-            by.entry(s.straggler_rank).or_default().push(s);
+            if let Some(rank) = s.straggler_rank {
+                by.entry(rank).or_default().push(s);
+            }
         }
         let mut out: Vec<StragglerSummary> = by
             .into_iter()
@@ -102,9 +105,6 @@ impl RanksReport {
                 }
             })
             .collect();
-        // A rank that made no one wait (ranks that arrive together, a
-        // rank's file given twice) held nothing up.
-        out.retain(|s| s.others_waited_ns > 0);
         out.sort_by_key(|s| std::cmp::Reverse(s.others_waited_ns));
         out
     }
@@ -342,7 +342,7 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
                     by_rank.iter().max_by_key(|x| x.1 .0).expect("one");
                 StepStraggler {
                     step,
-                    straggler_rank: rank,
+                    straggler_rank: (waited > 0).then_some(rank),
                     others_waited_ns: waited,
                     collectives: n,
                     last_at,
