@@ -20,15 +20,17 @@ use std::path::PathBuf;
 /// not). Returns how many groups were joined, and those errors.
 pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> (usize, Vec<Error>) {
     let (mut joined_groups, mut errors) = (0, Vec::new());
-    for files in linked_files(results) {
+    let same = SameFile::of(results);
+    for files in linked_files(results, &same) {
         let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
         let joined = Session::open(&paths, &opts.settings)
             .map_err(Error::from)
             .and_then(|mut s| analyze_opened(&mut s, opts, &mut Vec::new()));
         match joined {
             Ok((found, _)) => {
-                let grouped: HashSet<&String> = files.iter().collect();
-                results.retain(|r| !grouped.contains(&r.file));
+                // Every name of a file joined: its rows are in the group's.
+                let grouped: HashSet<&str> = files.iter().map(|f| same.key(f)).collect();
+                results.retain(|r| !grouped.contains(same.key(&r.file)));
                 results.extend(found);
                 joined_groups += 1;
             }
@@ -38,15 +40,40 @@ pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> (u
     (joined_groups, errors)
 }
 
+/// The file each name of the results stands for: two names of one file
+/// (`a.json`, `./a.json`, a link to it) are one file, not two files that
+/// share all their requests. A name that cannot be resolved here (a file
+/// only a cluster's workers see) is its own file.
+struct SameFile(BTreeMap<String, String>);
+
+impl SameFile {
+    fn of(results: &[TraceResult]) -> SameFile {
+        let mut keys = BTreeMap::new();
+        for r in results {
+            if !keys.contains_key(&r.file) {
+                let real = std::fs::canonicalize(&r.file);
+                let key = real.map_or_else(|_| r.file.clone(), |p| p.display().to_string());
+                keys.insert(r.file.clone(), key);
+            }
+        }
+        SameFile(keys)
+    }
+
+    fn key<'a>(&'a self, name: &'a str) -> &'a str {
+        self.0.get(name).map_or(name, String::as_str)
+    }
+}
+
 /// The groups of two or more files that share a trace id, directly or
 /// through other files (span files only: other traces have none), each in
-/// the order its files first appear in `results`.
-fn linked_files(results: &[TraceResult]) -> Vec<Vec<String>> {
+/// the order its files first appear in `results`, a file by the first name
+/// it appears under.
+fn linked_files(results: &[TraceResult], same: &SameFile) -> Vec<Vec<String>> {
     let mut order: Vec<&str> = Vec::new();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     let mut files_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for r in results {
-        let i = *index.entry(&r.file).or_insert_with(|| {
+        let i = *index.entry(same.key(&r.file)).or_insert_with(|| {
             order.push(&r.file);
             order.len() - 1
         });
@@ -105,6 +132,29 @@ mod tests {
             r("f", ""),
         ];
         // c-a through 1, a-b through 2; d alone; traces without ids alone.
-        assert_eq!(linked_files(&results), vec![vec!["c", "a", "b"]]);
+        let same = SameFile::of(&results);
+        assert_eq!(linked_files(&results, &same), vec![vec!["c", "a", "b"]]);
+    }
+
+    #[test]
+    fn two_names_of_one_file_are_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, "").unwrap();
+        std::fs::write(&b, "").unwrap();
+        let other = dir.path().join(".").join("a.json");
+        let name = |p: &std::path::Path| p.display().to_string();
+        // The same file twice under two names: nothing to join.
+        let results = [r(&name(&a), "1"), r(&name(&other), "1")];
+        let same = SameFile::of(&results);
+        assert!(linked_files(&results, &same).is_empty());
+        // With a file that shares a request: one group of two files, the
+        // first file under its first name.
+        let results = [r(&name(&a), "1"), r(&name(&other), "1"), r(&name(&b), "1")];
+        let same = SameFile::of(&results);
+        assert_eq!(
+            linked_files(&results, &same),
+            vec![vec![name(&a), name(&b)]]
+        );
     }
 }
