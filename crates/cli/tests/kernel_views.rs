@@ -238,6 +238,8 @@ fn check_udp_datagrams(v: &Value, udp: &Path) {
     // last events its sender or receiver is unknown: as many as perf says
     // it lost events at most, or 2% (seen twice in about 60 runs on a
     // loaded machine; whether perf said it lost events then is not known).
+    // A sender named by the name it had before it exec'd, `perf-exec`, was
+    // once taken for such a loss: threads are named by their latest name.
     let notes = v["notes"].to_string();
     let lost: usize = notes
         .split("perf lost ")

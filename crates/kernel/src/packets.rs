@@ -128,7 +128,8 @@ pub struct LayerRow {
 pub struct PacketRow {
     pub skb: String,
     pub len: u32,
-    /// `COMM:TID` of the sending and receiving threads, where known.
+    /// `COMM:TID` of the sending and receiving threads, where known (each
+    /// by its latest name in the recording).
     pub sender: Option<String>,
     pub receiver: Option<String>,
     /// First milestone, ns of trace time.
@@ -169,12 +170,16 @@ pub struct Tracker {
     sends: FxHashMap<(u32, u64), u64>,
     send_count: u64,
     send_bytes: u64,
-    timeline: Vec<PacketRow>,
+    /// The timeline's rows, with their sender's and receiver's tids (0:
+    /// unknown), named at the end.
+    timeline: Vec<(PacketRow, [u32; 2])>,
     limit: usize,
     points: FxHashMap<Sym, Point>,
     saw_syscalls: bool,
     saw_net: bool,
-    /// Thread names for the timeline (the latest `comm`).
+    /// Thread names for the timeline: each thread's latest `comm` in the
+    /// recording (a name seen at a switch before the thread exec'd would
+    /// otherwise stay until its next switch).
     names: FxHashMap<u32, Comm>,
     /// UDP datagrams queued to each socket, oldest first: (skb, the time
     /// it was queued), taken by receives in order.
@@ -541,29 +546,34 @@ impl Tracker {
         if self.timeline.len() < self.limit {
             let first = l.at.iter().copied().filter(|&x| x != 0).min().unwrap_or(0);
             let last = l.at.iter().copied().max().unwrap_or(0);
-            let name = |tid: u32| {
-                (tid != 0).then(|| match self.names.get(&tid) {
-                    Some(c) => {
-                        let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
-                        format!("{}:{tid}", String::from_utf8_lossy(&c[..n]))
-                    }
-                    None => format!("?:{tid}"),
-                })
-            };
-            self.timeline.push(PacketRow {
-                skb: format!("{:#x}", l.skb),
-                len: l.len,
-                sender: name(l.sender),
-                receiver: name(l.receiver),
-                start: first,
-                end: last,
-                layers: layers
-                    .iter()
-                    .map(|&(i, ns)| (LAYERS[i].to_string(), ns))
-                    .collect(),
-                delivered,
-            });
+            self.timeline.push((
+                PacketRow {
+                    skb: format!("{:#x}", l.skb),
+                    len: l.len,
+                    sender: None,
+                    receiver: None,
+                    start: first,
+                    end: last,
+                    layers: layers
+                        .iter()
+                        .map(|&(i, ns)| (LAYERS[i].to_string(), ns))
+                        .collect(),
+                    delivered,
+                },
+                [l.sender, l.receiver],
+            ));
         }
+    }
+
+    /// `COMM:TID` of a thread by its latest name, where known.
+    fn name(&self, tid: u32) -> Option<String> {
+        (tid != 0).then(|| match self.names.get(&tid) {
+            Some(c) => {
+                let n = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                format!("{}:{tid}", String::from_utf8_lossy(&c[..n]))
+            }
+            None => format!("?:{tid}"),
+        })
     }
 
     pub fn finish(mut self) -> Packets {
@@ -614,7 +624,15 @@ impl Tracker {
                 })
                 .collect()
         };
-        self.timeline.sort_by_key(|r| r.start);
+        let mut timeline: Vec<PacketRow> = std::mem::take(&mut self.timeline)
+            .into_iter()
+            .map(|(mut row, [sender, receiver])| {
+                row.sender = self.name(sender);
+                row.receiver = self.name(receiver);
+                row
+            })
+            .collect();
+        timeline.sort_by_key(|r| r.start);
         let mut notes = Vec::new();
         if !self.saw_net {
             notes.push(
@@ -639,7 +657,7 @@ impl Tracker {
             },
             layers,
             per_send_ns,
-            timeline: self.timeline,
+            timeline,
             notes,
         }
     }
@@ -758,6 +776,35 @@ mod tests {
         let total: f64 = r.layers.iter().map(|l| l.share).sum();
         assert!((total - 1.0).abs() < 1e-9);
         assert_eq!(r.timeline[0].len, 92);
+    }
+
+    /// A thread switched in under one name that exec'd (or was renamed)
+    /// while it ran is named by its latest name, not the one it had when
+    /// its packet closed (the sender was `perf-exec` until its next switch).
+    #[test]
+    fn a_packets_threads_are_named_by_their_latest_name() {
+        let mut s = Interner::new();
+        let comm = |n: &str| {
+            let mut c = [0u8; 16];
+            c[..n.len()].copy_from_slice(n.as_bytes());
+            c
+        };
+        let switch = |t, prev, prev_comm, next, next_comm| {
+            let ev = KEvent::Switch {
+                prev,
+                prev_comm: comm(prev_comm),
+                prev_state: 1,
+                next,
+                next_comm: comm(next_comm),
+            };
+            k(t, 0, prev, ev)
+        };
+        let mut evs = vec![switch(50, 0, "swapper/0", 10, "perf-exec")];
+        evs.extend(loopback(&mut s));
+        evs.push(switch(5000, 10, "sweep", 0, "swapper/0"));
+        let r = track(&evs, &s);
+        assert_eq!(r.timeline[0].sender.as_deref(), Some("sweep:10"));
+        assert_eq!(r.timeline[0].receiver.as_deref(), Some("?:20"));
     }
 
     /// A softirq whose exit was lost (or whose entry came twice) does not
