@@ -525,17 +525,30 @@ fn a_kineto_header_without_events_is_called_so() {
 
 #[test]
 fn a_rank_given_twice_names_no_straggler() {
-    // The same rank's file twice: its copies arrive together at every
-    // collective, so no one waits and no rank is a straggler.
+    // The same rank's trace in two files: its copies arrive together at
+    // every collective, so no one waits and no rank is a straggler.
     let dir = tempfile::tempdir().unwrap();
     let Some(files) = generate_ranks(dir.path(), &["--ranks", "2", "--steps", "3"]) else {
         return;
     };
-    let o = run(&["analyze", &files[0], &files[0]]);
+    let copy = dir.path().join("copy.pt.trace.json");
+    std::fs::copy(&files[0], &copy).unwrap();
+    let copy = copy.to_str().unwrap();
+    let o = run(&["analyze", &files[0], copy]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("critical path"), "{text}");
     assert!(!text.contains("arrived last"), "{text}");
-    let d = json_of(&["analyze", &files[0], &files[0], "--json"]);
+    // One file given twice, under two names, is refused: it would count
+    // its events twice.
+    let again = format!("{}/./{}", dir.path().display(), "rank0.pt.trace.json");
+    let o = run(&["analyze", &files[0], &again]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{again}: the same file as {}", files[0])),
+        "{err}"
+    );
+    let d = json_of(&["analyze", &files[0], copy, "--json"]);
     let kinds: Vec<&str> = (d["diagnostics"].as_array().unwrap().iter())
         .map(|x| x["kind"].as_str().unwrap())
         .collect();

@@ -40,7 +40,9 @@ impl Session {
     /// Opens each input once and sniffs its format from its first bytes.
     pub fn open(paths: &[PathBuf], settings: &Settings) -> std::result::Result<Self, ReadError> {
         let mut inputs = Vec::with_capacity(paths.len());
+        let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
         for path in paths {
+            given_once(path, &mut seen)?;
             let input = open_input(path)?;
             let format = detect(&input.head, &input.name)?;
             inputs.push(Opened {
@@ -299,4 +301,31 @@ pub fn nonempty(
 /// The name `path` has in messages (`<stdin>` for `-`).
 pub fn display_name(path: &Path) -> String {
     critpath_import::input::display_name(path)
+}
+
+/// Refuses a file given again, under its name or another (`./a.json`, a
+/// link): its events would count twice. `seen` holds the regular files
+/// given so far (pipes and standard input are each read as they come).
+fn given_once<'a>(
+    path: &'a Path,
+    seen: &mut Vec<(PathBuf, &'a Path)>,
+) -> std::result::Result<(), ReadError> {
+    let regular = path.metadata().is_ok_and(|m| m.is_file());
+    let Some(real) = regular.then(|| path.canonicalize().ok()).flatten() else {
+        return Ok(());
+    };
+    if let Some((_, first)) = seen.iter().find(|s| s.0 == real) {
+        let why = format!(
+            "the same file as {}, given before it; give each input once (its events would count twice)",
+            first.display()
+        );
+        return Err(ReadError::new(
+            &path.display().to_string(),
+            Location::File,
+            why,
+            true,
+        ));
+    }
+    seen.push((real, path));
+    Ok(())
 }
