@@ -286,6 +286,26 @@ def test_missing_file(tmp_path):
     assert_same_error(e, "analyze", missing)
 
 
+def test_a_file_given_twice_is_refused_as_the_cli_refuses_it():
+    spans = example("spans/checkout-otlp.json")
+    again = os.path.join(os.path.dirname(spans), ".", os.path.basename(spans))
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze([spans, again])
+    assert "the same file as" in str(e.value)
+    assert_same_error(e, "analyze", spans, again)
+
+
+def test_traces_no_link_joins_are_refused_with_what_to_do_instead():
+    # The CLI prints one analysis per file; one Analysis has one path.
+    files = [example("nic-fig3.jsonl"), example("calls.jsonl")]
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(files)
+    message = str(e.value)
+    assert message.startswith("no send/recv link joins"), message
+    assert "critpath.analyze_many(paths)" in message, message
+    assert "each trace is analyzed on its own" not in message, message
+
+
 def test_not_a_trace(tmp_path):
     junk = tmp_path / "junk.bin"
     junk.write_bytes(bytes(range(256)) * 8)

@@ -182,7 +182,8 @@ impl<'a> Inputs<'a> {
         let Some(al) = self.alignment.as_ref() else {
             return Ok(None);
         };
-        let Some(message) = al.unlinked_message(self.paths) else {
+        let then = ", so each trace is analyzed on its own (give the hosts' messages the same ids on both sides)";
+        let Some(message) = al.unlinked_message(self.paths, then) else {
             return Ok(None);
         };
         let mut analyses = Vec::new();

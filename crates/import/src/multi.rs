@@ -56,8 +56,9 @@ impl Alignment {
     }
 
     /// When some of `paths` (the files aligned) share no link with the
-    /// first: why that leaves them unaligned, in words.
-    pub fn unlinked_message(&self, paths: &[PathBuf]) -> Option<String> {
+    /// first: why that leaves them unaligned, in words, and `then`, what
+    /// the caller does about it.
+    pub fn unlinked_message(&self, paths: &[PathBuf], then: &str) -> Option<String> {
         if self.unlinked.is_empty() {
             return None;
         }
@@ -67,7 +68,7 @@ impl Alignment {
             .map(|&i| paths[i].display().to_string())
             .collect();
         Some(format!(
-            "no send/recv link joins {} to {}: their clocks cannot be aligned and no dependence crosses between them, so each trace is analyzed on its own (give the hosts' messages the same ids on both sides)",
+            "no send/recv link joins {} to {}: their clocks cannot be aligned and no dependence crosses between them{then}",
             names.join(", "),
             paths[0].display()
         ))

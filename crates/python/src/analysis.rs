@@ -98,7 +98,12 @@ pub fn analyze(
             s.set_request(trace.clone());
             Mutex::new(s)
         });
-        if let Some(msg) = alignment.as_ref().and_then(|a| a.unlinked_message(&paths)) {
+        // One analysis has one path: the CLI prints one per file instead.
+        let then = "; one analysis cannot span them: analyze each file (critpath.analyze(path) for each, or critpath.analyze_many(paths)), or give the hosts' messages the same ids on both sides";
+        if let Some(msg) = alignment
+            .as_ref()
+            .and_then(|a| a.unlinked_message(&paths, then))
+        {
             return Err(msg);
         }
         let req = Request {
