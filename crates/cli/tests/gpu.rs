@@ -462,6 +462,54 @@ fn a_what_if_that_changes_the_last_rank_holds_every_gpu_for_the_new_one() {
 }
 
 #[test]
+fn a_device_sync_waiting_for_a_second_kernel_is_not_cpu_time() {
+    // Thread 200's cudaDeviceSynchronize (110-310 µs) waits for K2 on
+    // stream 20 (2-290) and K1 on stream 7 (102-300), then `after` runs
+    // (320-1000). The path runs K2, the sync and `after`: the sync's 20 µs
+    // after K2 ended (waiting for K1, then returning) are the GPU's, not
+    // CPU time (before: 10 of them were cpu_bound).
+    let ev = |cat: &str, name: &str, tid: i64, ts: u64, dur: u64, args: Value| {
+        serde_json::json!({"ph": "X", "cat": cat, "name": name, "pid": 100, "tid": tid,
+            "ts": ts, "dur": dur, "args": args})
+    };
+    let kernel = |name: &str, stream: i64, ts: u64, dur: u64, corr: u64| {
+        let args = serde_json::json!({"device": 0, "stream": stream, "correlation": corr});
+        let mut k = ev("kernel", name, stream, ts, dur, args);
+        k["pid"] = 0.into();
+        k
+    };
+    let corr = |c: u64| serde_json::json!({ "correlation": c });
+    let sync_args = serde_json::json!({"correlation": 3, "device": 0, "stream": -1,
+        "cuda_sync_kind": "Context Sync"});
+    let mut sync = ev("cuda_sync", "Context Sync", -1, 110, 200, sync_args);
+    sync["pid"] = 0.into();
+    let events = vec![
+        ev("cuda_runtime", "cudaLaunchKernel", 100, 0, 1, corr(1)),
+        kernel("K2", 20, 2, 288, 1),
+        ev("cuda_runtime", "cudaLaunchKernel", 300, 100, 1, corr(2)),
+        kernel("K1", 7, 102, 198, 2),
+        ev(
+            "cuda_runtime",
+            "cudaDeviceSynchronize",
+            200,
+            110,
+            200,
+            corr(3),
+        ),
+        sync,
+        ev("cpu_op", "after", 200, 320, 680, serde_json::json!({})),
+    ];
+    let doc = serde_json::json!({"schemaVersion": 1, "traceEvents": events});
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "sync.json", doc.to_string());
+    let d = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
+    assert_eq!(d["critical_path"]["length_ns"], 1_000_000, "{d}");
+    let g = &d["gpu"];
+    assert_eq!(g["cpu_bound_ns"], 680_000, "{g}");
+    assert_eq!(g["sync_return_ns"], 20_000, "{g}");
+}
+
+#[test]
 fn an_ac2g_flow_links_a_launch_to_its_kernel_without_correlation_args() {
     // `pre` 0-100 µs, the launch at 100, its kernel 500-600 on stream 7:
     // linked by the flow events Kineto writes after each (their id is the

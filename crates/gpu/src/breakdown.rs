@@ -149,8 +149,11 @@ pub struct Tally<'a> {
     facts: &'a GpuFacts,
     window: (u64, u64),
     b: GpuBreakdown,
-    /// The latest piece given, not yet added.
-    later: Option<Piece>,
+    /// The latest pieces given, not yet added: a run of one place's
+    /// intra-SM pieces (a synchronization's time between the GPU ops it
+    /// waited for, then its return), whose category waits for the piece
+    /// before the run.
+    later: Vec<Piece>,
     /// [`name_flags`] of the source's symbols met so far, by symbol.
     flags: Vec<u8>,
 }
@@ -162,7 +165,7 @@ impl<'a> Tally<'a> {
             facts,
             window: (from, to),
             b: GpuBreakdown::default(),
-            later: None,
+            later: Vec::new(),
             flags: Vec::new(),
         }
     }
@@ -192,13 +195,23 @@ impl<'a> Tally<'a> {
         self.flags[i]
     }
 
+    /// A piece before those given: it continues their run, or decides
+    /// it. A run that follows a stream's release of its place (the
+    /// synchronization it ended) is that synchronization returning: every
+    /// piece of it, not only the first, is the GPU's time, not the CPU's.
     fn earlier(&mut self, p: Piece) {
-        if let Some(later) = self.later.take() {
-            let after_sync =
-                p.inter && p.place == later.place && p.from & STREAM != 0 && !later.inter;
+        let run = self.later.last().map(|l| (l.place, l.inter));
+        if !p.inter && run.is_some_and(|(place, inter)| !inter && place == p.place) {
+            self.later.push(p);
+            return;
+        }
+        let after_sync = p.inter
+            && p.from & STREAM != 0
+            && run.is_some_and(|(place, inter)| !inter && place == p.place);
+        for later in std::mem::take(&mut self.later) {
             self.add(later, after_sync);
         }
-        self.later = Some(p);
+        self.later.push(p);
     }
 
     fn add(&mut self, mut p: Piece, after_sync: bool) {
@@ -211,7 +224,7 @@ impl<'a> Tally<'a> {
 
     /// The breakdown, once the path's first segment was given.
     pub fn finish(mut self) -> GpuBreakdown {
-        if let Some(first) = self.later.take() {
+        for first in std::mem::take(&mut self.later) {
             self.add(first, false);
         }
         self.b.name_bound();
