@@ -205,11 +205,11 @@ class Analysis:
     def slack(self):
         """How much each state could grow before it joins the critical path,
         least slack first (``critpath slack``): the state columns plus
-        slack_ns and slack_mean_ns."""
+        slack_ns and slack_mean_ns, then the JSON's others (blame)."""
         doc = json.loads(self._native.slack())
         df = _frame(doc["states"], SLACK_COLUMNS)
         df["slack_ns"] = df["slack_ns"].astype("Int64")  # None: never on a path
-        return df[SLACK_COLUMNS]
+        return df
 
     def to_json(self):
         """The CLI's ``analyze --json`` document, byte for byte."""

@@ -97,6 +97,9 @@ def test_slack_is_the_clis(nic):
     assert [None if pd.isna(v) else int(v) for v in got["slack_ns"]] == [
         s.get("slack_ns") for s in doc["states"]]
     assert got["slack_ns"].iloc[0] == 0
+    # Every column of the CLI's rows, blame too.
+    assert set(got.columns) == set().union(*(s.keys() for s in doc["states"]))
+    assert got["blame"].tolist() == [s["blame"] for s in doc["states"]]
 
 
 def test_report_is_the_clis_html(nic, tmp_path):
