@@ -174,6 +174,10 @@ def test_two_hosts_merged_as_the_cli_merges_them():
 def test_to_and_from_are_the_clis(nic):
     a = critpath.analyze(NIC, to="nic.tx", from_="nic.descfetch")
     assert a.to_json() == cli("analyze", "--json", "--to", "nic.tx", "--from", "nic.descfetch", NIC)[1]
+    # A path-gap names where its gaps lie only with the path, as the CLI's.
+    a = critpath.analyze(NIC, from_="nic.tx")
+    assert "path-gap" in a.to_json()
+    assert a.to_json() == cli("analyze", "--json", "--from", "nic.tx", NIC)[1]
     assert a.length_ns < nic.length_ns
 
 

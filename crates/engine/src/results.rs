@@ -181,6 +181,24 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// The analysis as a run that kept no path gives it: no path, and a
+    /// `path-gap` diagnostic without the states only the path's walk names.
+    pub fn without_path(&self) -> Analysis {
+        use crate::engine::diagnose::{GAP_NAMED, GAP_UNNAMED};
+        let mut a = Analysis {
+            path: None,
+            ..self.clone()
+        };
+        let gaps = a.diagnostics.iter_mut();
+        for d in gaps.filter(|d| d.kind == critpath_trace::DiagnosticKind::PathGap) {
+            if let Some(i) = d.message.rfind(&format!("; {GAP_NAMED}")) {
+                d.message.truncate(i + 2);
+                d.message.push_str(GAP_UNNAMED);
+            }
+        }
+        a
+    }
+
     /// The path under `speedups`, answered from the pass's kept graph
     /// without another pass, when the pass kept one
     /// ([`crate::Options::rewalk`]) and the speed-ups name its states.

@@ -243,10 +243,7 @@ impl Request {
 impl Native {
     /// The analysis without its path (as `analyze --json` without `--path`).
     fn without_path(&self) -> Analysis {
-        Analysis {
-            path: None,
-            ..self.analysis.clone()
-        }
+        self.analysis.without_path()
     }
 
     /// `analyze --json` of this analysis with these next paths.

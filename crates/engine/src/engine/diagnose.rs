@@ -28,6 +28,11 @@ pub(super) struct DiagSink {
     pub extra: Vec<Diagnostic>,
 }
 
+/// How `path-gap` ends when the path was not walked edge by edge, and how
+/// it names the states its gaps lie in when it was.
+pub(crate) const GAP_UNNAMED: &str = "`analyze --path` shows where";
+pub(crate) const GAP_NAMED: &str = "most in ";
+
 impl DiagSink {
     /// Counts one of `kind`; true while it should still be shown in detail.
     pub fn want(&mut self, kind: DiagnosticKind) -> bool {
@@ -351,9 +356,9 @@ impl Engine<'_> {
             })
             .collect();
         let where_ = if named.is_empty() {
-            "`analyze --path` shows where".to_string()
+            GAP_UNNAMED.to_string()
         } else {
-            format!("most in {}", named.join(", "))
+            format!("{GAP_NAMED}{}", named.join(", "))
         };
         let message = format!(
             "the critical path is {} ns long but runs {span} ns from its start to its end: {gap} ns ({:.0}%) lie in waits that the chain ending them does not cover, so no state is charged for them; a dependence is probably missing (the work of a device, a thread or a host the trace does not show); {where_}",

@@ -20,7 +20,7 @@
 
 mod blame;
 mod cgraph;
-mod diagnose;
+pub(crate) mod diagnose;
 mod endpoints;
 mod finish;
 mod held;
