@@ -374,25 +374,38 @@ fn a_what_if_that_changes_the_last_rank_holds_every_rank_for_the_new_one() {
     // last. With rank 1's `fwd` 100x faster another rank is the last, and
     // every rank, rank 1 too, waits for it.
     let dir = tempfile::tempdir().unwrap();
-    let job = |work: &[(u64, u64)]| {
+    // `child`: a 1 µs op inside rank `child.0`'s barrier from `child.1` µs
+    // after it starts.
+    let job = |work: &[(u64, u64)], child: Option<(usize, u64)>| {
         let end = work.iter().map(|w| w.0).max().unwrap() + 100;
         let files: Vec<String> = (0..work.len())
             .map(|r| {
                 let (fwd, opt) = work[r];
-                let events = [
+                let mut events = vec![
                     ("cpu_op", "fwd", 100, 0, fwd),
                     ("cpu_op", "c10d::barrier", 100, fwd, end - fwd),
                     ("cpu_op", "opt", 100, end, opt),
                 ];
+                if let Some((_, after)) = child.filter(|c| c.0 == r) {
+                    events.push(("cpu_op", "aten::empty", 100, fwd + after, 1));
+                }
                 let body = gloo_rank_of(r as u32, work.len() as u32, &events);
                 let p = write(dir.path(), &format!("j{}r{r}.json", work.len()), body);
                 p.to_str().unwrap().to_string()
             })
             .collect();
         let mut args = vec!["whatif".to_string()];
-        args.extend(files);
+        args.extend(files.iter().cloned());
         args.extend(["--speedup", "rank1/thread:100:fwd=100", "--json"].map(String::from));
-        json_of(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        let w = json_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut args = vec!["analyze".to_string()];
+        args.extend(files);
+        args.push("--json".into());
+        let a = json_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let kinds = a["diagnostics"].as_array().unwrap().iter();
+        let kinds: Vec<&str> = kinds.map(|d| d["kind"].as_str().unwrap()).collect();
+        assert!(!kinds.contains(&"recv-without-send"), "{kinds:?}");
+        w
     };
     let lengths = |d: &Value| {
         let l = |k: &str| d[k].as_u64().unwrap();
@@ -401,12 +414,16 @@ fn a_what_if_that_changes_the_last_rank_holds_every_rank_for_the_new_one() {
     // Two ranks: rank 0 arrives at 100 µs, the barrier ends at 200 and
     // rank 1's 300 µs `opt` follows: 500 (not 3 + 100 + 300, as if rank 1
     // did not wait).
-    let d = job(&[(100, 10), (300, 300)]);
+    let d = job(&[(100, 10), (300, 300)], None);
+    assert_eq!(lengths(&d), (700_000, 500_000), "{d}");
+    // The same with a child op starting with rank 1's barrier (its record
+    // replaces the barrier's first).
+    let d = job(&[(100, 10), (300, 300)], Some((1, 0)));
     assert_eq!(lengths(&d), (700_000, 500_000), "{d}");
     // Three ranks: rank 2 becomes the last (at 200 µs), and rank 0, which
     // waited for rank 1 in the trace, now waits for rank 2 too: 200 + 100
     // + rank 0's 300 µs `opt`.
-    let d = job(&[(100, 300), (300, 10), (200, 10)]);
+    let d = job(&[(100, 300), (300, 10), (200, 10)], None);
     assert_eq!(lengths(&d), (700_000, 600_000), "{d}");
 }
 
@@ -611,4 +628,5 @@ fn a_rank_given_twice_names_no_straggler() {
         steps.iter().all(|s| s["straggler_rank"].is_null()),
         "{steps:?}"
     );
+    assert!(steps.iter().all(|s| s["last_at"] == 0), "{steps:?}");
 }

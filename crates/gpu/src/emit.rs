@@ -11,7 +11,8 @@
 //! SM's group (threads, then streams, rank by rank), then as made.
 
 use critpath_readers::recsort::{RecordSort, SortedRecords};
-use critpath_trace::{Event, Interner, LinkId, ReadError, Sym};
+use critpath_trace::{Event, Interner, LinkId, ReadError, Sym, Who};
+use std::collections::{BTreeMap, HashMap};
 
 /// The state of a CPU thread between top-level ops.
 pub const BETWEEN_OPS: &str = "between ops";
@@ -63,6 +64,101 @@ pub struct Role {
     pub joins: bool,
 }
 
+/// One rank's side of a collective's join (see `pass::colls`): its SM and
+/// record group, the state it waits in and the one it goes on in.
+#[derive(Clone, Copy, Debug)]
+pub struct JoinSide {
+    pub who: Who,
+    pub group: u32,
+    pub wait: Sym,
+    pub state: Sym,
+}
+
+/// The sides of the collectives' joins the ranks' passes met, made into
+/// records once every pass is in ([`Emitter::finish`]).
+#[derive(Default)]
+pub struct JoinBook {
+    /// By instance: when the last rank arrived, its side, and the ranks
+    /// (inputs) that may join it.
+    last: BTreeMap<u64, (u64, JoinSide, Vec<usize>)>,
+    /// By (instance, input): a waiting rank's side.
+    waiting: HashMap<(u64, usize), JoinSide>,
+}
+
+impl JoinBook {
+    /// The last rank's side of collective `r` (the first noted counts).
+    pub fn last(&mut self, r: &Role, side: JoinSide) {
+        let waiting = r.waiting.clone();
+        self.last.entry(r.id).or_insert((r.release, side, waiting));
+    }
+
+    /// Input `member`'s side of collective `r`, a rank waiting in it.
+    pub fn waiting(&mut self, r: &Role, member: usize, side: JoinSide) {
+        self.waiting.entry((r.id, member)).or_insert(side);
+    }
+
+    /// The records of every join whose two sides were met, at the last
+    /// rank's arrival, in the order the classes give (see `class`).
+    fn emit(self, records: &mut RecordSort) {
+        let link =
+            |id: u64, step: u64, m: usize| LinkId::Num(((2 + step) << 56) | (id << 16) | m as u64);
+        let mut push = |t, class, group, ev| {
+            records.set_group(group);
+            records.push(t, class, ev);
+        };
+        for (id, (t, last, waiting)) in self.last {
+            let joined = waiting
+                .iter()
+                .filter_map(|&m| Some((m, *self.waiting.get(&(id, m))?)));
+            let joined: Vec<(usize, JoinSide)> = joined.collect();
+            let recv = |who, id, state| Event::Recv {
+                who,
+                id,
+                state,
+                waited: true,
+            };
+            let send = |who, id| Event::Send { who, id };
+            for &(m, w) in &joined {
+                push(
+                    t,
+                    class::COLLECTIVE,
+                    last.group,
+                    send(last.who, link(id, 1, m)),
+                );
+                push(
+                    t,
+                    class::COLL_JOIN,
+                    w.group,
+                    recv(w.who, link(id, 1, m), w.wait),
+                );
+                push(t, class::COLL_JOIN, w.group, send(w.who, link(id, 2, m)));
+                push(
+                    t,
+                    class::COLL_RELEASE,
+                    w.group,
+                    recv(w.who, link(id, 3, m), w.state),
+                );
+            }
+            for &(m, _) in &joined {
+                push(
+                    t,
+                    class::COLL_GATHER,
+                    last.group,
+                    recv(last.who, link(id, 2, m), last.state),
+                );
+            }
+            for &(m, _) in &joined {
+                push(
+                    t,
+                    class::COLL_GATHER,
+                    last.group,
+                    send(last.who, link(id, 3, m)),
+                );
+            }
+        }
+    }
+}
+
 /// Records being gathered, with their string table. Each record keeps its
 /// ordering class beside it; [`Emitter::finish`] hands them out in order,
 /// past a budget from an external sort on disk, so a long trace's records
@@ -71,6 +167,8 @@ pub struct Role {
 pub struct Emitter {
     records: RecordSort,
     pub strings: Interner,
+    /// Collectives' joins, made into records at the end.
+    pub joins: JoinBook,
 }
 
 /// Records in the order to read them in.
@@ -96,7 +194,8 @@ impl Emitter {
 
     /// The records, in time order, then class, then the order made; an
     /// error is one of the sort on disk, said of the input `name`.
-    pub fn finish(self, name: &str) -> Result<Ordered, ReadError> {
+    pub fn finish(mut self, name: &str) -> Result<Ordered, ReadError> {
+        std::mem::take(&mut self.joins).emit(&mut self.records);
         Ok(Ordered {
             records: self.records.finish(name)?,
             strings: self.strings,

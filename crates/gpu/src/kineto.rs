@@ -590,8 +590,9 @@ fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
     if classify(name, false).is_some() {
         return None;
     }
-    let ts = ns(p.ts?);
-    Some((p, ts))
+    // A negative start is parsed, and skipped there.
+    let ts = p.ts.filter(|t| *t >= 0.0)?;
+    Some((p, ns(ts)))
 }
 
 /// A plain CPU op ([`plain_op`]) as its glance found it, owned, so that

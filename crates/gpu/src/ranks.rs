@@ -345,7 +345,8 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
                     straggler_rank: (waited > 0).then_some(rank),
                     others_waited_ns: waited,
                     collectives: n,
-                    last_at,
+                    // No straggler was last anywhere.
+                    last_at: if waited > 0 { last_at } else { 0 },
                 }
             })
             .collect(),

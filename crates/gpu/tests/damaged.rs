@@ -86,6 +86,7 @@ fn events_that_cannot_be_placed_or_linked_are_said() {
         ev("cpu_op", "a", 0, Some(100), ""),
         ev("cpu_op", "b", 50, Some(100), ""),
         ev("cpu_op", "neg", 200, Some(-5), ""),
+        ev("cpu_op", "early", -50, Some(10), ""),
         ev("cpu_op", "nodur", 300, None, ""),
         ev(
             "kernel",
@@ -122,9 +123,10 @@ fn events_that_cannot_be_placed_or_linked_are_said() {
     let skipped = d.iter().filter(|(k, _)| k == "input-skipped");
     let text: Vec<&str> = skipped.map(|(_, m)| m.as_str()).collect();
     let text = text.join("\n");
-    assert!(text.contains("3 event(s)"), "{text}");
+    assert!(text.contains("4 event(s)"), "{text}");
     for why in [
         "\"neg\": a negative dur",
+        "\"early\": a negative ts",
         "\"nodur\": no dur",
         "\"nostream\": a GPU op without its stream",
         "1 synchronization(s)",

@@ -40,7 +40,7 @@ impl Session {
     /// Opens each input once and sniffs its format from its first bytes.
     pub fn open(paths: &[PathBuf], settings: &Settings) -> std::result::Result<Self, ReadError> {
         let mut inputs = Vec::with_capacity(paths.len());
-        let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+        let mut seen: Vec<((u64, u64), &Path)> = Vec::new();
         for path in paths {
             given_once(path, &mut seen)?;
             let input = open_input(path)?;
@@ -305,16 +305,18 @@ pub fn display_name(path: &Path) -> String {
 
 /// Refuses a file given again, under its name or another (`./a.json`, a
 /// link): its events would count twice. `seen` holds the regular files
-/// given so far (pipes and standard input are each read as they come).
+/// given so far, by device and inode (pipes and standard input are each
+/// read as they come).
 fn given_once<'a>(
     path: &'a Path,
-    seen: &mut Vec<(PathBuf, &'a Path)>,
+    seen: &mut Vec<((u64, u64), &'a Path)>,
 ) -> std::result::Result<(), ReadError> {
-    let regular = path.metadata().is_ok_and(|m| m.is_file());
-    let Some(real) = regular.then(|| path.canonicalize().ok()).flatten() else {
+    use std::os::unix::fs::MetadataExt;
+    let file = path.metadata().ok().filter(|m| m.is_file());
+    let Some(id) = file.map(|m| (m.dev(), m.ino())) else {
         return Ok(());
     };
-    if let Some((_, first)) = seen.iter().find(|s| s.0 == real) {
+    if let Some((_, first)) = seen.iter().find(|s| s.0 == id) {
         let why = format!(
             "the same file as {}, given before it; give each input once (its events would count twice)",
             first.display()
@@ -326,6 +328,6 @@ fn given_once<'a>(
             true,
         ));
     }
-    seen.push((real, path));
+    seen.push((id, path));
     Ok(())
 }

@@ -16,12 +16,17 @@
 //!   it releases them. The others' waits weigh nothing, so the start's
 //!   length is the longest of all arrivals: a what-if that makes another
 //!   rank the last holds every rank back for it, the trace's last rank
-//!   too. Three links per waiting rank, all at one instant
-//!   ([`RankPass::coll_release`], [`RankPass::coll_join`]).
+//!   too. Three links per waiting rank, all at one instant. Each rank's
+//!   pass notes its side ([`RankPass::coll_release`],
+//!   [`RankPass::coll_join`]); the records are made once every rank's pass
+//!   is in ([`crate::emit::JoinBook`]), for the ranks whose both sides
+//!   were met (a rank whose op ended before the last arrived, or was cut
+//!   at its parent's end before then, has no side), never one waiting for
+//!   a link never sent.
 
 use super::{Call, RankPass};
 use crate::cpucoll::{classify, CollKind};
-use crate::emit::{class, Role, BETWEEN_OPS};
+use crate::emit::{class, JoinSide, Role, BETWEEN_OPS};
 use crate::kineto::Ev;
 use critpath_trace::{Event, LinkId, Sym, Who};
 use std::collections::{HashMap, VecDeque};
@@ -32,12 +37,6 @@ use std::collections::{HashMap, VecDeque};
 /// Other ops compute, and keep their time.
 pub(super) fn waits_for_collective(name: &str) -> bool {
     name.starts_with("c10d::") || name.to_ascii_lowercase().contains("wait")
-}
-
-/// A link of collective `r` between its last rank and `member`: `1` the
-/// last rank's arrival, `2` the member's answer, `3` the release.
-fn join_link(r: &Role, step: u64, member: usize) -> LinkId {
-    LinkId::Num(((2 + step) << 56) | (r.id << 16) | member as u64)
 }
 
 /// A CPU collective op: its part across ranks, and the link from its issue.
@@ -175,7 +174,8 @@ impl RankPass<'_> {
     ) {
         let coll = c.coll.as_ref().expect("a collective");
         let (t, next) = (self.at(t), self.at(next));
-        let waits = coll.role.as_ref().filter(|r| !r.straggler);
+        // A rank before the last waits until the last arrives.
+        let waits = coll.role.as_ref().filter(|r| !r.straggler && t < r.release);
         let first = match waits {
             Some(r) => {
                 let name = format!("{} wait", self.out.strings.resolve(r.name));
@@ -193,64 +193,39 @@ impl RankPass<'_> {
             None => Event::State { who, state: first },
         };
         self.out.push(t, class::CPU, group, ev);
-        // Once, in the part of the op the last rank arrives in.
-        let Some(r) = coll
-            .role
-            .as_ref()
-            .filter(|r| t <= r.release && r.release < next)
-        else {
-            return;
-        };
-        if r.straggler {
-            self.coll_release((who, group), r, c.name);
-        } else if r.joins {
-            self.coll_join((who, group), r, c.name);
+        // Each rank's side, noted at the first part of the op that lasts
+        // past the last rank's arrival: the part the arrival falls in, or
+        // the one after a child of the op that runs then (its time until
+        // the arrival is then the rank's wait, after it the collective's).
+        match coll.role.as_ref().filter(|r| r.release < next) {
+            Some(r) if r.straggler => self.coll_release((who, group), r, c.name),
+            Some(r) if r.joins => self.coll_join((who, group), r, c.name),
+            _ => {}
         }
     }
 
-    /// On the last rank of collective `r` as it arrives: its arrival to
-    /// each rank waiting, their answers, and their release; it goes on in
-    /// `state`.
+    /// The last rank's side of collective `r` as it arrives: it goes on
+    /// in `state` (the first side noted counts).
     pub(super) fn coll_release(&mut self, (who, group): (Who, u32), r: &Role, state: Sym) {
-        let t = r.release;
-        for &member in &r.waiting {
-            let id = join_link(r, 1, member);
-            self.out
-                .push(t, class::COLLECTIVE, group, Event::Send { who, id });
-        }
-        for &member in &r.waiting {
-            let recv = Event::Recv {
-                who,
-                id: join_link(r, 2, member),
-                state,
-                waited: true,
-            };
-            self.out.push(t, class::COLL_GATHER, group, recv);
-        }
-        for &member in &r.waiting {
-            let id = join_link(r, 3, member);
-            self.out
-                .push(t, class::COLL_GATHER, group, Event::Send { who, id });
-        }
+        let side = JoinSide {
+            who,
+            group,
+            wait: state,
+            state,
+        };
+        self.out.joins.last(r, side);
     }
 
-    /// On a rank waiting in collective `r` when the last rank arrives: it
-    /// receives that arrival, answers, and is released into `state`.
+    /// A waiting rank's side of collective `r`: in its wait when the last
+    /// rank arrives, then in `state`.
     pub(super) fn coll_join(&mut self, (who, group): (Who, u32), r: &Role, state: Sym) {
-        let (t, me) = (r.release, self.ctx.index);
         let wait = format!("{} wait", self.out.strings.resolve(r.name));
-        let recv = |id, state| Event::Recv {
+        let side = JoinSide {
             who,
-            id,
+            group,
+            wait: self.out.sym(&wait),
             state,
-            waited: true,
         };
-        let arrival = recv(join_link(r, 1, me), self.out.sym(&wait));
-        self.out.push(t, class::COLL_JOIN, group, arrival);
-        let id = join_link(r, 2, me);
-        self.out
-            .push(t, class::COLL_JOIN, group, Event::Send { who, id });
-        let release = recv(join_link(r, 3, me), state);
-        self.out.push(t, class::COLL_RELEASE, group, release);
+        self.out.joins.waiting(r, self.ctx.index, side);
     }
 }
