@@ -44,6 +44,11 @@ pub fn link(kind: u64, rank: usize, n: u64) -> LinkId {
     LinkId::Num((kind << 56) | ((rank as u64) << 40) | n)
 }
 
+/// The state a rank waits in for a collective's last rank to arrive.
+pub fn coll_wait(collective: &str) -> String {
+    format!("{collective} wait")
+}
+
 /// How a collective's kernel takes part in its instance across ranks.
 #[derive(Clone, Debug)]
 pub struct Role {

@@ -20,6 +20,7 @@
 //! choice); without a window, all of them.
 
 use crate::cpucoll;
+use crate::emit::coll_wait;
 use crate::items::{ByCorr, CallInfo, Pass, RecordRef, StreamKey, StreamOp, WaitKind};
 use crate::kineto::{self, Ev, Guessed, Kind, Names, Only, Trace};
 use crate::streams::{self, CollOp, RankStreams};
@@ -452,7 +453,7 @@ fn cpu_collectives(
         if c.ranks.is_empty() {
             c.ranks.clone_from(ranks);
         }
-        comm.insert(format!("{} wait", c.name));
+        comm.insert(coll_wait(&c.name));
     }
     // The collectives' own running is communication: gloo's executions,
     // and on a rank without them the CPU ops taken for its collectives
@@ -463,7 +464,7 @@ fn cpu_collectives(
     };
     for c in &trace.cpu_colls {
         if c.kind == cpucoll::CollKind::Execution {
-            comm.insert(format!("{} wait", c.op.name));
+            comm.insert(coll_wait(&c.op.name));
         }
         if c.kind == cpucoll::CollKind::Execution || Some(c.kind) == taken {
             comm.insert(c.state.clone());

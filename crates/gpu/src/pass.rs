@@ -739,10 +739,7 @@ impl RankPass<'_> {
     ) {
         let role = self.ctx.roles.get(&op).cloned();
         let first = match role.as_ref().filter(|r| !r.straggler) {
-            Some(r) => {
-                let name = format!("{} wait", self.out.strings.resolve(r.name));
-                self.out.sym(&name)
-            }
+            Some(r) => self.coll_wait_state(r),
             None => state,
         };
         let first = match launch {

@@ -4,6 +4,7 @@
 //! (for joining ranks) and the communication states are noted; they are
 //! few, whatever the trace's length.
 
+use crate::emit::coll_wait;
 use crate::items::{Pass, StreamKey, StreamOp};
 use crate::kineto::{parse_ranks, Names};
 use critpath_readers::extsort::ExtSort;
@@ -58,7 +59,7 @@ pub fn order(
             out.comm_states.insert(name.to_string());
         }
         if ev.is_collective() {
-            let wait = format!("{} wait", names.get(ev.coll_name));
+            let wait = coll_wait(names.get(ev.coll_name));
             if !out.comm_states.contains(&wait) {
                 out.comm_states.insert(wait);
             }

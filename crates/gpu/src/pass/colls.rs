@@ -26,7 +26,7 @@
 
 use super::{Call, RankPass};
 use crate::cpucoll::{classify, CollKind};
-use crate::emit::{class, JoinSide, Role, BETWEEN_OPS};
+use crate::emit::{class, coll_wait, JoinSide, Role, BETWEEN_OPS};
 use crate::kineto::Ev;
 use critpath_trace::{Event, LinkId, Sym, Who};
 use std::collections::{HashMap, VecDeque};
@@ -177,10 +177,7 @@ impl RankPass<'_> {
         // A rank before the last waits until the last arrives.
         let waits = coll.role.as_ref().filter(|r| !r.straggler && t < r.release);
         let first = match waits {
-            Some(r) => {
-                let name = format!("{} wait", self.out.strings.resolve(r.name));
-                self.out.sym(&name)
-            }
+            Some(r) => self.coll_wait_state(r),
             None => c.name,
         };
         let ev = match coll.issue {
@@ -204,6 +201,12 @@ impl RankPass<'_> {
         }
     }
 
+    /// The state a rank waits in for collective `r`'s last rank.
+    pub(super) fn coll_wait_state(&mut self, r: &Role) -> Sym {
+        let name = coll_wait(self.out.strings.resolve(r.name));
+        self.out.sym(&name)
+    }
+
     /// The last rank's side of collective `r` as it arrives: it goes on
     /// in `state` (the first side noted counts).
     pub(super) fn coll_release(&mut self, (who, group): (Who, u32), r: &Role, state: Sym) {
@@ -219,11 +222,10 @@ impl RankPass<'_> {
     /// A waiting rank's side of collective `r`: in its wait when the last
     /// rank arrives, then in `state`.
     pub(super) fn coll_join(&mut self, (who, group): (Who, u32), r: &Role, state: Sym) {
-        let wait = format!("{} wait", self.out.strings.resolve(r.name));
         let side = JoinSide {
             who,
             group,
-            wait: self.out.sym(&wait),
+            wait: self.coll_wait_state(r),
             state,
         };
         self.out.joins.waiting(r, self.ctx.index, side);
