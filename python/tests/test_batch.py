@@ -329,6 +329,20 @@ def test_no_top_state_is_none_everywhere(tmp_path):
     assert pd.read_parquet(tmp_path / "cli" / "per_trace.parquet")[cols].to_dict("records") == want
 
 
+def test_tables_are_critpath_batchs_row_for_row_and_type_for_type(tmp_path):
+    # Files given out of order: `critpath batch` lists the requests by
+    # (file, trace id) and Batch.per_trace listed them in the order given;
+    # the CLI's Parquet had unsigned integers where pandas has int64.
+    paths = checkout.write(str(tmp_path), 3, 4)
+    given = [paths[2], paths[0], paths[1]]
+    cli("batch", *given, "-o", str(tmp_path / "cli"))
+    b = critpath.analyze_many(given, client="serial", progress=False)
+    for name, table in (("per_trace", b.per_trace), ("states", b.states)):
+        written = pd.read_parquet(tmp_path / "cli" / (name + ".parquet"))
+        pd.testing.assert_frame_equal(written, table)
+    assert list(b.per_trace["file"]) == sorted(paths[i] for i in range(3) for _ in range(4))
+
+
 def test_to_parquet_and_csv(serial, tmp_path):
     written = serial.to_parquet(tmp_path / "pq")
     assert [os.path.basename(p) for p in written] == ["per_trace.parquet", "states.parquet"]

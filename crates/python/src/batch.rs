@@ -7,7 +7,7 @@
 //! file.
 
 use crate::{guarded, Result};
-use critpath_batch::{Aggregate, Options, TraceResult};
+use critpath_batch::{sort_results, Aggregate, Options, TraceResult};
 use pyo3::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -75,7 +75,8 @@ fn results(parts: &[String]) -> Result<Vec<TraceResult>> {
 }
 
 /// `_native.Results(parts)`: a batch's per-request results, parsed once
-/// from its parts; the tables and the slowest requests are made from it.
+/// from its parts and listed as `critpath batch` lists them, by (file,
+/// trace id); the tables and the slowest requests are made from it.
 #[pyclass(module = "critpath._native", frozen)]
 pub struct Results {
     results: Vec<TraceResult>,
@@ -97,7 +98,8 @@ struct Columns<'a> {
 impl Results {
     #[new]
     fn new(py: Python<'_>, parts: Vec<String>) -> PyResult<Self> {
-        let results = guarded(py, || results(&parts))?;
+        let mut results = guarded(py, || results(&parts))?;
+        sort_results(&mut results);
         Ok(Results { results })
     }
 

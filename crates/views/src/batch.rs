@@ -5,8 +5,9 @@
 //! Arrow record batches.
 
 use crate::json;
+use crate::tables::{f64_col, int_col, str_col};
 use crate::text::{cols, dur, elide, grid_fit, sm_name};
-use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use critpath_batch::{compare_and_total, sort_results, Comparison, PerTrace, StateAgg, Top};
 use critpath_batch::{Error as BatchError, TraceResult};
@@ -330,16 +331,6 @@ fn fmt_pct(f: f64) -> String {
     }
 }
 
-fn str_col(v: Vec<&str>) -> ArrayRef {
-    Arc::new(StringArray::from(v))
-}
-fn u64_col(v: Vec<u64>) -> ArrayRef {
-    Arc::new(UInt64Array::from(v))
-}
-fn f64_col(v: Vec<f64>) -> ArrayRef {
-    Arc::new(Float64Array::from(v))
-}
-
 /// A request's top state's SM or state name; null when no state is on its
 /// path (JSON's `""`), as the Python package's tables have None.
 fn top_col(rows: &[PerTrace], name: impl Fn(&PerTrace) -> &str) -> ArrayRef {
@@ -355,7 +346,7 @@ pub fn per_trace_batch(rows: &[PerTrace]) -> RecordBatch {
     let schema = Schema::new(vec![
         Field::new("file", DataType::Utf8, false),
         Field::new("trace_id", DataType::Utf8, false),
-        Field::new("length_ns", DataType::UInt64, false),
+        Field::new("length_ns", DataType::Int64, false),
         Field::new("top_sm", DataType::Utf8, true),
         Field::new("top_state", DataType::Utf8, true),
         Field::new("top_criticality", DataType::Float64, false),
@@ -365,7 +356,7 @@ pub fn per_trace_batch(rows: &[PerTrace]) -> RecordBatch {
         vec![
             str_col(rows.iter().map(|r| r.file.as_str()).collect()),
             str_col(rows.iter().map(|r| r.trace_id.as_str()).collect()),
-            u64_col(rows.iter().map(|r| r.length_ns).collect()),
+            int_col(rows.iter().map(|r| r.length_ns)),
             top_col(rows, |r| &r.top_sm),
             top_col(rows, |r| &r.top_state),
             f64_col(rows.iter().map(|r| r.top_criticality).collect()),
@@ -380,8 +371,8 @@ pub fn states_agg_batch(rows: &[StateAgg]) -> RecordBatch {
         Field::new("sys", DataType::Utf8, false),
         Field::new("sm", DataType::Utf8, false),
         Field::new("state", DataType::Utf8, false),
-        Field::new("traces", DataType::UInt64, false),
-        Field::new("critical_ns_sum", DataType::UInt64, false),
+        Field::new("traces", DataType::Int64, false),
+        Field::new("critical_ns_sum", DataType::Int64, false),
         Field::new("criticality_mean", DataType::Float64, false),
         Field::new("criticality_p50", DataType::Float64, false),
         Field::new("criticality_p90", DataType::Float64, false),
@@ -393,8 +384,8 @@ pub fn states_agg_batch(rows: &[StateAgg]) -> RecordBatch {
             str_col(rows.iter().map(|r| r.sys.as_str()).collect()),
             str_col(rows.iter().map(|r| r.sm.as_str()).collect()),
             str_col(rows.iter().map(|r| r.state.as_str()).collect()),
-            u64_col(rows.iter().map(|r| r.traces).collect()),
-            u64_col(rows.iter().map(|r| r.critical_ns_sum).collect()),
+            int_col(rows.iter().map(|r| r.traces)),
+            int_col(rows.iter().map(|r| r.critical_ns_sum)),
             f64_col(rows.iter().map(|r| r.criticality_mean).collect()),
             f64_col(rows.iter().map(|r| r.criticality_p50).collect()),
             f64_col(rows.iter().map(|r| r.criticality_p90).collect()),

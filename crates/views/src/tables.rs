@@ -1,17 +1,27 @@
 //! The table of states and the table of the critical path's edges, as
 //! Arrow record batches written as CSV or Parquet.
 
-use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use critpath_engine::Analysis;
 use std::io::Write;
 use std::sync::Arc;
 
-fn str_col(v: Vec<&str>) -> ArrayRef {
+pub(crate) fn str_col(v: Vec<&str>) -> ArrayRef {
     Arc::new(StringArray::from(v))
 }
-fn u64_col(v: Vec<u64>) -> ArrayRef {
-    Arc::new(UInt64Array::from(v))
+
+/// A column of counts or nanoseconds, as signed 64-bit integers: what
+/// pandas reads as `int64` (the Python package's tables have that type;
+/// an unsigned column turns a difference below zero into a huge number).
+/// Times are at most 2^63 - 1 ns; a sum past it is kept at that.
+pub(crate) fn int_col(v: impl IntoIterator<Item = u64>) -> ArrayRef {
+    let v = v.into_iter().map(|x| i64::try_from(x).unwrap_or(i64::MAX));
+    Arc::new(Int64Array::from_iter_values(v))
+}
+
+pub(crate) fn f64_col(v: Vec<f64>) -> ArrayRef {
+    Arc::new(Float64Array::from(v))
 }
 
 /// One row per state: its SM, visits, total and critical time.
@@ -21,9 +31,9 @@ pub fn states_batch(a: &Analysis) -> RecordBatch {
         Field::new("sys", DataType::Utf8, false),
         Field::new("sm", DataType::Utf8, false),
         Field::new("state", DataType::Utf8, false),
-        Field::new("visits", DataType::UInt64, false),
-        Field::new("total_ns", DataType::UInt64, false),
-        Field::new("critical_ns", DataType::UInt64, false),
+        Field::new("visits", DataType::Int64, false),
+        Field::new("total_ns", DataType::Int64, false),
+        Field::new("critical_ns", DataType::Int64, false),
         Field::new("criticality", DataType::Float64, false),
     ]);
     RecordBatch::try_new(
@@ -32,12 +42,10 @@ pub fn states_batch(a: &Analysis) -> RecordBatch {
             str_col(st.iter().map(|s| s.sys.as_str()).collect()),
             str_col(st.iter().map(|s| s.sm.as_str()).collect()),
             str_col(st.iter().map(|s| s.state.as_str()).collect()),
-            u64_col(st.iter().map(|s| s.visits).collect()),
-            u64_col(st.iter().map(|s| s.total_ns).collect()),
-            u64_col(st.iter().map(|s| s.critical_ns).collect()),
-            Arc::new(Float64Array::from(
-                st.iter().map(|s| s.criticality).collect::<Vec<_>>(),
-            )),
+            int_col(st.iter().map(|s| s.visits)),
+            int_col(st.iter().map(|s| s.total_ns)),
+            int_col(st.iter().map(|s| s.critical_ns)),
+            f64_col(st.iter().map(|s| s.criticality).collect()),
         ],
     )
     .expect("columns match the schema")
@@ -47,8 +55,8 @@ pub fn states_batch(a: &Analysis) -> RecordBatch {
 pub fn edges_batch(a: &Analysis) -> RecordBatch {
     let p: &[critpath_engine::results::PathSegment] = a.path.as_deref().unwrap_or(&[]);
     let schema = Schema::new(vec![
-        Field::new("start_ns", DataType::UInt64, false),
-        Field::new("end_ns", DataType::UInt64, false),
+        Field::new("start_ns", DataType::Int64, false),
+        Field::new("end_ns", DataType::Int64, false),
         Field::new("sys", DataType::Utf8, false),
         Field::new("sm", DataType::Utf8, false),
         Field::new("state", DataType::Utf8, false),
@@ -58,8 +66,8 @@ pub fn edges_batch(a: &Analysis) -> RecordBatch {
     RecordBatch::try_new(
         Arc::new(schema),
         vec![
-            u64_col(p.iter().map(|e| e.start_ns).collect()),
-            u64_col(p.iter().map(|e| e.end_ns).collect()),
+            int_col(p.iter().map(|e| e.start_ns)),
+            int_col(p.iter().map(|e| e.end_ns)),
             str_col(p.iter().map(|e| e.sys.as_str()).collect()),
             str_col(p.iter().map(|e| e.sm.as_str()).collect()),
             str_col(p.iter().map(|e| e.state.as_str()).collect()),
@@ -90,7 +98,7 @@ fn cell(c: &ArrayRef, row: usize) -> String {
     let any = c.as_any();
     if let Some(a) = any.downcast_ref::<StringArray>() {
         a.value(row).to_string()
-    } else if let Some(a) = any.downcast_ref::<UInt64Array>() {
+    } else if let Some(a) = any.downcast_ref::<Int64Array>() {
         a.value(row).to_string()
     } else if let Some(a) = any.downcast_ref::<Float64Array>() {
         a.value(row).to_string()
