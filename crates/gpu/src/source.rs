@@ -217,6 +217,8 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
 
 /// Analyses several ranks' traces as one (SM names prefixed `rank{R}/`).
 pub fn open_ranks_with(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    let first = paths.first().map(|p| p.display().to_string());
+    at_most_max_ranks(paths.len(), first.as_deref())?;
     let inputs = paths
         .iter()
         .map(|p| {
@@ -274,8 +276,27 @@ fn ranks_of(preps: &[Prepared]) -> (Vec<i64>, Vec<Diagnostic>) {
     ((0..preps.len() as i64).collect(), diagnostics)
 }
 
+/// Ranks one analysis takes at most: a link's id holds the rank's place
+/// in the list in 16 bits (`emit::link`, the joins of collectives).
+pub const MAX_RANKS: usize = 1 << 16;
+
+/// Refuses more than [`MAX_RANKS`] traces, naming the first.
+fn at_most_max_ranks(n: usize, first: Option<&str>) -> Result<(), ReadError> {
+    if n <= MAX_RANKS {
+        return Ok(());
+    }
+    let msg = format!("{n} PyTorch profiler traces given to one analysis; critpath analyzes at most {MAX_RANKS} ranks together (analyze a group of ranks, or one rank, at a time)");
+    Err(ReadError::new(
+        first.unwrap_or("-"),
+        Location::File,
+        msg,
+        true,
+    ))
+}
+
 /// Analyses several ranks' traces, given as readers, as one.
 pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    at_most_max_ranks(inputs.len(), inputs.first().map(|i| i.name.as_str()))?;
     let budget = budget(inputs.len());
     let several = inputs.len() > 1;
     let windowed = opts.annotation.as_deref().is_some_and(|a| !a.is_empty());

@@ -226,3 +226,34 @@ fn a_file_without_a_rank_clashes_with_rank_0() {
     let mut src = critpath_gpu::open_inputs(inputs, &Default::default()).unwrap();
     assert!(duplicate_notes(&mut src).is_empty());
 }
+
+#[test]
+fn more_ranks_than_a_link_id_holds_are_refused_before_any_is_read() {
+    // A link's id holds a rank's place in the list in 16 bits: rank 65,536
+    // would have shared its links with rank 0's. The inputs are never read
+    // (empty readers): the count is checked first.
+    let empty = |i: usize| critpath_gpu::KinetoInput {
+        name: format!("r{i}.json"),
+        json: Box::new(std::io::empty()),
+        again: None,
+    };
+    let inputs: Vec<_> = (0..critpath_gpu::source::MAX_RANKS + 1)
+        .map(empty)
+        .collect();
+    let err = match critpath_gpu::open_inputs(inputs, &Default::default()) {
+        Err(e) => e,
+        Ok(_) => panic!("65,537 ranks were taken"),
+    };
+    assert!(err.fatal && err.file == "r0.json", "{err:?}");
+    assert!(
+        err.message.contains("at most 65536 ranks"),
+        "{}",
+        err.message
+    );
+    // As many as it holds are read (here: each empty input is an error of its own).
+    let inputs: Vec<_> = (0..2).map(empty).collect();
+    let err = critpath_gpu::open_inputs(inputs, &Default::default())
+        .err()
+        .unwrap();
+    assert!(!err.message.contains("ranks together"), "{}", err.message);
+}
