@@ -146,11 +146,13 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     never). ``analyze_options`` are :func:`critpath.analyze`'s (``to``,
     ``from_``, ``annotation``, ``instance``) and ``trace`` (one trace id of
     span files). A file that cannot be analyzed raises :class:`critpath.Error`
-    with the CLI's message.
+    with the CLI's message, and so does a file given twice, under one name or
+    two (its requests would count twice).
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     paths = [os.fsdecode(p) for p in paths]
+    _native.given_once(paths)
     options = _options(analyze_options)
     bar = _bar(len(paths), progress)
     try:

@@ -343,6 +343,22 @@ def test_tables_are_critpath_batchs_row_for_row_and_type_for_type(tmp_path):
     assert list(b.per_trace["file"]) == sorted(paths[i] for i in range(3) for _ in range(4))
 
 
+def test_a_file_given_twice_raises_as_analyze_does(tmp_path):
+    # analyze_many([a, ./a]) or a hard link counted a's requests twice.
+    a = checkout.write(str(tmp_path), 1, 4)[0]
+    hard = str(tmp_path / "hard.json")
+    os.link(a, hard)
+    for again in (os.path.join(str(tmp_path), ".", os.path.basename(a)), hard):
+        for client in ("serial", None):
+            with pytest.raises(critpath.Error) as e:
+                critpath.analyze_many([a, again], client=client, progress=False)
+            assert str(e.value) == ("%s: the same file as %s, given before it; give each input "
+                                    "once (its events would count twice)" % (again, a))
+        with pytest.raises(critpath.Error) as e2:
+            critpath.analyze([a, again])
+        assert str(e2.value) == str(e.value)
+
+
 def test_to_parquet_and_csv(serial, tmp_path):
     written = serial.to_parquet(tmp_path / "pq")
     assert [os.path.basename(p) for p in written] == ["per_trace.parquet", "states.parquet"]

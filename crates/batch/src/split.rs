@@ -7,9 +7,10 @@
 
 use crate::analyze::analyze_opened;
 use crate::{Error, Options, TraceResult};
+use critpath_import::input::file_identity;
 use critpath_session::Session;
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Joins the requests of `results` that several files hold: each group of
 /// files linked by shared trace ids is analyzed as one set of span files,
@@ -29,8 +30,8 @@ pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> (u
         match joined {
             Ok((found, _)) => {
                 // Every name of a file joined: its rows are in the group's.
-                let grouped: HashSet<&str> = files.iter().map(|f| same.key(f)).collect();
-                results.retain(|r| !grouped.contains(same.key(&r.file)));
+                let grouped: HashSet<FileKey> = files.iter().map(|f| same.key(f)).collect();
+                results.retain(|r| !grouped.contains(&same.key(&r.file)));
                 results.extend(found);
                 joined_groups += 1;
             }
@@ -41,26 +42,36 @@ pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> (u
 }
 
 /// The file each name of the results stands for: two names of one file
-/// (`a.json`, `./a.json`, a link to it) are one file, not two files that
-/// share all their requests. A name that cannot be resolved here (a file
-/// only a cluster's workers see) is its own file.
-struct SameFile(BTreeMap<String, String>);
+/// (`a.json`, `./a.json`, a symbolic or hard link to it) are one file, not
+/// two files that share all their requests. A name that cannot be looked
+/// at here (a file only a cluster's workers see) is its own file.
+struct SameFile(BTreeMap<String, FileKey>);
+
+/// A file by its identity (device, inode), or by its name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum FileKey {
+    Id(u64, u64),
+    Name(String),
+}
 
 impl SameFile {
     fn of(results: &[TraceResult]) -> SameFile {
         let mut keys = BTreeMap::new();
         for r in results {
             if !keys.contains_key(&r.file) {
-                let real = std::fs::canonicalize(&r.file);
-                let key = real.map_or_else(|_| r.file.clone(), |p| p.display().to_string());
+                let key = file_identity(Path::new(&r.file))
+                    .map_or_else(|| FileKey::Name(r.file.clone()), |(d, i)| FileKey::Id(d, i));
                 keys.insert(r.file.clone(), key);
             }
         }
         SameFile(keys)
     }
 
-    fn key<'a>(&'a self, name: &'a str) -> &'a str {
-        self.0.get(name).map_or(name, String::as_str)
+    fn key(&self, name: &str) -> FileKey {
+        self.0
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| FileKey::Name(name.to_string()))
     }
 }
 
@@ -70,7 +81,7 @@ impl SameFile {
 /// it appears under.
 fn linked_files(results: &[TraceResult], same: &SameFile) -> Vec<Vec<String>> {
     let mut order: Vec<&str> = Vec::new();
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut index: BTreeMap<FileKey, usize> = BTreeMap::new();
     let mut files_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for r in results {
         let i = *index.entry(same.key(&r.file)).or_insert_with(|| {
@@ -143,11 +154,16 @@ mod tests {
         std::fs::write(&a, "").unwrap();
         std::fs::write(&b, "").unwrap();
         let other = dir.path().join(".").join("a.json");
+        let hard = dir.path().join("hard.json");
+        std::fs::hard_link(&a, &hard).unwrap();
         let name = |p: &std::path::Path| p.display().to_string();
-        // The same file twice under two names: nothing to join.
-        let results = [r(&name(&a), "1"), r(&name(&other), "1")];
-        let same = SameFile::of(&results);
-        assert!(linked_files(&results, &same).is_empty());
+        // The same file twice under two names (a hard link too, which
+        // its canonical path did not find): nothing to join.
+        for other in [&other, &hard] {
+            let results = [r(&name(&a), "1"), r(&name(other), "1")];
+            let same = SameFile::of(&results);
+            assert!(linked_files(&results, &same).is_empty(), "{other:?}");
+        }
         // With a file that shares a request: one group of two files, the
         // first file under its first name.
         let results = [r(&name(&a), "1"), r(&name(&other), "1"), r(&name(&b), "1")];

@@ -335,3 +335,40 @@ fn jaeger_traces_are_requests_too() {
         .unwrap();
     assert_eq!(db["critical_ns_sum"], 90_000);
 }
+
+#[test]
+fn a_file_given_twice_is_analyzed_once_and_named() {
+    // `batch a.json ./a.json` (or a hard link to it) counted a.json's
+    // requests twice: 10 requests of 5, each row listed twice.
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 1, 5);
+    let a = traces_in(dir.path()).remove(0);
+    let dotted = dir
+        .path()
+        .join(".")
+        .join(Path::new(&a).file_name().unwrap());
+    let hard = dir.path().join("hard.json");
+    std::fs::hard_link(&a, &hard).unwrap();
+    for again in [dotted.to_str().unwrap(), hard.to_str().unwrap()] {
+        let out = dir.path().join("tables");
+        let o = run(&[
+            "batch",
+            &a,
+            again,
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "csv",
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let want = format!("{again}: the same file as {a}, given before it");
+        assert!(
+            err.contains(&want) && err.contains("analyzed once"),
+            "{err}"
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains(": 5 requests"), "{stdout}");
+        assert_eq!(csv_rows(&out.join("per_trace.csv")).len(), 1 + 5);
+    }
+}

@@ -9,7 +9,7 @@
 //! profiler trace?): the next reading replays the copy, then goes on.
 
 use critpath_trace::{Location, ReadError};
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -286,6 +286,47 @@ pub fn display_name(path: &Path) -> String {
     } else {
         path.display().to_string()
     }
+}
+
+/// A regular file's identity, its device and inode: the same under every
+/// name (`a.json`, `./a.json`, a symbolic or hard link). `None` for
+/// standard input, a pipe or device (each read as it comes), or a path
+/// that cannot be looked at here.
+pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    if path == Path::new("-") {
+        return None;
+    }
+    let m = path.metadata().ok().filter(|m| m.is_file())?;
+    Some((m.dev(), m.ino()))
+}
+
+/// For each of `paths`, the index of an earlier one that names the same
+/// regular file ([`file_identity`]), if any: a file given twice.
+pub fn given_before<P: AsRef<Path>>(paths: &[P]) -> Vec<Option<usize>> {
+    let mut first: HashMap<(u64, u64), usize> = HashMap::new();
+    let mut out = Vec::with_capacity(paths.len());
+    for (i, p) in paths.iter().enumerate() {
+        out.push(
+            file_identity(p.as_ref()).and_then(|id| match first.entry(id) {
+                Entry::Occupied(e) => Some(*e.get()),
+                Entry::Vacant(e) => {
+                    e.insert(i);
+                    None
+                }
+            }),
+        );
+    }
+    out
+}
+
+/// Why a path given after `first`, the same file, is not read again (its
+/// events would count twice), and what was done instead (`outcome`).
+pub fn given_twice_message(first: &Path, outcome: &str) -> String {
+    format!(
+        "the same file as {}, given before it; {outcome} (its events would count twice)",
+        first.display()
+    )
 }
 
 /// Opens `path` (or standard input for `-`), reads its head, and undoes its

@@ -41,6 +41,24 @@ pub fn analyze_file(
     })
 }
 
+/// `_native.given_once(paths)`: raises `critpath.Error` naming the first
+/// file given again, under its name or another (a symbolic or hard link),
+/// with `critpath analyze`'s message: its requests would count twice.
+#[pyfunction]
+pub fn given_once(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<()> {
+    guarded(py, || {
+        let before = critpath_import::input::given_before(&paths);
+        match paths.iter().zip(before).find_map(|(p, b)| Some((p, b?))) {
+            None => Ok(()),
+            Some((path, first)) => Err(format!(
+                "{}: {}",
+                path.display(),
+                critpath_import::input::given_twice_message(&paths[first], "give each input once")
+            )),
+        }
+    })
+}
+
 /// `_native.join_split(parts, options)`: the parts with the requests that
 /// several files hold analyzed again as one (their files read as one set
 /// of span files), as one part (`None` when no request is split), and the

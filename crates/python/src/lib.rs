@@ -62,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(requests::requests, m)?)?;
     m.add_function(wrap_pyfunction!(batch::analyze_file, m)?)?;
     m.add_function(wrap_pyfunction!(batch::join_split, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::given_once, m)?)?;
     m.add_class::<batch::Results>()?;
     Ok(())
 }

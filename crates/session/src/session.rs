@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::log::{Recorder, Replay};
 use critpath_engine::{Analysis, Observer, Options};
+use critpath_import::input::{given_before, given_twice_message};
 use critpath_import::{detect, importer, open_input, AnySource, Format, Input};
 use critpath_readers::spans::Requests;
 use critpath_trace::{Location, ReadError, Settings};
@@ -40,9 +41,15 @@ impl Session {
     /// Opens each input once and sniffs its format from its first bytes.
     pub fn open(paths: &[PathBuf], settings: &Settings) -> std::result::Result<Self, ReadError> {
         let mut inputs = Vec::with_capacity(paths.len());
-        let mut seen: Vec<((u64, u64), &Path)> = Vec::new();
-        for path in paths {
-            given_once(path, &mut seen)?;
+        // A file given again, under its name or another, is refused: its
+        // events would count twice.
+        let before = given_before(paths);
+        for (path, before) in paths.iter().zip(before) {
+            if let Some(first) = before {
+                let why = given_twice_message(&paths[first], "give each input once");
+                let name = path.display().to_string();
+                return Err(ReadError::new(&name, Location::File, why, true));
+            }
             let input = open_input(path)?;
             let format = detect(&input.head, &input.name)?;
             inputs.push(Opened {
@@ -301,33 +308,4 @@ pub fn nonempty(
 /// The name `path` has in messages (`<stdin>` for `-`).
 pub fn display_name(path: &Path) -> String {
     critpath_import::input::display_name(path)
-}
-
-/// Refuses a file given again, under its name or another (`./a.json`, a
-/// link): its events would count twice. `seen` holds the regular files
-/// given so far, by device and inode (pipes and standard input are each
-/// read as they come).
-fn given_once<'a>(
-    path: &'a Path,
-    seen: &mut Vec<((u64, u64), &'a Path)>,
-) -> std::result::Result<(), ReadError> {
-    use std::os::unix::fs::MetadataExt;
-    let file = path.metadata().ok().filter(|m| m.is_file());
-    let Some(id) = file.map(|m| (m.dev(), m.ino())) else {
-        return Ok(());
-    };
-    if let Some((_, first)) = seen.iter().find(|s| s.0 == id) {
-        let why = format!(
-            "the same file as {}, given before it; give each input once (its events would count twice)",
-            first.display()
-        );
-        return Err(ReadError::new(
-            &path.display().to_string(),
-            Location::File,
-            why,
-            true,
-        ));
-    }
-    seen.push((id, path));
-    Ok(())
 }
