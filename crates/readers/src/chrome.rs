@@ -26,6 +26,7 @@ use crate::json::{shown, strip_position, Imported, Problems};
 use crate::jsonsplit::{self, Ending, Part, SplitError};
 use crate::tracks::{Slice, Tracks};
 use critpath_trace::{CutNames, Event, Limits, LinkId, Location, ReadError, Sym, Who};
+use event::{Fast, View};
 use serde_json::{Map, Value};
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
@@ -34,6 +35,7 @@ use std::io::{BufRead, BufReader, Read};
 
 mod blocking;
 mod calls;
+mod event;
 mod linking;
 mod names;
 mod waits;
@@ -150,31 +152,6 @@ struct Collector {
     linked: HashSet<u32>,
 }
 
-fn id_text(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn str_of<'a>(e: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    e.get(key).and_then(Value::as_str)
-}
-
-/// Microseconds as integer nanoseconds; `None` unless a non-negative number
-/// in range.
-fn us(v: &Value) -> Option<u64> {
-    // Whole microseconds are exact (past 2^53 a float is not).
-    if let Some(u) = v.as_u64() {
-        return u.checked_mul(1000).filter(|&ns| ns <= i64::MAX as u64);
-    }
-    let f = v.as_f64()?;
-    let ns = (f * 1000.0).round();
-    // i64::MAX as f64 is 2^63, one past i64::MAX: the bound is strict.
-    (f.is_finite() && f >= 0.0 && ns < i64::MAX as f64).then_some(ns as u64)
-}
-
 impl Collector {
     fn new(name: &str, bare_array: bool) -> Self {
         Collector {
@@ -275,8 +252,8 @@ impl Collector {
 
     /// A time field (`ts`, `dur`) of an event of phase `ph`, reported when
     /// missing or not a number of microseconds.
-    fn time(&mut self, e: &Map<String, Value>, key: &str, ph: &str, order: usize) -> Option<u64> {
-        match e.get(key) {
+    fn time(&mut self, e: &impl View, key: &str, ph: &str, order: usize) -> Option<u64> {
+        match e.time(key) {
             None => {
                 self.problem(
                     order,
@@ -284,20 +261,37 @@ impl Collector {
                 );
                 None
             }
-            Some(v) => {
-                let t = us(v);
-                if t.is_none() {
-                    self.problem(order, format!("field `{key}` = {} is not a time (a non-negative number of microseconds)", shown(v)));
-                }
-                t
+            Some(Ok(t)) => Some(t),
+            Some(Err(shown)) => {
+                self.problem(order, format!("field `{key}` = {shown} is not a time (a non-negative number of microseconds)"));
+                None
             }
         }
     }
 
-    fn thread(e: &Map<String, Value>) -> TrackKey {
-        let p = id_text(e.get("pid")).unwrap_or_else(|| "0".into());
-        let t = id_text(e.get("tid")).unwrap_or_else(|| "0".into());
+    fn thread(e: &impl View) -> TrackKey {
+        let p = e.id("pid").unwrap_or_else(|| "0".into());
+        let t = e.id("tid").unwrap_or_else(|| "0".into());
         TrackKey::Thread(p, t)
+    }
+
+    /// One event read by its typed parse ([`Fast`]).
+    fn fast(&mut self, e: &Fast) {
+        let order = self.events;
+        self.events += 1;
+        self.phase(e.ph(), e, order);
+    }
+
+    /// An event's phase: what it is made into.
+    fn phase(&mut self, ph: &str, e: &impl View, order: usize) {
+        match ph {
+            "X" => self.complete(e, order),
+            "B" | "E" | "b" | "e" => self.begin_end(ph, e, order),
+            "s" | "t" | "f" => self.flow(ph, e, order),
+            // Instants, counters, object events: no state. (Metadata is
+            // read as a `Value`.)
+            _ => {}
+        }
     }
 
     /// One element of the events array.
@@ -320,12 +314,8 @@ impl Collector {
             }
         };
         match ph {
-            "X" => self.complete(&e, order),
-            "B" | "E" | "b" | "e" => self.begin_end(ph, &e, order),
-            "s" | "t" | "f" => self.flow(ph, &e, order),
             "M" => self.metadata(&e),
-            // Instants, counters, object events: no state.
-            _ => {}
+            _ => self.phase(ph, &e, order),
         }
     }
 
@@ -334,12 +324,12 @@ impl Collector {
             .get("args")
             .and_then(|a| a.get("name"))
             .and_then(Value::as_str);
-        let (Some(p), Some(n)) = (id_text(e.get("pid")), name) else {
+        let (Some(p), Some(n)) = (e.id("pid"), name) else {
             return;
         };
         let mut n = n.to_string();
         self.cut.cut(&mut n);
-        match (str_of(e, "name"), id_text(e.get("tid"))) {
+        match (e.text("name"), e.id("tid")) {
             (Some("thread_name"), Some(t)) => {
                 self.names.threads.insert((p, t), n);
             }
@@ -366,7 +356,7 @@ impl Collector {
     }
 
     /// A complete slice (`X`), and the flows bound to it.
-    fn complete(&mut self, e: &Map<String, Value>, order: usize) {
+    fn complete(&mut self, e: &impl View, order: usize) {
         let ts = self.time(e, "ts", "X", order);
         let dur = self.time(e, "dur", "X", order);
         let (Some(ts), Some(dur)) = (ts, dur) else {
@@ -383,36 +373,34 @@ impl Collector {
             return;
         };
         let tr = Self::thread(e);
-        let name = self.slice_name(str_of(e, "name").unwrap_or("?"));
+        let name = self.slice_name(e.text("name").unwrap_or("?"));
         let track = self.track(tr.clone()).0;
         self.slice(track, ts, end, name, order as u64);
-        if let Some(b) = id_text(e.get("bind_id")) {
-            if e.get("flow_out") == Some(&Value::Bool(true)) {
+        if let Some(b) = e.id("bind_id") {
+            if e.flag("flow_out") {
                 self.flow_point(end, tr.clone(), true, "bind:", &b);
             }
-            if e.get("flow_in") == Some(&Value::Bool(true)) {
+            if e.flag("flow_in") {
                 self.flow_point(ts, tr, false, "bind:", &b);
             }
         }
     }
 
     /// Threads' `B`/`E` and async tracks' `b`/`e`: begin and end pairs.
-    fn begin_end(&mut self, ph: &str, e: &Map<String, Value>, order: usize) {
+    fn begin_end(&mut self, ph: &str, e: &impl View, order: usize) {
         let Some(ts) = self.time(e, "ts", ph, order) else {
             return;
         };
         let tr = if ph == "B" || ph == "E" {
             Self::thread(e)
         } else {
-            let cat = str_of(e, "cat").unwrap_or("async");
-            let id = id_text(e.get("id"))
-                .or_else(|| id_text(e.get("id2").and_then(|v| v.get("local"))))
-                .unwrap_or_default();
+            let cat = e.text("cat").unwrap_or("async");
+            let id = e.async_id().unwrap_or_default();
             TrackKey::Async(format!("{cat}:{id}"))
         };
         let track = self.track(tr).0;
         if ph == "B" || ph == "b" {
-            let name = self.slice_name(str_of(e, "name").unwrap_or("?"));
+            let name = self.slice_name(e.text("name").unwrap_or("?"));
             self.last = self.last.max(ts);
             let order = order as u64;
             self.open.entry(track).or_default().push((ts, name, order));
@@ -428,15 +416,15 @@ impl Collector {
     }
 
     /// Flow events: `s` sends, `f` receives, `t` both.
-    fn flow(&mut self, ph: &str, e: &Map<String, Value>, order: usize) {
+    fn flow(&mut self, ph: &str, e: &impl View, order: usize) {
         let Some(ts) = self.time(e, "ts", ph, order) else {
             return;
         };
-        let Some(id) = id_text(e.get("id")) else {
+        let Some(id) = e.id("id") else {
             let msg = format!("`{ph}` (flow) event is missing field `id` (a number or a string)");
             return self.problem(order, msg);
         };
-        let prefix = format!("flow:{}:", str_of(e, "cat").unwrap_or(""));
+        let prefix = format!("flow:{}:", e.text("cat").unwrap_or(""));
         let tr = Self::thread(e);
         // Each hop of a flow is a link of its own: the `s` sends hop 0, each
         // `t` receives the hop before it and sends the next, the `f`
@@ -454,7 +442,7 @@ impl Collector {
         let track = self.track(tr.clone()).0;
         if ph != "s" {
             let hop_key = format!("{prefix}{}", hop_id(hop));
-            let enclosing = str_of(e, "bp") == Some("e");
+            let enclosing = e.text("bp") == Some("e");
             self.calls.point(track, ts, false, &hop_key, enclosing);
             self.flow_point(ts, tr.clone(), false, &prefix, &hop_id(hop));
         }
@@ -479,6 +467,10 @@ impl Collector {
         self.saw_events = true;
         self.event_line = line;
         self.bytes = at + bytes.len() as u64;
+        if let Some(e) = Fast::parse(bytes) {
+            self.fast(&e);
+            return self.within_names();
+        }
         match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => self.event(v),
             Err(e) => {
