@@ -266,6 +266,31 @@ fn compressed_data_cut_within_the_first_kilobytes_keeps_what_came_before() {
         records > 100 && records < 150,
         "{records} of 150 records read"
     );
+    // A span file of JSON lines (the collector's file exporter) cut so: its
+    // whole requests before the damage are analyzed (the span reader read
+    // its own first kilobytes to the end or failed with nothing).
+    let lines: String = (0..12)
+        .map(|i| {
+            let span = |id: &str, parent: &str, name: &str, a: u64, b: u64| {
+                format!(r#"{{"traceId":"{i:032x}","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{a}","endTimeUnixNano":"{b}"}}"#)
+            };
+            let spans = [span("00000000000000a1", "", "root", 0, 100), span("00000000000000a2", "00000000000000a1", "child", 10, 60)];
+            format!(r#"{{"resourceSpans":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"svc"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}]}}"#, spans.join(","))
+                + "\n"
+        })
+        .collect();
+    let whole = gz(lines.as_bytes());
+    let p = write(dir.path(), "cut.otlp.jsonl.gz", &whole[..whole.len() - 30]);
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cut.otlp.jsonl.gz:") && err.contains("decompress"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let traces = v["traces"].as_u64().unwrap();
+    assert!((8..12).contains(&traces), "{traces} of 12 requests read");
     // A Chrome document whose compressed data is cut after its end: every
     // event is read, and the damage said.
     let whole = gz(&std::fs::read(example("chrome/pipeline.json")).unwrap());

@@ -8,6 +8,7 @@
 //! and so can one that only peeks at its start first (is it a PyTorch
 //! profiler trace?): the next reading replays the copy, then goes on.
 
+use critpath_readers::head::{read_until_error, Failing};
 use critpath_trace::{Location, ReadError};
 use std::collections::hash_map::{Entry, HashMap};
 use std::fs::File;
@@ -249,36 +250,6 @@ fn read_head(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
     Ok(head)
 }
 
-/// Reads up to `n` bytes, stopping early at the end of the input or at an
-/// error, which is given beside the bytes read before it.
-fn read_head_until_error(r: &mut dyn Read, n: usize) -> (Vec<u8>, Option<io::Error>) {
-    let mut head = vec![0; n];
-    let mut got = 0;
-    while got < n {
-        match r.read(&mut head[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                head.truncate(got);
-                return (head, Some(e));
-            }
-        }
-    }
-    head.truncate(got);
-    (head, None)
-}
-
-/// A reader whose first read fails with the error it holds, and which
-/// ends after that.
-struct Failing(Option<io::Error>);
-
-impl Read for Failing {
-    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-        self.0.take().map_or(Ok(0), Err)
-    }
-}
-
 /// The name `path` has in messages.
 pub fn display_name(path: &Path) -> String {
     if path == Path::new("-") {
@@ -380,7 +351,7 @@ pub fn from_reader(
         // Damage within the head's reach still leaves what decompressed
         // before it to read: the error comes after those bytes, where the
         // reader meets it (at its line or offset).
-        let (got, err) = read_head_until_error(&mut raw, HEAD);
+        let (got, err) = read_until_error(&mut raw, HEAD);
         head = got;
         if let Some(e) = err {
             if head.is_empty() {

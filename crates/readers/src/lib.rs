@@ -8,6 +8,7 @@ pub mod annot;
 pub mod chrome;
 pub mod cpt;
 pub mod extsort;
+pub mod head;
 pub mod json;
 pub mod jsonl;
 pub mod jsonsplit;

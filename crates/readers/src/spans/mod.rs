@@ -704,18 +704,22 @@ pub fn read_requests_in<R: Read>(
 
 /// Reads one file's spans into `c`; an error when it holds none.
 fn read_one<R: Read>(
-    mut input: R,
+    input: R,
     name: &str,
     path: Option<&Path>,
     c: &mut Collector,
 ) -> Result<(), ReadError> {
-    let mut head = Vec::with_capacity(HEAD);
-    let io = |e: io::Error| ReadError::new(name, Location::File, format!("read error: {e}"), true);
-    input
-        .by_ref()
-        .take(HEAD as u64)
-        .read_to_end(&mut head)
-        .map_err(io)?;
+    let mut input: Box<dyn Read + '_> = Box::new(input);
+    // A stream that fails within the head (compressed data cut short) is
+    // read up to the failure, which its reader then meets in place.
+    let (head, failed) = crate::head::read_until_error(&mut input, HEAD);
+    if let Some(e) = failed {
+        if head.is_empty() {
+            let msg = format!("read error: {e}");
+            return Err(ReadError::new(name, Location::File, msg, true));
+        }
+        input = Box::new(crate::head::Failing(Some(e)));
+    }
     let whole = head.len() < HEAD;
     let framing =
         looks_like_protobuf(&head, whole, name).then(|| sniff::framing_of_named(&head, whole));
