@@ -689,3 +689,27 @@ fn span_files_cut_early_are_called_span_files() {
         );
     }
 }
+
+#[test]
+fn a_byte_order_mark_before_a_json_document_is_skipped() {
+    // Chrome JSON and span files began with it refused ("found 'ï'").
+    let dir = tempfile::tempdir().unwrap();
+    for ex in [
+        "chrome/pipeline.json",
+        "spans/checkout-otlp.json",
+        "nic-fig3.jsonl",
+    ] {
+        let plain = json(&run(&["analyze", &example(ex), "--json"]));
+        let mut body = b"\xef\xbb\xbf".to_vec();
+        body.extend(std::fs::read(example(ex)).unwrap());
+        let name = ex.replace('/', "-");
+        for (file, bytes) in [(name.clone(), body.clone()), (name + ".gz", gz(&body))] {
+            let p = write(dir.path(), &file, &bytes);
+            let got = json(&run(&["analyze", p.to_str().unwrap(), "--json"]));
+            assert_eq!(got["critical_path"], plain["critical_path"], "{file}");
+            assert_eq!(got["states"], plain["states"], "{file}");
+            let piped = json(&run_stdin(&["analyze", "-", "--json"], &bytes));
+            assert_eq!(piped["states"], plain["states"], "{file} on stdin");
+        }
+    }
+}

@@ -330,6 +330,9 @@ pub fn open_input(path: &Path) -> Result<Input, ReadError> {
     from_reader(raw, &name, seekable.then(|| path.to_path_buf())).map_err(read_err)
 }
 
+/// The UTF-8 byte-order mark.
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// An input over any reader (tests and fuzzing use it on bytes in memory);
 /// `file` is its path when it is a regular file.
 pub fn from_reader(
@@ -360,11 +363,22 @@ pub fn from_reader(
             raw = Box::new(Failing(Some(what(e))));
         }
     }
+    // A UTF-8 byte-order mark (as Windows tools write before JSON) is no
+    // part of any format: the readers see the text after it. A file read
+    // in place by its path would see it: such an input is streamed.
+    let bom = head.starts_with(UTF8_BOM);
+    if bom {
+        head.drain(..UTF8_BOM.len());
+    }
     let stream: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(raw));
     Ok(Input {
         name: name.to_string(),
         head,
-        file: if compression.is_none() { file } else { None },
+        file: if compression.is_none() && !bom {
+            file
+        } else {
+            None
+        },
         compression,
         stream: BufReader::with_capacity(STREAM_BUFFER, stream),
     })
