@@ -186,12 +186,33 @@ fn limits_answer_413_and_503_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     let (child, addr) = start(dir.path(), "100ms", &["--max-body", "100"]);
     let pb = std::fs::read(example("spans/otel/otlp.pb")).unwrap();
-    let (status, _, _) = post(&addr, "/v1/traces", PB, &pb);
+    // Past the limit as sent: the answer is an OTLP Status in the
+    // request's encoding (it was axum's plain text), and it is counted.
+    let (status, head, body) = post(&addr, "/v1/traces", PB, &pb);
     assert_eq!(status, 413);
-    let (child, addr) = {
-        term(child);
-        start(dir.path(), "60s", &["--max-open", "1"])
-    };
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/x-protobuf"),
+        "{head}"
+    );
+    let json = [("Content-Type", "application/json")];
+    let (status, head, body_json) = post(&addr, "/v1/traces", &json, &[b' '; 200]);
+    assert_eq!(status, 413);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    let said = String::from_utf8_lossy(&body_json);
+    assert!(
+        said.contains("\"code\":8") && said.contains("over 100 bytes"),
+        "{said}"
+    );
+    assert!(String::from_utf8_lossy(&body).contains("over 100 bytes"));
+    let (code, err) = term(child);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("2 export(s) refused"), "{err}");
+    let (child, addr) = start(dir.path(), "60s", &["--max-open", "1"]);
     // Three requests in one export: more than one open at once.
     let (status, head, _) = post(&addr, "/v1/traces", PB, &pb);
     assert_eq!(status, 503, "{head}");

@@ -7,6 +7,7 @@ use crate::otlp::{self, Encoding, Refused};
 use crate::store::{Stats, Store, Taken};
 use crate::{page, Config};
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -78,7 +79,8 @@ pub async fn run(cfg: Config, ready: impl FnOnce(SocketAddr)) -> std::io::Result
         journal: Mutex::new(Some(journal)),
         cfg: cfg.clone(),
     });
-    // Bodies past the limit get 413 from axum; gzip is checked after.
+    // Bodies past the limit as sent are refused by the body's extractor
+    // (`traces` answers), past it once decompressed by `otlp::body`.
     let app = Router::new()
         .route("/v1/traces", post(traces))
         .route("/", get(report))
@@ -127,7 +129,11 @@ fn stopped() -> std::io::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-async fn traces(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw: Bytes) -> Response {
+async fn traces(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    raw: Result<Bytes, BytesRejection>,
+) -> Response {
     let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
     let Some(enc) = Encoding::of(text(header::CONTENT_TYPE)) else {
         shared.store.lock().expect("store").stats.refused_bodies += 1;
@@ -136,14 +142,24 @@ async fn traces(State(shared): State<Arc<Shared>>, headers: HeaderMap, raw: Byte
     };
     let gzip = text(header::CONTENT_ENCODING).is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
     let max = shared.cfg.max_body;
-    let decoded = otlp::body(&raw, gzip, max).and_then(|b| otlp::decode(&b, enc));
+    // A body past the limit as sent is refused as one past it once
+    // decompressed: in the OTLP form, counted.
+    let decoded = match raw {
+        Ok(raw) => otlp::body(&raw, gzip, max).and_then(|b| otlp::decode(&b, enc)),
+        Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(Refused::TooLarge),
+        Err(r) => Err(Refused::Bad(format!(
+            "cannot read the body: {}",
+            r.body_text()
+        ))),
+    };
     let req = match decoded {
         Ok(r) => r,
         Err(refused) => {
             shared.store.lock().expect("store").stats.refused_bodies += 1;
             return match refused {
                 Refused::TooLarge => {
-                    let msg = format!("the body is over {max} bytes once decompressed");
+                    let msg =
+                        format!("the body is over {max} bytes (as sent or once decompressed)");
                     answer(StatusCode::PAYLOAD_TOO_LARGE, enc, 8, &msg)
                 }
                 Refused::Bad(why) => answer(StatusCode::BAD_REQUEST, enc, 3, &why),
