@@ -107,6 +107,15 @@ fn a_damaged_line_of_json_lines_is_named_and_the_rest_analyzed() {
     let rows = per_trace(&v);
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[1].2, "frontend", "{rows:?}");
+    // Line 3 cut inside a string: the newline ending it is where the
+    // parser stops, counted on line 4 before.
+    let mut lines: Vec<String> = body.lines().map(String::from).collect();
+    let cut = lines[2].find("\"name\":\"").unwrap() + 9;
+    lines[2].truncate(cut);
+    let p = write(dir.path(), "e.jsonl", lines.join("\n") + "\n");
+    let o = run(&["analyze", p.to_str().unwrap(), "--json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("e.jsonl:3: corrupt"), "{err}");
 }
 
 #[test]

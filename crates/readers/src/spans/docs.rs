@@ -107,7 +107,13 @@ pub(super) fn read<R: Read>(input: R, c: &mut Collector, before: u64) -> Result<
         };
         // Spans of a resource or trace cut short keep the service known.
         c.flush();
-        let line = start_line + e.line().max(1) as u64 - 1;
+        // An error on a line's end (a string cut there: the newline is a
+        // control character in it) is given at column 0 of the next line.
+        let at = match (e.line(), e.column()) {
+            (l, 0) if l > 1 => l - 1,
+            (l, _) => l.max(1),
+        };
+        let line = start_line + at as u64 - 1;
         if c.spans == before && c.problems.count() == 0 && c.doc == first_doc {
             let msg = format!("expected OpenTelemetry, Jaeger or Zipkin JSON spans: {e}");
             return Err(c.problems.fatal(Some(line), msg));
