@@ -150,6 +150,8 @@ struct Collector {
     calls: calls::Calls,
     /// Tracks with flow events.
     linked: HashSet<u32>,
+    /// Where flows arrived: (track, time).
+    arrived: Vec<(u32, u64)>,
 }
 
 impl Collector {
@@ -180,6 +182,7 @@ impl Collector {
             scan: waits::Scan::default(),
             calls: calls::Calls::default(),
             linked: HashSet::new(),
+            arrived: Vec::new(),
         }
     }
 
@@ -225,6 +228,7 @@ impl Collector {
         let (phase, ev) = if send {
             (Phase::Send, Event::Send { who, id: link })
         } else {
+            self.arrived.push((n, t));
             let state = self.records.idle;
             let recv = Event::Recv {
                 who,

@@ -23,8 +23,12 @@ impl Collector {
                 TrackKey::Async(_) => None,
             })
             .collect();
-        let mut links = waits::infer(&mut self.scan, &pids);
         let calls = self.calls.finish();
+        // Where flows, and the answers of calls, arrived.
+        let mut answered = std::mem::take(&mut self.arrived);
+        answered.extend(calls.iter().map(|c| (c.0.waiter, c.0.received)));
+        answered.sort_unstable();
+        let mut links = waits::infer(&mut self.scan, &pids, &answered);
         let idle = self.records.idle;
         let mut states = vec![idle; links.len()];
         states.extend(calls.iter().map(|c| c.1));

@@ -8,7 +8,9 @@
 //! it starts, ends and how busy it is. [`infer`] then gives each blocking
 //! call the other track whose end or release of the right kind came closest
 //! before the call returned, within the call: that track sends, at that
-//! time, a link the call receives at its return as a waited `recv`.
+//! time, a link the call receives as a waited `recv` where it was woken:
+//! at the first slice nested in it that begins after the waker's release,
+//! else at its return.
 
 use super::blocking::{wakers, Class, Release, Wait};
 use std::collections::HashMap;
@@ -26,6 +28,12 @@ struct Open {
     outer: Option<Wait>,
     /// A blocking call inside it was seen: it is not the innermost.
     inner: bool,
+    /// For a blocking call, the starts of the slices directly in it that
+    /// begin after it and after the one before them ended (where its own
+    /// state is left for a nested call).
+    nested: Vec<u64>,
+    /// The end of the last slice directly in it.
+    nested_end: u64,
 }
 
 /// A blocking call that took time.
@@ -35,6 +43,8 @@ pub(super) struct Blocked {
     pub start: u64,
     pub end: u64,
     pub kind: Wait,
+    /// Where the starts of the slices nested in it lie in [`Scan::nested`].
+    pub nested: (usize, usize),
 }
 
 /// Where a track starts and ends, and the time of its top-level slices
@@ -55,7 +65,9 @@ pub(super) struct Scan {
     track: Option<u32>,
     stack: Vec<Open>,
     pub waits: Vec<Blocked>,
-    releases: HashMap<Release, Vec<(u64, u32)>>,
+    /// The starts of the slices nested in the blocking calls, by call.
+    nested: Vec<u64>,
+    releases: HashMap<Release, Vec<Released>>,
     pub extents: Vec<Extent>,
 }
 
@@ -71,6 +83,12 @@ impl Scan {
             self.close(track, o);
         }
         let end = self.stack.last().map_or(end, |p| end.min(p.end));
+        if let Some(p) = self.stack.last_mut().filter(|p| p.wait.is_some()) {
+            if start > p.nested_end {
+                p.nested.push(start);
+            }
+            p.nested_end = end;
+        }
         let n = track as usize;
         if self.extents.len() <= n {
             self.extents.resize(n + 1, Extent::default());
@@ -85,7 +103,9 @@ impl Scan {
         }
         let class = self.classes.get(&name).copied().unwrap_or_default();
         if let Some(r) = class.release {
-            self.releases.entry(r).or_default().push((end, track));
+            // A release that is no blocking call releases from its start.
+            let from = if class.wait.is_none() { start } else { end };
+            self.releases.entry(r).or_default().push((end, track, from));
         }
         if class.wait.is_some() {
             if let Some(p) = self.stack.iter_mut().rev().find(|o| o.wait.is_some()) {
@@ -99,6 +119,8 @@ impl Scan {
             wait: class.wait,
             outer,
             inner: false,
+            nested: Vec::new(),
+            nested_end: start,
         });
     }
 
@@ -107,11 +129,14 @@ impl Scan {
             return;
         };
         if !o.inner && o.end > o.start {
+            let first = self.nested.len();
+            self.nested.extend(o.nested);
             self.waits.push(Blocked {
                 track,
                 start: o.start,
                 end: o.end,
                 kind,
+                nested: (first, self.nested.len()),
             });
             // Time blocked is not work.
             let x = &mut self.extents[track as usize];
@@ -140,39 +165,81 @@ pub(super) struct Link {
     pub kind: Wait,
 }
 
+/// A release or a track's end: when it ended, its track, and the time from
+/// which it counts as released.
+type Released = (u64, u32, u64);
+
 /// The latest `(time, track)` of `list` (sorted by time) within
 /// `[from, to]` whose track is not `not` and passes `ok`.
 fn latest(
-    list: &[(u64, u32)],
+    list: &[Released],
     (from, to): (u64, u64),
     not: u32,
     ok: impl Fn(u32) -> bool,
 ) -> Option<(u64, u32)> {
-    let upto = list.partition_point(|&(t, _)| t <= to);
+    let upto = list.partition_point(|&(t, ..)| t <= to);
     list[..upto]
         .iter()
         .rev()
-        .take_while(|&&(t, _)| t >= from)
+        .take_while(|&&(t, ..)| t >= from)
         .take(SEARCH)
-        .find(|&&(_, tr)| tr != not && ok(tr))
-        .copied()
+        .find(|&&(_, tr, _)| tr != not && ok(tr))
+        .map(|&(t, tr, _)| (t, tr))
+}
+
+/// A release of `list` (sorted by end) under way when a call that blocked
+/// over `[from, to]` returned: begun within it, ended after it, on a track
+/// other than `not`; the latest begun, as released at `to`. `reach` is the
+/// longest time a release of `list` is under way.
+fn under_way(
+    list: &[Released],
+    (from, to): (u64, u64),
+    not: u32,
+    reach: u64,
+) -> Option<(u64, u32)> {
+    let after = list.partition_point(|&(t, ..)| t <= to);
+    list[after..]
+        .iter()
+        .take_while(|&&(t, ..)| t - to <= reach)
+        .take(SEARCH)
+        .filter(|&&(_, tr, f)| tr != not && (from..=to).contains(&f))
+        .max_by_key(|&&(_, tr, f)| (f, std::cmp::Reverse(tr)))
+        .map(|&(_, tr, _)| (to, tr))
+}
+
+/// Where the blocking call `w`, woken by a release at `sent`, was woken:
+/// the first slice nested in it that begins at or after `sent` (what it
+/// does once woken is its own work), else its return.
+fn woken(scan: &Scan, w: &Blocked, sent: u64) -> u64 {
+    let nested = &scan.nested[w.nested.0..w.nested.1];
+    let i = nested.partition_point(|&s| s < sent);
+    nested.get(i).copied().unwrap_or(w.end)
 }
 
 /// Each blocking call's waker, where one is found; `pid` gives each track's
-/// process (`None` for an async track).
-pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>]) -> Vec<Link> {
+/// process (`None` for an async track). A call that a flow answered, one
+/// of `answered` (sorted `(track, time)`: where flows and the answers of
+/// calls arrived) falling after its start and by its end, is given none.
+pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>], answered: &[(u32, u64)]) -> Vec<Link> {
     scan.flush();
-    for list in scan.releases.values_mut() {
+    let mut reach = HashMap::new();
+    for (r, list) in scan.releases.iter_mut() {
         list.sort_unstable();
+        let longest = list.iter().map(|&(t, _, f)| t - f).max().unwrap_or(0);
+        reach.insert(*r, longest);
     }
-    let mut ends: Vec<(u64, u32)> = (scan.extents.iter().enumerate())
+    let mut ends: Vec<Released> = (scan.extents.iter().enumerate())
         .filter(|(_, x)| x.seen)
-        .map(|(n, x)| (x.last, n as u32))
+        .map(|(n, x)| (x.last, n as u32, x.last))
         .collect();
     ends.sort_unstable();
     let pid_of = |t: u32| pid.get(t as usize).copied().flatten();
     let mut links = Vec::new();
-    for w in &scan.waits {
+    let by_flow = |w: &&Blocked| {
+        let i = answered.partition_point(|&a| a <= (w.track, w.start));
+        answered.get(i).is_some_and(|&a| a <= (w.track, w.end))
+    };
+    for w in scan.waits.iter().filter(|w| !by_flow(w)) {
         let window = (w.start, w.end);
         let own = pid_of(w.track);
         // A thread's end in its own process for a join; a process's end in
@@ -186,8 +253,11 @@ pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>]) -> Vec<Link> {
             .iter()
             .find_map(|&(classes, with_ends)| {
                 let released = (classes.iter())
-                    .filter_map(|r| scan.releases.get(r))
-                    .filter_map(|list| latest(list, window, w.track, |_| true));
+                    .filter_map(|r| Some((scan.releases.get(r)?, *reach.get(r)?)))
+                    .filter_map(|(list, reach)| {
+                        under_way(list, window, w.track, reach)
+                            .or_else(|| latest(list, window, w.track, |_| true))
+                    });
                 let ended = with_ends
                     .then(|| latest(&ends, window, w.track, end_ok))
                     .flatten();
@@ -201,7 +271,7 @@ pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>]) -> Vec<Link> {
                 waker,
                 sent,
                 waiter: w.track,
-                received: w.end,
+                received: woken(scan, w, sent),
                 kind: w.kind,
             });
         }
@@ -247,7 +317,7 @@ mod tests {
             &[(5, 90, "work")],
         ]);
         assert_eq!(s.waits.len(), 1, "only the innermost blocking call");
-        let links = infer(&mut s, &[Some("1"), Some("1"), Some("1")]);
+        let links = infer(&mut s, &[Some("1"); 3], &[]);
         assert_eq!(
             links,
             [Link {
@@ -275,7 +345,7 @@ mod tests {
                 (30, 40, "Queue.put"),
             ],
         ]);
-        let links = infer(&mut s, &[Some("1"), Some("1")]);
+        let links = infer(&mut s, &[Some("1"); 2], &[]);
         assert_eq!(links.len(), 1);
         assert_eq!((links[0].waker, links[0].sent), (1, 40));
         assert_eq!(links[0].kind, Wait::QueueGet);
@@ -288,7 +358,7 @@ mod tests {
             &[(10, 20, "_thread.lock.release"), (20, 100, "more")],
             &[(25, 30, "Queue.put"), (40, 100, "more")],
         ]);
-        let links = infer(&mut s, &[Some("1"), Some("1"), Some("1")]);
+        let links = infer(&mut s, &[Some("1"); 3], &[]);
         assert_eq!((links[0].waker, links[0].sent), (2, 30));
     }
 
@@ -298,6 +368,74 @@ mod tests {
             &[(0, 50, "_thread.lock.acquire")],
             &[(60, 70, "_thread.lock.release")],
         ]);
-        assert!(infer(&mut s, &[Some("1"), Some("1")]).is_empty());
+        assert!(infer(&mut s, &[Some("1"); 2], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_call_is_woken_at_its_first_nested_call_after_the_release() {
+        // `_stop` runs in the join once the worker ended: the join's wait
+        // ends where it begins, not at the join's return.
+        let mut s = scan(&[
+            &[
+                (10, 200, "Thread._wait_for_tstate_lock"),
+                (150, 160, "Thread._stop"),
+                (195, 198, "Thread._stop"),
+            ],
+            &[(5, 140, "work")],
+        ]);
+        let links = infer(&mut s, &[Some("1"); 2], &[]);
+        assert_eq!((links[0].sent, links[0].received), (140, 150));
+        // A nested call before the release, and one that begins as the one
+        // before it ends (the call's own state is not left there), are
+        // passed over.
+        let mut s = scan(&[
+            &[
+                (0, 100, "Condition.wait"),
+                (1, 2, "Condition._release_save"),
+                (70, 80, "Condition._acquire_restore"),
+                (80, 90, "Condition._is_owned"),
+            ],
+            &[(0, 75, "work"), (75, 76, "Condition.notify")],
+        ]);
+        let links = infer(&mut s, &[Some("1"); 2], &[]);
+        assert_eq!((links[0].sent, links[0].received), (76, 100));
+    }
+
+    #[test]
+    fn a_write_under_way_when_a_select_returns_woke_it() {
+        // The writer's write began before the select returned and ended
+        // after: it, not an older release, woke the select, at its return.
+        let mut s = scan(&[
+            &[(10, 100, "select.select")],
+            &[(0, 15, "_thread.lock.__exit__")],
+            &[(0, 99, "compute"), (99, 110, "posix.write")],
+        ]);
+        let links = infer(&mut s, &[Some("1"); 3], &[]);
+        assert_eq!((links[0].waker, links[0].sent), (2, 100));
+        // A release that is also a blocking call (a queue's get) releases
+        // only as it returns.
+        let mut s = scan(&[
+            &[(10, 100, "_thread.lock.acquire")],
+            &[(0, 15, "_thread.lock.release")],
+            &[(0, 50, "compute"), (50, 110, "Queue.get")],
+        ]);
+        let links = infer(&mut s, &[Some("1"); 3], &[]);
+        assert_eq!((links[0].waker, links[0].sent), (1, 15));
+    }
+
+    #[test]
+    fn a_call_a_flow_arrived_in_has_no_inferred_waker() {
+        let tracks: &[&[(u64, u64, &str)]] = &[
+            &[(10, 100, "select.select")],
+            &[(0, 95, "compute"), (95, 96, "posix.write")],
+        ];
+        let mut s = scan(tracks);
+        assert!(infer(&mut s, &[Some("1"); 2], &[(0, 90)]).is_empty());
+        // A flow arriving as the call begins, or on another track, does not
+        // answer it.
+        for arrived in [[(0, 10), (1, 50)], [(0, 101), (2, 50)]] {
+            let mut s = scan(tracks);
+            assert_eq!(infer(&mut s, &[Some("1"); 2], &arrived).len(), 1);
+        }
     }
 }
