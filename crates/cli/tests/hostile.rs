@@ -386,11 +386,15 @@ fn chrome_times_past_the_latest_are_refused() {
         ),
         (
             r#"{"ph":"X","pid":1,"tid":1,"name":"c","ts":18446744073709551615,"dur":1}"#,
-            "traceEvents[1]: field `ts` = 18446744073709551615 is not a time",
+            "traceEvents[1]: field `ts` = 18446744073709551615 is past the latest time (9223372036854775807 ns",
         ),
         (
             r#"{"ph":"X","pid":1,"tid":1,"name":"c","ts":9223372036854775.808,"dur":0}"#,
-            "is not a time",
+            "is past the latest time",
+        ),
+        (
+            r#"{"ph":"X","pid":1,"tid":1,"name":"c","ts":-1,"dur":0}"#,
+            "field `ts` = -1 is not a time (a non-negative number of microseconds)",
         ),
     ] {
         let doc = format!(

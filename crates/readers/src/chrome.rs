@@ -244,14 +244,20 @@ impl Collector {
         }
     }
 
+    /// An event that cannot be used: reported and skipped.
     fn problem(&mut self, order: usize, msg: impl AsRef<str>) {
-        let what = if self.path.is_empty() {
+        let what = self.what(order);
+        let line = self.event_line;
+        self.problems.add(line, &what, msg);
+    }
+
+    /// How the messages name event `order`.
+    fn what(&self, order: usize) -> String {
+        if self.path.is_empty() {
             format!("event [{order}]")
         } else {
             format!("{}[{order}]", self.path)
-        };
-        let line = self.event_line;
-        self.problems.add(line, &what, msg);
+        }
     }
 
     /// A time field (`ts`, `dur`) of an event of phase `ph`, reported when
@@ -266,8 +272,8 @@ impl Collector {
                 None
             }
             Some(Ok(t)) => Some(t),
-            Some(Err(shown)) => {
-                self.problem(order, format!("field `{key}` = {shown} is not a time (a non-negative number of microseconds)"));
+            Some(Err(why)) => {
+                self.problem(order, format!("field `{key}` = {why}"));
                 None
             }
         }
@@ -344,6 +350,17 @@ impl Collector {
         }
     }
 
+    /// The `name` of a slice event, `?` when it has none; a name that is
+    /// not a string is reported (the slice is kept, named `?`).
+    fn name_of<'e>(&mut self, e: &'e impl View, order: usize) -> &'e str {
+        if let Some(shown) = e.not_text("name") {
+            let what = self.what(order);
+            let msg = format!("field `name` = {shown} is not a string; the slice is named `?`");
+            self.problems.note(self.event_line, &what, msg);
+        }
+        e.text("name").unwrap_or("?")
+    }
+
     /// A slice's name as a symbol; a blocking call or a release is noted.
     fn slice_name(&mut self, name: &str) -> Sym {
         let max = Limits::DEFAULT.max_name_bytes;
@@ -377,7 +394,8 @@ impl Collector {
             return;
         };
         let tr = Self::thread(e);
-        let name = self.slice_name(e.text("name").unwrap_or("?"));
+        let name = self.name_of(e, order);
+        let name = self.slice_name(name);
         let track = self.track(tr.clone()).0;
         self.slice(track, ts, end, name, order as u64);
         if let Some(b) = e.id("bind_id") {
@@ -404,12 +422,21 @@ impl Collector {
         };
         let track = self.track(tr).0;
         if ph == "B" || ph == "b" {
-            let name = self.slice_name(e.text("name").unwrap_or("?"));
+            let name = self.name_of(e, order);
+            let name = self.slice_name(name);
             self.last = self.last.max(ts);
             let order = order as u64;
             self.open.entry(track).or_default().push((ts, name, order));
-        } else if let Some((start, n, o)) = self.open.get_mut(&track).and_then(|s| s.pop()) {
-            self.slice(track, start, ts.max(start), n, o);
+        } else if let Some(&(start, ..)) = self.open.get(&track).and_then(|s| s.last()) {
+            if ts < start {
+                let msg = format!(
+                    "`{ph}` event at ts {ts} ns is earlier than the begin it would end (ts {start} ns)"
+                );
+                return self.problem(order, msg);
+            }
+            if let Some((start, n, o)) = self.open.get_mut(&track).and_then(|s| s.pop()) {
+                self.slice(track, start, ts, n, o);
+            }
         } else {
             let begin = if ph == "E" { "B" } else { "b" };
             self.problem(

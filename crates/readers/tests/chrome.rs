@@ -72,6 +72,35 @@ fn events_it_cannot_use_are_reported_with_index_line_and_field() {
 }
 
 #[test]
+fn an_end_before_its_begin_a_name_not_a_string_and_a_time_past_the_limit_are_said() {
+    let body = r#"{"traceEvents": [
+{"ph":"B","name":"x","pid":1,"tid":1,"ts":100},
+{"ph":"E","pid":1,"tid":1,"ts":50},
+{"ph":"X","name":{"n":1},"pid":1,"tid":1,"ts":200,"dur":5},
+{"ph":"X","name":null,"pid":1,"tid":1,"ts":210,"dur":5},
+{"ph":"X","pid":1,"tid":1,"ts":9300000000000000.0,"dur":1},
+{"ph":"E","pid":1,"tid":1,"ts":300}
+]}"#;
+    let mut src = chrome::read(body.as_bytes(), "bad.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    let want = [
+        (3, "traceEvents[1]", "earlier than the begin it would end (ts 100000 ns); skipped"),
+        (4, "traceEvents[2]", "field `name` = {\"n\":1} is not a string; the slice is named `?`"),
+        (5, "traceEvents[3]", "field `name` = null is not a string"),
+        (6, "traceEvents[4]", "past the latest time (9223372036854775807 ns"),
+    ];
+    assert_eq!(errs.len(), want.len(), "{errs:?}");
+    for (e, (line, at, what)) in errs.iter().zip(want) {
+        assert_eq!(e.location, Location::Line(line), "{e}");
+        assert!(e.message.starts_with(at) && e.message.contains(what), "{e}");
+    }
+    // The begin is ended by the later `E`; the two slices named `?` are kept.
+    let lines = text(&recs, &src);
+    assert!(lines.contains(&r#"{"t":300000,"ev":"ret","sm":"1:1","fn":"x"}"#.to_string()), "{lines:#?}");
+    assert_eq!(lines.iter().filter(|l| l.contains(r#""fn":"?""#)).count(), 4, "{lines:#?}");
+}
+
+#[test]
 fn a_cut_object_keeps_the_events_before_the_cut() {
     let body = "{\"traceEvents\": [\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":5},\n{\"ph\":\"X\",\"na";
     let mut src = chrome::read(body.as_bytes(), "cut.json").unwrap();

@@ -23,9 +23,12 @@ pub(super) trait View {
     fn id(&self, key: &str) -> Option<String>;
     /// An async slice's id: `id`, else `id2.local`.
     fn async_id(&self) -> Option<String>;
-    /// A time field (`ts`, `dur`) in nanoseconds: `None` when absent, the
-    /// value as shown in messages when it is not a time.
+    /// A time field (`ts`, `dur`) in nanoseconds: `None` when absent, what
+    /// is wrong with it (the value as shown, and why) when it is not a time.
     fn time(&self, key: &str) -> Option<Result<u64, String>>;
+    /// A field present but not a string, as shown in messages (the typed
+    /// parse refuses such an event, so only the `Value` reading has one).
+    fn not_text(&self, key: &str) -> Option<String>;
     /// A field that is `true`.
     fn flag(&self, key: &str) -> bool;
 }
@@ -50,6 +53,20 @@ fn us_float(f: f64) -> Option<u64> {
     (f.is_finite() && f >= 0.0 && ns < i64::MAX as f64).then_some(ns as u64)
 }
 
+/// Why `v` is not a time, as the messages say it: a number past the latest
+/// time names the limit.
+fn not_time(v: &Value) -> String {
+    let shown = shown(v);
+    match v.as_f64() {
+        Some(f) if f.is_finite() && f >= 0.0 => format!(
+            "{shown} is past the latest time ({} ns, {} µs)",
+            i64::MAX,
+            i64::MAX as f64 / 1000.0
+        ),
+        _ => format!("{shown} is not a time (a non-negative number of microseconds)"),
+    }
+}
+
 fn id_text(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) => Some(s.clone()),
@@ -69,7 +86,10 @@ impl View for Map<String, Value> {
         id_text(self.get("id")).or_else(|| id_text(self.get("id2").and_then(|v| v.get("local"))))
     }
     fn time(&self, key: &str) -> Option<Result<u64, String>> {
-        self.get(key).map(|v| us(v).ok_or_else(|| shown(v)))
+        self.get(key).map(|v| us(v).ok_or_else(|| not_time(v)))
+    }
+    fn not_text(&self, key: &str) -> Option<String> {
+        self.get(key).filter(|v| !v.is_string()).map(shown)
     }
     fn flag(&self, key: &str) -> bool {
         self.get(key) == Some(&Value::Bool(true))
@@ -261,6 +281,9 @@ impl View for Fast<'_> {
         };
         field.0.as_ref().map(|t| Ok(t.0))
     }
+    fn not_text(&self, _key: &str) -> Option<String> {
+        None
+    }
     fn flag(&self, key: &str) -> bool {
         let field = match key {
             "flow_in" => &self.flow_in,
@@ -328,6 +351,7 @@ mod tests {
         let mut out = Vec::new();
         for k in ["name", "cat", "bp"] {
             out.push(format!("{:?}", v.text(k)));
+            out.push(format!("{:?}", v.not_text(k)));
         }
         for k in ["pid", "tid", "id", "bind_id"] {
             out.push(format!("{:?}", v.id(k)));
