@@ -84,10 +84,22 @@ fn an_end_before_its_begin_a_name_not_a_string_and_a_time_past_the_limit_are_sai
     let mut src = chrome::read(body.as_bytes(), "bad.json").unwrap();
     let (recs, errs) = drain(&mut src);
     let want = [
-        (3, "traceEvents[1]", "earlier than the begin it would end (ts 100000 ns); skipped"),
-        (4, "traceEvents[2]", "field `name` = {\"n\":1} is not a string; the slice is named `?`"),
+        (
+            3,
+            "traceEvents[1]",
+            "earlier than the begin it would end (ts 100000 ns); skipped",
+        ),
+        (
+            4,
+            "traceEvents[2]",
+            "field `name` = {\"n\":1} is not a string; the slice is named `?`",
+        ),
         (5, "traceEvents[3]", "field `name` = null is not a string"),
-        (6, "traceEvents[4]", "past the latest time (9223372036854775807 ns"),
+        (
+            6,
+            "traceEvents[4]",
+            "past the latest time (9223372036854775807 ns",
+        ),
     ];
     assert_eq!(errs.len(), want.len(), "{errs:?}");
     for (e, (line, at, what)) in errs.iter().zip(want) {
@@ -96,8 +108,15 @@ fn an_end_before_its_begin_a_name_not_a_string_and_a_time_past_the_limit_are_sai
     }
     // The begin is ended by the later `E`; the two slices named `?` are kept.
     let lines = text(&recs, &src);
-    assert!(lines.contains(&r#"{"t":300000,"ev":"ret","sm":"1:1","fn":"x"}"#.to_string()), "{lines:#?}");
-    assert_eq!(lines.iter().filter(|l| l.contains(r#""fn":"?""#)).count(), 4, "{lines:#?}");
+    assert!(
+        lines.contains(&r#"{"t":300000,"ev":"ret","sm":"1:1","fn":"x"}"#.to_string()),
+        "{lines:#?}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.contains(r#""fn":"?""#)).count(),
+        4,
+        "{lines:#?}"
+    );
 }
 
 #[test]
