@@ -70,6 +70,82 @@ fn fan_out_waits_for_every_child_and_so_for_the_last() {
     assert_eq!(recvs(&doc, "c"), vec![(20, true)]);
 }
 
+/// Each lane's calls: (SM, span name, start ms).
+fn calls(doc: &str) -> Vec<(String, String, u64)> {
+    let mut src = spans::read(doc.as_bytes(), "t.json").unwrap();
+    let (recs, _) = drain(&mut src);
+    let name = |s| src.strings().resolve(s).to_string();
+    recs.iter()
+        .filter_map(|r| match r.ev {
+            Event::Call {
+                who: critpath_trace::Who::Sm(sm),
+                func,
+            } => Some((name(sm), name(func), r.t / 1_000_000)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn siblings_of_one_service_within_each_others_time_are_concurrent() {
+    // api (0-100) calls w1 10-60, w2 10-80 and w3 10-30 of worker at once:
+    // each lies within w2's time, but none called another, so each has a
+    // lane of its own and api waits for every one (the last at 80).
+    let doc = otlp(&[
+        ("api", &[("t", "r", "", "fanout", 0, 100, false)]),
+        (
+            "worker",
+            &[
+                ("t", "a", "r", "w1", 10, 60, false),
+                ("t", "b", "r", "w2", 10, 80, false),
+                ("t", "c", "r", "w3", 10, 30, false),
+            ],
+        ),
+    ]);
+    let lanes: Vec<(String, String)> = calls(&doc).into_iter().map(|(sm, n, _)| (sm, n)).collect();
+    for want in [("worker", "w2"), ("worker#2", "w1"), ("worker#3", "w3")] {
+        assert!(lanes.contains(&(want.0.into(), want.1.into())), "{lanes:?}");
+    }
+    assert_eq!(recvs(&doc, "api"), vec![(30, true), (60, true), (80, true)]);
+    // A child within its parent's time, of the same service, nests in it;
+    // one within a sibling's does not.
+    let doc = otlp(&[(
+        "svc",
+        &[
+            ("t", "r", "", "root", 0, 100, false),
+            ("t", "l", "r", "long", 10, 90, false),
+            ("t", "s", "r", "short", 20, 30, false),
+            ("t", "k", "l", "inner", 40, 50, false),
+        ],
+    )]);
+    let want = [
+        ("svc", "root", 0),
+        ("svc", "long", 10),
+        ("svc#2", "short", 20),
+        ("svc", "inner", 40),
+    ];
+    let want: Vec<(String, String, u64)> =
+        want.iter().map(|&(a, b, t)| (a.into(), b.into(), t)).collect();
+    assert_eq!(calls(&doc), want);
+    // The root's lane is in long at 30: short's end is no wait of root's.
+    assert_eq!(recvs(&doc, "svc"), vec![(30, false)]);
+}
+
+#[test]
+fn a_span_and_its_caller_of_the_same_bounds_nest_caller_first() {
+    // b calls a, both 10-50 in svc: a nests in b whatever their ids.
+    let doc = otlp(&[(
+        "svc",
+        &[
+            ("t", "r", "", "root", 0, 100, false),
+            ("t", "b", "r", "outer", 10, 50, false),
+            ("t", "a", "b", "inner", 10, 50, false),
+        ],
+    )]);
+    let sms: Vec<String> = calls(&doc).into_iter().map(|c| c.0).collect();
+    assert_eq!(sms, ["svc", "svc", "svc"]);
+}
+
 #[test]
 fn work_of_the_parents_lane_inside_a_child_stays_work() {
     // GET (front, 0-100) calls c 20-80 and, meanwhile, runs render 50-90
@@ -343,7 +419,8 @@ fn a_request_without_one_root_span_has_no_destination() {
         ("b", &[("t", "b", "", "job", 50, 150, false)]),
     ]);
     assert_eq!(destination(&two), None);
-    // The root nests in a longer span of its service's lane (an orphan).
+    // The root within a longer span of its service that did not call it
+    // (an orphan): not nested in it, on a lane of its own, which it ends.
     let nested = otlp(&[(
         "front",
         &[
@@ -351,7 +428,7 @@ fn a_request_without_one_root_span_has_no_destination() {
             ("t", "a", "", "GET", 10, 100, false),
         ],
     )]);
-    assert_eq!(destination(&nested), None);
+    assert_eq!(destination(&nested).as_deref(), Some("front#2"));
     // Spans of several requests on one timeline.
     let many = otlp(&[(
         "front",

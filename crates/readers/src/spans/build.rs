@@ -17,12 +17,14 @@
 
 use super::open::OpenSpans;
 use super::outlive::{
-    after_root, cut_at_parents, depths, id_index, label, parents_in, request_root,
+    after_root, cut_at_parents, depths, id_index, label, parents, parents_in, request_root,
 };
 use super::sanity::check;
+use super::tree::Ancestry;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
 use critpath_trace::{Event, Interner, Sym, Who};
+use rustc_hash::FxHashMap;
 
 /// At one time, in dependence order: a lane starts idle; then the ends of
 /// spans, the deepest first (a child's end reaches its parent before the
@@ -62,15 +64,22 @@ fn slot(phase: Phase, depth: usize) -> (Phase, u32) {
 pub(super) type Lane<'a> = (&'a str, usize);
 
 /// Lanes: per service, spans sorted by start (enclosing first); a span
-/// goes on the first lane where it nests in the open span or follows it,
-/// except that no span starting at or after the end of `root` (the
+/// goes on the first lane where it nests in the open span, that span one
+/// of its callers (`tree`: an ancestor), or follows it. A span never nests
+/// in one that did not call it: siblings (or strangers) that overlap in
+/// time are concurrent, each on a lane of its own, so that the parent
+/// waits for each. No span starting at or after the end of `root` (the
 /// request's root span) goes on the root's lane, so that the lane's last
 /// transition is the root's end. Also says whether the root is outermost
 /// on its lane (then that transition is the root's end).
-fn assign_lanes(spans: &[Span], root: Option<usize>) -> (Vec<Lane<'_>>, bool) {
-    // Every lane in the order made: its service and the ends of the spans
-    // open on it (a request has a few lanes).
-    let mut lanes: Vec<(&str, Vec<u64>)> = Vec::new();
+fn assign_lanes<'a>(
+    spans: &'a [Span],
+    tree: &Ancestry,
+    root: Option<usize>,
+) -> (Vec<Lane<'a>>, bool) {
+    // Every lane in the order made: its service and the spans open on it
+    // (end, index), outermost first (a request has a few lanes).
+    let mut lanes: Vec<(&str, Vec<(u64, usize)>)> = Vec::new();
     let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
     // The root's lane and the root's end, once placed.
     let mut sealed: Option<(usize, u64)> = None;
@@ -82,18 +91,19 @@ fn assign_lanes(spans: &[Span], root: Option<usize>) -> (Vec<Lane<'_>>, bool) {
         let mut chosen = None;
         for (at, (_, stack)) in lanes.iter_mut().enumerate().filter(|(_, (l, _))| *l == svc) {
             let closed = sealed.is_some_and(|(lane, end)| lane == at && s.start >= end);
-            while stack.last().is_some_and(|&end| end <= s.start) {
+            while stack.last().is_some_and(|&(end, _)| end <= s.start) {
                 stack.pop();
             }
-            if !closed && stack.last().is_none_or(|&end| s.end <= end) {
-                stack.push(s.end);
+            let nests = |&(end, open): &(u64, usize)| s.end <= end && tree.is_ancestor(open, k);
+            if !closed && stack.last().is_none_or(nests) {
+                stack.push((s.end, k));
                 chosen = Some(at);
                 break;
             }
             i += 1;
         }
         let at = chosen.unwrap_or_else(|| {
-            lanes.push((svc, vec![s.end]));
+            lanes.push((svc, vec![(s.end, k)]));
             lanes.len() - 1
         });
         if Some(k) == root {
@@ -160,10 +170,13 @@ fn named<'a>(buf: &'a mut String, args: std::fmt::Arguments) -> &'a str {
 /// The links of every span to its parent (start and end) and to the spans
 /// it follows from. A link is waited for when the lane it arrives on is in
 /// the parent span itself (an end) or idle (a start).
-fn links(tr: &mut Tracks<Phase>, spans: &[Span], lane_of: &[Lane]) {
-    let index = id_index(spans);
-    let parent = parents_in(spans, &index);
-    let depth = depths(&parent);
+fn links(
+    tr: &mut Tracks<Phase>,
+    spans: &[Span],
+    (index, parent): (&FxHashMap<&str, usize>, &[Option<usize>]),
+    lane_of: &[Lane],
+) {
+    let depth = depths(parent);
     let open = OpenSpans::new(spans, lane_of);
     // Each span's lane SM (all named already: the lanes' slices came first).
     let sms: Vec<Sym> = lane_of
@@ -226,20 +239,36 @@ fn handed_on(
     link(tr, (psm, sent, out), (sm, arrives, at), key, idle);
 }
 
+/// Sorts `spans` in nesting order: by start, the enclosing first (the
+/// longer, then a caller before the spans it called, as spans of the same
+/// bounds are), then by id.
+fn nesting_order(spans: &mut [Span]) {
+    let depth = depths(&parents(spans));
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&spans[a], &spans[b]);
+        (x.start.cmp(&y.start))
+            .then(y.end.cmp(&x.end))
+            .then(depth[a].cmp(&depth[b]))
+            .then(x.id.cmp(&y.id))
+    });
+    let mut sorted: Vec<Span> = order.iter().map(|&i| std::mem::take(&mut spans[i])).collect();
+    for (s, t) in spans.iter_mut().zip(sorted.drain(..)) {
+        *s = t;
+    }
+}
+
 /// Spans as records: lanes, their slices, the links between them; first,
 /// a child that started before its parent starts with it, and one that
 /// outlives its parent delays the parent's end (up to the root's).
 pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
     let (outlived, early) = cut_at_parents(spans);
     let context = check(spans, |s| &s.service).diagnostics();
-    spans.sort_by(|a, b| {
-        a.start
-            .cmp(&b.start)
-            .then(b.end.cmp(&a.end))
-            .then(a.id.cmp(&b.id))
-    });
+    nesting_order(spans);
+    let index = id_index(spans);
+    let parent = parents_in(spans, &index);
     let root = request_root(spans);
-    let (lane_of, outermost) = assign_lanes(spans, root);
+    let (lane_of, outermost) = assign_lanes(spans, &Ancestry::new(&parent), root);
     let mut tr: Tracks<Phase> = Tracks::new();
     let slices: Vec<Slice> = (spans.iter().enumerate())
         .map(|(i, s)| Slice {
@@ -259,7 +288,7 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
         let sm = lane_sm(&mut tr.strings, &lane_of[run[0]]);
         tr.track(sm, &mut list, Phase::Init, Phase::Track);
     }
-    links(&mut tr, spans, &lane_of);
+    links(&mut tr, spans, (&index, &parent), &lane_of);
     if let Some(r) = root.filter(|_| outermost) {
         let sm = lane_sm(&mut tr.strings, &lane_of[r]);
         end_with_root(&mut tr, spans, r, sm);

@@ -1,9 +1,11 @@
 //! Distributed-tracing spans (OpenTelemetry OTLP JSON, Jaeger JSON) as
 //! critpath records: the critical path of a distributed request.
 //!
-//! Each service is an SM; spans of one service that overlap without nesting
-//! go on extra lanes (`SERVICE#2`, ...), so each lane is in one state at a
-//! time. A span is an implicit software state (`call` at its start, `ret` at
+//! Each service is an SM; a span nests on a lane only inside a span that
+//! called it (an ancestor), so spans of one service that overlap without
+//! one calling the other (concurrent siblings, even when one lies within
+//! the other's time) go on extra lanes (`SERVICE#2`, ...), and each lane is
+//! in one state at a time. A span is an implicit software state (`call` at its start, `ret` at
 //! its end), gaps are `idle`. Links: a parent on another lane `send`s when a
 //! child starts and the child's lane `recv`s; the child `send`s when it ends
 //! and the parent's lane `recv`s then (re-entering the state it is in), so a
@@ -35,6 +37,7 @@ mod proto;
 mod requests;
 mod sanity;
 mod sniff;
+mod tree;
 mod zipkin;
 
 pub use ids::normalize as normalize_id;
@@ -66,7 +69,7 @@ const HEAD: usize = 8192;
 const SPAN_BUDGET: usize = 1 << 17;
 
 /// A span; spans sort by request, then document order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Span {
     /// The request (trace id); empty when the span names none.
     trace: String,
