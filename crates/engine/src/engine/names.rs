@@ -43,6 +43,8 @@ pub(crate) enum How {
     WithoutId,
     /// By `COMM:*`: every thread of that name.
     Every,
+    /// A lane `SM#N` of the SM named in full (see [`lane_state_named`]).
+    Lane,
 }
 
 /// `COMM` of a thread's SM name `COMM:TID` (the id all digits).
@@ -76,6 +78,24 @@ pub(crate) fn state_named(spec: &str, sys: &str, name: &str, state: &str) -> Opt
         return Some(How::WithoutId);
     }
     state_matches(spec, sys, &format!("{comm}:*"), state).then_some(How::Every)
+}
+
+/// The SM whose lane `name` is (`SM` of `SM#N`, N digits), if it is one.
+fn lane_of(name: &str) -> Option<&str> {
+    match name.rsplit_once('#') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(base),
+        _ => None,
+    }
+}
+
+/// How `spec` (`SM:STATE`) names state `state` of SM `name` when `name` is
+/// a lane `SM#N` (the importers' overlapping tracks of one service or
+/// thread) and the spec names the state of `SM` in full: by
+/// [`How::Lane`], so that a speed-up of a service's span name speeds up
+/// that span on every lane of the service.
+pub(crate) fn lane_state_named(spec: &str, sys: &str, name: &str, state: &str) -> Option<How> {
+    let base = lane_of(name)?;
+    state_matches(spec, sys, base, state).then_some(How::Lane)
 }
 
 /// The SMs one spec matched, for telling at the end whether a name given
@@ -126,12 +146,7 @@ pub(crate) fn whole_sm_named(spec: &str, sys: &str, name: &str, state: &str) -> 
         return None;
     }
     let spec = spec.trim();
-    let base = match name.rsplit_once('#') {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name,
-    };
-    sm_named(spec, sys, name)
-        .or_else(|| (base != name).then(|| sm_named(spec, sys, base)).flatten())
+    sm_named(spec, sys, name).or_else(|| sm_named(spec, sys, lane_of(name)?))
 }
 
 /// `SM`, or `SYS/SM` outside the local system.
@@ -203,6 +218,18 @@ mod tests {
         assert!(whole_sm_named("db", "local", "db#x", "q").is_none());
         assert!(whole_sm_named("db:q", "local", "db", "q").is_none());
         assert!(whole_sm_named("g/db", "h", "db", "q").is_none());
+    }
+
+    #[test]
+    fn a_state_spec_names_the_state_on_the_sms_lanes() {
+        let n = |spec, name| lane_state_named(spec, "h", name, "w2");
+        assert_eq!(n("worker:w2", "worker#2"), Some(How::Lane));
+        assert_eq!(n("h/worker: w2", "worker#13"), Some(How::Lane));
+        assert_eq!(n("worker:w2", "worker"), None);
+        assert_eq!(n("worker:w1", "worker#2"), None);
+        assert_eq!(n("work:w2", "worker#2"), None);
+        assert_eq!(n("worker:w2", "worker#x"), None);
+        assert_eq!(n("worker#2:w2", "worker#2"), None);
     }
 
     #[test]

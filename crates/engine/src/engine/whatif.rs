@@ -1,7 +1,8 @@
 //! What-if scaling: a speed-up makes one state FACTOR times faster, so its
 //! intra-SM edges weigh `time / FACTOR` while the rules run, and the path
 //! that results is the prediction. `SM=FACTOR` (no state) speeds up every
-//! state of the SM and of its lanes `SM#N` but `idle`. A speed-up that never matches a state of
+//! state of the SM and of its lanes `SM#N` but `idle`; `SM:STATE=FACTOR`
+//! the state on the SM and on its lanes. A speed-up that never matches a state of
 //! the trace is an error, with the nearest state names; one that matches
 //! only states whose time is all on inter-SM edges (links, awaited
 //! transitions) scales no edge with time, and `Stats::scaled_edges` says so.
@@ -10,7 +11,9 @@
 //! thread's SM may be named without its id, or as `COMM:*` for every thread
 //! of that name (see [`super::names`]).
 
-use super::names::{nearest, sm_label, sm_list, state_named, whole_sm_named, How};
+use super::names::{
+    lane_state_named, nearest, sm_label, sm_list, state_named, whole_sm_named, How,
+};
 use super::Engine;
 use crate::error::{Error, Result};
 use critpath_trace::{Interner, Sym};
@@ -99,6 +102,7 @@ pub(crate) fn factors(
         let mut factor = None;
         for (i, sp) in speedups.iter().enumerate() {
             let how = state_named(&sp.target, sys, name, st)
+                .or_else(|| lane_state_named(&sp.target, sys, name, st))
                 .or_else(|| whole_sm_named(&sp.target, sys, name, st))
                 .filter(|&how| !sp.exact || how == How::Exact);
             if let Some(how) = how {
