@@ -128,8 +128,10 @@ fn jaeger_request_critical_path_by_hand() {
 
 #[test]
 fn otlp_spans_lanes_and_follows_from() {
-    // As the Jaeger trace, plus a second cart span nested in time in the
-    // first (same lane), and a mailer span 110-130 ms that follows from the
+    // As the Jaeger trace, plus a second cart span 20-30 ms called by the
+    // root while the first (15-60) runs: a sibling within its time, on a
+    // lane of its own (cart#2), which the root waits for too but which ends
+    // first; and a mailer span 110-130 ms that follows from the
     // request: the request's path ends with its root span (100 ms), and
     // the mailer, after it, is off the path (an `after-root` finding).
     let file = example("spans/checkout-otlp.json");
@@ -137,8 +139,9 @@ fn otlp_spans_lanes_and_follows_from() {
     assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
     assert_eq!(v["critical_path"]["end"]["sm"], "frontend");
     for (sm, st, ms) in [
-        ("frontend", "GET /checkout", 25),
-        ("cart", "load cart", 40),
+        ("frontend", "GET /checkout", 20),
+        ("cart", "load cart", 45),
+        ("cart#2", "load cart", 0),
         ("payment", "charge", 35),
         ("mailer", "idle", 0),
         ("mailer", "send receipt", 0),
@@ -186,6 +189,45 @@ fn overlapping_spans_of_one_service_get_lanes() {
     let o = run(&["analyze", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no spans"));
+}
+
+#[test]
+fn concurrent_siblings_within_each_others_time_bound_their_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    // api (0-100 ms) calls w1 10-60, w2 10-80 and w3 10-30 of worker at
+    // once: it waits for each, so w2 bounds it (70 ms of the 100).
+    let span = |id: &str, parent: &str, name: &str, a: u64, b: u64| {
+        format!(r#"{{"traceId":"0b","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{a}000000","endTimeUnixNano":"{b}000000"}}"#)
+    };
+    let res = |svc: &str, spans: &[String]| {
+        format!(r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}"#, spans.join(","))
+    };
+    let workers = [
+        span("a1", "0r", "w1", 10, 60),
+        span("a2", "0r", "w2", 10, 80),
+        span("a3", "0r", "w3", 10, 30),
+    ];
+    let api = res("api", &[span("0r", "", "fanout", 0, 100)]);
+    let body = format!(r#"{{"resourceSpans":[{api},{}]}}"#, res("worker", &workers));
+    let p = write(dir.path(), "fan.json", &body);
+    let f = p.to_str().unwrap();
+    let v = json_of(&["analyze", f, "--json"]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000);
+    assert_eq!(crit(&v, "worker", "w2"), 70_000_000);
+    // Removing a shorter sibling changes nothing; halving w2 gives 80 ms
+    // (then w1 bounds api). A span name of the service reaches its lanes.
+    let predicted = |spec: &str| {
+        let v = json_of(&["whatif", f, "--speedup", spec, "--json"]);
+        v["predicted_length_ns"].as_u64().unwrap()
+    };
+    assert_eq!(predicted("worker:w3=1e9"), 100_000_000);
+    assert_eq!(predicted("worker:w1=1e9"), 100_000_000);
+    assert_eq!(predicted("worker:w2=2"), 80_000_000);
+    let lanes: Vec<String> = (v["states"].as_array().unwrap().iter())
+        .map(|s| format!("{}: {}", s["sm"].as_str().unwrap(), s["state"].as_str().unwrap()))
+        .collect();
+    assert!(lanes.contains(&"worker#2: w1".to_string()), "{lanes:?}");
+    assert_eq!(predicted("worker#2:w1=1e9"), 100_000_000);
 }
 
 /// A relay of `items` 10 µs slices over four threads, each item handed to
