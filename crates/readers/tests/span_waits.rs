@@ -295,7 +295,7 @@ fn lost_context_is_counted_over_the_file_and_per_request() {
                 ("t3", "c3", "", "load", 200, 230, false),
             ],
         ),
-        ("db", &[("t1", "d", "zz", "SELECT", 20, 30, false)]),
+        ("db", &[("t1", "d", "ff", "SELECT", 20, 30, false)]),
     ]);
     let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
     let msgs: Vec<String> = requests
@@ -324,6 +324,12 @@ fn lost_context_is_counted_over_the_file_and_per_request() {
     drain(&mut one);
     let kinds: Vec<_> = one.summary().diagnostics.iter().map(|d| d.kind).collect();
     assert_eq!(kinds, vec![DiagnosticKind::SpanContext; 2]);
+    // A parent id that is no span id at all is named as such.
+    let bad = doc.replace(r#""parentSpanId":"ff""#, r#""parentSpanId":"xyz""#);
+    let requests = spans::read_requests(bad.as_bytes(), "t.json").unwrap();
+    let d = requests.sanity().diagnostics();
+    let said = r#"db: SELECT (its parent id "xyz" is not a valid span id) in t1"#;
+    assert!(d[1].message.contains(said), "{}", d[1].message);
 }
 
 #[test]
@@ -481,4 +487,72 @@ fn a_message_handled_later_is_handed_on_at_its_senders_end() {
     assert!(!sends.contains(&(30, "p".to_string())), "{sends:?}");
     // Both links reach c's idle lane, waited for: the queue is c's wait.
     assert_eq!(recvs(&doc, "c"), vec![(30, true), (30, true)]);
+}
+
+#[test]
+fn a_span_given_twice_counts_once_and_a_reused_id_is_dropped() {
+    // GET / (front, 0-100) calls work (back, 20-70); an exporter's retry
+    // sends work again, and another span reuses the root's id.
+    let once = otlp(&[
+        ("front", &[("t", "a", "", "GET /", 0, 100, false)]),
+        ("back", &[("t", "b", "a", "work", 20, 70, false)]),
+    ]);
+    let twice = otlp(&[
+        ("front", &[("t", "a", "", "GET /", 0, 100, false)]),
+        ("back", &[("t", "b", "a", "work", 20, 70, false)]),
+        (
+            "back",
+            &[
+                ("t", "b", "a", "work", 20, 70, false),
+                ("t", "a", "", "other", 5, 200, false),
+            ],
+        ),
+    ]);
+    assert_eq!(recvs(&twice, "front"), recvs(&once, "front"));
+    assert_eq!(rets(&twice, "back"), vec![70]);
+    let d = findings(&twice, DiagnosticKind::InputSkipped);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!(d[0].count, Some(1));
+    assert!(d[0].message.contains("given again"), "{}", d[0].message);
+    assert!(
+        d[1].message.contains("span id a: back: other"),
+        "{}",
+        d[1].message
+    );
+    assert!(findings(&once, DiagnosticKind::InputSkipped).is_empty());
+    // Over a file, counted the same; the request's findings as if given once.
+    let requests = spans::read_requests(twice.as_bytes(), "t.json").unwrap();
+    let d = requests.sanity().diagnostics();
+    let kinds: Vec<_> = d.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, [DiagnosticKind::InputSkipped; 2], "{d:?}");
+}
+
+#[test]
+fn spans_on_a_cycle_of_parents_are_named_and_have_no_parent() {
+    // GET / (front, 0-100) calls call (mid, 10-50), which calls work (back,
+    // 20-70); work names call as its parent and call names work: a cycle.
+    // And a span its own parent.
+    let doc = otlp(&[
+        ("front", &[("t", "a", "", "GET /", 0, 100, false)]),
+        ("mid", &[("t", "b", "c", "call", 10, 50, false)]),
+        ("back", &[("t", "c", "b", "work", 20, 70, false)]),
+        ("solo", &[("t", "d", "d", "self", 30, 40, false)]),
+    ]);
+    let d = findings(&doc, DiagnosticKind::SpanContext);
+    let cycle = d.iter().find(|d| d.message.contains("cycles of parent"));
+    let cycle = cycle.unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(cycle.count, Some(3));
+    assert!(cycle.message.contains("d → d"), "{}", cycle.message);
+    assert!(
+        cycle.message.contains("b → c → b") || cycle.message.contains("c → b → c"),
+        "{}",
+        cycle.message
+    );
+    // Neither moved nor delayed as a child of the other.
+    assert!(findings(&doc, DiagnosticKind::ClockOffset).is_empty());
+    assert_eq!(rets(&doc, "mid"), vec![50]);
+    let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
+    let d = requests.sanity().diagnostics();
+    assert!(d.iter().all(|d| d.kind != DiagnosticKind::ClockOffset), "{d:?}");
+    assert!(d[0].message.starts_with("3 spans in 1 requests are on cycles"), "{d:?}");
 }

@@ -19,6 +19,8 @@ use super::open::OpenSpans;
 use super::outlive::{
     after_root, cut_at_parents, depths, id_index, label, parents, parents_in, request_root,
 };
+use super::cycles::break_cycles;
+use super::repeats::drop_repeats;
 use super::sanity::check;
 use super::tree::Ancestry;
 use super::Span;
@@ -259,9 +261,14 @@ fn nesting_order(spans: &mut [Span]) {
 }
 
 /// Spans as records: lanes, their slices, the links between them; first,
-/// a child that started before its parent starts with it, and one that
-/// outlives its parent delays the parent's end (up to the root's).
+/// spans given again are dropped ([`drop_repeats`]), spans on cycles of
+/// parent references lose their parents ([`break_cycles`]), a child that started
+/// before its parent starts with it, and one that outlives its parent
+/// delays the parent's end (up to the root's).
 pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
+    let (kept, repeats) = drop_repeats(spans);
+    let spans = &mut spans[..kept];
+    let cycles = break_cycles(spans);
     let (outlived, early) = cut_at_parents(spans);
     let context = check(spans, |s| &s.service).diagnostics();
     nesting_order(spans);
@@ -296,5 +303,7 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
     tr.diagnostics.extend(outlived.outlived());
     tr.diagnostics.extend(early.early());
     tr.diagnostics.extend(context);
+    tr.diagnostics.extend(repeats.diagnostics());
+    tr.diagnostics.extend(cycles);
     tr
 }

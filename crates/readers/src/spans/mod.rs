@@ -27,6 +27,7 @@
 
 mod aside;
 mod build;
+mod cycles;
 mod docs;
 mod ids;
 mod mapped;
@@ -34,6 +35,7 @@ mod open;
 mod otlp_json;
 mod outlive;
 mod proto;
+mod repeats;
 mod requests;
 mod sanity;
 mod sniff;

@@ -4,6 +4,8 @@
 
 use super::build::records;
 use super::outlive::{after_root, bounds, label, request_root};
+use super::cycles::{any_cycle, break_cycles};
+use super::repeats::{any_repeat, drop_repeats};
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Merge, Run, Sorted, Spill};
@@ -121,6 +123,22 @@ impl Tally {
         if self.first_ids.len() < IDS_NAMED {
             self.first_ids.push(trace.to_string());
         }
+        // As the request's analysis settles them, spans given again
+        // dropped and cycles of parents broken (on a copy, when needed).
+        let mut copy = None;
+        if any_repeat(group) {
+            let mut spans = group.to_vec();
+            let (kept, repeats) = drop_repeats(&mut spans);
+            self.sanity.repeats.add(repeats);
+            spans.truncate(kept);
+            copy = Some(spans);
+        }
+        if any_cycle(copy.as_deref().unwrap_or(group)) {
+            let spans = copy.get_or_insert_with(|| group.to_vec());
+            let found = break_cycles(spans);
+            self.sanity.cycles.add(trace, found);
+        }
+        let group = copy.as_deref().unwrap_or(group);
         let found = check(group, |s| service_name(s, late));
         // As the request's analysis settles them, its spans' services settled.
         let name = |s: &Span| label(service_name(s, late), &s.name);

@@ -9,6 +9,7 @@
 //! request's root span ended ([`super::outlive`]).
 
 use super::outlive::{stray_finding, Strays, AFTER_ROOT, MOVED, SETTLED};
+use super::repeats::Repeats;
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -40,6 +41,11 @@ pub(super) fn check<'a>(spans: &'a [Span], service: impl Fn(&'a Span) -> &'a str
             continue;
         };
         match by_id.get(p) {
+            None if !is_span_id(p) => f.orphans.push(format!(
+                "{}: {} (its parent id {p:?} is not a valid span id)",
+                service(s),
+                s.name
+            )),
             None => f.orphans.push(format!("{}: {}", service(s), s.name)),
             Some(ps) if service(ps) != service(s) => {
                 served.insert(p);
@@ -55,6 +61,13 @@ pub(super) fn check<'a>(spans: &'a [Span], service: impl Fn(&'a Span) -> &'a str
         }
     }
     f
+}
+
+/// Could `id` (as [`super::ids::normalize`] leaves it) be a span id: hex
+/// of at most 8 bytes (Jaeger drops leading zeros)? The other ids of a
+/// file are taken as they are; a reference that is not one is named.
+fn is_span_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 16 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn examples(list: &[String]) -> String {
@@ -114,6 +127,36 @@ pub struct FileSanity {
     pub(super) after_root: StrayTally,
     /// Spans that started before their parent, moved to its start.
     pub(super) early: StrayTally,
+    /// Spans given again, or reusing another's id, dropped.
+    pub(super) repeats: Repeats,
+    /// Spans on cycles of parent references.
+    pub(super) cycles: Cycles,
+}
+
+/// Spans on cycles of parent references over a file's requests: how many,
+/// in how many requests, and the first request's finding.
+#[derive(Debug, Default)]
+pub(super) struct Cycles {
+    count: u64,
+    requests: u64,
+    first: Option<String>,
+}
+
+impl Cycles {
+    /// Adds request `trace`'s finding, if it has one.
+    pub(super) fn add(&mut self, trace: &str, found: Option<Diagnostic>) {
+        let Some(d) = found else { return };
+        self.count += d.count.unwrap_or(0);
+        self.requests += 1;
+        self.first.get_or_insert_with(|| format!("in {trace}: {}", d.message));
+    }
+
+    fn finding(&self) -> Option<Diagnostic> {
+        let first = self.first.as_ref()?;
+        let (n, reqs) = (self.count, self.requests);
+        let msg = format!("{n} spans in {reqs} requests are on cycles of parent references, each taken as having no parent (the first {first})");
+        Some(Diagnostic::new(DiagnosticKind::SpanContext, msg).count(n))
+    }
 }
 
 /// Spans that strayed out of bounds over a file's requests: how many, in
@@ -189,10 +232,12 @@ impl FileSanity {
         }
     }
 
-    /// The file's diagnostics: `child-outlives-parent`, `after-root`,
-    /// `clock-offset` and `span-context`.
+    /// The file's diagnostics: `input-skipped` (spans given again),
+    /// `child-outlives-parent`, `after-root`, `clock-offset` and
+    /// `span-context`.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
-        let mut out = Vec::new();
+        let mut out = self.repeats.diagnostics();
+        out.extend(self.cycles.finding());
         out.extend(self.outlived.finding(DiagnosticKind::ChildOutlivesParent, |n, reqs, max, worst| {
             format!("{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); {SETTLED}")
         }));
