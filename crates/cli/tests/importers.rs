@@ -197,10 +197,15 @@ fn concurrent_siblings_within_each_others_time_bound_their_parent() {
     // api (0-100 ms) calls w1 10-60, w2 10-80 and w3 10-30 of worker at
     // once: it waits for each, so w2 bounds it (70 ms of the 100).
     let span = |id: &str, parent: &str, name: &str, a: u64, b: u64| {
-        format!(r#"{{"traceId":"0b","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{a}000000","endTimeUnixNano":"{b}000000"}}"#)
+        format!(
+            r#"{{"traceId":"0b","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{a}000000","endTimeUnixNano":"{b}000000"}}"#
+        )
     };
     let res = |svc: &str, spans: &[String]| {
-        format!(r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}"#, spans.join(","))
+        format!(
+            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{}]}}]}}"#,
+            spans.join(",")
+        )
     };
     let workers = [
         span("a1", "0r", "w1", 10, 60),
@@ -224,7 +229,13 @@ fn concurrent_siblings_within_each_others_time_bound_their_parent() {
     assert_eq!(predicted("worker:w1=1e9"), 100_000_000);
     assert_eq!(predicted("worker:w2=2"), 80_000_000);
     let lanes: Vec<String> = (v["states"].as_array().unwrap().iter())
-        .map(|s| format!("{}: {}", s["sm"].as_str().unwrap(), s["state"].as_str().unwrap()))
+        .map(|s| {
+            format!(
+                "{}: {}",
+                s["sm"].as_str().unwrap(),
+                s["state"].as_str().unwrap()
+            )
+        })
         .collect();
     assert!(lanes.contains(&"worker#2: w1".to_string()), "{lanes:?}");
     assert_eq!(predicted("worker#2:w1=1e9"), 100_000_000);

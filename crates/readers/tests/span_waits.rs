@@ -124,8 +124,10 @@ fn siblings_of_one_service_within_each_others_time_are_concurrent() {
         ("svc#2", "short", 20),
         ("svc", "inner", 40),
     ];
-    let want: Vec<(String, String, u64)> =
-        want.iter().map(|&(a, b, t)| (a.into(), b.into(), t)).collect();
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .map(|&(a, b, t)| (a.into(), b.into(), t))
+        .collect();
     assert_eq!(calls(&doc), want);
     // The root's lane is in long at 30: short's end is no wait of root's.
     assert_eq!(recvs(&doc, "svc"), vec![(30, false)]);
@@ -553,6 +555,13 @@ fn spans_on_a_cycle_of_parents_are_named_and_have_no_parent() {
     assert_eq!(rets(&doc, "mid"), vec![50]);
     let requests = spans::read_requests(doc.as_bytes(), "t.json").unwrap();
     let d = requests.sanity().diagnostics();
-    assert!(d.iter().all(|d| d.kind != DiagnosticKind::ClockOffset), "{d:?}");
-    assert!(d[0].message.starts_with("3 spans in 1 requests are on cycles"), "{d:?}");
+    assert!(
+        d.iter().all(|d| d.kind != DiagnosticKind::ClockOffset),
+        "{d:?}"
+    );
+    assert!(
+        d[0].message
+            .starts_with("3 spans in 1 requests are on cycles"),
+        "{d:?}"
+    );
 }

@@ -15,11 +15,11 @@
 //! its root span: the records' scope names the root's lane as the
 //! destination, and spans after the root's end keep off that lane.
 
+use super::cycles::break_cycles;
 use super::open::OpenSpans;
 use super::outlive::{
     after_root, cut_at_parents, depths, id_index, label, parents, parents_in, request_root,
 };
-use super::cycles::break_cycles;
 use super::repeats::drop_repeats;
 use super::sanity::check;
 use super::tree::Ancestry;
@@ -254,7 +254,10 @@ fn nesting_order(spans: &mut [Span]) {
             .then(depth[a].cmp(&depth[b]))
             .then(x.id.cmp(&y.id))
     });
-    let mut sorted: Vec<Span> = order.iter().map(|&i| std::mem::take(&mut spans[i])).collect();
+    let mut sorted: Vec<Span> = order
+        .iter()
+        .map(|&i| std::mem::take(&mut spans[i]))
+        .collect();
     for (s, t) in spans.iter_mut().zip(sorted.drain(..)) {
         *s = t;
     }

@@ -49,7 +49,11 @@ pub(super) fn break_cycles(spans: &mut [Span]) -> Option<Diagnostic> {
     let n: usize = found.iter().map(Vec::len).sum();
     let named: Vec<String> = (found.iter().take(NAMED))
         .map(|c| {
-            let ids: Vec<&str> = c.iter().take(NAMED).map(|&i| spans[i].id.as_str()).collect();
+            let ids: Vec<&str> = c
+                .iter()
+                .take(NAMED)
+                .map(|&i| spans[i].id.as_str())
+                .collect();
             let more = if c.len() > NAMED { " → ..." } else { "" };
             format!("{} → {}{more}", ids.join(" → "), ids[0])
         })
@@ -68,7 +72,16 @@ mod tests {
     #[test]
     fn cycles_are_found_once_each() {
         // 0 ← 1 ← 2; 3 its own parent; 4 → 5 → 6 → 4; 7 → 4 (into it).
-        let p = [None, Some(0), Some(1), Some(3), Some(5), Some(6), Some(4), Some(4)];
+        let p = [
+            None,
+            Some(0),
+            Some(1),
+            Some(3),
+            Some(5),
+            Some(6),
+            Some(4),
+            Some(4),
+        ];
         let mut c = cycles(&p);
         c.iter_mut().for_each(|c| c.sort());
         assert_eq!(c, vec![vec![3], vec![4, 5, 6]]);

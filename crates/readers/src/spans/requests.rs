@@ -3,8 +3,8 @@
 //! one temporary file read a request at a time.
 
 use super::build::records;
-use super::outlive::{after_root, bounds, label, request_root};
 use super::cycles::{any_cycle, break_cycles};
+use super::outlive::{after_root, bounds, label, request_root};
 use super::repeats::{any_repeat, drop_repeats};
 use super::sanity::{check, FileSanity};
 use super::{Span, KIND};

@@ -148,7 +148,8 @@ impl Cycles {
         let Some(d) = found else { return };
         self.count += d.count.unwrap_or(0);
         self.requests += 1;
-        self.first.get_or_insert_with(|| format!("in {trace}: {}", d.message));
+        self.first
+            .get_or_insert_with(|| format!("in {trace}: {}", d.message));
     }
 
     fn finding(&self) -> Option<Diagnostic> {
