@@ -281,7 +281,7 @@ fn ranks_of(preps: &[Prepared]) -> (Vec<i64>, Vec<Diagnostic>) {
 pub const MAX_RANKS: usize = 1 << 16;
 
 /// Refuses more than [`MAX_RANKS`] traces, naming the first.
-fn at_most_max_ranks(n: usize, first: Option<&str>) -> Result<(), ReadError> {
+pub fn at_most_max_ranks(n: usize, first: Option<&str>) -> Result<(), ReadError> {
     if n <= MAX_RANKS {
         return Ok(());
     }

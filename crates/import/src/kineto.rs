@@ -2,7 +2,7 @@
 //! rank; several files are ranks of one job, aligned on their collectives
 //! rather than on send/recv pairs.
 
-use crate::input::open_input;
+use crate::input::{display_name, open_input};
 use crate::multi::{Alignment, ClockOffset};
 use crate::AnySource;
 use critpath_gpu::join::Again;
@@ -39,6 +39,9 @@ pub fn again(path: &Path) -> Option<Again> {
 /// from any input the way every trace is: compressed, piped or on standard
 /// input.
 pub fn open_gpu(paths: &[PathBuf], opts: &GpuOptions) -> Result<GpuSource, ReadError> {
+    // Before they are opened, all at once.
+    let first = paths.first().map(|p| display_name(p));
+    critpath_gpu::source::at_most_max_ranks(paths.len(), first.as_deref())?;
     let inputs = paths
         .iter()
         .map(|p| {

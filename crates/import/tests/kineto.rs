@@ -56,3 +56,36 @@ fn kineto_ranks_merge_aligned_on_their_collectives() {
     }
     assert!(src.strings().get("rank1/gpu0:stream20").is_some());
 }
+
+#[test]
+fn more_ranks_than_one_analysis_takes_are_refused_before_they_are_opened() {
+    // 65,537 names of one small rank trace (symbolic links): they were all
+    // opened at once before the count was checked ("Too many open files"
+    // past the descriptors' limit, before the limit of ranks was said).
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("rank.json");
+    std::fs::write(
+        &trace,
+        r#"{"schemaVersion": 1, "deviceProperties": [], "distributedInfo": {"rank": 0}, "traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 50}]}"#,
+    )
+    .unwrap();
+    let n = critpath_gpu::source::MAX_RANKS + 1;
+    let paths: Vec<PathBuf> = (0..n)
+        .map(|i| {
+            let p = dir.path().join(format!("r{i}.json"));
+            std::os::unix::fs::symlink(&trace, &p).unwrap();
+            p
+        })
+        .collect();
+    let err = match critpath_import::open_gpu(&paths, &Default::default()) {
+        Err(e) => e,
+        Ok(_) => panic!("{n} ranks were opened"),
+    };
+    assert!(
+        err.message.contains("at most 65536 ranks together"),
+        "{}",
+        err.message
+    );
+    assert!(err.file.ends_with("r0.json"), "{}", err.file);
+}
