@@ -57,8 +57,8 @@ pub(super) fn drop_repeats(spans: &mut [Span]) -> (usize, Repeats) {
         }
     }
     let mut n = 0;
-    for i in 0..spans.len() {
-        if keep[i] {
+    for (i, kept) in keep.into_iter().enumerate() {
+        if kept {
             spans.swap(n, i);
             n += 1;
         }
