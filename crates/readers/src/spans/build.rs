@@ -245,12 +245,18 @@ fn handed_on(
 /// longer, then a caller before the spans it called, as spans of the same
 /// bounds are), then by id.
 fn nesting_order(spans: &mut [Span]) {
+    let by_bounds = |x: &Span, y: &Span| x.start.cmp(&y.start).then(y.end.cmp(&x.end));
+    spans.sort_by(|x, y| by_bounds(x, y).then(x.id.cmp(&y.id)));
+    // Depths (a map of the ids) only where two spans share their bounds,
+    // which most requests never have.
+    if !spans.windows(2).any(|w| by_bounds(&w[0], &w[1]).is_eq()) {
+        return;
+    }
     let depth = depths(&parents(spans));
     let mut order: Vec<usize> = (0..spans.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&spans[a], &spans[b]);
-        (x.start.cmp(&y.start))
-            .then(y.end.cmp(&x.end))
+        by_bounds(x, y)
             .then(depth[a].cmp(&depth[b]))
             .then(x.id.cmp(&y.id))
     });
