@@ -188,6 +188,37 @@ fn unknown_to_and_from_name_nearest() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// An SM named in two systems: `--from` without `SYS/` names both, so it is
+/// refused as `--to` is; `SYS/SM` picks one.
+#[test]
+fn a_start_named_in_two_systems_must_say_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("twosys.jsonl");
+    std::fs::write(
+        &f,
+        r#"{"t":0,"sm":"A","ev":"state","state":"a"}
+{"t":0,"sys":"h2","sm":"A","ev":"state","state":"a"}
+{"t":5,"sys":"h2","sm":"A","ev":"send","id":1}
+{"t":7,"sm":"A","ev":"recv","id":1,"state":"b"}
+{"t":9,"sm":"A","ev":"wait","state":"w","on":"A","on_sys":"h2"}
+{"t":12,"sys":"h2","sm":"A","ev":"state","state":"c"}
+{"t":20,"sm":"A","ev":"state","state":"d"}
+"#,
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    for opt in ["--from", "--to"] {
+        let o = run(&["analyze", f, opt, "A"]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{opt}: {err}");
+        assert!(err.contains("names 2 state machines (A, h2/A)"), "{err}");
+    }
+    let v = json_of(&["analyze", f, "--json", "--from", "local/A"]);
+    assert_eq!(v["critical_path"]["length_ns"], 9);
+    let v = json_of(&["analyze", f, "--json", "--from", "h2/A"]);
+    assert_eq!(v["critical_path"]["length_ns"], 20);
+}
+
 #[test]
 fn call_ret_nesting() {
     let f = example("calls.jsonl");

@@ -38,6 +38,13 @@ impl Engine<'_> {
                     matches: self.sm_labels(sms, strings),
                 });
             }
+            if let Some(sms) = self.from_matched.in_several_systems() {
+                return Err(Error::AmbiguousFrom {
+                    spec: f.clone(),
+                    count: sms.len(),
+                    matches: self.sm_labels(sms, strings),
+                });
+            }
         }
         self.check_speedups_used(strings)?;
         let unreachable = matches!(dest, Some((n, _)) if n.l == UNREACHED);

@@ -104,24 +104,33 @@ pub(crate) fn lane_state_named(spec: &str, sys: &str, name: &str, state: &str) -
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Matched {
     pub(crate) any: bool,
-    exact: bool,
+    exact: Vec<u32>,
     without_id: Vec<u32>,
 }
 
 impl Matched {
     pub(crate) fn add(&mut self, sm: u32, how: How) {
         self.any = true;
-        match how {
-            How::Exact => self.exact = true,
-            How::WithoutId if !self.without_id.contains(&sm) => self.without_id.push(sm),
-            _ => {}
+        let list = match how {
+            How::Exact => &mut self.exact,
+            How::WithoutId => &mut self.without_id,
+            _ => return,
+        };
+        if !list.contains(&sm) {
+            list.push(sm);
         }
     }
 
     /// The SMs matched without their id, when they make the spec ambiguous.
     pub(crate) fn ambiguous(&self) -> Option<&[u32]> {
         let n = self.without_id.len();
-        (n > 1 || (n == 1 && self.exact)).then_some(&self.without_id[..])
+        (n > 1 || (n == 1 && !self.exact.is_empty())).then_some(&self.without_id[..])
+    }
+
+    /// The SMs of several systems matched by their full name (a spec
+    /// without `SYS/`), when there are more than one.
+    pub(crate) fn in_several_systems(&self) -> Option<&[u32]> {
+        (self.exact.len() > 1).then_some(&self.exact[..])
     }
 }
 
@@ -294,6 +303,11 @@ mod tests {
         m.add(5, How::Exact);
         m.add(6, How::WithoutId);
         assert_eq!(m.ambiguous(), Some(&[6][..]));
+        assert!(m.in_several_systems().is_none());
+        m.add(5, How::Exact);
+        assert!(m.in_several_systems().is_none());
+        m.add(7, How::Exact);
+        assert_eq!(m.in_several_systems(), Some(&[5, 7][..]));
     }
 
     #[test]
