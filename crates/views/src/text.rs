@@ -9,10 +9,11 @@ use unicode_width::UnicodeWidthStr;
 
 /// `s` as a terminal may show it: control characters and other characters
 /// that print nothing visible (ESC, newlines, tabs, bidirectional
-/// overrides, zero-width spaces...) escaped as Rust's `escape_debug`
-/// writes them (`\u{1b}`, `\n`), everything printable (accents, CJK,
-/// quotes, backslashes) as it is. A trace may name its SMs and states with
-/// any string; every text view prints names through this (JSON keeps them
+/// overrides, zero-width spaces...) escaped as JSON writes them (`\u001b`,
+/// `\n`, `\t`, `\r`; past U+FFFF `\u{1f600}`), as the safety net of the
+/// CLI's standard output does, everything printable (accents, CJK, quotes,
+/// backslashes) as it is. A trace may name its SMs and states with any
+/// string; every text view prints names through this (JSON keeps them
 /// exact). Escaping twice changes nothing.
 pub fn printable(s: &str) -> Cow<'_, str> {
     if s.chars().all(shows_as_is) {
@@ -20,10 +21,17 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     }
     let mut o = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if shows_as_is(c) {
-            o.push(c);
-        } else {
-            o.extend(c.escape_debug());
+        match c {
+            _ if shows_as_is(c) => o.push(c),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            _ if u32::from(c) <= 0xffff => {
+                let _ = write!(o, "\\u{:04x}", u32::from(c));
+            }
+            _ => {
+                let _ = write!(o, "\\u{{{:x}}}", u32::from(c));
+            }
         }
     }
     Cow::Owned(o)
@@ -224,10 +232,11 @@ mod tests {
     #[test]
     fn printable_escapes_what_prints_nothing_and_keeps_the_rest() {
         assert_eq!(
-            printable("a\u{1b}[31mb\nc\td\u{7}"),
-            "a\\u{1b}[31mb\\nc\\td\\u{7}"
+            printable("a\u{1b}[31mb\nc\td\u{7}\0"),
+            "a\\u001b[31mb\\nc\\td\\u0007\\u0000"
         );
-        assert_eq!(printable("x\u{202e}y\u{200b}"), "x\\u{202e}y\\u{200b}");
+        assert_eq!(printable("x\u{202e}y\u{200b}"), "x\\u202ey\\u200b");
+        assert_eq!(printable("\u{e0001}"), "\\u{e0001}");
         for kept in [
             "解码帧",
             "café",
@@ -246,6 +255,6 @@ mod tests {
     fn table_cells_and_elided_names_are_printable() {
         let g = grid(&["name"], &[vec!["a\nb".into()]], &[false]);
         assert_eq!(g, "name\na\\nb\n");
-        assert_eq!(elide("\u{1b}xyz", 40), "\\u{1b}xyz");
+        assert_eq!(elide("\u{1b}xyz", 40), "\\u001bxyz");
     }
 }
