@@ -323,10 +323,7 @@ impl Tracker {
                         if states.contains(&s) {
                             String::new()
                         } else {
-                            format!(
-                                "; nearest state names: {}",
-                                crate::engine::nearest(s, &states)
-                            )
+                            crate::engine::nearest(s, &states)
                         }
                     )
                 } else {
@@ -337,7 +334,7 @@ impl Tracker {
                         if states.contains(&s) {
                             String::new()
                         } else {
-                            format!("; nearest state names: {}", crate::engine::nearest(s, &states))
+                            crate::engine::nearest(s, &states)
                         }
                     )
                 };
@@ -512,6 +509,22 @@ mod tests {
         assert_eq!((p.count, p.total_ns, p.median_ns), (2, 40, 30));
         assert_eq!(p.mean_ns, 20.0);
         assert_eq!(p.std_ns, 10.0);
+    }
+
+    #[test]
+    fn a_module_whose_begin_never_occurs_names_the_nearest_states_once() {
+        let mut st = Interner::new();
+        let v = visits(&mut st, "srv", &[("recv", 0, 10), ("reply", 10, 20)]);
+        let mut t = Tracker::new(vec![spec("request", "recieve", "reply")], os_pause);
+        for x in &v {
+            t.visit(x, &st);
+        }
+        let m = t.finish(&st, None);
+        let w = &m.warnings[0].message;
+        assert!(
+            w.contains("never occurs in this trace; nearest: recv, reply; no instance"),
+            "{w}"
+        );
     }
 
     #[test]
