@@ -63,18 +63,18 @@ def _bar(total, progress):
     return tqdm(total=total, unit="file", desc="critpath")
 
 
-def _serial(paths, options, bar):
+def _serial(paths, options, bar, pending):
     out = []
     for p in paths:
-        out.append(analyze_part(p, options))
+        out.append(analyze_part(p, options, True, pending))
         if bar is not None:
             bar.update(1)
     return out
 
 
-def _executor(executor, paths, options, bar, slots):
+def _executor(executor, paths, options, bar, slots, pending):
     chunks, threads = _tasks(paths, slots)
-    futures = [executor.submit(analyze_parts, c, options, threads) for c in chunks]
+    futures = [executor.submit(analyze_parts, c, options, threads, pending) for c in chunks]
     out = []
     for f, c in zip(futures, chunks):
         out.extend(f.result())
@@ -83,10 +83,10 @@ def _executor(executor, paths, options, bar, slots):
     return out
 
 
-def _local_pool(paths, options, bar):
+def _local_pool(paths, options, bar, pending):
     workers = min(os.cpu_count() or 1, len(paths))
     if workers <= 1:
-        return _serial(paths, options, bar)
+        return _serial(paths, options, bar, pending)
     import concurrent.futures as cf
 
     # Threads of this process: the native analysis runs without the GIL, so
@@ -94,7 +94,7 @@ def _local_pool(paths, options, bar):
     # fresh interpreter, so no `if __name__ == "__main__":` guard in the
     # caller's script, and nothing is pickled.
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="critpath") as ex:
-        return _executor(ex, paths, options, bar, workers)
+        return _executor(ex, paths, options, bar, workers, pending)
 
 
 def _tasks(paths, slots):
@@ -111,12 +111,13 @@ def _tasks(paths, slots):
     return [paths[i:i + chunk] for i in range(0, n, chunk)], threads
 
 
-def _dask(client, paths, options, bar):
+def _dask(client, paths, options, bar, pending):
     # The cluster's threads are the slots (Dask runs native libraries one
     # thread per task: it starts its workers with OMP_NUM_THREADS=1). What
     # comes back is one JSON text per file.
     chunks, threads = _tasks(paths, sum(client.nthreads().values()))
-    futures = client.map(analyze_parts, chunks, options=options, threads=threads, pure=False)
+    futures = client.map(analyze_parts, chunks, options=options, threads=threads,
+                         pending=pending, pure=False)
     if bar is not None:
         from distributed import as_completed
 
@@ -146,8 +147,11 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     never). ``analyze_options`` are :func:`critpath.analyze`'s (``to``,
     ``from_``, ``annotation``, ``instance``) and ``trace`` (one trace id of
     span files). A file that cannot be analyzed raises :class:`critpath.Error`
-    with the CLI's message, and so does a file given twice, under one name or
-    two (its requests would count twice).
+    with the CLI's message, naming the file, and so does a file given twice,
+    under one name or two (its requests would count twice). ``to`` and
+    ``from_`` are a request's ends: a file that holds a part of a request
+    may lack them when another file of the request holds them; a request
+    that lacks them in all its files raises.
     """
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
@@ -155,20 +159,24 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     _native.given_once(paths)
     options = _options(analyze_options)
     bar = _bar(len(paths), progress)
+    # With other files, a request that lacks the to/from_ end in one file
+    # waits for the rest of its spans (joined below); alone, it raises.
+    pending = len(paths) > 1
     try:
         if client == "serial":
-            parts = _serial(paths, options, bar)
+            parts = _serial(paths, options, bar, pending)
         elif client is None:
-            parts = _local_pool(paths, options, bar)
+            parts = _local_pool(paths, options, bar, pending)
         elif isinstance(client, str):
             from distributed import Client
 
             with Client(client) as c:
-                parts = _dask(c, paths, options, bar)
+                parts = _dask(c, paths, options, bar, pending)
         elif _is_dask_client(client):
-            parts = _dask(client, paths, options, bar)
+            parts = _dask(client, paths, options, bar, pending)
         elif hasattr(client, "submit"):
-            parts = _executor(client, paths, options, bar, getattr(client, "_max_workers", None))
+            parts = _executor(client, paths, options, bar, getattr(client, "_max_workers", None),
+                              pending)
         else:
             raise TypeError("client must be None, 'serial', a dask.distributed.Client, "
                             "a scheduler address or a concurrent.futures.Executor")
@@ -178,12 +186,15 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     # A request whose spans several files hold is one request: those files
     # are analyzed again here, as one set (where this process cannot read
     # them, a cluster's files, their requests stay per file, with a
-    # warning).
+    # warning). One that still lacks the to/from_ end raises, naming its
+    # files.
     if len(parts) > 1:
-        joined, errors = _native.join_split(parts, json.dumps(options))
-        for e in errors:
+        joined, unjoined, unmatched = _native.join_split(parts, json.dumps(options))
+        for e in unjoined:
             warnings.warn("critpath: %s; the requests these files share are counted per file" % e,
                           RuntimeWarning, stacklevel=2)
+        if unmatched:
+            raise Error("\n".join(unmatched))
         if joined is not None:
             parts = [joined]
     return Batch(parts=parts)

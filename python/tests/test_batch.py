@@ -255,6 +255,46 @@ def test_a_request_whose_spans_several_files_hold_is_one_request(tmp_path, dask_
     assert len(table) == 8 + 1
 
 
+def test_an_end_in_another_file_of_a_split_request_is_no_error(tmp_path, dask_client):
+    # The halves share out the services: to="cart" is in the first only.
+    # Each file was checked alone, so the second raised "--to cart: no state
+    # machine of that name" where analyze() of both analyzes every request.
+    whole = checkout.write(str(tmp_path / "whole"), 1, 8)[0]
+    halves = checkout.split_by_service(whole, str(tmp_path / "whole"))
+    want = critpath.analyze(halves, to="cart").per_trace
+    assert list(want["length_ns"]) == list(critpath.analyze(whole, to="cart").per_trace["length_ns"])
+    for client in ("serial", None, dask_client):
+        got = critpath.analyze_many(halves, client=client, to="cart", progress=False).per_trace
+        assert list(got["trace_id"]) == list(want["trace_id"])
+        assert list(got["length_ns"]) == list(want["length_ns"])
+        assert set(got["file"]) == {" + ".join(halves)}
+    code, _, err = cli("batch", *halves, "--to", "cart", "-o", str(tmp_path / "cli"), ok=False)
+    assert (code, err) == (0, "")
+    table = pd.read_parquet(tmp_path / "cli" / "per_trace.parquet")
+    assert list(table["length_ns"]) == list(want["length_ns"])
+
+
+def test_an_end_no_file_of_a_request_holds_raises_naming_the_file(tmp_path, dask_client):
+    # The CLI named the file, analyze_many did not: "--to nic.tx: no state
+    # machine of that name ..." with no file.
+    whole = checkout.write(str(tmp_path), 1, 4)[0]
+    nic = example("nic-fig3.jsonl")
+    for end, bad in (("nic.tx", whole), ("cart", nic)):
+        _, _, message = cli("batch", nic, whole, "--to", end, ok=False)
+        first = message.splitlines()[0]
+        assert first.startswith(bad + ": --to %s: no state machine of that name" % end)
+        for client in ("serial", None, dask_client):
+            with pytest.raises(critpath.Error) as e:
+                critpath.analyze_many([nic, whole], client=client, to=end, progress=False)
+            assert str(e.value) == first
+        # Alone, as one of several files, and through analyze_file.
+        for call in (lambda: critpath.analyze_many([bad], to=end, progress=False),
+                     lambda: batch.analyze_file(bad, {"to": end})):
+            with pytest.raises(critpath.Error) as e:
+                call()
+            assert str(e.value) == first
+
+
 def test_split_requests_stay_per_file_with_a_warning_where_the_files_cannot_be_read(tmp_path):
     # The files are gone by the time the results come together (as files
     # only a cluster's workers see): the per-file rows stay, with a warning.

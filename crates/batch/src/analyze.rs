@@ -2,9 +2,12 @@
 //! several trace ids gives one [`TraceResult`] per request (by trace id);
 //! any other trace gives one, of trace id `""` (a span file of one trace
 //! id: that id). Each request is analyzed exactly as `critpath analyze
-//! --trace ID` analyzes it.
+//! --trace ID` analyzes it; one that lacks an end the options name comes
+//! back unmatched ([`TraceResult::unmatched`]), since the other files of a
+//! batch may hold the rest of its spans.
 
-use crate::{Error, Options, StateCrit, TraceResult};
+use crate::error::unmatched_end;
+use crate::{engine_message, take_unmatched, Error, Options, StateCrit, TraceResult};
 use critpath_engine::Analysis;
 use critpath_import::Format;
 use critpath_readers::spans::Requests;
@@ -12,18 +15,23 @@ use critpath_session::Session;
 use critpath_trace::{Diagnostic, ReadError};
 use std::path::Path;
 
-/// Analyzes a file; any problem reading it (even one that let the analysis
-/// finish) is an error.
+/// Analyzes a file on its own; any problem reading it (even one that let
+/// the analysis finish) is an error, and so is a request that lacks an end
+/// the options name (nothing else can hold the rest of its spans).
 pub fn analyze_file(path: &Path, opts: &Options) -> Result<Vec<TraceResult>, Error> {
-    match analyze_file_with_problems(path, opts)? {
-        (_, Some(e)) => Err(e),
-        (results, None) => Ok(results),
+    let (mut results, problem) = analyze_file_with_problems(path, opts)?;
+    match problem.or_else(|| take_unmatched(&mut results).into_iter().next()) {
+        Some(e) => Err(e),
+        None => Ok(results),
     }
 }
 
-/// Analyzes a file; a problem that let the analysis finish (a span or a
-/// record skipped, a file cut short) comes back beside the results, as the
-/// CLI prints what it found before it exits with 2.
+/// Analyzes a file as one of a batch; a problem that let the analysis
+/// finish (a span or a record skipped, a file cut short) comes back beside
+/// the results, as the CLI prints what it found before it exits with 2. A
+/// request (of a trace id) that lacks an end the options name comes back
+/// unmatched: another file of the batch may hold it
+/// ([`crate::join_split_requests`], then [`take_unmatched`]).
 pub fn analyze_file_with_problems(
     path: &Path,
     opts: &Options,
@@ -61,7 +69,8 @@ fn analyze_file_inner(
 }
 
 /// [`analyze_file_inner`] of inputs opened as one session (named by its
-/// files joined with ` + `).
+/// files joined with ` + `), a request that lacks an end coming back
+/// unmatched.
 pub(crate) fn analyze_opened(
     session: &mut Session,
     opts: &Options,
@@ -76,14 +85,33 @@ pub(crate) fn analyze_opened(
     }
     session.set_request(opts.trace.clone());
     if opts.trace.is_none() {
-        if let Some(f) = analyze_session_requests(session, opts)? {
+        if let Some(f) = session_requests(session, opts, true)? {
             diagnostics.extend(f.diagnostics);
             return Ok((f.results, f.problem));
         }
     }
     let id = session.request_id();
-    let (a, err) = nonempty(&file, session.analyze(engine_opts, &mut |_, _| {}))?;
+    let run = session.analyze(engine_opts, &mut |_, _| {});
+    if let Err(critpath_session::Error::Engine { source, .. }) = &run {
+        if let Some(r) = unmatched(source, &file, &id, true) {
+            return Ok((vec![r], None));
+        }
+    }
+    let (a, err) = nonempty(&file, run)?;
     Ok((vec![result(&a, &file, &id)], err.map(Error::Read)))
+}
+
+/// The request `id` of `file` as unmatched, if `e` is an end the options
+/// name that its spans lack, the request has a trace id (other files may
+/// hold the rest of it) and `defer` says to wait for them.
+fn unmatched(e: &critpath_engine::Error, file: &str, id: &str, defer: bool) -> Option<TraceResult> {
+    (defer && !id.is_empty() && unmatched_end(e)).then(|| TraceResult {
+        file: file.to_string(),
+        trace_id: id.to_string(),
+        length_ns: 0,
+        states: Vec::new(),
+        unmatched: Some(engine_message(e)),
+    })
 }
 
 /// The requests of span files opened as one session (the spans of one
@@ -94,11 +122,21 @@ pub fn analyze_session_requests(
     session: &mut Session,
     opts: &Options,
 ) -> Result<Option<FileResults>, Error> {
+    session_requests(session, opts, false)
+}
+
+/// [`analyze_session_requests`]; with `defer`, a request that lacks an end
+/// comes back unmatched.
+fn session_requests(
+    session: &mut Session,
+    opts: &Options,
+    defer: bool,
+) -> Result<Option<FileResults>, Error> {
     // (None for anything but span files.)
     let Some(requests) = session.requests()? else {
         return Ok(None);
     };
-    let (results, problem) = analyze_requests(&requests, &session.name(), opts)?;
+    let (results, problem) = requests_results(&requests, &session.name(), opts, defer)?;
     Ok(Some(FileResults {
         results,
         problem,
@@ -124,6 +162,17 @@ pub fn analyze_requests(
     file: &str,
     opts: &Options,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
+    requests_results(requests, file, opts, false)
+}
+
+/// [`analyze_requests`]; with `defer`, a request that lacks an end comes
+/// back unmatched.
+fn requests_results(
+    requests: &Requests,
+    file: &str,
+    opts: &Options,
+    defer: bool,
+) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
     let engine_opts = critpath_engine::Options {
         no_cgraph: true,
         critical_states_only: true,
@@ -135,6 +184,11 @@ pub fn analyze_requests(
     };
     let one = |id: String, src: Result<_, _>| -> Result<TraceResult, Error> {
         let run = critpath_engine::analyze(&mut src?, engine_opts.clone(), |_, _| {});
+        if let Err(e) = &run {
+            if let Some(r) = unmatched(e, file, &id, defer) {
+                return Ok(r);
+            }
+        }
         let run = run.map_err(|source| critpath_session::Error::Engine {
             name: file.to_string(),
             source,
@@ -196,5 +250,6 @@ pub(crate) fn result(a: &Analysis, file: &str, id: &str) -> TraceResult {
                 criticality: s.criticality,
             })
             .collect(),
+        unmatched: None,
     }
 }

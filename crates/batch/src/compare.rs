@@ -160,6 +160,7 @@ mod tests {
                 critical_ns: length_ns / 2,
                 criticality: 0.5,
             }],
+            unmatched: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! Python package print the same text.
 
 use critpath_trace::ReadError;
+use std::path::Path;
 
 /// What went wrong with one file.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +16,11 @@ pub enum Error {
     /// `--annotation`), said as the CLI says it.
     #[error("{0}")]
     Usage(String),
+    /// A request none of whose spans, in the file or in the files that
+    /// share it, hold an end the options name (`--to`, `--from`): the file
+    /// (or the files joined with ` + `) and the CLI's message.
+    #[error("{file}: {message}")]
+    Unmatched { file: String, message: String },
     /// The engine failed on the file (its node log could not be written).
     #[error("{file}: analysis failed: {source}")]
     Analysis {
@@ -51,6 +57,17 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         !matches!(self, Error::Analysis { .. })
     }
+
+    /// The message about `file`, naming it first unless it already does,
+    /// as `critpath batch` and `analyze_many` say which file failed.
+    pub fn naming(&self, file: &Path) -> String {
+        let (file, msg) = (file.display().to_string(), self.to_string());
+        if msg.starts_with(&file) {
+            msg
+        } else {
+            format!("{file}: {msg}")
+        }
+    }
 }
 
 /// An engine error in the command line's terms: the option at fault, then
@@ -63,4 +80,14 @@ pub fn engine_message(e: &critpath_engine::Error) -> String {
         Some((Input::Speedup, spec)) => format!("--speedup {spec}: {e}"),
         None => e.to_string(),
     }
+}
+
+/// Is `e` an end of the path (`--to`, `--from`) that the spans analyzed do
+/// not hold? Other spans of the same request may.
+pub(crate) fn unmatched_end(e: &critpath_engine::Error) -> bool {
+    use critpath_engine::Error as E;
+    matches!(
+        e,
+        E::UnknownFrom { .. } | E::UnknownTo { .. } | E::UnknownToState { .. }
+    )
 }

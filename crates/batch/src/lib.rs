@@ -24,7 +24,7 @@ pub use analyze::{
 pub use compare::{compare, compare_and_total, slowest, Comparison};
 pub use error::{engine_message, Error};
 pub use run::{analyze_files, FileOutcome};
-pub use split::join_split_requests;
+pub use split::{join_split_requests, take_unmatched};
 
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +88,14 @@ pub struct TraceResult {
     /// The states with critical time, most critical first, in the order of
     /// `analyze`'s table.
     pub states: Vec<StateCrit>,
+    /// Why the request could not be analyzed from this file's spans alone:
+    /// an end the options name (`--to`, `--from`) that they do not hold,
+    /// said as the CLI says it (no length, no states). The other files of a
+    /// batch may hold the rest of the request: [`join_split_requests`]
+    /// analyzes them together, and [`take_unmatched`] turns the requests
+    /// still without the end into errors, before anything aggregates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmatched: Option<String>,
 }
 
 impl TraceResult {

@@ -3,7 +3,9 @@
 //! Files are analyzed one by one (on threads, processes or a cluster's
 //! workers), so a request split between files comes back as a part of it
 //! from each; the files that share requests are then analyzed again as one
-//! set, and their results replace the parts.
+//! set, and their results replace the parts. A part that lacks an end the
+//! options name (`--to auth` in the file of the database's spans) is no
+//! error until the request's files, joined, still lack it.
 
 use crate::analyze::analyze_opened;
 use crate::{Error, Options, TraceResult};
@@ -39,6 +41,26 @@ pub fn join_split_requests(results: &mut Vec<TraceResult>, opts: &Options) -> (u
         }
     }
     (joined_groups, errors)
+}
+
+/// Takes out of `results` the requests still unmatched (after
+/// [`join_split_requests`]: no file of the batch holds the end the options
+/// name in their spans), as `critpath analyze` refuses such a request: one
+/// error per file (or group of files), with its first request's message,
+/// in the order of `results`.
+pub fn take_unmatched(results: &mut Vec<TraceResult>) -> Vec<Error> {
+    let (mut errors, mut named) = (Vec::new(), HashSet::new());
+    results.retain_mut(|r| {
+        let Some(message) = r.unmatched.take() else {
+            return true;
+        };
+        if named.insert(r.file.clone()) {
+            let file = std::mem::take(&mut r.file);
+            errors.push(Error::Unmatched { file, message });
+        }
+        false
+    });
+    errors
 }
 
 /// The file each name of the results stands for: two names of one file
@@ -128,6 +150,7 @@ mod tests {
             trace_id: id.into(),
             length_ns: 1,
             states: Vec::new(),
+            unmatched: None,
         }
     }
 

@@ -9,6 +9,7 @@ impl From<critpath_batch::Error> for crate::error::CliError {
         match e {
             critpath_batch::Error::Read(r) => CliError::Read(r),
             critpath_batch::Error::Usage(m) => CliError::Input(m),
+            e @ critpath_batch::Error::Unmatched { .. } => CliError::Input(e.to_string()),
             critpath_batch::Error::Analysis { file, source } => CliError::Analysis {
                 context: format!("{file}: "),
                 source,

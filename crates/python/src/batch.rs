@@ -16,19 +16,23 @@ fn to_json(v: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(v).map_err(|e| e.to_string())
 }
 
-/// `_native.analyze_file(path, options_json, threads=True)`: the file's
-/// per-request results (a JSON list of `TraceResult`, one *part* of a
-/// batch); `options_json` holds `to`, `from`, `annotation`, `instance`,
-/// `trace` (each optional). `threads=False` analyzes the file's requests
-/// on the caller's thread only: a worker that is already one of several
-/// in parallel (a Dask task) does not also spread its file over every core.
+/// `_native.analyze_file(path, options_json, threads=True, pending=False)`:
+/// the file's per-request results (a JSON list of `TraceResult`, one
+/// *part* of a batch); `options_json` holds `to`, `from`, `annotation`,
+/// `instance`, `trace` (each optional). `threads=False` analyzes the file's
+/// requests on the caller's thread only: a worker that is already one of
+/// several in parallel (a Dask task) does not also spread its file over
+/// every core. `pending=True`: a request that lacks an end the options name
+/// comes back unmatched, for [`join_split`] to settle with the batch's other
+/// files; else it raises. Errors name the file, as `critpath batch` does.
 #[pyfunction]
-#[pyo3(signature = (path, options, threads = true))]
+#[pyo3(signature = (path, options, threads = true, pending = false))]
 pub fn analyze_file(
     py: Python<'_>,
     path: PathBuf,
     options: &str,
     threads: bool,
+    pending: bool,
 ) -> PyResult<String> {
     guarded(py, || {
         let mut opts: Options =
@@ -36,8 +40,14 @@ pub fn analyze_file(
         // This worker's settings, from its own environment.
         opts.settings = crate::settings();
         opts.settings.threads &= threads;
-        let r = critpath_batch::analyze_file(&path, &opts).map_err(|e| e.to_string())?;
-        to_json(&r)
+        let r = match pending {
+            true => match critpath_batch::analyze_file_with_problems(&path, &opts) {
+                Ok((_, Some(e))) | Err(e) => Err(e),
+                Ok((r, None)) => Ok(r),
+            },
+            false => critpath_batch::analyze_file(&path, &opts),
+        };
+        to_json(&r.map_err(|e| e.naming(&path))?)
     })
 }
 
@@ -61,22 +71,28 @@ pub fn given_once(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<()> {
 
 /// `_native.join_split(parts, options)`: the parts with the requests that
 /// several files hold analyzed again as one (their files read as one set
-/// of span files), as one part (`None` when no request is split), and the
-/// errors of the groups of files that could not be (left per file).
+/// of span files) and those still unmatched taken out, as one part (`None`
+/// when nothing changed); the errors of the groups of files that could not
+/// be joined (left per file); and the errors of the requests that lack an
+/// end the options name in all their files.
 #[pyfunction]
 pub fn join_split(
     py: Python<'_>,
     parts: Vec<String>,
     options: &str,
-) -> PyResult<(Option<String>, Vec<String>)> {
+) -> PyResult<(Option<String>, Vec<String>, Vec<String>)> {
     guarded(py, || {
         let mut opts: Options =
             serde_json::from_str(options).map_err(|e| format!("analyze_many options: {e}"))?;
         opts.settings = crate::settings();
         let mut all = results(&parts)?;
-        let (joined, errors) = critpath_batch::join_split_requests(&mut all, &opts);
-        let errors: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        Ok(((joined > 0).then(|| to_json(&all)).transpose()?, errors))
+        let (joined, unjoined) = critpath_batch::join_split_requests(&mut all, &opts);
+        let unmatched = critpath_batch::take_unmatched(&mut all);
+        let messages =
+            |errors: &[critpath_batch::Error]| errors.iter().map(|e| e.to_string()).collect();
+        let changed = joined > 0 || !unmatched.is_empty();
+        let part = changed.then(|| to_json(&all)).transpose()?;
+        Ok((part, messages(&unjoined), messages(&unmatched)))
     })
 }
 

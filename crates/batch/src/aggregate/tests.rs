@@ -20,6 +20,7 @@ fn req(id: &str, length_ns: u64, states: &[(&str, u64)]) -> TraceResult {
                 criticality: ns as f64 / length_ns as f64,
             })
             .collect(),
+        unmatched: None,
     }
 }
 

@@ -90,7 +90,9 @@ pub fn run(args: Args) -> Result<()> {
     });
     clear(pb);
     let mut results = Vec::new();
-    let mut failed = 0;
+    // The files named on standard error (a request of several files
+    // names them joined with ` + `).
+    let mut failed = std::collections::BTreeSet::new();
     for (path, outcome) in args.traces.iter().zip(outcomes) {
         let err = match outcome {
             Ok((rs, err)) => {
@@ -100,8 +102,8 @@ pub fn run(args: Args) -> Result<()> {
             Err(e) => Some(e),
         };
         if let Some(e) = err {
-            failed += 1;
-            eprintln!("critpath: error: {}", safe(&named(path, &e.to_string())));
+            failed.insert(path.display().to_string());
+            eprintln!("critpath: error: {}", safe(&e.naming(path)));
         }
     }
     // A request whose spans several files hold is one request.
@@ -110,6 +112,14 @@ pub fn run(args: Args) -> Result<()> {
         let msg = format!("{e}; the requests these files share are counted per file");
         eprintln!("critpath: error: {}", safe(&msg));
     }
+    // A request that lacks --to's or --from's end in all its files.
+    for e in critpath_batch::take_unmatched(&mut results) {
+        if let critpath_batch::Error::Unmatched { file, .. } = &e {
+            failed.extend(file.split(" + ").map(String::from));
+        }
+        eprintln!("critpath: error: {}", safe(&e.to_string()));
+    }
+    let failed = failed.len().min(args.traces.len());
     let sum = Summary::new(results, args.slowest);
     if let Some(dir) = &args.output {
         write_tables(dir, &args, &sum)?;
@@ -131,16 +141,6 @@ pub fn run(args: Args) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// A message about `path` that names it.
-fn named(path: &Path, msg: &str) -> String {
-    let file = path.display().to_string();
-    if msg.starts_with(&file) {
-        msg.to_string()
-    } else {
-        format!("{file}: {msg}")
-    }
 }
 
 /// Writes `per_trace` and `states` into `dir` (created if missing), each
