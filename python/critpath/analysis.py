@@ -27,10 +27,20 @@ SLACK_COLUMNS = [
 ]
 
 
-def _paths(path_or_paths):
+def path_list(path_or_paths, what):
+    """``path_or_paths`` as a list of str paths; else a ``TypeError`` naming
+    the function (``what``) and what it got."""
     if isinstance(path_or_paths, (str, bytes, os.PathLike)):
         return [os.fsdecode(path_or_paths)]
-    paths = [os.fsdecode(p) for p in path_or_paths]
+    try:
+        return [os.fsdecode(p) for p in path_or_paths]
+    except TypeError:
+        raise TypeError("%s takes a path or a list of paths, got %r"
+                        % (what, path_or_paths)) from None
+
+
+def _paths(path_or_paths):
+    paths = path_list(path_or_paths, "analyze")
     if not paths:
         raise Error("no trace given: pass a path or a list of paths")
     return paths

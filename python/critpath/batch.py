@@ -19,7 +19,7 @@ import pandas as pd
 
 from critpath import _native
 from critpath._work import analyze_file, analyze_part, analyze_parts
-from critpath.analysis import Error, check_instance
+from critpath.analysis import Error, check_instance, path_list
 
 PER_TRACE_COLUMNS = ["file", "trace_id", "length_ns", "top_sm", "top_state", "top_criticality"]
 STATES_COLUMNS = [
@@ -44,8 +44,11 @@ def fraction_of_requests(fraction, what):
     and at most 1 (0.1: the slowest 10%); else :class:`critpath.Error`
     (a ``ValueError``) naming ``what`` (``"slowest(%r)"``), as the CLI's
     ``--slowest`` refuses it."""
-    f = float(fraction)
-    if not 0.0 < f <= 1.0:
+    try:
+        f = float(fraction)
+    except (TypeError, ValueError):
+        f = None
+    if f is None or not 0.0 < f <= 1.0:
         raise Error((what % (fraction,)) + ": expected a fraction of the requests, above 0 "
                     "and at most 1 (0.1: the slowest 10%)")
     return f
@@ -153,9 +156,7 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     may lack them when another file of the request holds them; a request
     that lacks them in all its files raises.
     """
-    if isinstance(paths, (str, bytes, os.PathLike)):
-        paths = [paths]
-    paths = [os.fsdecode(p) for p in paths]
+    paths = path_list(paths, "analyze_many")
     _native.given_once(paths)
     options = _options(analyze_options)
     bar = _bar(len(paths), progress)

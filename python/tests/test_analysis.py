@@ -371,6 +371,16 @@ def test_no_paths_and_instance_without_annotation():
         critpath.analyze(NIC, instance=1)
 
 
+@pytest.mark.parametrize("given", [None, 5, [None]])
+def test_what_is_not_a_path_is_named_in_a_type_error(given):
+    # analyze(None) said "'NoneType' object is not iterable".
+    for call in (critpath.analyze, critpath.analyze_many):
+        with pytest.raises(TypeError) as e:
+            call(given)
+        assert str(e.value) == "%s takes a path or a list of paths, got %r" % (
+            call.__name__, given)
+
+
 def test_the_sdk_imports_without_the_native_module_or_pandas():
     code = ("import sys; import critpath.sdk; "
             "assert 'pandas' not in sys.modules and 'critpath._native' not in sys.modules")

@@ -108,11 +108,12 @@ def test_per_request_and_aggregate_numbers_are_the_clis_json_exactly(tmp_path):
     assert b.compare(0.1) == doc["slowest"]
 
 
-@pytest.mark.parametrize("fraction", [0, -0.1, 1.5, float("nan")])
+@pytest.mark.parametrize("fraction", [0, -0.1, 1.5, float("nan"), "x", None])
 def test_slowest_and_compare_take_a_fraction_above_0_and_at_most_1(serial, fraction):
-    # 0 used to give an empty Batch and 1.5 all of them, silently.
+    # 0 used to give an empty Batch and 1.5 all of them, silently; "x" a
+    # ValueError of float() and None a TypeError, not critpath.Error.
     for call in (serial.slowest, serial.compare):
-        with pytest.raises(ValueError, match=r"expected a fraction of the requests, above 0 and "
+        with pytest.raises(critpath.Error, match=r"expected a fraction of the requests, above 0 and "
                                              r"at most 1 \(0.1: the slowest 10%\)"):
             call(fraction)
     with pytest.raises(critpath.Error, match=r"^slowest\(0\): expected"):
