@@ -10,7 +10,10 @@
  *
  * Events go to a per-thread buffer (no locks on the hot path) that is
  * appended to the file named by CRITPATH_OUT in one write() when full, when
- * the thread exits and when the process exits. With CRITPATH_OUT unset every
+ * the thread exits and when the process exits. At process exit the threads
+ * still running have their complete events written too (each event is
+ * published by a release store once whole; an event being recorded at that
+ * moment, and any recorded after, is left out). With CRITPATH_OUT unset every
  * call is one predictable branch. `critpath record` sets CRITPATH_OUT and
  * merges the annotations with the kernel's events (same CLOCK_MONOTONIC
  * clock); `critpath analyze FILE` also reads the file alone. With
@@ -31,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +73,10 @@ enum { CP__BEGIN = 1, CP__END, CP__STATE, CP__WAIT, CP__SEND, CP__RECV,
        CP__THREAD, CP__LOST, CP__CALIB };
 
 struct cp__tb {
-    uint32_t len;  /* bytes used in data, block header included */
+    uint32_t len;   /* bytes used in data, block header included */
+    uint32_t done;  /* bytes of whole events (release store by the owner) */
+    uint32_t start; /* where the block's events begin */
+    int busy;       /* 0 free, 1 being written, 2 closed by the exit writer */
     uint32_t tid;
     uint64_t nev;  /* events in the buffer */
     uint64_t lost; /* events dropped, said in the next block */
@@ -134,24 +141,56 @@ static void cp__start(struct cp__tb *b) {
         cp__u64(b, cp__calib_ps);
         cp__str(b, "c");
     }
+    b->start = b->len;
+    __atomic_store_n(&b->done, b->len, __ATOMIC_RELEASE);
 }
 
-static void cp__write(struct cp__tb *b) {
-    if (b->nev == 0) return;
-    uint32_t payload = b->len - CP__HDR, pid = (uint32_t)getpid();
+/* Publishes the events written so far: the exit writer may write them. */
+static inline void cp__done(struct cp__tb *b) {
+    __atomic_store_n(&b->done, b->len, __ATOMIC_RELEASE);
+}
+
+/* Takes the buffer for a write: 1 when taken, 0 when the exit writer has
+ * closed it. Held only for one write(). */
+static int cp__take(struct cp__tb *b) {
+    for (;;) {
+        int free_ = 0;
+        if (__atomic_compare_exchange_n(&b->busy, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        if (free_ == 2) return 0;
+        sched_yield();
+    }
+}
+
+/* Appends block data[0..len) with its header: 0 when it could not. */
+static int cp__put(struct cp__tb *b, uint32_t len) {
+    uint32_t payload = len - CP__HDR, pid = (uint32_t)getpid();
     memcpy(b->data, "CPAB", 4);
     memcpy(b->data + 4, &payload, 4);
     memcpy(b->data + 8, &pid, 4);
     memcpy(b->data + 12, &b->tid, 4);
-    ssize_t w = cp__fd >= 0 ? write(cp__fd, b->data, b->len) : -1;
-    if (w != (ssize_t)b->len) {
-        int e = w < 0 ? errno : ENOSPC;
-        b->lost += b->nev + b->said; /* this block's count is lost with it */
-        if (!__atomic_exchange_n(&cp__warned, 1, __ATOMIC_RELAXED))
-            fprintf(stderr, "critpath: cannot write annotations to %s: %s; events are being dropped (the trace says how many)\n",
-                    getenv("CRITPATH_OUT"), strerror(e));
+    ssize_t w = cp__fd >= 0 ? write(cp__fd, b->data, len) : -1;
+    if (w == (ssize_t)len) return 1;
+    int e = w < 0 ? errno : ENOSPC;
+    if (!__atomic_exchange_n(&cp__warned, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "critpath: cannot write annotations to %s: %s; events are being dropped (the trace says how many)\n",
+                getenv("CRITPATH_OUT"), strerror(e));
+    return 0;
+}
+
+/* The owner writes its buffer (full, flushed, or its thread ends). After
+ * the exit writer closed it the events are dropped: the process is ending. */
+static void cp__write(struct cp__tb *b) {
+    if (b->nev == 0) return;
+    if (!cp__take(b)) {
+        b->len = b->start;
+        b->nev = 0;
+        return;
     }
+    if (!cp__put(b, b->len)) b->lost += b->nev + b->said; /* its count is lost too */
     cp__start(b);
+    __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
 }
 
 static void cp__thread_exit(void *p) {
@@ -168,9 +207,17 @@ static void cp__thread_exit(void *p) {
     free(b);
 }
 
+/* At process exit: writes every buffer's whole events (other threads may
+ * still be recording) and closes it for good. */
 static void cp__exit(void) {
+    __atomic_store_n(&cp__mode, 2, __ATOMIC_RELEASE); /* later calls do nothing */
     pthread_mutex_lock(&cp__lock);
-    for (struct cp__tb *b = cp__all; b; b = b->next) cp__write(b);
+    for (struct cp__tb *b = cp__all; b; b = b->next) {
+        if (!cp__take(b)) continue;
+        uint32_t done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+        if (done > b->start) cp__put(b, done);
+        __atomic_store_n(&b->busy, 2, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&cp__lock);
 }
 
@@ -182,6 +229,7 @@ static void cp__after_fork(void) {
         cp__me->tid = (uint32_t)syscall(SYS_gettid);
         cp__me->next = NULL;
         cp__me->lost = 0;
+        cp__me->busy = 0;
         cp__start(cp__me);
         cp__all = cp__me;
         pthread_setspecific(cp__key, cp__me);
@@ -217,6 +265,7 @@ static struct cp__tb *cp__new(void) {
     if (!b) return NULL;
     b->tid = (uint32_t)syscall(SYS_gettid);
     b->lost = 0;
+    b->busy = 0;
     cp__start(b);
     return b;
 }
@@ -259,6 +308,7 @@ static inline void cp__named(struct cp__tb *b, int kind, const char *s) {
     cp__u64(b, cp__now());
     cp__str(b, s ? s : "");
     b->nev++;
+    cp__done(b);
 }
 
 static inline void cp_begin_sm(const char *name) {
@@ -289,6 +339,7 @@ static inline void cp_wait(const char *state, const char *on_sm, const char *on_
     cp__str(b, on_sm);
     cp__str(b, on_sm ? on_state : NULL);
     b->nev++;
+    cp__done(b);
 }
 
 static inline void cp_send(uint64_t id) {
@@ -299,6 +350,7 @@ static inline void cp_send(uint64_t id) {
     cp__u64(b, cp__now());
     cp__u64(b, id);
     b->nev++;
+    cp__done(b);
 }
 
 static inline void cp_recv(uint64_t id, const char *state) {
@@ -310,6 +362,7 @@ static inline void cp_recv(uint64_t id, const char *state) {
     cp__u64(b, id);
     cp__str(b, state ? state : "");
     b->nev++;
+    cp__done(b);
 }
 
 /* Writes this thread's buffered events now (e.g. before a risky step). */
