@@ -10,8 +10,10 @@
 //!
 //! The verbs are those of `sdk/c/critpath.h`. Events go to a per-thread
 //! buffer (no lock on the hot path), appended to the file named by
-//! `CRITPATH_OUT` in one `write` when full and when the thread exits (the
-//! main thread's at process exit); [`flush`] writes it now. With
+//! `CRITPATH_OUT` in one `write` when full, when the thread exits and when
+//! the process exits (the threads still running then have their whole
+//! events written; an event being recorded at that moment, and any after,
+//! is left out); [`flush`] writes it now. With
 //! `CRITPATH_OUT` unset every call is one relaxed atomic load. With
 //! `CRITPATH_CALIBRATE=1` the process measures its cost per event and
 //! writes it to the trace for `critpath analyze --correct-overhead`. The
@@ -20,11 +22,11 @@
 //!
 //! Ids at or above 2^63 are reserved; names longer than 1024 bytes are cut.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::fs::File;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 const BUF: usize = 64 * 1024;
 const HDR: usize = 16;
@@ -50,8 +52,143 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 /// parent's.
 static FORKS: AtomicU64 = AtomicU64::new(0);
 
+/// The buffers of the threads alive, for the exit writer. A spin lock of
+/// its own: the fork handlers take it around a fork, so a child never
+/// inherits it taken or its list half changed.
+struct Live {
+    lock: AtomicBool,
+    bufs: UnsafeCell<Vec<Arc<Shared>>>,
+}
+
+// SAFETY: `bufs` is only touched with `lock` taken (`Live::with`).
+unsafe impl Sync for Live {}
+
+static LIVE: Live = Live {
+    lock: AtomicBool::new(false),
+    bufs: UnsafeCell::new(Vec::new()),
+};
+
+impl Live {
+    fn lock(&self) {
+        while self
+            .lock
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
+    }
+
+    fn unlock(&self) {
+        self.lock.store(false, Ordering::Release);
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<Arc<Shared>>) -> R) -> R {
+        self.lock();
+        // SAFETY: the lock is taken; `f` only pushes, removes or reads.
+        let r = f(unsafe { &mut *self.bufs.get() });
+        self.unlock();
+        r
+    }
+}
+
+extern "C" fn before_fork() {
+    LIVE.lock();
+}
+
+extern "C" fn after_fork_parent() {
+    LIVE.unlock();
+}
+
 extern "C" fn forked() {
     FORKS.fetch_add(1, Ordering::Relaxed);
+    LIVE.unlock();
+}
+
+/// At process exit: writes the whole events of every live thread's
+/// buffer (those threads may still be recording) and closes it for good.
+extern "C" fn at_exit() {
+    MODE.store(2, Ordering::Release); // later calls do nothing
+    let forks = FORKS.load(Ordering::Relaxed);
+    LIVE.with(|bufs| {
+        for s in bufs.iter().filter(|s| s.forks == forks) {
+            if !s.take() {
+                continue;
+            }
+            let done = s.done.load(Ordering::Acquire);
+            if done > s.start.load(Ordering::Relaxed) {
+                let _ = s.put(done);
+            }
+            s.busy.store(CLOSED, Ordering::Release);
+        }
+    });
+}
+
+const FREE: u8 = 0;
+const BUSY: u8 = 1;
+const CLOSED: u8 = 2;
+
+/// A thread's buffer as the exit writer sees it. Its owner appends at
+/// `len >= done` and publishes whole events by a release store of `done`;
+/// `busy` is taken by whoever writes the block (the owner when the buffer
+/// is full, flushed or its thread ends; the exit writer once).
+struct Shared {
+    data: *mut u8,
+    done: AtomicUsize,
+    /// Where the block's events begin (set with `busy` taken).
+    start: AtomicUsize,
+    busy: AtomicU8,
+    tid: u32,
+    pid: u32,
+    forks: u64,
+}
+
+// SAFETY: `data` is written by its owner thread past `done` only, and
+// below it only with `busy` taken, as is every read of another thread.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// Takes `busy`: false when the exit writer has closed the buffer.
+    fn take(&self) -> bool {
+        loop {
+            match self
+                .busy
+                .compare_exchange_weak(FREE, BUSY, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(CLOSED) => return false,
+                Err(_) => std::thread::yield_now(),
+            }
+        }
+    }
+
+    /// Appends block `data[..len]` with its header (`busy` taken).
+    fn put(&self, len: usize) -> std::io::Result<()> {
+        let mut head = [0u8; HDR];
+        head[0..4].copy_from_slice(b"CPAB");
+        head[4..8].copy_from_slice(&((len - HDR) as u32).to_le_bytes());
+        head[8..12].copy_from_slice(&self.pid.to_le_bytes());
+        head[12..16].copy_from_slice(&self.tid.to_le_bytes());
+        // SAFETY: `busy` is taken: nobody else writes below `len`, and the
+        // header's room is in the allocation of BUF bytes.
+        let block = unsafe {
+            std::ptr::copy_nonoverlapping(head.as_ptr(), self.data, HDR);
+            std::slice::from_raw_parts(self.data, len)
+        };
+        match OUT.get() {
+            Some(Some(f)) => (&*f).write_all(block),
+            _ => Err(std::io::Error::other("not open")),
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let all = std::ptr::slice_from_raw_parts_mut(self.data, BUF);
+        // SAFETY: made by `Box::into_raw` of a BUF-byte slice in `Buf::new`.
+        drop(unsafe { Box::from_raw(all) });
+    }
 }
 
 fn now() -> u64 {
@@ -70,40 +207,60 @@ fn gettid() -> u32 {
 }
 
 struct Buf {
-    data: Box<[u8]>,
+    shared: Arc<Shared>,
+    /// `shared.data`, at hand.
+    data: *mut u8,
     len: usize,
-    tid: u32,
-    pid: u32,
     events: u64,
     lost: u64,
     /// The lost count this block says (lost again if the block is).
     said: u64,
-    forks: u64,
     /// Do not write (calibration's scratch buffer).
     scratch: bool,
 }
 
 impl Buf {
     fn new(scratch: bool) -> Buf {
-        let mut b = Buf {
-            data: vec![0u8; BUF].into_boxed_slice(),
-            len: 0,
+        let data = Box::into_raw(vec![0u8; BUF].into_boxed_slice()) as *mut u8;
+        let shared = Arc::new(Shared {
+            data,
+            done: AtomicUsize::new(0),
+            start: AtomicUsize::new(0),
+            busy: AtomicU8::new(FREE),
             tid: gettid(),
             pid: std::process::id(),
+            forks: FORKS.load(Ordering::Relaxed),
+        });
+        let mut b = Buf {
+            shared,
+            data,
+            len: 0,
             events: 0,
             lost: 0,
             said: 0,
-            forks: FORKS.load(Ordering::Relaxed),
             scratch,
         };
         b.start();
+        if !scratch {
+            LIVE.with(|bufs| bufs.push(b.shared.clone()));
+        }
         b
     }
 
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
-        self.data[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        assert!(self.len + bytes.len() <= BUF);
+        // SAFETY: in bounds (checked), and past `done`: the owner's alone.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.data.add(self.len), bytes.len())
+        };
         self.len += bytes.len();
+    }
+
+    /// The events so far are whole: the exit writer may write them.
+    #[inline]
+    fn publish(&self) {
+        self.shared.done.store(self.len, Ordering::Release);
     }
 
     #[inline]
@@ -140,22 +297,22 @@ impl Buf {
             self.put(&ps.to_le_bytes());
             self.str(Some("rust"));
         }
+        self.shared.start.store(self.len, Ordering::Relaxed);
+        self.publish();
     }
 
+    /// Writes the block; after the exit writer closed the buffer its
+    /// events are dropped (the process is ending).
     fn write(&mut self) {
         if self.events == 0 || self.scratch {
             return;
         }
-        let payload = (self.len - HDR) as u32;
-        self.data[0..4].copy_from_slice(b"CPAB");
-        self.data[4..8].copy_from_slice(&payload.to_le_bytes());
-        self.data[8..12].copy_from_slice(&self.pid.to_le_bytes());
-        self.data[12..16].copy_from_slice(&self.tid.to_le_bytes());
-        let res = match OUT.get() {
-            Some(Some(f)) => (&*f).write_all(&self.data[..self.len]),
-            _ => Err(std::io::Error::other("not open")),
-        };
-        if let Err(e) = res {
+        if !self.shared.take() {
+            self.len = self.shared.start.load(Ordering::Relaxed);
+            self.events = 0;
+            return;
+        }
+        if let Err(e) = self.shared.put(self.len) {
             self.lost += self.events + self.said;
             if !WARNED.swap(true, Ordering::Relaxed) {
                 eprintln!(
@@ -165,6 +322,7 @@ impl Buf {
             }
         }
         self.start();
+        self.shared.busy.store(FREE, Ordering::Release);
     }
 
     #[inline]
@@ -181,6 +339,9 @@ impl Buf {
 impl Drop for Buf {
     fn drop(&mut self) {
         self.write();
+        if !self.scratch {
+            LIVE.with(|bufs| bufs.retain(|s| !Arc::ptr_eq(s, &self.shared)));
+        }
     }
 }
 
@@ -199,8 +360,17 @@ fn init() -> bool {
                 .open(&path)
             {
                 Ok(f) => {
-                    // SAFETY: registers a handler that only bumps an atomic.
-                    unsafe { libc::pthread_atfork(None, None, Some(forked)) };
+                    // SAFETY: the fork handlers only take and give back the
+                    // spin lock of the live buffers and bump an atomic; the
+                    // exit handler writes those buffers under that lock.
+                    unsafe {
+                        libc::pthread_atfork(
+                            Some(before_fork),
+                            Some(after_fork_parent),
+                            Some(forked),
+                        );
+                        libc::atexit(at_exit);
+                    }
                     if std::env::var("CRITPATH_CALIBRATE").is_ok_and(|v| !v.is_empty() && v != "0")
                     {
                         CALIB_PS.store((calibrate() * 1000.0) as u64, Ordering::Relaxed);
@@ -231,12 +401,14 @@ fn with(f: impl FnOnce(&mut Buf)) {
     let _ = ME.try_with(|me| {
         let mut me = me.borrow_mut();
         let b = me.get_or_insert_with(|| Buf::new(false));
-        if b.forks != FORKS.load(Ordering::Relaxed) {
+        if b.shared.forks != FORKS.load(Ordering::Relaxed) {
             // A forked child: the buffered events are the parent's.
             b.scratch = true;
+            LIVE.with(|bufs| bufs.retain(|s| !Arc::ptr_eq(s, &b.shared)));
             *b = Buf::new(false);
         }
-        f(b)
+        f(b);
+        b.publish();
     });
 }
 
