@@ -22,6 +22,7 @@ and read by ``crates/readers/src/annot.rs``.
 """
 
 import atexit
+import operator
 import os
 import struct
 import sys
@@ -279,19 +280,45 @@ def wait(state_name, on_sm=None, on_state=None):
     _enter(b, rec, state_name)
 
 
+_MAXID = (1 << 64) - 1
+
+
+def _id(id):
+    """``id`` as an int (any integer type), or a ValueError when it is
+    outside 0..2**64-1 (a TypeError when it is no integer)."""
+    try:
+        i = operator.index(id)
+    except TypeError:
+        raise TypeError("critpath.sdk: a link id is an int, not %s" % type(id).__name__) from None
+    if not 0 <= i <= _MAXID:
+        raise ValueError("critpath.sdk: link id %d is outside 0..2**64-1" % i)
+    return i
+
+
+def _pack_id(kind, id):
+    """A send's or recv's time and id; an id outside 0..2**64-1 is
+    refused (struct checks it: nothing on the way of a good one)."""
+    try:
+        return _pack_tq(kind, _now(), id)
+    except struct.error:
+        return _pack_tq(kind, _now(), _id(id))
+
+
 def send(id):
-    """A causal link ``id`` (an int below 2**63) leaves the current state."""
+    """A causal link ``id`` (an int in 0..2**64-1) leaves the current state;
+    while recording, another id raises a ValueError."""
     if _path is None:
         return
-    _buffer().add(_pack_tq(_SEND, _now(), id & 0xFFFFFFFFFFFFFFFF))
+    _buffer().add(_pack_id(_SEND, id))
 
 
 def recv(id, state_name):
-    """The current SM enters ``state_name``, depending on the send of ``id``."""
+    """The current SM enters ``state_name``, depending on the send of ``id``
+    (an int in 0..2**64-1; while recording, another raises a ValueError)."""
     if _path is None:
         return
     b = _buffer()
-    _enter(b, _pack_tq(_RECV, _now(), id & 0xFFFFFFFFFFFFFFFF) + _s(state_name), state_name)
+    _enter(b, _pack_id(_RECV, id) + _s(state_name), state_name)
 
 
 def flush():

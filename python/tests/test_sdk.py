@@ -143,6 +143,40 @@ class SdkTest(unittest.TestCase):
         self.assertNotIn("recv-without-send", kinds)
         self.assertNotIn("wait-advanced-early", kinds)
 
+    def test_every_64_bit_id_is_a_link_of_its_own_and_others_are_refused(self):
+        code = """
+            from critpath import sdk
+            for bad in (-1, 2**64, 2**64 + 5):
+                for verb in (lambda: sdk.send(bad), lambda: sdk.recv(bad, "x")):
+                    try:
+                        verb()
+                    except ValueError:
+                        pass
+                    else:
+                        raise SystemExit("id %d accepted" % bad)
+            try:
+                sdk.send("5")
+            except TypeError:
+                pass
+            else:
+                raise SystemExit("a str id accepted")
+            with sdk.sm("a"):
+                sdk.send(2**63 + 5)
+                sdk.send(2**64 - 1)
+                sdk.send(True)
+            with sdk.sm("b"):
+                sdk.recv(2**64 - 1, "max")
+                sdk.recv(1, "one")
+                sdk.recv(5, "five")
+        """
+        p = run_py(code, self.out)
+        self.assertEqual(p.returncode, 0, p.stderr + p.stdout)
+        v = analyze(self.out)
+        recvs = [d for d in v["diagnostics"] if d["kind"] == "recv-without-send"]
+        # 2**64-1 and 1 are received; 5 was never sent (2**63+5 is not 5).
+        self.assertEqual(len(recvs), 1, v["diagnostics"])
+        self.assertIn("recv of id 5 ", recvs[0]["message"])
+
     def test_off_does_nothing_and_costs_little(self):
         code = """
             import time

@@ -24,7 +24,7 @@
  * Where <sys/sdt.h> exists (define CRITPATH_NO_USDT to opt out) every call
  * also fires a USDT probe `critpath:<verb>`.
  *
- * Ids at or above 2^63 are reserved. Names longer than 1024 bytes are cut.
+ * Ids are any 64-bit integer. Names longer than 1024 bytes are cut.
  * The file format is described in docs/formats.md ("Annotation files")
  * and read by crates/readers/src/annot.rs.
  */

@@ -20,7 +20,7 @@
 //! file format is described in `docs/formats.md` ("Annotation files") and
 //! read by `crates/readers/src/annot.rs`.
 //!
-//! Ids at or above 2^63 are reserved; names longer than 1024 bytes are cut.
+//! Ids are any 64-bit integer; names longer than 1024 bytes are cut.
 
 use std::cell::{RefCell, UnsafeCell};
 use std::fs::File;

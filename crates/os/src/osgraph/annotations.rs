@@ -52,6 +52,17 @@ impl Builder {
         Some(key)
     }
 
+    /// The link of an annotation's id: the number itself below 2^63, where
+    /// the builder's own links are not; from 2^63 up its decimal text, a
+    /// string id, so that every 64-bit id is the SDK's.
+    fn annot_link(&mut self, id: u64) -> LinkId {
+        if id & INTERNAL_LINK == 0 {
+            LinkId::Num(id)
+        } else {
+            self.strings.transient_link(&id.to_string())
+        }
+    }
+
     pub(super) fn annot_problem(&mut self, d: Diagnostic) {
         self.counts.annot_problems += 1;
         if self.annot_problems.len() < 20 {
@@ -161,16 +172,15 @@ impl Builder {
                 self.quiet.insert(top);
             }
             Annot::Send(id) => {
-                self.emit(t, top, |who| Event::Send {
-                    who,
-                    id: LinkId::Num(id & !INTERNAL_LINK),
-                });
+                let id = self.annot_link(id);
+                self.emit(t, top, |who| Event::Send { who, id });
             }
             Annot::Recv { id, state } => {
                 let s = self.strings.intern(state);
+                let id = self.annot_link(id);
                 self.emit(t, top, |who| Event::Recv {
                     who,
-                    id: LinkId::Num(id & !INTERNAL_LINK),
+                    id,
                     state: s,
                     waited: false,
                 });
@@ -200,5 +210,96 @@ impl Builder {
             .collect();
         v.sort_by(|a, b| a.sm.cmp(&b.sm));
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use critpath_trace::Interner;
+
+    fn at<'a>(t: u64, tid: u32, what: Annot<'a>) -> AnnotRecord<'a> {
+        AnnotRecord {
+            t,
+            pid: 1,
+            tid,
+            task: 0,
+            task_name: None,
+            what,
+            offset: 0,
+        }
+    }
+
+    /// What the engine matches a link by: its kind and key.
+    type Key = (u8, u64);
+
+    fn key(id: LinkId) -> Key {
+        match id {
+            LinkId::Num(n) => (0, n),
+            LinkId::Str { key, .. } => (1, key),
+        }
+    }
+
+    /// The link ids of the sends and of the recvs, in time order.
+    fn links(annots: &[AnnotRecord]) -> (Vec<Key>, Vec<Key>) {
+        let names = FxHashMap::default();
+        let mut b = Builder::new(Interner::new(), "local", names, None).annotations_only();
+        for a in annots {
+            b.feed_annot(a);
+        }
+        b.finish();
+        let (mut sends, mut recvs) = (Vec::new(), Vec::new());
+        for r in b.drain_ready(usize::MAX, true) {
+            match r.ev {
+                Event::Send { id, .. } => sends.push(key(id)),
+                Event::Recv { id, .. } => recvs.push(key(id)),
+                _ => {}
+            }
+        }
+        (sends, recvs)
+    }
+
+    #[test]
+    fn ids_from_2_to_the_63_up_are_links_of_their_own() {
+        let big = (1u64 << 63) + 5;
+        let annots = [
+            at(10, 1, Annot::BeginSm("a")),
+            at(11, 2, Annot::BeginSm("b")),
+            at(20, 1, Annot::Send(big)),
+            at(21, 1, Annot::Send(u64::MAX)),
+            at(22, 1, Annot::Send(5)),
+            at(30, 2, Annot::Recv { id: 5, state: "x" }),
+            at(
+                31,
+                2,
+                Annot::Recv {
+                    id: big,
+                    state: "y",
+                },
+            ),
+            at(
+                32,
+                2,
+                Annot::Recv {
+                    id: u64::MAX,
+                    state: "z",
+                },
+            ),
+        ];
+        let (sends, recvs) = links(&annots);
+        // Each SM's begin is a send and a recv of the builder's own links.
+        let (own_s, sends) = sends.split_at(2);
+        let (own_r, recvs) = recvs.split_at(2);
+        assert_eq!(sends.len(), 3, "{sends:?}");
+        let [s_big, s_max, s_5] = [sends[0], sends[1], sends[2]];
+        assert_eq!(recvs, [s_5, s_big, s_max]);
+        assert_ne!(s_big, s_5);
+        assert_ne!(s_max, s_5);
+        assert_ne!(s_big, s_max);
+        assert_eq!(s_5, (0, 5));
+        // The builder's own links are apart from every annotation's.
+        for own in own_s.iter().chain(own_r) {
+            assert!(!sends.contains(own), "{own:?} in {sends:?}");
+        }
     }
 }
