@@ -33,8 +33,10 @@ pub struct GpuBreakdown {
     /// A CPU thread between top-level ops (Python, the framework): HTA
     /// links consecutive top-level ops with weightless edges.
     pub cpu_between_ops_ns: u64,
-    /// A blocking synchronization returning after the GPU op it waited
-    /// for ended (HTA: a weightless edge).
+    /// A blocking synchronization returning after the last GPU op it waited
+    /// for ended (HTA: a weightless edge). Its time between the ends of the
+    /// ops it waits for (a device sync's streams) is waiting, never its own:
+    /// the path comes from the op that ended last.
     pub sync_return_ns: u64,
     /// The largest of the five HTA categories: `cpu_bound`,
     /// `gpu_compute_bound`, `gpu_kernel_launch_overhead`,
@@ -150,9 +152,9 @@ pub struct Tally<'a> {
     window: (u64, u64),
     b: GpuBreakdown,
     /// The latest pieces given, not yet added: a run of one place's
-    /// intra-SM pieces (a synchronization's time between the GPU ops it
-    /// waited for, then its return), whose category waits for the piece
-    /// before the run.
+    /// intra-SM pieces (a synchronization's return, after the zero-length
+    /// ends of the other ops it waited for that ended at the same instant),
+    /// whose category waits for the piece before the run.
     later: Vec<Piece>,
     /// [`name_flags`] of the source's symbols met so far, by symbol.
     flags: Vec<u8>,

@@ -624,13 +624,16 @@ impl RankPass<'_> {
             on_state: None,
         };
         self.out.push(t, class::CPU, group, wait);
+        // Every end is waited for: the open wait ends at the first, and the
+        // time up to each later one (a device sync's other streams) is a
+        // wait on that stream, not the call's own time.
         for (e, _, k) in ends {
             let id = self.fresh_link();
             let recv = Event::Recv {
                 who,
                 id,
                 state,
-                waited: false,
+                waited: true,
             };
             self.out.push(e, class::CPU, group, recv);
             self.send_at_end(k, e, id);

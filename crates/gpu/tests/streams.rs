@@ -208,3 +208,72 @@ fn launches_queued_behind_a_busy_stream_leave_no_send_unreceived() {
     assert_eq!(b.gpu_kernel_launch_overhead_ns, 10_000);
     assert_eq!(b.gpu_compute_bound_ns, 10_600_000);
 }
+
+/// Kernel A on stream 7 (20 µs + `a`), kernel B on stream 8 (25 µs + `b`),
+/// then a device synchronization from 30 µs (its `Context Sync` event
+/// when asked) that returns 2 µs after the later one ends, and an op 3 µs
+/// after that.
+fn device_sync_over_two_streams(a: f64, b: f64, sync_event: bool) -> Vec<Value> {
+    let ret = 20.0_f64.max(25.0 + b - a) + a + 2.0;
+    let mut ev = vec![
+        cpu("cuda_runtime", "cudaLaunchKernel", 12.0, 3.0, 1),
+        kernel("A", 7, 20.0, a, 1),
+        cpu("cuda_runtime", "cudaLaunchKernel", 18.0, 3.0, 2),
+        kernel("B", 8, 25.0, b, 2),
+        cpu("cuda_runtime", "cudaDeviceSynchronize", 30.0, ret - 30.0, 3),
+        cpu("cpu_op", "aten::add", ret + 3.0, 15.0, -1),
+    ];
+    if sync_event {
+        ev.push(sync("Context Sync", 30.0, 3, json!({"stream": -1})));
+    }
+    ev
+}
+
+/// The sum of the breakdown's fields.
+fn adds_up(b: &GpuBreakdown) -> u64 {
+    b.hta_comparable_ns() + b.cpu_between_ops_ns + b.sync_return_ns
+}
+
+/// The predicted path length (ns) with `speedup` (`SM:STATE=F`).
+fn predicted(events: Vec<Value>, speedup: &str) -> u64 {
+    let f = trace_file(events);
+    let opts = critpath_engine::Options {
+        speedups: vec![critpath_engine::Speedup::parse(speedup).unwrap()],
+        ..critpath_engine::Options::default()
+    };
+    let mut src = open(f.path()).unwrap();
+    let (a, err) = critpath_engine::analyze(&mut src, opts, |_, _| {}).unwrap();
+    assert!(err.is_none(), "{err:?}");
+    a.critical_path.length_ns
+}
+
+#[test]
+fn a_device_sync_waits_for_every_stream_it_waits_for() {
+    for sync_event in [true, false] {
+        // A 20-70 µs, B 25-60 µs: the sync returns at 72 µs.
+        let ev = device_sync_over_two_streams(50.0, 35.0, sync_event);
+        let (a, b) = run(open(trace_file(ev.clone()).path()).unwrap());
+        // From the first launch (12 µs) to aten::add's end (90 µs): A's
+        // launch delay, A, the return, Python, aten::add.
+        assert_eq!(a.critical_path.length_ns, 78_000);
+        assert_eq!(b.gpu_kernel_launch_overhead_ns, 8_000);
+        assert_eq!(b.gpu_compute_bound_ns, 50_000);
+        assert_eq!(b.sync_return_ns, 2_000);
+        assert_eq!(b.cpu_between_ops_ns, 3_000);
+        assert_eq!(b.cpu_bound_ns, 15_000);
+        assert_eq!(adds_up(&b), 78_000);
+        // A twice as fast ends at 45 µs, before B: the sync now returns
+        // 2 µs after B's end (60 µs), the path runs 12-80 µs. The 10 µs
+        // between B's end and A's were the sync waiting for A, not its
+        // own time.
+        assert_eq!(predicted(ev, "gpu0:stream7:A=2"), 68_000, "{sync_event}");
+        // A ends first (20-55 µs), B 25-70 µs: B twice as fast ends at
+        // 47.5 µs, the sync returns at 57 µs, aten::add ends at 75 µs.
+        let ev = device_sync_over_two_streams(35.0, 45.0, sync_event);
+        let (a, b) = run(open(trace_file(ev.clone()).path()).unwrap());
+        assert_eq!(a.critical_path.length_ns, 78_000);
+        assert_eq!(b.sync_return_ns, 2_000);
+        assert_eq!(adds_up(&b), 78_000);
+        assert_eq!(predicted(ev, "gpu0:stream8:B=2"), 63_000, "{sync_event}");
+    }
+}
