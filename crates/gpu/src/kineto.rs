@@ -231,24 +231,41 @@ pub(crate) struct RawEvent<'a> {
     args: Option<RawArgs>,
 }
 
-/// Why a complete event of `kind` cannot be used (its times, or a GPU op
-/// without its stream), if it cannot.
-fn unusable(
+/// A complete event of `kind`'s start and length (ns), or why it cannot be
+/// used: its times, or a GPU op without its stream.
+fn usable(
     kind: Kind,
-    ts: &Option<f64>,
-    dur: &Option<f64>,
+    ts: Option<f64>,
+    dur: Option<f64>,
     stream: &Option<Num>,
-) -> Option<&'static str> {
-    Some(match (ts, dur) {
-        (None, _) => "no ts",
-        (_, None) => "no dur",
-        (Some(t), _) if !t.is_finite() || *t < 0.0 => "a negative ts",
-        (_, Some(d)) if !d.is_finite() || *d < 0.0 => "a negative dur",
-        _ if kind == Kind::GpuOp && stream.as_ref().is_none_or(|s| s.0 < 0) => {
-            "a GPU op without its stream"
-        }
-        _ => return None,
-    })
+) -> Result<(u64, u64), String> {
+    let (ts, dur) = match (ts, dur) {
+        (None, _) => return Err("no ts".into()),
+        (_, None) => return Err("no dur".into()),
+        (Some(t), _) if !t.is_finite() || t < 0.0 => return Err("a negative ts".into()),
+        (_, Some(d)) if !d.is_finite() || d < 0.0 => return Err("a negative dur".into()),
+        (Some(t), Some(d)) => (t, d),
+    };
+    if kind == Kind::GpuOp && stream.as_ref().is_none_or(|s| s.0 < 0) {
+        return Err("a GPU op without its stream".into());
+    }
+    let past = |what: String| {
+        let limit = LATEST_NS as f64 / 1000.0;
+        format!("{what} is past the latest time ({LATEST_NS} ns, {limit} µs)")
+    };
+    let t = ns(ts).ok_or_else(|| past(format!("ts {ts} µs")))?;
+    let d = ns(dur).ok_or_else(|| past(format!("dur {dur} µs")))?;
+    match ends(t, d) {
+        Some(_) => Ok((t, d)),
+        None => Err(format!(
+            "it ends past the latest time ({LATEST_NS} ns): ts {t} ns + dur {d} ns"
+        )),
+    }
+}
+
+/// The end of an event from `ts` for `dur` (ns), if not past [`LATEST_NS`].
+fn ends(ts: u64, dur: u64) -> Option<u64> {
+    ts.checked_add(dur).filter(|&e| e <= LATEST_NS)
 }
 
 fn kind_of(cat: &str) -> Option<Kind> {
@@ -262,14 +279,28 @@ fn kind_of(cat: &str) -> Option<Kind> {
     })
 }
 
+/// The latest time critpath takes, ns (as every reader: a path's length
+/// is at most `i64::MAX` ns, about 292 years).
+pub(crate) const LATEST_NS: u64 = i64::MAX as u64;
+
 /// Microseconds (Kineto's unit) to nanoseconds, the whole microseconds
-/// apart so that epoch-sized times keep their precision.
-pub(crate) fn ns(us: f64) -> u64 {
+/// apart so that epoch-sized times keep their precision; `None` past
+/// [`LATEST_NS`] (or not a number). A negative time is 0.
+pub(crate) fn ns(us: f64) -> Option<u64> {
     if us <= 0.0 {
-        return 0;
+        return Some(0);
     }
+    if !us.is_finite() {
+        return None;
+    }
+    // A float past u64's range converts to u64::MAX, which the product
+    // refuses.
     let whole = us.trunc();
-    whole as u64 * 1000 + ((us - whole) * 1000.0).round() as u64
+    let frac = ((us - whole) * 1000.0).round() as u64;
+    (whole as u64)
+        .checked_mul(1000)?
+        .checked_add(frac)
+        .filter(|&t| t <= LATEST_NS)
 }
 
 /// The ranks of a `Process Group Ranks` argument (`[0, 1, 2]`).
@@ -330,10 +361,13 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             return;
         };
         let args = raw.args.unwrap_or_default();
-        if let Some(why) = unusable(kind, &raw.ts, &raw.dur, &args.stream) {
-            let name = raw.name.as_deref().unwrap_or_default();
-            return self.trace.problems.skip(at, format!("\"{name}\": {why}"));
-        }
+        let (ts, dur) = match usable(kind, raw.ts, raw.dur, &args.stream) {
+            Ok(times) => times,
+            Err(why) => {
+                let name = raw.name.as_deref().unwrap_or_default();
+                return self.trace.problems.skip(at, format!("\"{name}\": {why}"));
+            }
+        };
         let num = |n: Option<Num>| n.map_or(-1, |n| n.0);
         let names = &mut self.trace.names;
         let (coll_name, coll_group, coll_ranks) = match (args.collective, args.group) {
@@ -353,8 +387,8 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
         let ev = Ev {
             kind,
             name,
-            ts: ns(raw.ts.unwrap_or(0.0)),
-            dur: ns(raw.dur.unwrap_or(0.0)),
+            ts,
+            dur,
             pid: num(raw.pid),
             tid: num(raw.tid),
             corr: num(args.correlation),
@@ -396,9 +430,9 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
         let flow = matches!(raw.ph.as_deref(), Some("s" | "f" | "t"))
             && raw.cat.as_deref() == Some("ac2g");
         let at = |n: &Option<Num>| n.as_ref().map_or(-1, |n| n.0);
-        let here = (at(&raw.pid), at(&raw.tid), ns(raw.ts.unwrap_or(-1.0)));
+        let here = (at(&raw.pid), at(&raw.tid), raw.ts.and_then(ns));
         let id = at(&raw.id);
-        if !flow || id < 0 || here != (held.pid, held.tid, held.ts) {
+        if !flow || id < 0 || here != (held.pid, held.tid, Some(held.ts)) {
             return false;
         }
         let mut ev = self.uncorrelated.take().expect("held");
@@ -445,8 +479,12 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     /// glance: no collective, no correlation, nothing of its `args`;
     /// `false` (nothing done) when a member cannot be read from the glance.
     fn add_plain(&mut self, p: &Plain, v: &[u8], held: Option<u64>) -> bool {
-        // An op without a usable `dur` is parsed, and skipped there.
+        // An op without a usable `dur` (or one that ends past the latest
+        // time) is parsed, and skipped there.
         let Some((Some(dur @ 0.0..), pid, tid)) = p.numbers(v) else {
+            return false;
+        };
+        let Some(dur) = ns(dur).filter(|&d| ends(p.ts, d).is_some()) else {
             return false;
         };
         let Some(name) = p.name(v).and_then(|b| self.trace.names.intern_bytes(b)) else {
@@ -456,7 +494,7 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             kind: Kind::CpuOp,
             name,
             ts: p.ts,
-            dur: ns(dur),
+            dur,
             pid: pid.unwrap_or(-1),
             tid: tid.unwrap_or(-1),
             corr: -1,
@@ -590,9 +628,10 @@ fn plain_op(p: Peek<'_>) -> Option<(Peek<'_>, u64)> {
     if classify(name, false).is_some() {
         return None;
     }
-    // A negative start is parsed, and skipped there.
+    // A negative start, or one past the latest time, is parsed, and
+    // skipped there.
     let ts = p.ts.filter(|t| *t >= 0.0)?;
-    Some((p, ns(ts)))
+    Some((p, ns(ts)?))
 }
 
 /// A plain CPU op ([`plain_op`]) as its glance found it, owned, so that

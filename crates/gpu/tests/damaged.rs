@@ -135,3 +135,81 @@ fn events_that_cannot_be_placed_or_linked_are_said() {
     }
     assert!(msg("stack-mismatch").contains("1 CPU op(s) end after"));
 }
+
+#[test]
+fn times_past_the_latest_time_are_skipped_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let ev = |cat: &str, name: &str, ts: &str, dur: &str, args: &str| {
+        format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":100,"tid":100,"ts":{ts},"dur":{dur},"args":{{{args}}}}}"#
+        )
+    };
+    let k = r#""device":0,"stream":7,"correlation":1"#;
+    let bad = [
+        // 1.9e16 µs is 1.9e19 ns, past u64: it used to wrap to 5.5e17 ns.
+        ev("cpu_op", "op_wraps", "1.9e16", "1", ""),
+        // 1e16 µs is 1e19 ns: within u64, past i64::MAX.
+        ev("kernel", "k_past", "10000000000000000", "5", k),
+        ev("cpu_op", "op_1e19", "1e19", "1", ""),
+        ev("cpu_op", "long_dur", "10", "9.3e15", ""),
+        // Each time within it, the end past it.
+        ev("cpu_op", "ends_past", "9.2e15", "1e14", ""),
+        ev(
+            "cuda_runtime",
+            "ends_past_too",
+            "9200000000000000",
+            "100000000000000",
+            "",
+        ),
+    ];
+    let good = [
+        ev("cpu_op", "aten::mm", "0", "100", ""),
+        ev(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            "10",
+            "5",
+            r#""correlation":1"#,
+        ),
+        ev("kernel", "gemm", "20", "50", k),
+    ];
+    let mut text = String::from(r#"{"schemaVersion":1,"traceEvents":["#);
+    let mut at = Vec::new();
+    for (i, e) in good.iter().chain(&bad).enumerate() {
+        if i > 0 {
+            text.push_str(",\n");
+        }
+        at.push(text.len());
+        text.push_str(e);
+    }
+    text.push_str("]}");
+    let f = dir.path().join("late.json");
+    std::fs::write(&f, &text).unwrap();
+    let (a, _) = run(open(&f).unwrap());
+    // aten::mm, 0-100 µs (gemm ends at 70 µs): the skipped times are on
+    // no path.
+    assert_eq!(a.critical_path.length_ns, 100_000);
+    let skipped: Vec<&str> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind.as_str() == "input-skipped")
+        .map(|d| d.message.as_str())
+        .collect();
+    let text = skipped.join("\n");
+    assert!(text.contains("6 event(s)"), "{text}");
+    let limit = "is past the latest time (9223372036854775807 ns";
+    // The first five are named by their byte offsets.
+    for (i, why) in [
+        format!("\"op_wraps\": ts 19000000000000000 µs {limit}"),
+        format!("\"k_past\": ts 10000000000000000 µs {limit}"),
+        format!("\"op_1e19\": ts 10000000000000000000 µs {limit}"),
+        format!("\"long_dur\": dur 9300000000000000 µs {limit}"),
+        "\"ends_past\": it ends past the latest time (9223372036854775807 ns): ts 9200000000000000000 ns + dur 100000000000000000 ns".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let offset = at[good.len() + i];
+        assert!(text.contains(&format!("byte {offset}: {why}")), "{why} in {text}");
+    }
+}
