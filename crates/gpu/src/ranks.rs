@@ -4,8 +4,11 @@
 //! has one, else by order of occurrence; it completes on every rank only
 //! after the last rank arrives. Ranks' clocks are aligned from the collectives' ends (which
 //! happen together on every member): each rank's offset from the reference
-//! rank is the median difference of its ends. The rank that arrives last
-//! is the straggler; the others wait for it.
+//! rank is the median difference of its ends. Differences that spread more
+//! than [`END_TOLERANCE_NS`] say the match is wrong (a rank lost a
+//! collective, and matching by order pairs every later one with the wrong
+//! one) or the clocks drift: that rank's clock is not claimed aligned. The
+//! rank that arrives last is the straggler; the others wait for it.
 
 use crate::emit::Role;
 use crate::streams::CollOp;
@@ -37,11 +40,28 @@ pub struct RankOffset {
     pub offset_ns: i64,
     /// Collectives whose ends gave the offset.
     pub collectives: u64,
-    /// Whether the rank's clock is aligned: the reference's when any
-    /// collective matched, another's when collectives gave its offset (an
-    /// offset of 0 is then measured, not assumed).
+    /// Whether the rank's clock is aligned: the reference's when another
+    /// rank's is, another's when collectives gave its offset (an offset of
+    /// 0 is then measured, not assumed) and their ends agree with it
+    /// (`end_spread_ns` at most [`END_TOLERANCE_NS`]).
     pub aligned: bool,
+    /// How far apart the differences of the collectives' ends that gave
+    /// the offset are (the largest minus the smallest), ns: after
+    /// alignment the ends coincide, so a wide spread is a wrong match.
+    pub end_spread_ns: u64,
+    /// The rank the offset was measured against (the first aligned member
+    /// of its first matched collective).
+    pub against: Option<i64>,
+    /// The rank's collectives with no counterpart on some member of their
+    /// group.
+    pub unmatched: u64,
 }
+
+/// How far apart the ends of one collective on two ranks may be once their
+/// clocks are aligned, ns: NCCL kernels and CPU collectives end within a
+/// few microseconds of each other; a rank matched one collective off ends
+/// a whole collective (or step) apart.
+pub const END_TOLERANCE_NS: u64 = 100_000;
 
 /// Who arrived last in one step and how long the others waited.
 #[derive(Clone, Debug, Serialize)]
@@ -123,8 +143,9 @@ fn by_group(inp: &RankInput) -> BTreeMap<String, Vec<usize>> {
     groups
 }
 
-/// Matches collectives across ranks: the k-th of a group on each member.
-fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
+/// Matches collectives across ranks: the k-th of a group on each member;
+/// also the collectives left unmatched, in all and per input.
+fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64, Vec<u64>) {
     let groups: Vec<_> = inputs.iter().map(by_group).collect();
     let index_of: HashMap<i64, usize> = inputs
         .iter()
@@ -133,6 +154,7 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
         .collect();
     let mut out = Vec::new();
     let mut unmatched = 0u64;
+    let mut per_input = vec![0u64; inputs.len()];
     let mut done: Vec<String> = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         for (name, ops) in g {
@@ -145,6 +167,7 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
                 ranks.iter().map(|r| index_of.get(r).copied()).collect();
             let Some(members) = members.filter(|m| m.len() > 1) else {
                 unmatched += ops.len() as u64;
+                per_input[i] += ops.len() as u64;
                 continue;
             };
             // A member without the group (cut, or outside its window) has
@@ -156,16 +179,18 @@ fn instances(inputs: &[RankInput]) -> (Vec<Instance>, u64) {
                 .collect();
             let colls = |j: usize| inputs[members[j]].collectives;
             let rows = match_rows(&lists, colls);
-            let matched = rows.len() * lists.len();
-            let all: usize = lists.iter().map(|l| l.len()).sum();
-            unmatched += (all - matched) as u64;
+            for (&m, l) in members.iter().zip(&lists) {
+                let left = l.len().saturating_sub(rows.len()) as u64;
+                per_input[m] += left;
+                unmatched += left;
+            }
             for row in rows {
                 let members = members.iter().zip(row).map(|(&m, k)| (m, k)).collect();
                 out.push(Instance { members });
             }
         }
     }
-    (out, unmatched)
+    (out, unmatched, per_input)
 }
 
 /// The instances of one group: per instance, the index of each member's
@@ -199,12 +224,28 @@ fn median(v: &mut [i128]) -> i128 {
     v[v.len() / 2]
 }
 
+/// One input's clock offset from input 0, ns; how many collectives gave
+/// it; how far apart their end differences are (ns); the input it was
+/// measured against.
+#[derive(Clone, Copy)]
+struct Offset {
+    ns: i128,
+    from: u64,
+    spread: u64,
+    against: Option<usize>,
+}
+
 /// Each input's clock offset from input 0, from the ends of the
 /// collectives they share (directly, or through ranks already aligned).
-fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
+fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<Offset> {
     let n = inputs.len();
-    let mut off: Vec<Option<(i128, u64)>> = vec![None; n];
-    off[0] = Some((0, 0));
+    let mut off: Vec<Option<Offset>> = vec![None; n];
+    off[0] = Some(Offset {
+        ns: 0,
+        from: 0,
+        spread: 0,
+        against: None,
+    });
     let end = |m: usize, k: usize| i128::from(inputs[m].collectives[k].end);
     loop {
         let mut progress = false;
@@ -213,17 +254,25 @@ fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
                 continue;
             }
             let mut diffs = Vec::new();
+            let mut against = None;
             for i in inst {
                 let Some(&(_, ob)) = i.members.iter().find(|x| x.0 == b) else {
                     continue;
                 };
                 if let Some(&(a, oa)) = i.members.iter().find(|x| off[x.0].is_some()) {
-                    diffs.push(end(b, ob) - end(a, oa) + off[a].expect("known").0);
+                    diffs.push(end(b, ob) - end(a, oa) + off[a].expect("known").ns);
+                    against.get_or_insert(a);
                 }
             }
             if !diffs.is_empty() {
-                let k = diffs.len() as u64;
-                off[b] = Some((median(&mut diffs), k));
+                let ns = median(&mut diffs);
+                let spread = diffs[diffs.len() - 1] - diffs[0];
+                off[b] = Some(Offset {
+                    ns,
+                    from: diffs.len() as u64,
+                    spread: u64::try_from(spread).unwrap_or(u64::MAX),
+                    against,
+                });
                 progress = true;
             }
         }
@@ -231,7 +280,13 @@ fn offsets(inputs: &[RankInput], inst: &[Instance]) -> Vec<(i128, u64)> {
             break;
         }
     }
-    off.into_iter().map(|o| o.unwrap_or((0, 0))).collect()
+    let none = Offset {
+        ns: 0,
+        from: 0,
+        spread: 0,
+        against: None,
+    };
+    off.into_iter().map(|o| o.unwrap_or(none)).collect()
 }
 
 /// A rank's `ProfilerStep#N` windows in time order: the step a time falls
@@ -270,9 +325,9 @@ pub struct Plan {
 
 /// Matches the collectives, aligns the clocks and finds the stragglers.
 pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
-    let (inst, unmatched) = instances(inputs);
+    let (inst, unmatched, unmatched_per) = instances(inputs);
     let offs = offsets(inputs, &inst);
-    let shifts: Vec<i128> = offs.iter().map(|o| -o.0).collect();
+    let shifts: Vec<i128> = offs.iter().map(|o| -o.ns).collect();
     let mut roles: Vec<HashMap<u64, Role>> = vec![HashMap::new(); inputs.len()];
     let mut steps = StepTally::new();
     let windows: Vec<StepWindows> = inputs.iter().map(StepWindows::of).collect();
@@ -321,6 +376,7 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
         cell.1 += 1;
         step.1 += 1;
     }
+    let trusted = |o: &Offset| o.from > 0 && o.spread <= END_TOLERANCE_NS;
     let report = RanksReport {
         offsets: inputs
             .iter()
@@ -328,11 +384,14 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .enumerate()
             .map(|(k, (r, o))| RankOffset {
                 // The reference is aligned when another rank was to it.
-                aligned: o.1 > 0 || (k == 0 && offs.iter().skip(1).any(|o| o.1 > 0)),
+                aligned: trusted(o) || (k == 0 && offs.iter().skip(1).any(trusted)),
                 rank: r.rank,
                 file: r.file.to_string(),
-                offset_ns: o.0 as i64,
-                collectives: o.1,
+                offset_ns: o.ns as i64,
+                collectives: o.from,
+                end_spread_ns: o.spread,
+                against: o.against.map(|a| inputs[a].rank),
+                unmatched: unmatched_per[k],
             })
             .collect(),
         steps: steps

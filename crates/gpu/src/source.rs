@@ -6,7 +6,7 @@ use crate::emit::{Emitter, Ordered};
 use crate::join::{self, Again, GpuOptions, Prepared, EVENT_BUDGET};
 use crate::kineto;
 use crate::pass::{self, RankCtx};
-use crate::ranks::{self, RankInput, RanksReport};
+use crate::ranks::{self, RankInput, RankOffset, RanksReport};
 use critpath_readers::extsort::sort_budget;
 use critpath_trace::{
     Diagnostic, DiagnosticKind, Interner, Location, Pos, ReadError, Record, RecordSource, Summary,
@@ -154,6 +154,47 @@ fn facts_of(preps: &[Prepared], prefixes: &[String]) -> GpuFacts {
     facts
 }
 
+/// A rank whose collectives' ends, once aligned, spread more than they
+/// can: matched wrongly (its count and its partner's differ) or clocks
+/// that drift.
+fn ends_disagree(report: &RanksReport, o: &RankOffset) -> Diagnostic {
+    let against = report.offsets.iter().find(|p| Some(p.rank) == o.against);
+    let partner = against.map_or(String::from("the ranks aligned before it"), |p| {
+        format!("rank {}", p.rank)
+    });
+    let lost = o.unmatched + against.map_or(0, |p| p.unmatched);
+    let (kind, why) = if lost > 0 {
+        let counts: Vec<String> = std::iter::once(o)
+            .chain(against)
+            .map(|r| format!("rank {}: {}", r.rank, r.unmatched))
+            .collect();
+        (
+            DiagnosticKind::CollectiveUnmatched,
+            format!(
+                "their collective counts differ ({} without a counterpart): a rank lost a collective, and matching by order of occurrence pairs every later one with the wrong one",
+                counts.join(", ")
+            ),
+        )
+    } else {
+        (
+            DiagnosticKind::ClockOffset,
+            "their collective counts agree: clocks that drift apart, or collectives that do not end together".to_string(),
+        )
+    };
+    Diagnostic::new(
+        kind,
+        format!(
+            "rank {} ({}): the ends of its {} collectives matched with {partner} spread over {} ns once aligned (more than {} ns); {why}. Its clock offset ({} ns, their median) is not claimed aligned, and the waits and stragglers of these collectives may be wrong",
+            o.rank,
+            o.file,
+            o.collectives,
+            o.end_spread_ns,
+            ranks::END_TOLERANCE_NS,
+            o.offset_ns
+        ),
+    )
+}
+
 fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
     let mut d = Vec::new();
     let reference = report.offsets.first().map_or(0, |o| o.rank);
@@ -168,6 +209,10 @@ fn diagnostics_of(report: &RanksReport) -> Vec<Diagnostic> {
         return d;
     }
     for o in report.offsets.iter().skip(1) {
+        if !o.aligned && o.collectives > 0 {
+            d.push(ends_disagree(report, o));
+            continue;
+        }
         if !o.aligned {
             d.push(Diagnostic::new(
                 DiagnosticKind::CollectiveUnmatched,

@@ -6,6 +6,7 @@ mod common;
 use common::{links, run};
 use critpath_engine::{analyze, Options, Speedup};
 use critpath_gpu::open_ranks;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -256,4 +257,147 @@ fn more_ranks_than_a_link_id_holds_are_refused_before_any_is_read() {
         .err()
         .unwrap();
     assert!(!err.message.contains("ranks together"), "{}", err.message);
+}
+
+/// Rank `rank` of two (its clock `offset_us` ahead): 4 steps of 1 ms, each
+/// a GEMM (rank 0's 105, 105, 100, 105 µs, rank 1's 100, 100, 300, 100 µs)
+/// and an all-reduce that ends 50 µs after the later GEMM, then a stream
+/// synchronization; the steps in `lost` have no all-reduce.
+fn two_rank_trace(rank: i64, offset_us: f64, lost: &[usize]) -> Vec<u8> {
+    let gemm: [[f64; 4]; 2] = [[105.0, 105.0, 100.0, 105.0], [100.0, 100.0, 300.0, 100.0]];
+    let mut ev = Vec::new();
+    let x = |cat: &str, name: &str, ts: f64, dur: f64, pid: i64, tid: i64, args: Value| {
+        json!({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
+               "ts": ts + offset_us, "dur": dur, "args": args})
+    };
+    let coll = json!({"Collective name": "allreduce", "Process Group Name": "0",
+                      "Process Group Ranks": "[0, 1]"});
+    for (step, (&g0, &g1)) in gemm[0].iter().zip(&gemm[1]).enumerate() {
+        let s = step as f64 * 1000.0;
+        let g = if rank == 0 { g0 } else { g1 };
+        let end = s + 20.0 + g0.max(g1) + 50.0;
+        let corr = 10 * step as i64;
+        let launch = |ts: f64, c: i64| {
+            x(
+                "cuda_runtime",
+                "cudaLaunchKernel",
+                ts,
+                1.0,
+                1,
+                1,
+                json!({"correlation": c}),
+            )
+        };
+        let on_stream = |c: i64| {
+            let mut a = coll.clone();
+            a["device"] = json!(0);
+            a["stream"] = json!(7);
+            a["correlation"] = json!(c);
+            a
+        };
+        ev.push(x(
+            "user_annotation",
+            &format!("ProfilerStep#{step}"),
+            s,
+            1000.0,
+            1,
+            1,
+            json!({}),
+        ));
+        ev.push(launch(s + 11.0, corr + 1));
+        ev.push(x(
+            "kernel",
+            "gemm",
+            s + 20.0,
+            g,
+            0,
+            7,
+            json!({"device": 0, "stream": 7, "correlation": corr + 1}),
+        ));
+        let mut done = s + 20.0 + g;
+        if !lost.contains(&step) {
+            ev.push(launch(s + 14.0, corr + 2));
+            ev.push(x(
+                "kernel",
+                "ncclKernel_AllReduce",
+                done,
+                end - done,
+                0,
+                7,
+                on_stream(corr + 2),
+            ));
+            done = end;
+        }
+        let sync = x(
+            "cuda_runtime",
+            "cudaStreamSynchronize",
+            s + 17.0,
+            done + 2.0 - s - 17.0,
+            1,
+            1,
+            json!({"correlation": corr + 3}),
+        );
+        ev.push(sync);
+    }
+    let doc = json!({"schemaVersion": 1, "distributedInfo": {"rank": rank, "world_size": 2, "backend": "nccl"},
+                     "traceEvents": ev});
+    serde_json::to_vec(&doc).unwrap()
+}
+
+/// The report and diagnostics of the two ranks, rank 1 5 s ahead and
+/// without the all-reduces of `lost`.
+fn two_ranks(lost: &[usize]) -> (critpath_gpu::RanksReport, Vec<(String, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..2)
+        .map(|r| dir.path().join(format!("r{r}.json")))
+        .collect();
+    std::fs::write(&files[0], two_rank_trace(0, 0.0, &[])).unwrap();
+    std::fs::write(&files[1], two_rank_trace(1, 5e6, lost)).unwrap();
+    let src = open_ranks(&files).unwrap();
+    let report = src.report().clone();
+    let (a, _) = run(src);
+    let d = a
+        .diagnostics
+        .iter()
+        .map(|d| (d.kind.as_str().to_string(), d.message.clone()));
+    (report, d.collect())
+}
+
+#[test]
+fn a_rank_that_lost_a_collective_is_not_claimed_aligned() {
+    // Every all-reduce on both ranks: the ends agree exactly.
+    let (report, d) = two_ranks(&[]);
+    let o = &report.offsets[1];
+    assert_eq!(
+        (o.offset_ns, o.collectives, o.end_spread_ns),
+        (5_000_000_000, 4, 0)
+    );
+    assert!(o.aligned && report.offsets[0].aligned);
+    assert!(d.iter().all(|(k, _)| k != "collective-unmatched"), "{d:?}");
+    // Rank 1 lost its all-reduce of step 1: matched by order, its steps 2
+    // and 3 pair with rank 0's steps 1 and 2, whose ends are 1195 and 805
+    // µs apart; the median offset is 805 µs off.
+    let (report, d) = two_ranks(&[1]);
+    let o = &report.offsets[1];
+    assert_eq!((o.offset_ns, o.collectives), (5_000_805_000, 3));
+    assert_eq!(o.end_spread_ns, 1_195_000);
+    assert_eq!(
+        (o.against, o.unmatched, report.offsets[0].unmatched),
+        (Some(0), 0, 1)
+    );
+    assert!(!o.aligned && !report.offsets[0].aligned, "{report:?}");
+    let msg = d
+        .iter()
+        .find(|(k, m)| k == "collective-unmatched" && m.contains("spread"))
+        .map(|(_, m)| m.as_str())
+        .unwrap_or_else(|| panic!("{d:?}"));
+    for part in [
+        "rank 1 (",
+        "its 3 collectives matched with rank 0 spread over 1195000 ns once aligned (more than 100000 ns)",
+        "their collective counts differ (rank 1: 0, rank 0: 1 without a counterpart)",
+        "(5000805000 ns, their median) is not claimed aligned",
+    ] {
+        assert!(msg.contains(part), "{part} in {msg}");
+    }
+    assert!(d.iter().all(|(k, _)| k != "clock-offset"), "{d:?}");
 }
