@@ -361,7 +361,12 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             return;
         };
         let args = raw.args.unwrap_or_default();
-        let (ts, dur) = match usable(kind, raw.ts, raw.dur, &args.stream) {
+        let named = match (&raw.name, kind) {
+            (None, Kind::CpuOp | Kind::Runtime) => Err("no name (a string)".to_string()),
+            _ => Ok(()),
+        };
+        let times = named.and_then(|()| usable(kind, raw.ts, raw.dur, &args.stream));
+        let (ts, dur) = match times {
             Ok(times) => times,
             Err(why) => {
                 let name = raw.name.as_deref().unwrap_or_default();

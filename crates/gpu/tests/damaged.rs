@@ -95,6 +95,9 @@ fn events_that_cannot_be_placed_or_linked_are_said() {
             Some(10),
             r#""device":0,"correlation":5"#,
         ),
+        // No name, a null name: neither is a state "".
+        r#"{"ph":"X","cat":"cpu_op","pid":100,"tid":100,"ts":320,"dur":5}"#.to_string(),
+        r#"{"ph":"X","cat":"cpu_op","name":null,"pid":100,"tid":100,"ts":330,"dur":5}"#.to_string(),
         // An event sync naming a record no event holds.
         ev(
             "cuda_runtime",
@@ -123,12 +126,14 @@ fn events_that_cannot_be_placed_or_linked_are_said() {
     let skipped = d.iter().filter(|(k, _)| k == "input-skipped");
     let text: Vec<&str> = skipped.map(|(_, m)| m.as_str()).collect();
     let text = text.join("\n");
-    assert!(text.contains("4 event(s)"), "{text}");
+    // The first five of six are named.
+    assert!(text.contains("6 event(s)"), "{text}");
     for why in [
         "\"neg\": a negative dur",
         "\"early\": a negative ts",
         "\"nodur\": no dur",
         "\"nostream\": a GPU op without its stream",
+        "\"\": no name (a string)",
         "1 synchronization(s)",
     ] {
         assert!(text.contains(why), "{why} in {text}");
