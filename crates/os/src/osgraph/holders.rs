@@ -226,18 +226,28 @@ impl Builder {
         for i in 0..waiters.len() {
             let w = waiters[i];
             let th = self.threads.get(&w).filter(|th| th.st == St::Runnable);
-            let Some(&Thread { sm, runs, .. }) = th else {
+            let Some(&Thread {
+                sm, runs, since, ..
+            }) = th
+            else {
                 continue;
             };
             waiters[kept] = w;
             kept += 1;
-            self.charge_one(t, (w, sm, runs), hold);
+            // A holder's state named late (a system call's segment, named
+            // when a tracepoint ends it) may begin before this waiter
+            // became runnable: it waited for none of that time.
+            if since <= t {
+                self.charge_one(t, (w, sm, runs), hold);
+            }
         }
         waiters.truncate(kept);
         if let Some(w) = extra {
             let th = &self.threads[&w];
             let (sm, runs) = (th.sm, th.runs);
-            self.charge_one(t, (w, sm, runs), hold);
+            if th.since <= t {
+                self.charge_one(t, (w, sm, runs), hold);
+            }
         }
         self.cpus[cpu as usize].waiters = waiters;
     }

@@ -203,6 +203,50 @@ fn a_wait_for_a_holders_whole_run_says_the_run_ended() {
     assert_eq!(shared, [(25, "app:6".to_string(), false)]);
 }
 
+/// A thread woken from inside its CPU holder's system call (or after an
+/// interrupt there) waits for the CPU from its wakeup only: the holder's
+/// state named late, when a tracepoint ends the call's segment, begins
+/// before the wakeup and is charged to the waiters of then, not to it.
+#[test]
+fn a_wakeup_inside_a_system_call_charges_no_time_before_it() {
+    let wake5 = || KEvent::Wake {
+        tid: 5,
+        comm: comm("app"),
+        target: Some(0),
+        in_irq: false,
+    };
+    let enter = at(20, 0, 7, KEvent::SysEnter { nr: 1 });
+    let exit = at(30, 0, 7, KEvent::SysExit);
+    // app:5 sleeps and app:7 runs on CPU 0; it wakes app:5 at 25 inside
+    // the call it entered at 20, then is preempted by it at 40.
+    let sleeps = switch(12, 0, 5, 1, 7);
+    let plain = pieces_of_5(&[
+        sleeps,
+        enter,
+        at(25, 0, 7, wake5()),
+        exit,
+        switch(40, 0, 7, 0, 5),
+    ]);
+    let want = [
+        (30, "app:7".to_string(), false),
+        (40, "app:7".to_string(), false),
+    ];
+    assert_eq!(plain, want);
+    // The same with a softirq inside the call (21 to 23): the call's
+    // segment after it is named at the exit too.
+    let vec = 3;
+    let softirq = pieces_of_5(&[
+        sleeps,
+        enter,
+        at(21, 0, 7, KEvent::SoftirqEntry { vec }),
+        at(23, 0, 7, KEvent::SoftirqExit { vec }),
+        at(25, 0, 7, wake5()),
+        exit,
+        switch(40, 0, 7, 0, 5),
+    ]);
+    assert_eq!(softirq, want);
+}
+
 /// A piece's `held` record is found where it went even when records of
 /// earlier times were placed before it since (the segments of a system
 /// call on the other CPU, named at its exit), and after drains.
