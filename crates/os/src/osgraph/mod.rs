@@ -476,7 +476,13 @@ impl Builder {
                 in_irq,
             } => self.wake(t, (cpu, target, in_irq), k.tid, tid, &comm),
             KEvent::Fork { child, comm } => self.fork(t, cpu, k.tid, child, &comm),
-            KEvent::Exec | KEvent::Skb { .. } | KEvent::Sock { .. } => {}
+            // Signs of life only (above): a thread believed blocked that
+            // exits, or fires any tracepoint, is alive (docs/os-graph.md).
+            KEvent::Exec
+            | KEvent::Exit
+            | KEvent::Other
+            | KEvent::Skb { .. }
+            | KEvent::Sock { .. } => {}
             KEvent::IrqEntry { name } => {
                 let base = self.derived(Derived::Irq, name);
                 self.enter_ctx(t, cpu, k.tid, (base, CtxKind::Irq), None, false);

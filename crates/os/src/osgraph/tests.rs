@@ -247,6 +247,44 @@ fn a_wakeup_inside_a_system_call_charges_no_time_before_it() {
     assert_eq!(softirq, want);
 }
 
+/// A thread believed blocked whose wakeup was not recorded (perf
+/// recorded the command's threads only) and whose next event is its exit,
+/// or another tracepoint in its context, is alive then: it gets an
+/// inferred transition into `running` there, so its chain (and the path)
+/// reaches its exit.
+#[test]
+fn an_exit_or_any_tracepoint_of_a_blocked_thread_is_a_sign_of_life() {
+    for ev in [KEvent::Exit, KEvent::Other] {
+        let mut b = Builder::new(Interner::new(), "host", FxHashMap::default(), None);
+        b.feed(&switch(10, 0, 0, 0, 5)); // app:5 runs ...
+        b.feed(&switch(20, 0, 5, 1, 0)); // ... and sleeps: its wakeup is lost
+        b.feed(&at(300, 0, 5, ev));
+        b.finish();
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+        let sm = b.strings.get("app:5").expect("app:5");
+        let last = recs.iter().rev().find(|r| match r.ev {
+            Event::State {
+                who: Who::Sm(s), ..
+            } => s == sm,
+            _ => false,
+        });
+        let ran = last.map(|r| (r.t, r.ev));
+        let running = b.strings.get("running").expect("running");
+        assert_eq!(
+            ran,
+            Some((
+                300,
+                Event::State {
+                    who: Who::Sm(sm),
+                    state: running
+                }
+            )),
+            "{ev:?}: {recs:?}"
+        );
+        assert_eq!(b.counts.inferred, 1, "{ev:?}");
+    }
+}
+
 /// A piece's `held` record is found where it went even when records of
 /// earlier times were placed before it since (the segments of a system
 /// call on the other CPU, named at its exit), and after drains.

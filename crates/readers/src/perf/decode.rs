@@ -31,6 +31,9 @@ enum Decoder {
         pid: Field,
     },
     Exec,
+    Exit,
+    /// A tracepoint with no decoder of its own: a sign of its task's life.
+    Other,
     IrqEntry {
         name: Field,
     },
@@ -178,10 +181,11 @@ impl Decoders {
         strings: &mut Interner,
     ) -> Decoders {
         let mut decoders = ById::default();
+        // Every other tracepoint's sample still says its task was on its
+        // CPU (a thread believed blocked is alive).
         for f in formats {
-            if let Some(d) = decoder(f, strings) {
-                decoders.insert(f.id as u16, d);
-            }
+            let d = decoder(f, strings).unwrap_or(Decoder::Other);
+            decoders.insert(f.id as u16, d);
         }
         Decoders {
             decoders,
@@ -255,6 +259,8 @@ impl Decoders {
                 comm: comm(c),
             },
             Decoder::Exec => KEvent::Exec,
+            Decoder::Exit => KEvent::Exit,
+            Decoder::Other => KEvent::Other,
             Decoder::IrqEntry { name } => {
                 let n = name.str(raw);
                 let sym = match self.irq_names.get(n) {
@@ -334,7 +340,7 @@ impl Decoders {
 /// NMI (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ and _NMI).
 const IRQ_FLAGS: u64 = 0x08 | 0x10 | 0x40;
 
-/// The decoder for a tracepoint's layout, if critpath uses it.
+/// The decoder for a tracepoint's layout, if critpath interprets it.
 fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
     let g = |n: &str| f.field(n).cloned();
     Some(match (f.system.as_str(), f.name.as_str()) {
@@ -360,6 +366,7 @@ fn decoder(f: &EventFormat, strings: &mut Interner) -> Option<Decoder> {
             pid: g("child_pid")?,
         },
         ("sched", "sched_process_exec") => Decoder::Exec,
+        ("sched", "sched_process_exit") => Decoder::Exit,
         ("irq", "irq_handler_entry") => Decoder::IrqEntry { name: g("name")? },
         ("irq", "irq_handler_exit") => Decoder::IrqExit,
         ("irq", "softirq_raise") => Decoder::Softirq {
@@ -576,6 +583,20 @@ mod tests {
             panic!("not a probe");
         };
         assert_eq!((strings.resolve(func), ret), ("compute", true));
+    }
+
+    /// A thread's exit, and any tracepoint critpath does not interpret,
+    /// are events of the sample's task: signs of its life.
+    #[test]
+    fn an_exit_and_other_tracepoints_are_events_of_their_task() {
+        let mut strings = Interner::new();
+        let exit = format("sched", "sched_process_exit", 30, &[]);
+        let runtime = format("sched", "sched_stat_runtime", 31, &[]);
+        let mut d = Decoders::new([&exit, &runtime], &mut strings);
+        let got = d.decode(&mut strings, &sample(30, 8, &[]));
+        assert_eq!(got, Some(KEvent::Exit));
+        let got = d.decode(&mut strings, &sample(31, 8, &[]));
+        assert_eq!(got, Some(KEvent::Other));
     }
 
     #[test]

@@ -39,6 +39,14 @@ pub enum KEvent {
     },
     /// `sched_process_exec` by the sample's thread.
     Exec,
+    /// `sched_process_exit` by the sample's thread (its last event but
+    /// its final switch, which a recording of the command's threads alone
+    /// lacks).
+    Exit,
+    /// A tracepoint critpath does not interpret (`sched_stat_runtime`,
+    /// `sched_migrate_task` ...): all it says is that the sample's task is
+    /// on its CPU.
+    Other,
     /// `irq_handler_entry` / `_exit`.
     IrqEntry {
         name: Sym,
@@ -124,6 +132,8 @@ impl KEvent {
             | Wake { .. }
             | Fork { .. }
             | Exec
+            | Exit
+            | Other
             | IrqExit
             | SoftirqRaise { .. }
             | SoftirqEntry { .. }
