@@ -26,11 +26,13 @@ pub struct Inputs<'a> {
     session: Option<RefCell<Session>>,
 }
 
-/// Traces that share no link with the others: why, and each file's own
-/// analysis.
+/// Traces that share no link with the others: why, each file's own
+/// analysis, and the first reader error among them (exit code 2 once the
+/// analyses are out).
 pub struct Unlinked {
     pub message: String,
     pub analyses: Vec<(String, Analysis)>,
+    pub err: Option<ReadError>,
 }
 
 impl<'a> Inputs<'a> {
@@ -113,22 +115,23 @@ impl<'a> Inputs<'a> {
             .join(" + ")
     }
 
-    /// Runs a prepared engine over the traces; returns the analysis and the
-    /// string table its symbols refer to.
+    /// Runs a prepared engine over the traces; returns the analysis, the
+    /// string table its symbols refer to, and a reader error that let the
+    /// analysis finish (a trace without records is an error).
     pub fn run_engine(
         &self,
         engine: critpath_engine::Engine,
-    ) -> Result<(Analysis, critpath_trace::Interner)> {
+    ) -> Result<(Analysis, critpath_trace::Interner, Option<ReadError>)> {
         match &self.alignment {
             None => {
                 let mut src = self.session().expect("one input").source()?;
-                let a = run_to_end(&mut src, engine)?;
-                Ok((a, src.strings().clone()))
+                let (a, err) = run_to_end(&mut src, engine, &self.name())?;
+                Ok((a, src.strings().clone(), err))
             }
             Some(al) => {
                 let mut src = MergedSource::new(self.paths, al)?;
-                let a = run_to_end(&mut src, engine)?;
-                Ok((a, src.strings().clone()))
+                let (a, err) = run_to_end(&mut src, engine, &self.name())?;
+                Ok((a, src.strings().clone(), err))
             }
         }
     }
@@ -186,28 +189,39 @@ impl<'a> Inputs<'a> {
         let Some(message) = al.unlinked_message(self.paths, then) else {
             return Ok(None);
         };
-        let mut analyses = Vec::new();
+        let (mut analyses, mut first) = (Vec::new(), None);
         for p in self.paths {
-            let (mut a, _) = run_analysis(p, Options::default())?;
+            let mut s = request_session(p, None)?;
+            one_request(&mut s)?;
+            s.keep_records(0);
+            // A file cut before its first record is shown so, with its
+            // `input-cut`, beside the others.
+            let (mut a, err) = match progress_run(p, |pr| s.analyze(Options::default(), pr))? {
+                r @ (_, Some(_)) => r,
+                r => nonempty(&p.display().to_string(), r)?,
+            };
             if let Some(n) = top {
                 a.truncate_states(n);
             }
+            first = first.or(err);
             analyses.push((p.display().to_string(), a));
         }
-        Ok(Some(Unlinked { message, analyses }))
+        Ok(Some(Unlinked {
+            message,
+            analyses,
+            err: first,
+        }))
     }
 }
 
-/// Runs an engine over a source; a reader error fails the command.
+/// Runs an engine over a source (of the traces named `name`).
 fn run_to_end(
     src: &mut impl RecordSource,
     engine: critpath_engine::Engine<'_>,
-) -> Result<Analysis> {
-    let (a, err) = critpath_engine::run(src, engine, |_, _| {}).map_err(CliError::analysis)?;
-    match err {
-        Some(e) => Err(e.into()),
-        None => Ok(a),
-    }
+    name: &str,
+) -> Result<(Analysis, Option<ReadError>)> {
+    let r = critpath_engine::run(src, engine, |_, _| {}).map_err(CliError::analysis)?;
+    Ok(nonempty(name, r)?)
 }
 
 /// A reader error that still let the analysis finish becomes exit code 2
@@ -345,10 +359,23 @@ fn with_progress(
         &mut dyn FnMut(u64, u64),
     ) -> critpath_session::Result<(Analysis, Option<ReadError>)>,
 ) -> Result<(Analysis, Option<ReadError>)> {
+    Ok(nonempty(
+        &trace.display().to_string(),
+        progress_run(trace, run)?,
+    )?)
+}
+
+/// Runs an analysis with a progress bar on a terminal.
+fn progress_run(
+    trace: &Path,
+    run: impl FnOnce(
+        &mut dyn FnMut(u64, u64),
+    ) -> critpath_session::Result<(Analysis, Option<ReadError>)>,
+) -> critpath_session::Result<(Analysis, Option<ReadError>)> {
     let pb = progress_bar(trace);
     let result = run(&mut |_, bytes| advance(&pb, bytes));
     clear(pb);
-    Ok(nonempty(&trace.display().to_string(), result?)?)
+    result
 }
 
 /// `--correct-overhead`: takes the calibrated cost of annotation events out

@@ -22,9 +22,13 @@ pub struct ClockOffset {
     /// Messages seen each way between this file and the one it was aligned to.
     pub links_out: u64,
     pub links_in: u64,
-    /// `both-ways`, `one-way` or `reference`.
+    /// `both-ways`, `one-way`, `reference`, `unlinked` or `no-records`.
     pub method: String,
 }
+
+/// The method of a file that gave no record to align (it was cut before
+/// its first): its clock is left as it is.
+pub const NO_RECORDS: &str = "no-records";
 
 /// The result of aligning several files.
 #[derive(Clone, Debug, Serialize)]
@@ -45,7 +49,7 @@ impl Alignment {
     pub fn diagnostics(&self) -> Vec<critpath_trace::Diagnostic> {
         self.offsets
             .iter()
-            .filter(|o| o.method != "reference")
+            .filter(|o| o.method != "reference" && o.method != NO_RECORDS)
             .map(|o| critpath_trace::Diagnostic::new(critpath_trace::DiagnosticKind::ClockOffset,
                 format!(
                     "{} (system {}): clock offset {} ns from the first trace, from {} send/recv pairs out and {} in ({})",
@@ -104,45 +108,67 @@ fn link_of(ev: &Event) -> Option<(bool, LinkId)> {
     }
 }
 
+/// What aligning the clocks needs of every file, read once: the latest
+/// send time of each id (and its file), every receive, each file's first
+/// time, and which files hold no record.
+struct Links {
+    sends: HashMap<Key, (usize, u64)>,
+    recvs: Vec<(Key, usize, u64)>,
+    first_t: Vec<u64>,
+    empty: Vec<bool>,
+}
+
+fn read_links(paths: &[PathBuf]) -> Result<Links, ReadError> {
+    let mut l = Links {
+        sends: HashMap::new(),
+        recvs: Vec::new(),
+        first_t: vec![0u64; paths.len()],
+        empty: vec![true; paths.len()],
+    };
+    for (f, p) in paths.iter().enumerate() {
+        let mut src = open(p)?;
+        let mut batch = Vec::new();
+        loop {
+            let r = src.next_batch(&mut batch, 4096);
+            for (rec, _) in &batch {
+                if l.empty[f] {
+                    l.first_t[f] = rec.t;
+                    l.empty[f] = false;
+                }
+                if let Some((is_send, id)) = link_of(&rec.ev) {
+                    let k = key(id, src.strings());
+                    if is_send {
+                        l.sends.insert(k, (f, rec.t));
+                    } else {
+                        l.recvs.push((k, f, rec.t));
+                    }
+                }
+            }
+            // A cut file ends here (the merge reports where): its records
+            // so far still count, and the other files are read.
+            match r {
+                Ok(()) if batch.is_empty() => break,
+                Ok(()) => {}
+                Err(e) if e.fatal => break,
+                Err(_) => {}
+            }
+        }
+    }
+    Ok(l)
+}
+
 /// Reads every file once and works out each one's clock offset.
 pub fn align(paths: &[PathBuf]) -> Result<Alignment, ReadError> {
     if let Some(al) = crate::kineto::alignment(paths)? {
         return Ok(al);
     }
     let n = paths.len();
-    // Latest send time of each id per file; then, per ordered pair of files,
-    // the smallest recv - send.
-    let mut sends: HashMap<Key, (usize, u64)> = HashMap::new();
-    let mut recvs: Vec<(Key, usize, u64)> = Vec::new();
-    let mut first_t = vec![0u64; n];
-    for (f, p) in paths.iter().enumerate() {
-        let mut src = open(p)?;
-        let mut batch = Vec::new();
-        let mut first = true;
-        loop {
-            let r = src.next_batch(&mut batch, 4096);
-            for (rec, _) in &batch {
-                if first {
-                    first_t[f] = rec.t;
-                    first = false;
-                }
-                if let Some((is_send, id)) = link_of(&rec.ev) {
-                    let k = key(id, src.strings());
-                    if is_send {
-                        sends.insert(k, (f, rec.t));
-                    } else {
-                        recvs.push((k, f, rec.t));
-                    }
-                }
-            }
-            match r {
-                Ok(()) if batch.is_empty() => break,
-                Ok(()) => {}
-                Err(e) if e.fatal => return Err(e),
-                Err(_) => {}
-            }
-        }
-    }
+    let Links {
+        sends,
+        recvs,
+        first_t,
+        empty,
+    } = read_links(paths)?;
     // min delay[a][b] over messages a -> b (i128: clocks may differ a lot).
     let mut min = vec![vec![None::<i128>; n]; n];
     let mut count = vec![vec![0u64; n]; n];
@@ -187,15 +213,19 @@ pub fn align(paths: &[PathBuf]) -> Result<Alignment, ReadError> {
                 offset_ns: offset[f].unwrap_or(0) as i64,
                 links_out: if f == 0 { 0 } else { count[f][a] },
                 links_in: if f == 0 { 0 } else { count[a][f] },
-                method: if offset[f].is_none() {
-                    "unlinked".into()
-                } else {
-                    method.into()
+                method: match (offset[f], empty[f]) {
+                    (Some(_), _) => method.into(),
+                    (None, true) => NO_RECORDS.into(),
+                    (None, false) => "unlinked".into(),
                 },
             }
         })
         .collect();
-    let unlinked = (0..n).filter(|&f| offset[f].is_none()).collect();
+    // A file that gave no record (cut before its first) has nothing to
+    // link: it is merged with the others, its cut reported.
+    let unlinked = (0..n)
+        .filter(|&f| offset[f].is_none() && !empty[f])
+        .collect();
     Ok(Alignment {
         offsets,
         first_t,
@@ -212,6 +242,8 @@ struct Input {
     head: Option<(Record, Pos)>,
     batch: Vec<(Record, Pos)>,
     at: usize,
+    /// The file was cut: nothing more is read after its last batch.
+    cut: bool,
 }
 
 /// The files merged in time order, clocks shifted by their offsets.
@@ -219,8 +251,10 @@ pub struct MergedSource {
     inputs: Vec<Input>,
     strings: Interner,
     bytes: u64,
-    /// A reader error to report before going on.
+    /// Reader errors to report before going on (records skipped).
     deferred: Vec<ReadError>,
+    /// Where files were cut, reported once every file is read to its end.
+    cuts: Vec<ReadError>,
 }
 
 impl MergedSource {
@@ -248,6 +282,7 @@ impl MergedSource {
             head: None,
             batch: Vec::new(),
             at: 0,
+            cut: false,
         }));
         for (f, p) in paths.iter().enumerate() {
             let sys = strings.intern(&alignment.offsets[f].sys);
@@ -259,6 +294,7 @@ impl MergedSource {
                 head: None,
                 batch: Vec::new(),
                 at: 0,
+                cut: false,
             });
         }
         let mut me = MergedSource {
@@ -266,6 +302,7 @@ impl MergedSource {
             strings,
             bytes: 0,
             deferred: Vec::new(),
+            cuts: Vec::new(),
         };
         for i in 0..me.inputs.len() {
             me.refill(i);
@@ -274,7 +311,8 @@ impl MergedSource {
     }
 
     /// Loads the next record of input `i` into its head. A reader error is
-    /// kept to be reported; a cut file simply ends while the others go on.
+    /// kept to be reported; a cut file simply ends while the others go on,
+    /// its cut reported after their ends.
     fn refill(&mut self, i: usize) {
         loop {
             let inp = &mut self.inputs[i];
@@ -286,15 +324,24 @@ impl MergedSource {
                 return;
             }
             inp.at = 0;
+            if inp.cut {
+                inp.batch.clear();
+                inp.head = None;
+                return;
+            }
             let r = inp.src.next_batch(&mut inp.batch, 1024);
             let done = match r {
                 Ok(()) => inp.batch.is_empty(),
-                Err(mut e) => {
-                    let fatal = e.fatal;
-                    // One cut file ends; the merge goes on with the others.
-                    e.fatal = false;
+                Err(e) if e.fatal => {
+                    // One cut file ends (after the records of its last
+                    // batch); the merge goes on with the others.
+                    inp.cut = true;
+                    self.cuts.push(e);
+                    inp.batch.is_empty()
+                }
+                Err(e) => {
                     self.deferred.push(e);
-                    fatal && self.inputs[i].batch.is_empty()
+                    false
                 }
             };
             if done {
@@ -302,6 +349,25 @@ impl MergedSource {
                 return;
             }
         }
+    }
+}
+
+impl MergedSource {
+    /// Once every file is read: where each cut file was cut. The last one
+    /// ends the reading, as a single file's cut does (`input-cut`); any
+    /// before it say what became of their files.
+    fn cut(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
+        if self.cuts.is_empty() {
+            return Ok(None);
+        }
+        let mut e = self.cuts.remove(0);
+        if !self.cuts.is_empty() {
+            e.fatal = false;
+            e.message
+                .push_str("; the analysis covers this file's records before this point");
+            e = e.saying_outcome();
+        }
+        Err(e)
     }
 }
 
@@ -340,8 +406,8 @@ fn map_record(rec: &Record, inp: &mut Input, strings: &mut Interner) -> Record {
 
 impl RecordSource for MergedSource {
     fn next_record(&mut self) -> Result<Option<(Record, Pos)>, ReadError> {
-        if let Some(e) = self.deferred.pop() {
-            return Err(e);
+        if !self.deferred.is_empty() {
+            return Err(self.deferred.remove(0));
         }
         // The earliest head; ties go to the earlier file.
         let mut best: Option<usize> = None;
@@ -352,7 +418,9 @@ impl RecordSource for MergedSource {
                 }
             }
         }
-        let Some(i) = best else { return Ok(None) };
+        let Some(i) = best else {
+            return self.cut();
+        };
         let out = self.inputs[i].head.take();
         self.refill(i);
         self.bytes = self.inputs.iter().map(|x| x.src.bytes_read()).sum();

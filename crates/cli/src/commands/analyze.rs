@@ -111,11 +111,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     let inputs = inputs.with_request(args.request.request.clone())?;
     if let Some(u) = inputs.unlinked(args.top.top)? {
-        return emit(
-            args.out.file(),
-            &args.traces,
-            unlinked(&u, args.print.json).as_bytes(),
-        );
+        let out = unlinked(&u, args.print.json);
+        emit(args.out.file(), &args.traces, out.as_bytes())?;
+        return finish_with(u.err);
     }
     let (mut a, err) = inputs.analyze(opts.clone())?;
     if args.correct_overhead {

@@ -4,10 +4,10 @@
 //! own), and CSV or Parquet tables of the states and of the path's edges.
 
 use crate::error::{CliError, Result};
-use crate::inputs::Inputs;
+use crate::inputs::{finish_with, Inputs};
 use crate::output::{is_stdout, refuse_inputs, safe, stage};
 use critpath_engine::{Analysis, Engine, Options, Visit};
-use critpath_trace::Interner;
+use critpath_trace::{Interner, ReadError};
 use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -42,24 +42,24 @@ pub fn run(args: Args) -> Result<()> {
     refuse_inputs(&args.output, &args.traces)?;
     refuse_inputs(&sibling(&args.output, "path"), &args.traces)?;
     let inputs = Inputs::new(&args.traces)?;
-    let msg = match args.format {
+    let (msg, err) = match args.format {
         ExportFormat::Perfetto | ExportFormat::Chrome => trace_json(&inputs, &args.output)?,
         ExportFormat::Csv | ExportFormat::Parquet => tables(&inputs, args.format, &args.output)?,
     };
     eprint!("{}", safe(&msg));
-    Ok(())
+    finish_with(err)
 }
 
 /// Chrome / Perfetto trace JSON.
-fn trace_json(inputs: &Inputs, output: &Path) -> Result<String> {
-    let (a, visits, strings) = with_visits(inputs)?;
+fn trace_json(inputs: &Inputs, output: &Path) -> Result<(String, Option<ReadError>)> {
+    let (a, visits, strings, err) = with_visits(inputs)?;
     let doc = critpath_views::perfetto::trace_json(&a, &visits, &strings);
     stage(output, inputs.paths, |mut w| {
         serde_json::to_writer(&mut w, &doc)?;
         w.flush()
     })?
     .commit()?;
-    Ok(format!(
+    let msg = format!(
         "wrote {} ({} slices, {} flows, a critical-path track of {} slices): open it in ui.perfetto.dev or chrome://tracing\n",
         if is_stdout(output) {
             "the trace JSON to standard output".into()
@@ -69,12 +69,17 @@ fn trace_json(inputs: &Inputs, output: &Path) -> Result<String> {
         visits.iter().filter(|v| matches!(v, Visit::State { .. })).count(),
         visits.iter().filter(|v| matches!(v, Visit::Link { .. })).count(),
         a.path.as_ref().map_or(0, Vec::len)
-    ))
+    );
+    Ok((msg, err))
 }
 
 /// The states table in `output`, the path's edges in `FILE-path.EXT`.
-fn tables(inputs: &Inputs, format: ExportFormat, output: &Path) -> Result<String> {
-    let (a, _) = inputs.analyze(Options {
+fn tables(
+    inputs: &Inputs,
+    format: ExportFormat,
+    output: &Path,
+) -> Result<(String, Option<ReadError>)> {
+    let (a, err) = inputs.analyze(Options {
         keep_path: true,
         ..Default::default()
     })?;
@@ -92,13 +97,14 @@ fn tables(inputs: &Inputs, format: ExportFormat, output: &Path) -> Result<String
     for s in staged {
         s.commit()?;
     }
-    Ok(format!(
+    let msg = format!(
         "wrote {} ({} states) and {} ({} critical-path edges)\n",
         output.display(),
         states.num_rows(),
         second.display(),
         edges.num_rows()
-    ))
+    );
+    Ok((msg, err))
 }
 
 /// `FILE.ext` -> `FILE-path.ext`, for the second table.
@@ -116,13 +122,13 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// The analysis with its critical path, and every visit and dependence.
-fn with_visits(inputs: &Inputs) -> Result<(Analysis, Vec<Visit>, Interner)> {
+fn with_visits(inputs: &Inputs) -> Result<(Analysis, Vec<Visit>, Interner, Option<ReadError>)> {
     let mut visits = Vec::new();
     let mut collect = |v: &Visit, _: &Interner| visits.push(*v);
     let opts = Options {
         keep_path: true,
         ..Default::default()
     };
-    let (a, strings) = inputs.run_engine(Engine::observed(opts, &mut collect))?;
-    Ok((a, visits, strings))
+    let (a, strings, err) = inputs.run_engine(Engine::observed(opts, &mut collect))?;
+    Ok((a, visits, strings, err))
 }
