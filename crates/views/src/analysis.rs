@@ -2,8 +2,8 @@
 //! the path's edges, the diagnostics, the next most critical paths, the
 //! overhead correction, the windows and the clock offsets of merged traces.
 
-use crate::text::{cols, counted, dur, elide, grid_fit, printable, sm_name};
-use critpath_engine::results::{CriticalPath, StateRow};
+use crate::text::{cols, counted, dur, elide, fit_names, fits, grid_fit, printable, sm_name};
+use critpath_engine::results::{CriticalPath, PathSegment, StateRow, WindowRow};
 use critpath_engine::Analysis;
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -236,12 +236,7 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
                 p.end.t
             )
         };
-        let mut l = line(&from, &to);
-        if let Some(w) = layout.width.filter(|&w| cols(&l) > w) {
-            let each = (cols(&l) - w).div_ceil(2);
-            let keep = |n: &str| elide(n, cols(n).saturating_sub(each).max(12));
-            l = line(&keep(&from), &keep(&to));
-        }
+        let l = fit_names(&[&from, &to], layout.width, |n| line(&n[0], &n[1]));
         let _ = writeln!(o, "{l}");
     } else {
         let _ = writeln!(
@@ -296,26 +291,47 @@ pub fn table_in(a: &Analysis, file: &str, layout: Layout) -> String {
         let edges = counted(path.len() as u64, "edge");
         let _ = writeln!(o, "\ncritical path, in time order ({edges}):");
         for seg in path {
-            let who = sm_name(&seg.sys, &seg.sm, show_sys);
-            let what = if seg.inter {
-                format!("{who} waits on {} in '{}'", seg.from_sm, seg.state)
-            } else if seg.from_sm != seg.sm {
-                // A `held` piece: the time another SM waited for this one.
-                format!("{who} in '{}', held for {}", seg.state, seg.from_sm)
-            } else {
-                format!("{who} in '{}'", seg.state)
-            };
-            let _ = writeln!(
-                o,
-                "  {:>12} .. {:<12} {:>10}  {what}",
-                seg.start_ns,
-                seg.end_ns,
-                dur(seg.end_ns - seg.start_ns)
-            );
+            o.push_str(&edge_line(seg, show_sys, layout.width));
+            o.push('\n');
         }
     }
     o.push_str(&crate::diagnostics::text(&a.diagnostics));
     o
+}
+
+/// What a line says of the names it is given.
+type Describe = fn(&[String]) -> String;
+
+/// An edge of the path in time order: its times, then who was in which
+/// state, names cut to fit `width`; on a line of its own below the times
+/// when that is still too wide.
+fn edge_line(seg: &PathSegment, show_sys: bool, width: Option<usize>) -> String {
+    let who = sm_name(&seg.sys, &seg.sm, show_sys);
+    let times = format!(
+        "  {:>12} .. {:<12} {:>10}  ",
+        seg.start_ns,
+        seg.end_ns,
+        dur(seg.end_ns - seg.start_ns)
+    );
+    let names = [who.as_str(), &seg.state, &seg.from_sm];
+    let (names, what): (&[&str], Describe) = if seg.inter {
+        (&names, |n| {
+            format!("{} waits on {} in '{}'", n[0], n[2], n[1])
+        })
+    } else if seg.from_sm != seg.sm {
+        // A `held` piece: the time another SM waited for this one.
+        (&names, |n| {
+            format!("{} in '{}', held for {}", n[0], n[1], n[2])
+        })
+    } else {
+        (&names[..2], |n| format!("{} in '{}'", n[0], n[1]))
+    };
+    let one = fit_names(names, width, |n| format!("{times}{}", what(n)));
+    if fits(&one, width) {
+        return one;
+    }
+    let below = fit_names(names, width, |n| format!("    {}", what(n)));
+    format!("{}\n{below}", times.trim_end())
 }
 
 /// A footnote for states whose critical time exceeds their total time.
@@ -384,13 +400,17 @@ fn blame_lines(o: &mut String, a: &Analysis, show_sys: bool) {
     }
 }
 
-/// The next most critical paths (paper §5.3, Table 2).
-pub fn next_paths(next: &[critpath_engine::analyses::NextPath], top: usize) -> String {
+/// The next most critical paths (paper §5.3, Table 2), names cut to fit
+/// `width` when given.
+pub fn next_paths(
+    next: &[critpath_engine::analyses::NextPath],
+    top: usize,
+    width: Option<usize>,
+) -> String {
     let mut o = String::new();
     for (i, p) in next.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "\nnext most critical path{}: {} ({} ns), {:.1}% shorter, with {} removed",
+        let head = format!(
+            "next most critical path{}: {} ({} ns), {:.1}% shorter,",
             if next.len() > 1 {
                 format!(" #{}", i + 1)
             } else {
@@ -399,8 +419,22 @@ pub fn next_paths(next: &[critpath_engine::analyses::NextPath], top: usize) -> S
             dur(p.length_ns),
             p.length_ns,
             p.shorter * 100.0,
-            printable(&p.removed.join(", "))
         );
+        // Too wide for a line, what was removed goes on the next one.
+        let removed: Vec<&str> = p.removed.iter().map(String::as_str).collect();
+        let one = fit_names(&removed, None, |n| {
+            format!("{head} with {} removed", n.join(", "))
+        });
+        let l = match fits(&one, width) {
+            true => one,
+            false => {
+                let with = fit_names(&removed, width, |n| {
+                    format!("  with {} removed", n.join(", "))
+                });
+                format!("{head}\n{with}")
+            }
+        };
+        let _ = writeln!(o, "\n{l}");
         for (j, s) in p
             .states
             .iter()
@@ -408,14 +442,11 @@ pub fn next_paths(next: &[critpath_engine::analyses::NextPath], top: usize) -> S
             .take(top)
             .enumerate()
         {
-            let _ = writeln!(
-                o,
-                "  {:>3}  {:>7.2}%  {}: {}",
-                j + 1,
-                s.criticality * 100.0,
-                printable(&s.sm),
-                printable(&s.state)
-            );
+            let lead = format!("  {:>3}  {:>7.2}%  ", j + 1, s.criticality * 100.0);
+            let l = fit_names(&[&s.sm, &s.state], width, |n| {
+                format!("{lead}{}: {}", n[0], n[1])
+            });
+            let _ = writeln!(o, "{l}");
         }
     }
     o
@@ -440,8 +471,9 @@ pub fn correction(a: &Analysis) -> String {
 pub const MAX_WINDOWS: usize = 1_000;
 
 /// The critical path by time window (folded when there are more than
-/// [`MAX_WINDOWS`]).
-pub fn windows(a: &Analysis) -> String {
+/// [`MAX_WINDOWS`]): each window's three most critical states, within
+/// `width` when given (names cut, as many of the three as fit).
+pub fn windows(a: &Analysis, width: Option<usize>) -> String {
     let a = &*printable_analysis(a);
     let Some(ws) = &a.windows else {
         return String::new();
@@ -458,22 +490,41 @@ pub fn windows(a: &Analysis) -> String {
         return o;
     }
     for w in ws {
-        let tops: Vec<String> = w
-            .states
-            .iter()
-            .take(3)
-            .map(|s| format!("{}: {} {:.0}%", s.sm, s.state, s.share * 100.0))
-            .collect();
-        let _ = writeln!(
-            o,
-            "  {:>14} .. {:<14} {:>10}  {}",
-            w.start_ns,
-            w.end_ns,
-            dur(w.path_ns),
-            tops.join(", ")
-        );
+        o.push_str(&window_line(w, width));
+        o.push('\n');
     }
     o
+}
+
+/// A window's times and its most critical states (three, fewer when they
+/// do not fit `width` with their names cut).
+fn window_line(w: &WindowRow, width: Option<usize>) -> String {
+    let times = format!(
+        "  {:>14} .. {:<14} {:>10}  ",
+        w.start_ns,
+        w.end_ns,
+        dur(w.path_ns)
+    );
+    let mut k = w.states.len().min(3);
+    loop {
+        let tops = &w.states[..k];
+        let names: Vec<&str> = tops
+            .iter()
+            .flat_map(|s| [s.sm.as_str(), &s.state])
+            .collect();
+        let l = fit_names(&names, width, |n| {
+            let each: Vec<String> = tops
+                .iter()
+                .zip(n.chunks(2))
+                .map(|(s, n)| format!("{}: {} {:.0}%", n[0], n[1], s.share * 100.0))
+                .collect();
+            format!("{times}{}", each.join(", "))
+        });
+        if k <= 1 || width.is_none_or(|w| cols(&l) <= w) {
+            return l;
+        }
+        k -= 1;
+    }
 }
 
 /// How the clocks of several traces were aligned.

@@ -101,6 +101,40 @@ pub fn fit(name: &str, used: usize, width: Option<usize>) -> String {
     }
 }
 
+/// The line `line` makes of `names`, each [`printable`], cut in the middle
+/// (the widest first, none below [`MIN_NAME_COLS`]) until the line takes at
+/// most `width` columns; whole without a width. `line` gets the names in
+/// the order given and puts each once.
+pub fn fit_names(
+    names: &[&str],
+    width: Option<usize>,
+    line: impl Fn(&[String]) -> String,
+) -> String {
+    let whole: Vec<String> = names.iter().map(|n| printable(n).into_owned()).collect();
+    let l = line(&whole);
+    let Some(max) = width.filter(|&w| cols(&l) > w) else {
+        return l;
+    };
+    let fixed = cols(&line(&vec![String::new(); names.len()]));
+    let room = max.saturating_sub(fixed);
+    let mut w: Vec<usize> = whole.iter().map(|n| cols(n)).collect();
+    while w.iter().sum::<usize>() > room {
+        let widest = (0..w.len())
+            .filter(|&i| w[i] > MIN_NAME_COLS)
+            .max_by_key(|&i| w[i]);
+        let Some(i) = widest else { break };
+        w[i] -= 1;
+    }
+    let cut: Vec<String> = whole.iter().zip(&w).map(|(n, &m)| elide(n, m)).collect();
+    line(&cut)
+}
+
+/// Whether every line of `s` takes at most `width` columns (any without a
+/// width).
+pub fn fits(s: &str, width: Option<usize>) -> bool {
+    width.is_none_or(|w| s.lines().all(|l| cols(l) <= w))
+}
+
 /// A duration in the unit that reads best.
 pub fn dur(ns: u64) -> String {
     let f = ns as f64;
@@ -192,6 +226,36 @@ pub fn grid_fit(
     o
 }
 
+/// [`grid`], or, when its lines are wider than `width`, one table per part
+/// of `parts` (indices of the columns after the first), each under the
+/// first column again, a blank line apart, and [`grid_fit`] to the width.
+pub fn grid_parts(
+    head: &[&str],
+    rows: &[Vec<String>],
+    right: &[bool],
+    width: Option<usize>,
+    parts: &[&[usize]],
+) -> String {
+    let whole = grid(head, rows, right);
+    if fits(&whole, width) {
+        return whole;
+    }
+    let tables: Vec<String> = parts
+        .iter()
+        .map(|part| {
+            let idx: Vec<usize> = std::iter::once(0).chain(part.iter().copied()).collect();
+            let head: Vec<&str> = idx.iter().map(|&i| head[i]).collect();
+            let right: Vec<bool> = idx.iter().map(|&i| right[i]).collect();
+            let rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| idx.iter().map(|&i| r[i].clone()).collect())
+                .collect();
+            grid_fit(&head, &rows, &right, width)
+        })
+        .collect();
+    tables.join("\n")
+}
+
 /// Narrows the left-aligned columns of widths `w` until the line takes at
 /// most `max` columns or none can be narrowed further.
 fn narrow(w: &mut [usize], head: &[&str], right: &[bool], max: usize) {
@@ -249,6 +313,48 @@ mod tests {
         }
         let once = printable("\u{1b}\n").into_owned();
         assert_eq!(printable(&once), once);
+    }
+
+    #[test]
+    fn fit_names_cuts_the_widest_first_and_none_below_the_minimum() {
+        let line = |n: &[String]| format!("{} waits on {}", n[0], n[1]);
+        let (long, short) = ("l".repeat(60), "s".repeat(14));
+        let names = [long.as_str(), short.as_str()];
+        assert_eq!(
+            fit_names(&names, None, line),
+            line(&[long.clone(), short.clone()])
+        );
+        let cut = fit_names(&names, Some(40), line);
+        assert_eq!(cols(&cut), 40);
+        assert!(cut.ends_with(&format!(" waits on {short}")), "{cut}");
+        let narrow = fit_names(&names, Some(20), line);
+        assert_eq!(
+            narrow,
+            format!("llllll…lllll waits on {}", elide(&short, 12))
+        );
+    }
+
+    #[test]
+    fn grid_parts_splits_a_table_too_wide_under_its_first_column() {
+        let head = ["name", "a", "b"];
+        let rows = vec![vec!["x".repeat(20), "1".repeat(20), "2".repeat(20)]];
+        let right = [false, true, true];
+        let parts: &[&[usize]] = &[&[1], &[2]];
+        let whole = grid_parts(&head, &rows, &right, None, parts);
+        assert_eq!(whole, grid(&head, &rows, &right));
+        let split = grid_parts(&head, &rows, &right, Some(50), parts);
+        let x = "x".repeat(20);
+        let a = format!("{:>20}", "a");
+        let b = format!("{:>20}", "b");
+        let (ones, twos) = ("1".repeat(20), "2".repeat(20));
+        assert_eq!(
+            split,
+            format!(
+                "name{}  {a}\n{x}  {ones}\n\nname{}  {b}\n{x}  {twos}\n",
+                " ".repeat(16),
+                " ".repeat(16)
+            )
+        );
     }
 
     #[test]

@@ -281,8 +281,8 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
         t.push_str(&run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default());
         t.push_str(&text::table_in(&run.analysis, &name, layout));
         t.push_str(&gpu_view::breakdown(&run.breakdown));
-        t.push_str(&text::next_paths(&next, args.top.top_or(10)));
-        t.push_str(&text::windows(&run.analysis));
+        t.push_str(&text::next_paths(&next, args.top.top_or(10), layout.width));
+        t.push_str(&text::windows(&run.analysis, layout.width));
         t
     };
     emit(args.out.file(), &args.traces, out.as_bytes())?;
@@ -321,8 +321,8 @@ fn table(
     }
     t.push_str(&text::table_in(a, &inputs.name(), layout));
     t.push_str(&text::correction(a));
-    t.push_str(&text::next_paths(next, top.unwrap_or(10)));
-    t.push_str(&text::windows(a));
+    t.push_str(&text::next_paths(next, top.unwrap_or(10), layout.width));
+    t.push_str(&text::windows(a, layout.width));
     t
 }
 
