@@ -2,7 +2,7 @@
 //! process-centric table with one process in detail, and the kernel-wide
 //! table of CPUs, interrupts and distributions across processes.
 
-use crate::text::{dur, grid, notes, pct};
+use crate::text::{cols, dur, fit, grid, grid_fit, grid_parts, notes, pct};
 use critpath_kernel::profile::{Profile, Unit};
 
 fn interrupts_ns(u: &Unit) -> u64 {
@@ -10,8 +10,16 @@ fn interrupts_ns(u: &Unit) -> u64 {
 }
 
 /// The process-centric view: a line per process, then one process in
-/// detail.
-pub fn process_table(p: &Profile, name: &str, top: usize, detail: Option<u32>) -> String {
+/// detail; within `width` columns when given (the process table in two,
+/// times then switches and interrupts, when it is too wide, and names cut
+/// in the middle).
+pub fn process_table(
+    p: &Profile,
+    name: &str,
+    top: usize,
+    detail: Option<u32>,
+    width: Option<usize>,
+) -> String {
     let mut o = format!(
         "{name}: process profile over {} ({} kernel events)\n\n",
         dur(p.span_ns),
@@ -45,7 +53,7 @@ pub fn process_table(p: &Profile, name: &str, top: usize, detail: Option<u32>) -
             ]
         })
         .collect();
-    o.push_str(&grid(
+    o.push_str(&grid_parts(
         &[
             if what == "SMs" { "SM" } else { "process" },
             "threads",
@@ -60,6 +68,8 @@ pub fn process_table(p: &Profile, name: &str, top: usize, detail: Option<u32>) -
         ],
         &rows,
         &[false, true, true, true, true, true, true, true, true, true],
+        width,
+        &[&[1, 2, 3, 4, 5], &[6, 7, 8, 9]],
     ));
     if units.len() > top {
         o.push_str(&format!(
@@ -79,24 +89,25 @@ pub fn process_table(p: &Profile, name: &str, top: usize, detail: Option<u32>) -
     };
     if let Some(u) = chosen {
         o.push('\n');
-        o.push_str(&unit_detail(u));
+        o.push_str(&unit_detail(u, width));
     }
     notes(&mut o, &p.notes);
     o
 }
 
 /// One process (or thread): its states inclusive and exclusive, the
-/// interrupts it suffered, its functions, its value events.
-pub fn unit_detail(u: &Unit) -> String {
-    let mut o = format!(
-        "{}{}: states (inclusive holds the sub-states)\n",
-        u.name,
+/// interrupts it suffered, its functions, its value events; names cut to
+/// fit `width` when given.
+pub fn unit_detail(u: &Unit, width: Option<usize>) -> String {
+    let rest = format!(
+        "{}: states (inclusive holds the sub-states)",
         if u.threads.len() > 1 {
             format!(" ({} threads)", u.threads.len())
         } else {
             String::new()
         }
     );
+    let mut o = format!("{}{rest}\n", fit(&u.name, cols(&rest), width));
     let whole: u64 = u
         .inclusive
         .iter()
@@ -117,10 +128,11 @@ pub fn unit_detail(u: &Unit) -> String {
             ]
         })
         .collect();
-    o.push_str(&grid(
+    o.push_str(&grid_fit(
         &["state", "inclusive", "share", "exclusive", "visits"],
         &rows,
         &[false, true, true, true, true],
+        width,
     ));
     o.push_str(&format!(
         "context switches: {} voluntary, {} involuntary; on-CPU {}\n",
@@ -142,10 +154,11 @@ pub fn unit_detail(u: &Unit) -> String {
                 ]
             })
             .collect();
-        o.push_str(&grid(
+        o.push_str(&grid_fit(
             &["context", "count", "time", "mean"],
             &rows,
             &[false, true, true, true],
+            width,
         ));
     }
     if !u.functions.is_empty() {
@@ -162,20 +175,21 @@ pub fn unit_detail(u: &Unit) -> String {
                 ]
             })
             .collect();
-        o.push_str(&grid(
+        o.push_str(&grid_fit(
             &["function", "calls", "inclusive", "exclusive"],
             &rows,
             &[false, true, true, true],
+            width,
         ));
     }
     if !u.values.is_empty() {
         o.push_str("\nvalue events\n");
-        o.push_str(&values_table(&u.values));
+        o.push_str(&values_table(&u.values, width));
     }
     o
 }
 
-fn values_table(v: &[critpath_kernel::profile::ValueRow]) -> String {
+fn values_table(v: &[critpath_kernel::profile::ValueRow], width: Option<usize>) -> String {
     let rows: Vec<Vec<String>> = v
         .iter()
         .map(|r| {
@@ -194,7 +208,7 @@ fn values_table(v: &[critpath_kernel::profile::ValueRow]) -> String {
             ]
         })
         .collect();
-    grid(
+    grid_fit(
         &[
             "event",
             "count",
@@ -205,12 +219,15 @@ fn values_table(v: &[critpath_kernel::profile::ValueRow]) -> String {
         ],
         &rows,
         &[false, true, true, true, true, false],
+        width,
     )
 }
 
 /// The kernel-wide view: interrupts per CPU, switches, idle time, value
-/// events and the distributions across processes.
-pub fn kernel_table(p: &Profile, name: &str) -> String {
+/// events and the distributions across processes; within `width` columns
+/// when given (the outliers under the distributions when they do not fit
+/// beside them, and names cut in the middle).
+pub fn kernel_table(p: &Profile, name: &str, width: Option<usize>) -> String {
     let mut o = format!(
         "{name}: kernel profile over {} ({} kernel events)\n\n",
         dur(p.span_ns),
@@ -264,14 +281,15 @@ pub fn kernel_table(p: &Profile, name: &str) -> String {
             })
         })
         .collect();
-    o.push_str(&grid(
+    o.push_str(&grid_fit(
         &["cpu", "context", "count", "time", "mean"],
         &rows,
         &[true, false, true, true, true],
+        width,
     ));
     if !p.values.is_empty() {
         o.push_str("\nvalue events\n");
-        o.push_str(&values_table(&p.values));
+        o.push_str(&values_table(&p.values, width));
     }
     if !p.distributions.is_empty() {
         o.push_str("\nacross processes (CDF; --json for every point)\n");
@@ -307,10 +325,12 @@ pub fn kernel_table(p: &Profile, name: &str) -> String {
                 ]
             })
             .collect();
-        o.push_str(&grid(
+        o.push_str(&grid_parts(
             &["metric", "processes", "median", "p90", "max", "outliers"],
             &rows,
             &[false, true, true, true, false, false],
+            width,
+            &[&[1, 2, 3, 4], &[5]],
         ));
     }
     notes(&mut o, &p.notes);

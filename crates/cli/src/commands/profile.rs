@@ -6,7 +6,7 @@
 use crate::error::Result;
 use crate::flags;
 use crate::inputs::{finish_with, stream_visits};
-use crate::output::{emit, refuse_inputs_opt};
+use crate::output::{emit, refuse_inputs_opt, screen};
 use critpath_kernel::profile::{Profile, Profiler, StateVisits};
 use critpath_os::PerfSource;
 use critpath_trace::{ReadError, RecordSource};
@@ -31,6 +31,8 @@ pub struct Args {
     #[command(flatten)]
     print: flags::Json,
     #[command(flatten)]
+    wide: flags::Wide,
+    #[command(flatten)]
     out: flags::Output,
 }
 
@@ -52,13 +54,14 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let name = args.trace.display().to_string();
+    let width = args.wide.width(screen(args.out.file().is_some()).width);
     let text = if args.print.json {
         json::pretty(&p)
     } else if args.by == By::Kernel {
-        view::kernel_table(&p, &name)
+        view::kernel_table(&p, &name, width)
     } else {
         let chosen = args.pid.filter(known).or(target);
-        view::process_table(&p, &name, args.top.top_or(TOP), chosen)
+        view::process_table(&p, &name, args.top.top_or(TOP), chosen, width)
     };
     emit(args.out.file(), &inputs, text.as_bytes())?;
     finish_with(err)
