@@ -6,7 +6,7 @@ mod text;
 
 use crate::error::{CliError, Result};
 use crate::flags;
-use crate::output::{is_stdout, stdout};
+use crate::output::{is_stdout, screen, stdout};
 use critpath_sim::{Bus, Config};
 use critpath_views::json;
 use model::Run;
@@ -43,7 +43,12 @@ pub struct Args {
     output: Option<PathBuf>,
     #[command(flatten)]
     top: flags::Top,
+    #[command(flatten)]
+    wide: flags::Wide,
 }
+
+/// Narrowest a state's name is cut to.
+const MIN_NAME_COLS: usize = 12;
 
 /// States the text shows per run when `--top` is not given.
 const TEXT_TOP: usize = 5;
@@ -63,6 +68,11 @@ enum OnOff {
 impl Args {
     fn netfilter(&self) -> bool {
         self.netfilter == OnOff::On
+    }
+
+    /// The columns the text may take (none with `--wide`).
+    fn width(&self) -> Option<usize> {
+        self.wide.width(screen(false).width)
     }
 }
 
@@ -111,7 +121,11 @@ fn one_bus(args: &Args, cfg: Config) -> Result<()> {
     }
     let mut o = text::header(args);
     o.push_str(&format!("{}\n", bus.describe()));
-    for l in text::summary(&r, args.top.top_or(TEXT_TOP)) {
+    // A state's line: 10 columns, then its name.
+    let names = args
+        .width()
+        .map(|w| w.saturating_sub(10).max(MIN_NAME_COLS));
+    for l in text::summary(&r, args.top.top_or(TEXT_TOP), names) {
         o.push_str(&l);
         o.push('\n');
     }
@@ -145,7 +159,12 @@ fn both_buses(args: &Args, pci: Config, pcix: Config) -> Result<()> {
         return stdout(json::document(&v).as_bytes());
     }
     let mut o = text::header(args);
-    o.push_str(&side_by_side(&a, &b, args.top.top_or(TEXT_TOP)));
+    o.push_str(&side_by_side(
+        &a,
+        &b,
+        args.top.top_or(TEXT_TOP),
+        args.width(),
+    ));
     o.push('\n');
     o.push_str(&text::story(&a, &b));
     if let (Some(p), Some(q)) = (&pci_out, &pcix_out) {
@@ -158,11 +177,26 @@ fn both_buses(args: &Args, pci: Config, pcix: Config) -> Result<()> {
     stdout(o.as_bytes())
 }
 
-/// The two runs' summaries in two columns, each under its bus.
-fn side_by_side(a: &Run, b: &Run, top: usize) -> String {
-    let mut left = vec![Bus::Pci.describe().to_string()];
-    left.extend(text::summary(a, top));
-    let mut right = vec![Bus::Pcix.describe().to_string()];
-    right.extend(text::summary(b, top));
-    text::side_by_side(&left, &right)
+/// The two runs' summaries in two columns, each under its bus, within
+/// `width` columns when given: the longer state names are cut in the
+/// middle first, none below [`MIN_NAME_COLS`].
+fn side_by_side(a: &Run, b: &Run, top: usize, width: Option<usize>) -> String {
+    let lay = |na: Option<usize>, nb: Option<usize>| {
+        let mut left = vec![Bus::Pci.describe().to_string()];
+        left.extend(text::summary(a, top, na));
+        let mut right = vec![Bus::Pcix.describe().to_string()];
+        right.extend(text::summary(b, top, nb));
+        text::side_by_side(&left, &right)
+    };
+    let (mut na, mut nb) = (text::label_cols(a, top), text::label_cols(b, top));
+    loop {
+        let o = lay(width.map(|_| na), width.map(|_| nb));
+        if critpath_views::text::fits(&o, width) || na.max(nb) <= MIN_NAME_COLS {
+            return o;
+        }
+        match na >= nb {
+            true => na -= 1,
+            false => nb -= 1,
+        }
+    }
 }

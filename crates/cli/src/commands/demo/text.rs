@@ -4,13 +4,21 @@
 use super::model::Run;
 use super::Args;
 use critpath_views::dur;
+use critpath_views::text::{cols, elide};
 
 fn label(s: &critpath_engine::results::StateRow) -> String {
     format!("{}: {}", s.sm, s.state)
 }
 
-/// A run in lines: throughput, critical path, most critical states.
-pub fn summary(r: &Run, top: usize) -> Vec<String> {
+/// The columns the widest of a run's `top` state names takes.
+pub fn label_cols(r: &Run, top: usize) -> usize {
+    let labels = r.analysis.states.iter().take(top).map(|s| cols(&label(s)));
+    labels.max().unwrap_or(0)
+}
+
+/// A run in lines: throughput, critical path, most critical states (their
+/// names cut in the middle to `names` columns when given).
+pub fn summary(r: &Run, top: usize, names: Option<usize>) -> Vec<String> {
     let mut lines = vec![
         format!("throughput      {:.0} Mb/s", r.outcome.throughput_mbps),
         format!(
@@ -20,7 +28,11 @@ pub fn summary(r: &Run, top: usize) -> Vec<String> {
         "most critical".to_string(),
     ];
     for s in r.analysis.states.iter().take(top) {
-        lines.push(format!("  {:>5.1}%  {}", s.criticality * 100.0, label(s)));
+        let name = match names {
+            Some(n) => elide(&label(s), n),
+            None => label(s),
+        };
+        lines.push(format!("  {:>5.1}%  {name}", s.criticality * 100.0));
     }
     lines
 }
