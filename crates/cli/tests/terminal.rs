@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs critpath with `COLUMNS` set (or removed when `None`).
@@ -529,4 +530,91 @@ fn a_speedup_of_a_state_whose_time_is_a_link_says_no_edge_changed() {
         &["whatif", p, "--speedup", "app:running=2"],
     ));
     assert!(!w.contains("no edge changed"), "{w}");
+}
+
+/// Two SMs of long names, each through long-named states, the second
+/// waiting on a message from the first.
+fn long_named_pair() -> String {
+    let (a, b) = ("a".repeat(200), "名前".repeat(60));
+    let st = |i: u32| format!("state-{i}-{}", "q".repeat(150));
+    let rec = |t: u64, sm: &str, ev: &str, extra: String| {
+        format!("{{\"t\":{t},\"sm\":{sm:?},\"ev\":\"{ev}\"{extra}}}\n")
+    };
+    let state = |s: String| format!(",\"state\":{s:?}");
+    [
+        rec(0, &a, "state", state(st(0))),
+        rec(0, &b, "state", state(st(1))),
+        rec(300, &a, "send", ",\"id\":1".into()),
+        rec(300, &a, "state", state(st(2))),
+        rec(350, &b, "recv", format!(",\"id\":1{}", state(st(3)))),
+        rec(500, &a, "state", state("done".into())),
+        rec(900, &b, "state", state("done".into())),
+    ]
+    .concat()
+}
+
+/// Asserts every line of `out` but those starting with one of `prose`
+/// takes at most `w` columns.
+fn assert_fits(out: &str, w: usize, prose: &[&str], what: &[&str]) {
+    for l in out
+        .lines()
+        .filter(|l| !prose.iter().any(|p| l.starts_with(p)))
+    {
+        assert!(cols(l) <= w, "{what:?}: {} columns: {l}\n{out}", cols(l));
+    }
+}
+
+#[test]
+fn listings_profiles_and_the_demo_fit_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "long.jsonl", long_named_pair());
+    let p = p.to_str().unwrap();
+    let pingpong = Path::new(env!("CARGO_MANIFEST_DIR")).join("../os/tests/fixtures/pingpong.data");
+    let pingpong = pingpong.to_str().unwrap();
+    let (sm, state) = ("a".repeat(200), format!("state-0-{}", "q".repeat(150)));
+    let listings: [&[&str]; 7] = [
+        &["analyze", p, "--path"],
+        &["analyze", p, "--window", "100ns"],
+        &["analyze", p, "--next", "2"],
+        &["profile", p],
+        &["profile", pingpong],
+        &["profile", pingpong, "--by", "kernel"],
+        &["demo", "--packets", "2000"],
+    ];
+    for args in listings {
+        let out = ok(&run_cols(Some("80"), args));
+        // Sentences may wrap: the notes, the fixture's long path heading
+        // its profile and the footer, the demo's header and story.
+        let prose = [
+            "note: ",
+            pingpong,
+            "(and ",
+            "critpath demo: ",
+            "(the system",
+            "On ",
+        ];
+        assert_fits(&out, 80, &prose, args);
+        let shown = match args[1..] {
+            [_, "--path"] => "waits on",
+            [_, "--next", _] => "  with ",
+            ["--by", ..] => "outliers",
+            _ => "",
+        };
+        assert!(out.contains(shown), "{args:?}: {out}");
+        if args[0] == "demo" {
+            assert!(out.contains("kernel.udp: udp…"), "{out}");
+            let wide = ok(&run_cols(Some("80"), &[args, &["--wide"]].concat()));
+            assert!(wide.contains("udp_push_pending_frames"), "{wide}");
+            continue;
+        }
+        // Piped without COLUMNS, and with --wide, names are whole.
+        let piped = ok(&run_cols(None, args));
+        let wide = ok(&run_cols(Some("80"), &[args, &["--wide"]].concat()));
+        for whole in [&piped, &wide] {
+            assert!(!whole.contains('…'), "{args:?}: {whole}");
+            if args[1] == p {
+                assert!(whole.contains(&sm) && whole.contains(&state), "{whole}");
+            }
+        }
+    }
 }
