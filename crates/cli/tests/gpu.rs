@@ -482,9 +482,11 @@ fn a_what_if_that_changes_the_last_rank_holds_every_gpu_for_the_new_one() {
 fn a_device_sync_waiting_for_a_second_kernel_is_not_cpu_time() {
     // Thread 200's cudaDeviceSynchronize (110-310 µs) waits for K2 on
     // stream 20 (2-290) and K1 on stream 7 (102-300), then `after` runs
-    // (320-1000). The path runs K2, the sync and `after`: the sync's 20 µs
-    // after K2 ended (waiting for K1, then returning) are the GPU's, not
-    // CPU time (before: 10 of them were cpu_bound).
+    // (320-1000). The path runs K2 (launched at 0 µs, the heavier chain:
+    // K1's thread starts at 100 µs), the sync and `after`: the sync's 10
+    // µs waiting for K1 after K2 ended are a wait, weighing nothing (a
+    // what-if on K1 or K2 moves them), and its 10 µs returning are the
+    // GPU's, not CPU time: a 990 µs path over 1000 µs.
     let ev = |cat: &str, name: &str, tid: i64, ts: u64, dur: u64, args: Value| {
         serde_json::json!({"ph": "X", "cat": cat, "name": name, "pid": 100, "tid": tid,
             "ts": ts, "dur": dur, "args": args})
@@ -520,10 +522,10 @@ fn a_device_sync_waiting_for_a_second_kernel_is_not_cpu_time() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "sync.json", doc.to_string());
     let d = json_of(&["analyze", f.to_str().unwrap(), "--json"]);
-    assert_eq!(d["critical_path"]["length_ns"], 1_000_000, "{d}");
+    assert_eq!(d["critical_path"]["length_ns"], 990_000, "{d}");
     let g = &d["gpu"];
     assert_eq!(g["cpu_bound_ns"], 680_000, "{g}");
-    assert_eq!(g["sync_return_ns"], 20_000, "{g}");
+    assert_eq!(g["sync_return_ns"], 10_000, "{g}");
 }
 
 #[test]
