@@ -4,11 +4,12 @@
 //! has one, else by order of occurrence; it completes on every rank only
 //! after the last rank arrives. Ranks' clocks are aligned from the collectives' ends (which
 //! happen together on every member): each rank's offset from the reference
-//! rank is the median difference of its ends. Differences that spread more
-//! than [`END_TOLERANCE_NS`] say the match is wrong (a rank lost a
-//! collective, and matching by order pairs every later one with the wrong
-//! one) or the clocks drift: that rank's clock is not claimed aligned. The
-//! rank that arrives last is the straggler; the others wait for it.
+//! rank is the median difference of its ends. Where a rank lost a
+//! collective (the counts of two ranks differ), differences that spread
+//! more than [`END_TOLERANCE_NS`] say the match is wrong (matching by order
+//! pairs every later one with the wrong one): that rank's clock is not
+//! claimed aligned. The rank that arrives last is the straggler; the
+//! others wait for it.
 
 use crate::emit::Role;
 use crate::streams::CollOp;
@@ -42,8 +43,9 @@ pub struct RankOffset {
     pub collectives: u64,
     /// Whether the rank's clock is aligned: the reference's when another
     /// rank's is, another's when collectives gave its offset (an offset of
-    /// 0 is then measured, not assumed) and their ends agree with it
-    /// (`end_spread_ns` at most [`END_TOLERANCE_NS`]).
+    /// 0 is then measured, not assumed) and, where its collective count
+    /// and its partner's differ, their ends agree with it (`end_spread_ns`
+    /// at most [`END_TOLERANCE_NS`]).
     pub aligned: bool,
     /// How far apart the differences of the collectives' ends that gave
     /// the offset are (the largest minus the smallest), ns: after
@@ -57,10 +59,10 @@ pub struct RankOffset {
     pub unmatched: u64,
 }
 
-/// How far apart the ends of one collective on two ranks may be once their
-/// clocks are aligned, ns: NCCL kernels and CPU collectives end within a
-/// few microseconds of each other; a rank matched one collective off ends
-/// a whole collective (or step) apart.
+/// How far apart the ends of one collective on two ranks whose counts
+/// differ may be once their clocks are aligned, ns: NCCL kernels end within
+/// a few microseconds of each other; a rank matched one collective off
+/// ends a whole collective (or step) apart.
 pub const END_TOLERANCE_NS: u64 = 100_000;
 
 /// Who arrived last in one step and how long the others waited.
@@ -376,7 +378,14 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
         cell.1 += 1;
         step.1 += 1;
     }
-    let trusted = |o: &Offset| o.from > 0 && o.spread <= END_TOLERANCE_NS;
+    // Ends that spread are a wrong match only where a rank lost a
+    // collective: CPU collectives of ranks whose counts agree end tens of
+    // milliseconds apart at times (a thread scheduled late).
+    let lost = |k: usize| unmatched_per[k] > 0;
+    let trusted = |(k, o): (usize, &Offset)| {
+        let counts_differ = lost(k) || o.against.is_some_and(lost);
+        o.from > 0 && (o.spread <= END_TOLERANCE_NS || !counts_differ)
+    };
     let report = RanksReport {
         offsets: inputs
             .iter()
@@ -384,7 +393,8 @@ pub fn plan(inputs: &[RankInput], strings: &mut Interner) -> Plan {
             .enumerate()
             .map(|(k, (r, o))| RankOffset {
                 // The reference is aligned when another rank was to it.
-                aligned: trusted(o) || (k == 0 && offs.iter().skip(1).any(trusted)),
+                aligned: trusted((k, o))
+                    || (k == 0 && offs.iter().enumerate().skip(1).any(trusted)),
                 rank: r.rank,
                 file: r.file.to_string(),
                 offset_ns: o.ns as i64,

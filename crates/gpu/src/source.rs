@@ -154,42 +154,28 @@ fn facts_of(preps: &[Prepared], prefixes: &[String]) -> GpuFacts {
     facts
 }
 
-/// A rank whose collectives' ends, once aligned, spread more than they
-/// can: matched wrongly (its count and its partner's differ) or clocks
-/// that drift.
+/// A rank whose collective count and its partner's differ, and whose
+/// collectives' ends, once aligned, spread more than they can: matched
+/// wrongly.
 fn ends_disagree(report: &RanksReport, o: &RankOffset) -> Diagnostic {
     let against = report.offsets.iter().find(|p| Some(p.rank) == o.against);
     let partner = against.map_or(String::from("the ranks aligned before it"), |p| {
         format!("rank {}", p.rank)
     });
-    let lost = o.unmatched + against.map_or(0, |p| p.unmatched);
-    let (kind, why) = if lost > 0 {
-        let counts: Vec<String> = std::iter::once(o)
-            .chain(against)
-            .map(|r| format!("rank {}: {}", r.rank, r.unmatched))
-            .collect();
-        (
-            DiagnosticKind::CollectiveUnmatched,
-            format!(
-                "their collective counts differ ({} without a counterpart): a rank lost a collective, and matching by order of occurrence pairs every later one with the wrong one",
-                counts.join(", ")
-            ),
-        )
-    } else {
-        (
-            DiagnosticKind::ClockOffset,
-            "their collective counts agree: clocks that drift apart, or collectives that do not end together".to_string(),
-        )
-    };
+    let counts: Vec<String> = std::iter::once(o)
+        .chain(against)
+        .map(|r| format!("rank {}: {}", r.rank, r.unmatched))
+        .collect();
     Diagnostic::new(
-        kind,
+        DiagnosticKind::CollectiveUnmatched,
         format!(
-            "rank {} ({}): the ends of its {} collectives matched with {partner} spread over {} ns once aligned (more than {} ns); {why}. Its clock offset ({} ns, their median) is not claimed aligned, and the waits and stragglers of these collectives may be wrong",
+            "rank {} ({}): the ends of its {} collectives matched with {partner} spread over {} ns once aligned (more than {} ns), and their collective counts differ ({} without a counterpart): a rank lost a collective, and matching by order of occurrence pairs every later one with the wrong one. Its clock offset ({} ns, their median) is not claimed aligned, and the waits and stragglers of these collectives may be wrong",
             o.rank,
             o.file,
             o.collectives,
             o.end_spread_ns,
             ranks::END_TOLERANCE_NS,
+            counts.join(", "),
             o.offset_ns
         ),
     )

@@ -394,7 +394,7 @@ fn a_rank_that_lost_a_collective_is_not_claimed_aligned() {
     for part in [
         "rank 1 (",
         "its 3 collectives matched with rank 0 spread over 1195000 ns once aligned (more than 100000 ns)",
-        "their collective counts differ (rank 1: 0, rank 0: 1 without a counterpart)",
+        "and their collective counts differ (rank 1: 0, rank 0: 1 without a counterpart)",
         "(5000805000 ns, their median) is not claimed aligned",
     ] {
         assert!(msg.contains(part), "{part} in {msg}");
