@@ -288,6 +288,33 @@ fn the_command_keeps_its_input_output_and_exit_status() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("command not found"));
 }
 
+/// A command that cannot be executed (a file without the execute bit, a
+/// directory) is refused before anything runs, as a missing one is: a
+/// clear error, exit 2, no recording. (Checked before perf is looked for,
+/// so it needs no privilege.)
+#[test]
+fn a_command_that_cannot_be_executed_is_refused_before_recording() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("noexec.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = dir.path().join("x.data");
+    for (cmd, why) in [
+        (script.to_str().unwrap(), "permission denied"),
+        (dir.path().to_str().unwrap(), "is a directory"),
+    ] {
+        let o = run(&["record", "-o", out.to_str().unwrap(), "--", cmd]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains(why) && err.contains("nothing was recorded"),
+            "{err}"
+        );
+        assert!(!out.exists(), "{cmd}: a recording was made");
+    }
+}
+
 #[test]
 fn damaged_and_incomplete_perf_data_are_analyzed_with_an_error() {
     let Some(_slot) = recording_slot() else {

@@ -85,6 +85,37 @@ pub fn which(name: &str) -> Option<PathBuf> {
         .find(|c| c.is_file())
 }
 
+/// Whether `name` can be executed as a command, as the shell finds it:
+/// a path is taken as it is, a bare name is looked up in `PATH` (the
+/// first executable file there). Else why not: not found, a directory,
+/// or no execute permission (what `execve` would refuse, so nothing is
+/// run, rather than a recording of perf's failed exec).
+pub fn runnable_command(name: &str) -> std::result::Result<PathBuf, &'static str> {
+    let p = Path::new(name);
+    let candidates: Vec<PathBuf> = if p.components().count() > 1 {
+        vec![p.to_path_buf()]
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path).map(|d| d.join(p)).collect()
+    };
+    let mut why = "command not found";
+    for c in candidates {
+        match std::fs::metadata(&c) {
+            Ok(m) if m.is_dir() => why = "is a directory",
+            Ok(m) if m.is_file() && executable(&m) => return Ok(c),
+            Ok(m) if m.is_file() => why = "permission denied: the file is not executable",
+            _ => {}
+        }
+    }
+    Err(why)
+}
+
+/// Has the file any execute bit (for root, what `execve` asks)?
+fn executable(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
 extern "C" fn ignore(_: libc::c_int) {}
 
 /// Ctrl-C reaches the command and perf (same process group); critpath
@@ -158,9 +189,9 @@ pub fn preflight(
             "{usage} needs a command to run: {usage} -- CMD ARGS..."
         )));
     }
-    if which(&cmd[0]).is_none() {
+    if let Err(why) = runnable_command(&cmd[0]) {
         return Err(CliError::input(format!(
-            "{}: command not found (nothing was {what})",
+            "{}: {why} (nothing was {what})",
             cmd[0]
         )));
     }
