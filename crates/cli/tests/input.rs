@@ -298,6 +298,50 @@ fn compressed_data_cut_within_the_first_kilobytes_keeps_what_came_before() {
     chrome_read_whole_and_damage_said(dir.path(), "cut.json.gz", cut, "");
 }
 
+#[test]
+fn compressed_data_cut_before_a_whole_record_says_it_does_not_decompress() {
+    let dir = tempfile::tempdir().unwrap();
+    // Comments, then records: cut in the first record, the bytes before
+    // the damage are no trace yet; the damage is what is reported.
+    let mut body = String::from("# a comment long enough to decompress before the cut\n");
+    for i in 0..40u64 {
+        body.push_str(&format!(
+            "{{\"t\":{},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s{}\"}}\n",
+            i * 10,
+            i % 3
+        ));
+    }
+    for (ext, pack) in PACKS {
+        let whole = pack(body.as_bytes());
+        let mut seen = 0;
+        for at in 10..whole.len() - 1 {
+            let name = format!("cut.jsonl.{ext}");
+            let p = write(dir.path(), &name, &whole[..at]);
+            let o = run(&["analyze", p.to_str().unwrap()]);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{ext} cut at {at}: {err}");
+            let what = format!("{} data that does not decompress", ext_name(ext));
+            assert!(err.contains(&what), "{ext} cut at {at}: {err}");
+            seen += usize::from(o.stdout.is_empty() && err.contains(&format!("{name}:2: ")));
+        }
+        // (zstd and bzip2 give nothing before a whole block.)
+        assert!(
+            seen > 0 || ["zst", "bz2"].contains(&ext),
+            "{ext}: no cut in the first record"
+        );
+    }
+}
+
+/// The name critpath gives a compression of extension `ext`.
+fn ext_name(ext: &str) -> &str {
+    match ext {
+        "gz" => "gzip",
+        "zst" => "zstd",
+        "bz2" => "bzip2",
+        _ => ext,
+    }
+}
+
 /// `body`, the example Chrome document damaged after its end, written as
 /// `name`: the analysis is the intact document's, exit 2, and the error
 /// names the file and says `says`.

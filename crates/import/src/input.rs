@@ -325,9 +325,7 @@ pub fn open_input(path: &Path) -> Result<Input, ReadError> {
             (one_shot(path, &name, || Box::new(f))?, false)
         }
     };
-    let read_err =
-        |e: io::Error| ReadError::new(&name, Location::File, format!("read error: {e}"), true);
-    from_reader(raw, &name, seekable.then(|| path.to_path_buf())).map_err(read_err)
+    from_reader(raw, &name, seekable.then(|| path.to_path_buf()))
 }
 
 /// The UTF-8 byte-order mark.
@@ -339,9 +337,14 @@ pub fn from_reader(
     mut raw: Box<dyn Read + Send>,
     name: &str,
     file: Option<PathBuf>,
-) -> io::Result<Input> {
-    let mut head = read_head(&mut raw, HEAD)?;
+) -> Result<Input, ReadError> {
+    let read_err =
+        |e: io::Error| ReadError::new(name, Location::File, format!("read error: {e}"), true);
+    let mut head = read_head(&mut raw, HEAD).map_err(read_err)?;
     let compression = Compression::detect(&head);
+    // Where decompressing the head failed: the bytes before still tell
+    // the format, unless they are too few to.
+    let mut cut = None;
     if let Some(c) = compression {
         let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(head).chain(raw));
         let what = |e: io::Error| {
@@ -350,7 +353,7 @@ pub fn from_reader(
                 format!("{} data that does not decompress: {e}", c.name()),
             )
         };
-        raw = c.decoder(whole).map_err(what)?;
+        raw = c.decoder(whole).map_err(what).map_err(read_err)?;
         // Damage within the head's reach still leaves what decompressed
         // before it to read: the error comes after those bytes, where the
         // reader meets it (at its line or offset).
@@ -358,9 +361,11 @@ pub fn from_reader(
         head = got;
         if let Some(e) = err {
             if head.is_empty() {
-                return Err(what(e));
+                return Err(read_err(what(e)));
             }
-            raw = Box::new(Failing(Some(what(e))));
+            let e = what(e);
+            cut = Some(format!("read error: {e}"));
+            raw = Box::new(Failing(Some(e)));
         }
     }
     // A UTF-8 byte-order mark (as Windows tools write before JSON) is no
@@ -369,6 +374,9 @@ pub fn from_reader(
     let bom = head.starts_with(UTF8_BOM);
     if bom {
         head.drain(..UTF8_BOM.len());
+    }
+    if let Some(message) = cut {
+        cut_head(&head, name, message)?;
     }
     let stream: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(raw));
     Ok(Input {
@@ -382,4 +390,20 @@ pub fn from_reader(
         compression,
         stream: BufReader::with_capacity(STREAM_BUFFER, stream),
     })
+}
+
+/// A head that decompressing cut short (`message` says how): when its
+/// bytes do not tell the format (records cut before the first whole one,
+/// say), the input fails with the damage where it lies, at the line (text)
+/// or byte offset (binary) the head ends on, not with what the format
+/// detection makes of the bytes before it (`holds no records`).
+fn cut_head(head: &[u8], name: &str, message: String) -> Result<(), ReadError> {
+    if crate::detect::detect(head, name).is_ok() {
+        return Ok(());
+    }
+    let location = match head.contains(&0) {
+        false => Location::Line(head.iter().filter(|&&b| b == b'\n').count() as u64 + 1),
+        true => Location::Offset(head.len() as u64),
+    };
+    Err(ReadError::new(name, location, message, true))
 }

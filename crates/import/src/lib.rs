@@ -163,8 +163,7 @@ fn streams(inputs: Vec<Input>) -> Vec<(input::Stream, String, Option<PathBuf>)> 
 /// Opens trace bytes from any reader as [`open`] does a file (tests and
 /// fuzzing use it on bytes in memory).
 pub fn open_reader(raw: Box<dyn Read + Send>, name: &str) -> Result<AnySource, ReadError> {
-    let input = input::from_reader(raw, name, None)
-        .map_err(|e| ReadError::new(name, Location::File, format!("read error: {e}"), true))?;
+    let input = input::from_reader(raw, name, None)?;
     let format = detect(&input.head, &input.name)?;
     open_as(input, format)
 }
