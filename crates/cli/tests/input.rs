@@ -332,6 +332,19 @@ fn compressed_data_cut_before_a_whole_record_says_it_does_not_decompress() {
     }
 }
 
+#[test]
+fn comments_then_a_cut_record_are_jsonl_cut_at_that_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, line) in [("# c\n{\n", 2), ("# a\n\n# b\n[\n", 4)] {
+        let p = write(dir.path(), "cut.jsonl", body);
+        let o = run(&["analyze", p.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let want = format!("cut.jsonl:{line}: expected a JSON object with the fields of a record");
+        assert!(err.contains(&want), "{body:?}: {err}");
+    }
+}
+
 /// The name critpath gives a compression of extension `ext`.
 fn ext_name(ext: &str) -> &str {
     match ext {

@@ -223,6 +223,14 @@ mod tests {
         );
         let head = &record.as_bytes()[..input::HEAD];
         assert!(matches!(detect(head, "t"), Ok(Format::Jsonl)));
+        // Comments are JSONL's alone: a record cut after them (a file cut
+        // short) is JSONL too, whatever the cut leaves of the record.
+        for text in ["# c\n{\n", "# c\n\n# d\n{\"t\":1,\"sm\":\"a\",\n", "#\n[\n"] {
+            assert!(
+                matches!(detect(text.as_bytes(), "t"), Ok(Format::Jsonl)),
+                "{text}"
+            );
+        }
         assert_eq!(
             top_level_keys(r#"{"a":{"b":[1,"c"]},"d\"e":"f:g", "h" : 1"#),
             ["a", "d\\\"e", "h"]

@@ -50,6 +50,9 @@ pub struct Head<'a> {
     pub first_is_record: bool,
     /// That line is the start of a JSON value that goes on past it.
     pub goes_on: bool,
+    /// The text starts (after blank lines) with a `#` comment line: JSONL,
+    /// the only format of text with comments, whatever follows them.
+    pub commented: bool,
 }
 
 impl<'a> Head<'a> {
@@ -66,12 +69,14 @@ impl<'a> Head<'a> {
             .map(serde_json::from_str::<serde_json::Value>);
         let first_is_record = matches!(&parsed, Some(Ok(v)) if v.get("ev").is_some());
         let goes_on = matches!(&parsed, Some(Err(e)) if e.is_eof());
+        let commented = text.trim_start().starts_with('#');
         Head {
             bytes,
             text,
             first_line,
             first_is_record,
             goes_on,
+            commented,
         }
     }
 }

@@ -20,6 +20,9 @@ impl Importer for Jsonl {
         match &head.first_line {
             _ if head.first_is_record => Confidence::Surely,
             Some(l) if l.starts_with('{') => Confidence::Fallback,
+            // Comments are JSONL's alone: its reader says what the line
+            // after them lacks.
+            Some(_) if head.commented => Confidence::Fallback,
             _ => Confidence::No,
         }
     }

@@ -23,6 +23,7 @@ impl Importer for Kineto {
         // keys say what it is, and its reader what it lacks (a header
         // without `traceEvents`).
         let object = !head.first_is_record
+            && !head.commented
             && (head.first_line.as_deref()).is_some_and(|l| l.starts_with('{'));
         match (super::json_document(head) || object) && critpath_gpu::looks_like(head.bytes) {
             true => Confidence::Likely,

@@ -14,10 +14,11 @@ use std::path::PathBuf;
 
 /// Is the head a JSON document (the Trace Event Format's array or
 /// `traceEvents` object, or a pretty-printed or long object whose keys are
-/// no record's), rather than JSONL records?
+/// no record's), rather than JSONL records? Never after a `#` comment.
 pub fn json_document(head: &crate::importer::Head) -> bool {
     let first = head.first_line.as_deref();
     !head.first_is_record
+        && !head.commented
         && (first.is_some_and(|l| l.starts_with('['))
             || head.text.contains("\"traceEvents\"")
             || first.is_some_and(|l| l.starts_with('{') && crate::object_document(head)))

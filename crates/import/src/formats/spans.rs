@@ -18,7 +18,7 @@ impl Importer for Spans {
         Format::Spans
     }
     fn sniff(&self, head: &Head) -> Confidence {
-        match !head.first_is_record && spans::looks_like(&head.text) {
+        match !head.first_is_record && !head.commented && spans::looks_like(&head.text) {
             true => Confidence::Surely,
             false => Confidence::No,
         }
