@@ -1,8 +1,8 @@
 // The HTML report in a real headless Chromium: it loads without console
 // errors, the cgraph renders as SVG, the top critical state is shown,
 // clicking a state shows its numbers, sorting, filtering, the timeline and
-// the next path work, a large report stays usable, and an empty trace says
-// so. Then, on the demo, a real recording and a GPU trace (when the shared
+// the next path work, a large report stays usable, and an empty trace is
+// refused. Then, on the demo, a real recording and a GPU trace (when the shared
 // Kineto traces are beside the repository): the verdict is the first
 // heading and reads as `analyze` says it, the table shows the critical
 // rows and folds the others behind a toggle, the timeline has a lane per
@@ -18,7 +18,7 @@
 // bounds the slowest and the rest as the example's ground truth says. Screenshots are kept in tests/browser/artifacts/.
 
 import { chromium } from "playwright-core";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -280,12 +280,11 @@ try {
   await w.page.locator("#more").click();
   check(await w.page.locator("#states tbody tr").count() === 2000, "100k transitions: the table stays small");
 
-  // An empty trace says so plainly.
+  // An empty trace is refused, as by every command: exit 2, no report.
   const empty = join(tmp, "empty.jsonl");
   writeFileSync(empty, "# nothing recorded\n");
-  const e = await open(report([empty], "empty.html"));
-  check(e.errors.length === 0, "empty report: no console errors");
-  check((await e.page.locator("#nopath").innerText()).includes("no records"), "an empty trace's report says so");
+  const refused = spawnSync(bin, ["report", empty, "-o", join(tmp, "empty.html")]);
+  check(refused.status === 2 && !existsSync(join(tmp, "empty.html")), "an empty trace is refused, no report written");
 
   // Threads that nothing links (as in a trace without flow events): every
   // thread with states gets a lane, the path's first, then the busiest;

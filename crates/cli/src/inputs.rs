@@ -60,17 +60,6 @@ impl<'a> Inputs<'a> {
         Ok(Self::of_session(paths, session))
     }
 
-    /// One input that could not be opened (an empty file, for a view that
-    /// says so).
-    pub fn unopened(paths: &'a [PathBuf]) -> Self {
-        Inputs {
-            paths,
-            alignment: None,
-            request: None,
-            session: None,
-        }
-    }
-
     /// One input, opened already.
     pub fn of_session(paths: &'a [PathBuf], session: Session) -> Self {
         Inputs {

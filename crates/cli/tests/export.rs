@@ -230,16 +230,35 @@ fn report_is_one_self_contained_file() {
         html.contains("\"length_ns\":830"),
         "the analysis is embedded"
     );
-    // Comments only: a report that says there is nothing; a foreign file: exit 2.
-    let empty = write(dir.path(), "e.jsonl", "# nothing\n");
-    assert!(run(&[
-        "report",
-        empty.to_str().unwrap(),
-        "-o",
-        dir.path().join("e.html").to_str().unwrap()
-    ])
-    .status
-    .success());
+    // Comments only, an empty file, a .cpt of no records, a foreign file:
+    // a clear error, exit 2, as for every command, and no report.
+    let cpt = dir.path().join("e.cpt");
+    let empty = [
+        write(dir.path(), "e.jsonl", "# nothing\n"),
+        write(dir.path(), "e0.jsonl", ""),
+        write(
+            dir.path(),
+            "e1.jsonl",
+            "{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s\"}\n",
+        ),
+    ];
+    let (one, cptp) = (empty[2].to_str().unwrap(), cpt.to_str().unwrap());
+    assert!(run(&["convert", one, cptp]).status.success());
+    // The one record, dropped: a header and no chunk.
+    let whole = std::fs::read(&cpt).unwrap();
+    std::fs::write(&cpt, &whole[..16]).unwrap();
+    for (p, says) in [
+        (&empty[0], "holds no records"),
+        (&empty[1], "the file is empty"),
+        (&cpt, "nothing to analyze"),
+    ] {
+        let html = dir.path().join("e.html");
+        let o = run(&["report", p.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", p.display());
+        assert!(err.contains(says), "{}: {err}", p.display());
+        assert!(!html.exists(), "{}", p.display());
+    }
     let png = write(dir.path(), "x.png", "\u{89}PNG\r\n");
     assert_eq!(
         run(&[

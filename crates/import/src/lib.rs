@@ -28,25 +28,6 @@ pub use source::{AnySource, Source};
 
 pub use critpath_readers::companion;
 
-/// Is this file a trace with nothing in it (no bytes, or only blank lines
-/// and `#` comments)? Views that can say so plainly use it. Only a regular
-/// file is looked at (a pipe would be used up).
-pub fn is_empty_trace(path: &Path) -> bool {
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    match std::fs::read(path) {
-        Ok(b) => {
-            b.len() < (1 << 20)
-                && String::from_utf8_lossy(&b)
-                    .lines()
-                    .map(str::trim)
-                    .all(|l| l.is_empty() || l.starts_with('#'))
-        }
-        Err(_) => false,
-    }
-}
-
 /// Opens a trace (a path, or `-` for standard input), detecting its
 /// format and compression from the content.
 pub fn open(path: &Path) -> Result<AnySource, ReadError> {

@@ -7,7 +7,7 @@ use crate::inputs::{correct, finish_with, Inputs};
 use crate::output::{emit, is_stdout, refuse_inputs};
 use critpath_engine::{Analysis, Observer, Options};
 use critpath_import::Format;
-use critpath_session::{Session, Settings};
+use critpath_session::{nonempty, Session, Settings};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::ReadError;
 use critpath_views::analysis::correction;
@@ -38,16 +38,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     refuse_inputs(&args.output, &args.traces)?;
-    let opened = match args.traces.as_slice() {
-        [one] => match Session::open(&args.traces, &Settings::current()) {
-            Err(_) if critpath_import::is_empty_trace(one) => None,
-            s => Some(s?),
-        },
-        _ => Some(Session::open(&args.traces, &Settings::current())?),
-    };
-    let mut opened = opened;
-    if let (Some(s), None) = (opened.as_mut(), &args.request.request) {
-        if let Some((html, err)) = crate::requests::report(s, args.slowest)? {
+    let mut opened = Session::open(&args.traces, &Settings::current())?;
+    if args.request.request.is_none() {
+        if let Some((html, err)) = crate::requests::report(&mut opened, args.slowest)? {
             emit(Some(&args.output), &args.traces, html.as_bytes())?;
             if !is_stdout(&args.output) {
                 eprintln!("wrote {}", args.output.display());
@@ -55,12 +48,11 @@ pub fn run(args: Args) -> Result<()> {
             return err.map_or(Ok(()), |e| Err(e.into()));
         }
     }
-    let gpu = opened.as_ref().is_some_and(|s| s.all(Format::Kineto));
-    let spans = opened.as_ref().is_some_and(|s| s.all(Format::Spans));
-    let inputs = match opened {
-        Some(s) if gpu || spans || args.traces.len() == 1 => Inputs::of_session(&args.traces, s),
-        Some(_) => Inputs::new(&args.traces)?,
-        None => Inputs::unopened(&args.traces),
+    let gpu = opened.all(Format::Kineto);
+    let spans = opened.all(Format::Spans);
+    let inputs = match gpu || spans || args.traces.len() == 1 {
+        true => Inputs::of_session(&args.traces, opened),
+        false => Inputs::new(&args.traces)?,
     };
     let inputs = inputs.with_request(args.request.request.clone())?;
     let src = Source {
@@ -101,8 +93,8 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// The analysis with its path; an empty trace still gets a report that
-    /// says so.
+    /// The analysis with its path; a trace without records is an error, as
+    /// for every command.
     fn analysis(&self, obs: &mut dyn Observer) -> Result<(Analysis, Option<ReadError>)> {
         // The what-ifs are answered from the first pass's graph.
         let opts = Options {
@@ -112,15 +104,12 @@ impl Source<'_> {
         };
         // (The session's borrow ends before `run` borrows it again.)
         if self.gpu.get() || self.inputs.session().is_none() {
-            if self.inputs.paths.len() == 1 && self.inputs.session().is_none() {
-                return Ok((Analysis::default(), None));
-            }
             return self.run(opts, obs);
         }
         let mut s = self.inputs.session().expect("one input");
         match s.analyze_observed(opts, obs, &mut |_, _| {}) {
             Err(critpath_session::Error::Engine { source, .. }) => Err(CliError::analysis(source)),
-            r => Ok(r?),
+            r => Ok(nonempty(&s.name(), r?)?),
         }
     }
 
