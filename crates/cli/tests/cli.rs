@@ -480,6 +480,32 @@ fn convert_to_a_name_without_a_format_writes_the_other_side() {
 }
 
 #[test]
+fn convert_lists_a_thousand_bad_lines_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = String::from("{\"t\":100000,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s\"}\n");
+    for i in 0..1500 {
+        // Each one earlier than the first: out of time order, skipped.
+        body.push_str(&format!(
+            "{{\"t\":{i},\"sm\":\"a\",\"ev\":\"state\",\"state\":\"s\"}}\n"
+        ));
+    }
+    let src = write(dir.path(), "back.jsonl", &body);
+    let out = dir.path().join("out.cpt");
+    let o = run(&["convert", src.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o).1;
+    let listed = err.lines().filter(|l| l.contains("back.jsonl:")).count();
+    // 1,000 warnings, then the error naming the first.
+    assert_eq!(listed, 1001, "{err:.400}");
+    assert!(
+        err.contains("critpath: warning: 500 more bad records skipped (1500 in all)"),
+        "{}",
+        &err[err.len().saturating_sub(400)..]
+    );
+    assert!(out.exists());
+}
+
+#[test]
 fn cgraph_dot() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("g.dot");

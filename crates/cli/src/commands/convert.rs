@@ -7,6 +7,7 @@ use crate::error::{CliError, Result};
 use crate::output::{is_stdout, refuse_binary_terminal, refuse_inputs, safe, write_file};
 use crate::progress::{advance, clear, progress_bar};
 use critpath_import::{open, AnySource, Format};
+use critpath_readers::json::PROBLEMS_LISTED;
 use critpath_readers::{Codec, CptWriter, JsonlWriter, TraceWriter};
 use critpath_trace::{Interner, ReadError, Record, RecordSource, Summary};
 use std::io;
@@ -155,13 +156,15 @@ impl Pumped {
 }
 
 /// Copies every record the source yields to `write`; reader errors are
-/// warned about and the first kept, a fatal one ends the copy.
+/// warned about (the first [`PROBLEMS_LISTED`] skipped records one by one,
+/// the rest counted) and the first kept, a fatal one ends the copy.
 fn pump(
     src: &mut AnySource,
     pb: &Option<indicatif::ProgressBar>,
     write: &mut dyn FnMut(&Record, &Interner) -> io::Result<()>,
 ) -> io::Result<Pumped> {
     let mut p = Pumped::default();
+    let mut skipped = 0usize;
     loop {
         match src.next_record() {
             Ok(Some((r, _))) => {
@@ -171,15 +174,25 @@ fn pump(
                     advance(pb, src.bytes_read());
                 }
             }
-            Ok(None) => return Ok(p),
+            Ok(None) => break,
             Err(e) => {
                 let fatal = e.fatal;
-                eprintln!("critpath: warning: {}", safe(&e.to_string()));
+                skipped += usize::from(!fatal);
+                if fatal || skipped <= PROBLEMS_LISTED {
+                    eprintln!("critpath: warning: {}", safe(&e.to_string()));
+                }
                 p.first_err.get_or_insert(e);
                 if fatal {
-                    return Ok(p);
+                    break;
                 }
             }
         }
     }
+    if skipped > PROBLEMS_LISTED {
+        eprintln!(
+            "critpath: warning: {} more bad records skipped ({skipped} in all)",
+            skipped - PROBLEMS_LISTED
+        );
+    }
+    Ok(p)
 }
