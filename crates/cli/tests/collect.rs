@@ -246,3 +246,24 @@ fn a_killed_receiver_loses_nothing_it_acknowledged() {
     assert_eq!(per_trace(&written(dir.path())), want);
     assert!(!dir.path().join(".open.pb").exists(), "nothing left open");
 }
+
+#[test]
+fn an_output_that_is_a_file_is_refused_naming_o() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "nic.jsonl", "{}\n");
+    let o = run(&[
+        "collect",
+        "--listen",
+        "127.0.0.1:0",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("-o {}: is not a directory", file.display())),
+        "{err}"
+    );
+    assert!(!err.contains("--listen"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{}\n");
+}

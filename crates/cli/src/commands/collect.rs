@@ -48,6 +48,7 @@ pub fn run(args: Args) -> Result<()> {
         max_body: args.max_body.max(1),
     };
     let dir = args.output.display().to_string();
+    out_dir(&args.output, &dir)?;
     let stats = critpath_collect::serve(cfg, |addr| {
         eprintln!(
             "critpath collect: listening on http://{addr}/v1/traces, writing requests to {dir}"
@@ -60,4 +61,16 @@ pub fn run(args: Args) -> Result<()> {
         stats.rejected_spans, stats.refused_bodies, stats.busy
     );
     Ok(())
+}
+
+/// The directory of `-o` (named `dir` in messages), made if missing; a
+/// path that is something else is refused, naming `-o`.
+fn out_dir(path: &std::path::Path, dir: &str) -> Result<()> {
+    if path.exists() && !path.is_dir() {
+        return Err(CliError::input(format!(
+            "-o {dir}: is not a directory: collect writes its request files (requests-NNNNNN.pb) into a directory, made if missing"
+        )));
+    }
+    std::fs::create_dir_all(path)
+        .map_err(|e| CliError::input(format!("-o {dir}: cannot make the directory: {e}")))
 }
