@@ -234,27 +234,31 @@ impl Builder {
             };
             waiters[kept] = w;
             kept += 1;
-            // A holder's state named late (a system call's segment, named
-            // when a tracepoint ends it) may begin before this waiter
-            // became runnable: it waited for none of that time.
-            if since <= t {
-                self.charge_one(t, (w, sm, runs), hold);
-            }
+            self.charge_one(t, (w, sm, runs, since), hold);
         }
         waiters.truncate(kept);
-        if let Some(w) = extra {
-            let th = &self.threads[&w];
-            let (sm, runs) = (th.sm, th.runs);
-            if th.since <= t {
-                self.charge_one(t, (w, sm, runs), hold);
-            }
+        if let Some((w, th)) = extra.and_then(|w| Some((w, self.threads.get(&w)?))) {
+            let (sm, runs, since) = (th.sm, th.runs, th.since);
+            self.charge_one(t, (w, sm, runs, since), hold);
         }
         self.cpus[cpu as usize].waiters = waiters;
     }
 
-    /// Charges waiter `w` (SM `sm`, in its run `run`) at `t` to `hold`,
-    /// or to its own `runnable` state with no holder of another SM.
-    fn charge_one(&mut self, t: u64, (w, sm, run): (u32, Sym, u32), hold: Option<Hold>) {
+    /// Charges waiter `w` (SM `sm`, in its run `run`, runnable since
+    /// `since`) at `t` to `hold`, or to its own `runnable` state with no
+    /// holder of another SM. A holder's state named late (a system call's
+    /// segment, named when a tracepoint ends it) may begin before the
+    /// waiter became runnable: it waited for none of that time, and is not
+    /// charged.
+    fn charge_one(
+        &mut self,
+        t: u64,
+        (w, sm, run, since): (u32, Sym, u32, u64),
+        hold: Option<Hold>,
+    ) {
+        if since > t {
+            return;
+        }
         let holder = hold.filter(|h| h.sm != sm);
         let (on, on_state) = match holder {
             Some(h) => (h.sm, h.state),
