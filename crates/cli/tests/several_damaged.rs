@@ -36,18 +36,21 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// `analyze --json` of the client of examples/rpc and `cut`: exit 2, the
+/// JSON and the error output.
+fn client_and(cut: &Path) -> (serde_json::Value, String) {
+    let (c, s) = (example("rpc/client.jsonl"), cut.to_str().unwrap());
+    let o = run(&["analyze", "--json", &c, s]);
+    assert_eq!(o.status.code(), Some(2));
+    let (out, err) = text(&o);
+    (serde_json::from_str(&out).expect(&err), err)
+}
+
 #[test]
 fn linked_traces_one_cut_are_merged_to_the_cut() {
     let dir = tempfile::tempdir().unwrap();
     let cut = cut_server(dir.path(), 20_000);
-    let (c, s) = (
-        example("rpc/client.jsonl"),
-        cut.to_str().unwrap().to_string(),
-    );
-    let o = run(&["analyze", "--json", &c, &s]);
-    assert_eq!(o.status.code(), Some(2));
-    let (out, err) = text(&o);
-    let v: serde_json::Value = serde_json::from_str(&out).expect(&err);
+    let (v, err) = client_and(&cut);
     assert_eq!(v["clock_offsets"][1]["method"], "both-ways");
     assert_eq!(state_row(&v, "server", "handle")["total_ns"], 400);
     let cut_diag = (v["diagnostics"].as_array().unwrap().iter())
@@ -121,16 +124,9 @@ fn a_trace_cut_before_its_first_record_is_merged_with_the_others() {
         "server_cut.cpt",
         &bytes[..60.min(bytes.len() - 1)],
     );
-    let (c, s) = (
-        example("rpc/client.jsonl"),
-        cut.to_str().unwrap().to_string(),
-    );
-    let o = run(&["analyze", "--json", &c, &s]);
-    assert_eq!(o.status.code(), Some(2));
-    let (out, err) = text(&o);
-    let v: serde_json::Value = serde_json::from_str(&out).expect(&err);
+    let (v, err) = client_and(&cut);
     assert_eq!(v["clock_offsets"][1]["method"], "no-records");
-    assert_eq!(v["stats"]["records"], 5, "{out}");
+    assert_eq!(v["stats"]["records"], 5, "{v}");
     assert!(err.contains("server_cut.cpt: at byte offset"), "{err}");
 }
 
