@@ -233,3 +233,35 @@ fn a_message_handled_after_the_response_is_off_the_requests_path() {
     assert_eq!(critical(&v, "orders", "idle"), 0, "{v}");
     assert_eq!(critical(&v, "mailer", "render"), 50_000_000);
 }
+
+#[test]
+fn ids_neither_hex_nor_base64_are_kept_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let span = |trace: &str, id: &str, name: &str, parent: Option<&str>, p: &str| {
+        let refs = parent.map_or(String::new(), |s| {
+            format!(r#"{{"refType":"CHILD_OF","traceID":"{trace}","spanID":"{s}"}}"#)
+        });
+        format!(
+            r#"{{"traceID":"{trace}","spanID":"{id}","operationName":"{name}","references":[{refs}],"startTime":1000,"duration":{},"processID":"{p}"}}"#,
+            if parent.is_some() { 50 } else { 100 }
+        )
+    };
+    let spans = [
+        span("Trace-One", "a1", "root", None, "p1"),
+        span("Trace-One", "a2", "child", Some("a1"), "p2"),
+        span("trace-one", "b1", "root2", None, "p1"),
+    ];
+    let doc = format!(
+        r#"{{"data":[{{"traceID":"x","spans":[{}],"processes":{{"p1":{{"serviceName":"front"}},"p2":{{"serviceName":"back"}}}}}}]}}"#,
+        spans.join(",")
+    );
+    let f = write(dir.path(), "jaeger.json", doc);
+    let f = f.to_str().unwrap();
+    let v = json_of(&["analyze", "--json", f]);
+    let ids: Vec<String> = per_trace(&v).into_iter().map(|r| r.0).collect();
+    assert_eq!(ids, ["Trace-One", "trace-one"]);
+    let one = json_of(&["analyze", "--json", "--trace", "trace-one", f]);
+    assert_eq!(one["states"][0]["state"], "root2", "{one}");
+    let o = run(&["analyze", "--trace", "TRACE-ONE", f]);
+    assert_eq!(o.status.code(), Some(2));
+}
