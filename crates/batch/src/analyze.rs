@@ -12,7 +12,9 @@ use critpath_engine::Analysis;
 use critpath_import::Format;
 use critpath_readers::spans::Requests;
 use critpath_session::Session;
+use critpath_trace::lanes::lane_of;
 use critpath_trace::{Diagnostic, ReadError};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Analyzes a file on its own; any problem reading it (even one that let
@@ -232,24 +234,61 @@ fn gpu(
     ))
 }
 
-/// An analysis reduced to its critical states.
+/// An analysis reduced to its critical states, most critical first.
 pub(crate) fn result(a: &Analysis, file: &str, id: &str) -> TraceResult {
+    let states = a
+        .states
+        .iter()
+        .filter(|s| s.critical_ns > 0)
+        .map(|s| StateCrit {
+            sys: s.sys.clone(),
+            sm: s.sm.clone(),
+            state: s.state.clone(),
+            critical_ns: s.critical_ns,
+            criticality: s.criticality,
+        })
+        .collect();
     TraceResult {
         file: file.to_string(),
         trace_id: id.to_string(),
         length_ns: a.critical_path.length_ns,
-        states: a
-            .states
-            .iter()
-            .filter(|s| s.critical_ns > 0)
-            .map(|s| StateCrit {
-                sys: s.sys.clone(),
-                sm: s.sm.clone(),
-                state: s.state.clone(),
-                critical_ns: s.critical_ns,
-                criticality: s.criticality,
-            })
-            .collect(),
+        // A span file's request (an id).
+        states: if id.is_empty() {
+            states
+        } else {
+            lanes_as_services(states)
+        },
         unmatched: None,
     }
+}
+
+/// A request's critical states with its lanes' counted as their
+/// service's (`db#2: q` as `db: q`): which lane a span takes depends on
+/// the order its request's spans started in, so only the service's row
+/// compares across requests. Most critical first, as before.
+fn lanes_as_services(states: Vec<StateCrit>) -> Vec<StateCrit> {
+    if !states.iter().any(|s| lane_of(&s.sm).is_some()) {
+        return states;
+    }
+    let mut out: Vec<StateCrit> = Vec::with_capacity(states.len());
+    let mut at: HashMap<(String, String, String), usize> = HashMap::new();
+    for mut s in states {
+        if let Some(base) = lane_of(&s.sm) {
+            s.sm = base.to_string();
+        }
+        let key = (s.sys.clone(), s.sm.clone(), s.state.clone());
+        match at.get(&key) {
+            Some(&i) => {
+                out[i].critical_ns += s.critical_ns;
+                out[i].criticality += s.criticality;
+            }
+            None => {
+                at.insert(key, out.len());
+                out.push(s);
+            }
+        }
+    }
+    // A stable sort: equals stay in the table's order.
+    out.sort_by_key(|s| std::cmp::Reverse(s.critical_ns));
+    out
 }

@@ -265,3 +265,45 @@ fn ids_neither_hex_nor_base64_are_kept_as_written() {
     let o = run(&["analyze", "--trace", "TRACE-ONE", f]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn the_many_request_table_counts_a_lanes_states_as_its_services() {
+    // Two requests, each with two concurrent `db: q` calls: the long one
+    // starts second in request 1 (lane db#2) and first in request 2 (db).
+    let dir = tempfile::tempdir().unwrap();
+    let span = |trace: u8, id: u8, svc: &str, name: &str, (start, end): (u64, u64)| {
+        let parent = if id == 1 {
+            String::new()
+        } else {
+            r#","parentSpanId":"0000000000000001""#.to_string()
+        };
+        format!(
+            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{{"traceId":"{trace:032x}","spanId":"{id:016x}"{parent},"name":"{name}","kind":1,"startTimeUnixNano":"{}","endTimeUnixNano":"{}"}}]}}]}}"#,
+            start * 1_000_000,
+            end * 1_000_000
+        )
+    };
+    let spans = [
+        span(1, 1, "fe", "R", (0, 100)),
+        span(1, 2, "db", "q", (10, 30)),
+        span(1, 3, "db", "q", (11, 90)),
+        span(2, 1, "fe", "R", (0, 100)),
+        span(2, 2, "db", "q", (10, 90)),
+        span(2, 3, "db", "q", (11, 30)),
+    ];
+    let doc = format!(r#"{{"resourceSpans":[{}]}}"#, spans.join(","));
+    let f = write(dir.path(), "lanes.json", doc);
+    let v = json_of(&["analyze", "--json", f.to_str().unwrap()]);
+    let tops: Vec<(String, u64, String, String)> = per_trace(&v);
+    assert!(
+        tops.iter()
+            .all(|t| (t.2.as_str(), t.3.as_str()) == ("db", "q")),
+        "{tops:?}"
+    );
+    let rows = v["states"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["sm"] != "db#2"), "{v}");
+    let q = rows.iter().find(|r| r["sm"] == "db").expect("db: q");
+    assert_eq!(q["traces"], 2, "{q}");
+    // 11-90 ms in request 1, 10-90 ms in request 2.
+    assert_eq!(q["critical_ns_sum"], 79_000_000 + 80_000_000, "{q}");
+}

@@ -11,6 +11,7 @@ pub mod diagnostic;
 mod diagnostic_kind;
 pub mod event;
 pub mod hint;
+pub mod lanes;
 pub mod limits;
 pub mod parts;
 pub mod scales;

@@ -6,6 +6,7 @@
 //! spec may name it by `COMM` alone (which must then name one SM: see
 //! [`Matched`]), or by `COMM:*` for every thread of that name.
 
+use critpath_trace::lanes::lane_of;
 use critpath_trace::{Interner, LinkId, Sym};
 
 /// Does `spec` (`SM` or `SYS/SM`) name the SM `name` of system `sys`?
@@ -78,14 +79,6 @@ pub(crate) fn state_named(spec: &str, sys: &str, name: &str, state: &str) -> Opt
         return Some(How::WithoutId);
     }
     state_matches(spec, sys, &format!("{comm}:*"), state).then_some(How::Every)
-}
-
-/// The SM whose lane `name` is (`SM` of `SM#N`, N digits), if it is one.
-fn lane_of(name: &str) -> Option<&str> {
-    match name.rsplit_once('#') {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(base),
-        _ => None,
-    }
 }
 
 /// How `spec` (`SM:STATE`) names state `state` of SM `name` when `name` is

@@ -131,7 +131,7 @@ fn end_with_root(tr: &mut Tracks<Phase>, spans: &[Span], root: usize, sm: Sym) {
 fn lane_sm(strings: &mut Interner, &(svc, i): &Lane) -> Sym {
     match i {
         0 => strings.intern(svc),
-        _ => strings.intern(&format!("{svc}#{}", i + 1)),
+        _ => strings.intern(&critpath_trace::lanes::lane_name(svc, i)),
     }
 }
 
