@@ -277,6 +277,17 @@ def test_kineto_annotation_instance_is_the_clis(tmp_path):
         critpath.analyze_many([trace], client="serial", instance=1)
 
 
+def test_an_annotation_of_a_trace_that_is_not_a_pytorch_profiler_one_is_refused():
+    # Not the whole trace analyzed as if annotation= were not given: the
+    # CLI's message, for analyze and analyze_many alike.
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(NIC, annotation="ProfilerStep")
+    assert_same_error(e, "analyze", NIC, "--annotation", "ProfilerStep")
+    assert "applies only to PyTorch profiler (Kineto) GPU traces, and this is a JSONL trace" in str(e.value)
+    with pytest.raises(critpath.Error, match=r"applies only to PyTorch profiler \(Kineto\)"):
+        critpath.analyze_many([NIC], client="serial", annotation="ProfilerStep")
+
+
 # Bad input: the CLI's message, raised as critpath.Error (a ValueError).
 
 def assert_same_error(exc, *cli_args):

@@ -78,6 +78,7 @@ pub(crate) fn analyze_opened(
     opts: &Options,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<(Vec<TraceResult>, Option<Error>), Error> {
+    session.check_annotation(opts.annotation.as_deref())?;
     let file = session.name();
     let engine_opts = engine_options(opts);
     // One pass over each input: nothing is kept for a replay.

@@ -84,7 +84,8 @@ pub struct PathEnds {
 #[derive(clap::Args, Clone, Debug)]
 pub struct Annotation {
     /// PyTorch profiler traces: analyze only one instance of the user
-    /// annotation whose name starts with NAME (e.g. ProfilerStep).
+    /// annotation whose name starts with NAME (e.g. ProfilerStep); a trace
+    /// of another format is refused.
     #[arg(long, value_name = "NAME")]
     pub annotation: Option<String>,
     /// With --annotation: which instance, 0-based in time order.

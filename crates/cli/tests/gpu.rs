@@ -93,6 +93,41 @@ fn an_annotation_that_does_not_occur_is_a_clear_error() {
     assert!(err.starts_with("critpath: error: "), "{err}");
 }
 
+#[test]
+fn an_annotation_of_a_trace_that_is_not_a_pytorch_profiler_one_is_refused() {
+    // The option picks a window of a Kineto trace; any other trace was
+    // analyzed whole, as if it were not given.
+    let jsonl = common::example("calls.jsonl");
+    let chrome = common::example("chrome/pipeline.json");
+    for (cmd, trace, format) in [
+        ("analyze", &jsonl, "a JSONL trace"),
+        ("analyze", &chrome, "a Chrome / Perfetto trace JSON"),
+        ("batch", &jsonl, "a JSONL trace"),
+    ] {
+        let out = run(&[
+            cmd,
+            trace,
+            "--annotation",
+            "ProfilerStep",
+            "--instance",
+            "1",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{cmd} {trace}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("critpath: error: {trace}: --annotation ProfilerStep applies only to PyTorch profiler (Kineto) GPU traces, and this is {format}\n");
+        assert!(err.starts_with(&want), "{cmd}: {err}");
+        assert!(out.stdout.is_empty() || cmd == "batch", "{cmd}");
+    }
+    // Read from standard input, the input is named as its read errors name it.
+    let out = run_stdin(
+        &["analyze", "-", "--annotation", "ProfilerStep"],
+        &std::fs::read(&chrome).unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("critpath: error: <stdin>: --annotation ProfilerStep applies only to PyTorch profiler (Kineto) GPU traces, and this is a Chrome / Perfetto trace JSON"), "{err}");
+}
+
 /// `critpath ARGS` with `input` on its standard input.
 fn run_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
     use std::io::Write;

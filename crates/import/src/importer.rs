@@ -19,6 +19,14 @@ impl std::fmt::Debug for Format {
     }
 }
 
+impl Format {
+    /// The format in words, as messages name an input of it ("a JSONL
+    /// trace").
+    pub fn noun(self) -> &'static str {
+        importer(self).map_or(self.0, |i| i.noun())
+    }
+}
+
 /// How sure an importer is that an input is its format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Confidence {
@@ -85,6 +93,9 @@ impl<'a> Head<'a> {
 pub trait Importer: Sync {
     /// The format's name.
     fn format(&self) -> Format;
+    /// The format in words, as messages name an input of it ("a JSONL
+    /// trace").
+    fn noun(&self) -> &'static str;
     /// How sure this importer is that an input starting with `head` is its
     /// format.
     fn sniff(&self, head: &Head) -> Confidence;

@@ -80,6 +80,7 @@ pub fn analyze(
         // hosts are merged with aligned clocks.
         // The inputs are opened once, and what they are decides.
         let opened = Session::open(&paths, &settings).map_err(read)?;
+        (opened.check_annotation(annotation.as_deref())).map_err(|e| e.to_string())?;
         let one = paths.len() == 1
             || (trace.is_none() && opened.all(Format::Kineto))
             || opened.all(Format::Spans);

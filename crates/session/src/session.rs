@@ -103,6 +103,24 @@ impl Session {
         !self.inputs.is_empty() && self.formats().all(|g| g == f)
     }
 
+    /// `--annotation NAME` picks one instance of an annotation of PyTorch
+    /// profiler (Kineto) traces, and nothing of any other input: an input
+    /// of another format is refused, by its name and format, rather than
+    /// analyzed whole as if the option were absent.
+    pub fn check_annotation(&self, annotation: Option<&str>) -> Result<()> {
+        let Some(name) = annotation else {
+            return Ok(());
+        };
+        match self.inputs.iter().find(|i| i.format != Format::Kineto) {
+            None => Ok(()),
+            Some(i) => Err(Error::Input(format!(
+                "{}: --annotation {name} applies only to PyTorch profiler (Kineto) GPU traces, and this is {}",
+                i.name,
+                i.format.noun()
+            ))),
+        }
+    }
+
     /// The inputs' paths.
     pub fn paths(&self) -> Vec<PathBuf> {
         self.inputs.iter().map(|i| i.path.clone()).collect()

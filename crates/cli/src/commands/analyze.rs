@@ -91,6 +91,7 @@ pub fn run(args: Args) -> Result<()> {
         ..Default::default()
     };
     let mut session = Session::open(&args.traces, &Settings::current())?;
+    session.check_annotation(args.iteration.annotation.as_deref())?;
     session.keep_records(match (args.next, args.remove.is_empty()) {
         (None, true) => 0,
         _ => usize::MAX,

@@ -18,6 +18,9 @@ impl Importer for Annotations {
     fn format(&self) -> Format {
         Format::Annotations
     }
+    fn noun(&self) -> &'static str {
+        "an annotation file of the SDKs"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         match annot::is_annotations(head.bytes) {
             true => Confidence::Certain,

@@ -16,6 +16,9 @@ impl Importer for Chrome {
     fn format(&self) -> Format {
         Format::Chrome
     }
+    fn noun(&self) -> &'static str {
+        "a Chrome / Perfetto trace JSON"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         match super::json_document(head) {
             true => Confidence::Maybe,

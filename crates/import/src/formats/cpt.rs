@@ -16,6 +16,9 @@ impl Importer for Cpt {
     fn format(&self) -> Format {
         Format::Cpt
     }
+    fn noun(&self) -> &'static str {
+        "a native .cpt trace"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         match head.bytes.starts_with(cpt::MAGIC) {
             true => Confidence::Certain,

@@ -16,6 +16,9 @@ impl Importer for Jsonl {
     fn format(&self) -> Format {
         Format::Jsonl
     }
+    fn noun(&self) -> &'static str {
+        "a JSONL trace"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         match &head.first_line {
             _ if head.first_is_record => Confidence::Surely,

@@ -18,6 +18,9 @@ impl Importer for Kineto {
     fn format(&self) -> Format {
         Format::Kineto
     }
+    fn noun(&self) -> &'static str {
+        "a PyTorch profiler (Kineto) trace"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         // A document on one line that is no record is one too: Kineto's
         // keys say what it is, and its reader what it lacks (a header

@@ -17,6 +17,9 @@ impl Importer for Perf {
     fn format(&self) -> Format {
         Format::Perf
     }
+    fn noun(&self) -> &'static str {
+        "a perf.data recording"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         match critpath_os::perf::is_perf_data(head.bytes) {
             true => Confidence::Certain,

@@ -17,6 +17,9 @@ impl Importer for Spans {
     fn format(&self) -> Format {
         Format::Spans
     }
+    fn noun(&self) -> &'static str {
+        "a span file (OpenTelemetry, Jaeger or Zipkin)"
+    }
     fn sniff(&self, head: &Head) -> Confidence {
         match !head.first_is_record && !head.commented && spans::looks_like(&head.text) {
             true => Confidence::Surely,
