@@ -195,11 +195,14 @@ impl<R: BufRead> JsonlReader<R> {
             return Ok(Vec::new());
         }
         match serde_json::from_slice(text) {
-            Ok(line) => {
+            // serde_json skips an unknown field's value without the
+            // recursion limit it keeps everywhere else: a line nested past
+            // it is refused whichever field holds the nesting.
+            Ok(line) if !too_deep(text) => {
                 *l = line;
                 Ok(Vec::new())
             }
-            Err(_) => {
+            _ => {
                 let (line, bad) = lenient::line(text).map_err(|msg| self.err(msg))?;
                 *l = line;
                 Ok(bad)
@@ -526,6 +529,13 @@ impl<R: BufRead> RecordSource for JsonlReader<R> {
 
 /// Nesting past this is no record (serde_json's own limit).
 const MAX_NESTING: usize = 128;
+
+/// Is `text`, a line serde_json read as a record, nested as deep as
+/// serde_json's recursion limit (which it does not keep in the values of
+/// unknown fields it skips), where reading it as JSON fails?
+fn too_deep(text: &[u8]) -> bool {
+    nesting(text) >= MAX_NESTING
+}
 
 /// How deep the JSON values of `text` nest (brackets outside strings).
 fn nesting(text: &[u8]) -> usize {

@@ -149,6 +149,42 @@ fn a_field_of_the_wrong_type_is_named_with_what_it_holds() {
 }
 
 #[test]
+fn a_line_nested_past_serde_jsons_limit_is_refused_whichever_field_holds_it() {
+    let nested = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+    let says = "values nested more than 128 levels deep (column ";
+    // An unknown field, an unused field of the wrong type beside it, an
+    // unused field: each line is refused, as serde_json refuses to read
+    // it as JSON.
+    for line in [
+        format!(
+            r#"{{"t":5,"sm":"a","ev":"state","state":"x","x":{}}}"#,
+            nested(100_000)
+        ),
+        format!(
+            r#"{{"t":5,"sm":"a","ev":"state","state":"x","x":{},"waited":1}}"#,
+            nested(100_000)
+        ),
+        format!(r#"{{"t":5,"sm":"a","ev":"end","id":{}}}"#, nested(200)),
+    ] {
+        let m = message_for(&line);
+        assert!(m.starts_with(says), "{m}");
+    }
+    // Up to the limit, an unknown field holds what it likes; past it, the
+    // line is refused exactly where serde_json refuses to read it.
+    for d in 120..140 {
+        let line = format!(
+            r#"{{"t":5,"sm":"a","ev":"state","state":"x","x":{}}}"#,
+            nested(d)
+        );
+        let json = serde_json::from_slice::<serde_json::Value>(line.as_bytes());
+        let body = format!("{{\"t\":0,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}}\n{line}\n");
+        let (recs, errs) = read(&body);
+        assert_eq!(errs.is_empty(), json.is_ok(), "{d}: {errs:?}");
+        assert_eq!(recs.len(), 1 + json.is_ok() as usize, "{d}");
+    }
+}
+
+#[test]
 fn fields_a_kind_does_not_use_are_ignored_whatever_they_hold() {
     let body = "{\"t\":1,\"sm\":\"a\",\"ev\":\"end\",\"id\":{}}\n\
                 {\"t\":2,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\",\"on\":[1],\"waited\":\"no\",\"fn\":null}\n\

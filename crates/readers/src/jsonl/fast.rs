@@ -277,6 +277,8 @@ mod tests {
                 .prop_map(String::from),
             1 => prop::sample::select(vec!["true", "false", "null", "{}", "[1]", "tru", "00"])
                 .prop_map(String::from),
+            // Arrays nested about as deep as serde_json's recursion limit.
+            1 => (120usize..135).prop_map(|d| format!("{}{}", "[".repeat(d), "]".repeat(d))),
         ];
         let ws = "[ \\t\\r\\n]{0,2}";
         let field = (key, value, ws, ws).prop_map(|(k, v, a, b)| format!("\"{k}\"{a}:{b}{v}"));
