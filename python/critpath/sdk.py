@@ -15,7 +15,7 @@ The verbs are those of ``sdk/c/critpath.h``: ``begin_sm``, ``end_sm``,
 has its own SM stack. Events go to a per-thread buffer appended to the file
 named by ``CRITPATH_OUT`` in one ``write`` when full, when the thread ends
 and at interpreter exit; with ``CRITPATH_OUT`` unset every call returns at
-once. With ``CRITPATH_CALIBRATE=1`` the process measures its cost per event
+once (``send`` and ``recv`` after checking the id, as when recording). With ``CRITPATH_CALIBRATE=1`` the process measures its cost per event
 and writes it to the trace for ``critpath analyze --correct-overhead``.
 The file format is described in ``docs/formats.md`` ("Annotation files")
 and read by ``crates/readers/src/annot.rs``.
@@ -304,18 +304,29 @@ def _pack_id(kind, id):
         return _pack_tq(kind, _now(), _id(id))
 
 
+def _check_id(id):
+    """With recording off: ``id`` refused as recording refuses it, so that a
+    bad id shows whether the program records or not."""
+    if type(id) is not int or not 0 <= id <= _MAXID:
+        _id(id)
+
+
 def send(id):
     """A causal link ``id`` (an int in 0..2**64-1) leaves the current state;
-    while recording, another id raises a ValueError."""
+    another id raises a ValueError (a TypeError if it is no int), whether
+    recording or not."""
     if _path is None:
+        _check_id(id)
         return
     _buffer().add(_pack_id(_SEND, id))
 
 
 def recv(id, state_name):
     """The current SM enters ``state_name``, depending on the send of ``id``
-    (an int in 0..2**64-1; while recording, another raises a ValueError)."""
+    (an int in 0..2**64-1; another raises a ValueError, a TypeError if it is
+    no int, whether recording or not)."""
     if _path is None:
+        _check_id(id)
         return
     b = _buffer()
     _enter(b, _pack_id(_RECV, id) + _s(state_name), state_name)

@@ -177,6 +177,33 @@ class SdkTest(unittest.TestCase):
         self.assertEqual(len(recvs), 1, v["diagnostics"])
         self.assertIn("recv of id 5 ", recvs[0]["message"])
 
+    def test_a_bad_id_is_refused_whether_recording_or_not(self):
+        # A program's bad id shows without CRITPATH_OUT too, not only when
+        # it is recorded.
+        code = """
+            from critpath import sdk
+            for bad in (-1, 2**64, 2**64 + 5, "5", 1.0, None):
+                want = TypeError if not isinstance(bad, int) else ValueError
+                for verb in (lambda: sdk.send(bad), lambda: sdk.recv(bad, "x")):
+                    try:
+                        verb()
+                    except want as e:
+                        print(type(e).__name__, e)
+                    else:
+                        raise SystemExit("id %r accepted" % (bad,))
+            for good in (0, 2**64 - 1, True):
+                sdk.send(good)
+                sdk.recv(good, "x")
+        """
+        off = run_py(code, None)
+        self.assertEqual(off.returncode, 0, off.stderr + off.stdout)
+        self.assertEqual(os.listdir(self.tmp.name), [])
+        on = run_py(code, self.out)
+        self.assertEqual(on.returncode, 0, on.stderr + on.stdout)
+        # The same errors, with the same messages.
+        self.assertEqual(off.stdout, on.stdout)
+        self.assertEqual(len(off.stdout.splitlines()), 12)
+
     def test_off_does_nothing_and_costs_little(self):
         code = """
             import time
