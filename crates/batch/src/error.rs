@@ -61,7 +61,7 @@ impl Error {
     /// The message about `file`, naming it first unless it already does,
     /// as `critpath batch` and `analyze_many` say which file failed.
     pub fn naming(&self, file: &Path) -> String {
-        let (file, msg) = (file.display().to_string(), self.to_string());
+        let (file, msg) = (critpath_session::display_name(file), self.to_string());
         if msg.starts_with(&file) {
             msg
         } else {

@@ -9,7 +9,7 @@ use crate::progress::{advance, clear, progress_bar};
 use critpath_engine::{analyze_observed, Analysis, Observer, Options, Visit};
 use critpath_import::multi::{Alignment, MergedSource};
 use critpath_import::AnySource;
-use critpath_session::{nonempty, Session, Settings};
+use critpath_session::{display_name, nonempty, Session, Settings};
 use critpath_trace::{Interner, ReadError, RecordSource};
 use std::cell::RefCell;
 use std::io;
@@ -99,7 +99,7 @@ impl<'a> Inputs<'a> {
     pub fn name(&self) -> String {
         self.paths
             .iter()
-            .map(|t| t.display().to_string())
+            .map(|t| display_name(t))
             .collect::<Vec<_>>()
             .join(" + ")
     }
@@ -187,13 +187,13 @@ impl<'a> Inputs<'a> {
             // `input-cut`, beside the others.
             let (mut a, err) = match progress_run(p, |pr| s.analyze(Options::default(), pr))? {
                 r @ (_, Some(_)) => r,
-                r => nonempty(&p.display().to_string(), r)?,
+                r => nonempty(&display_name(p), r)?,
             };
             if let Some(n) = top {
                 a.truncate_states(n);
             }
             first = first.or(err);
-            analyses.push((p.display().to_string(), a));
+            analyses.push((display_name(p), a));
         }
         Ok(Some(Unlinked {
             message,
@@ -233,7 +233,7 @@ pub fn stream_visits(
     let engine = critpath_engine::Engine::observed(Options::default(), &mut visit);
     let pb = progress_bar(trace);
     let (a, err) = critpath_engine::run(src, engine, |_, bytes| advance(&pb, bytes))
-        .map_err(|e| CliError::analysis_of(&trace.display().to_string(), e))?;
+        .map_err(|e| CliError::analysis_of(&display_name(trace), e))?;
     clear(pb);
     Ok((a, err))
 }
@@ -348,10 +348,7 @@ fn with_progress(
         &mut dyn FnMut(u64, u64),
     ) -> critpath_session::Result<(Analysis, Option<ReadError>)>,
 ) -> Result<(Analysis, Option<ReadError>)> {
-    Ok(nonempty(
-        &trace.display().to_string(),
-        progress_run(trace, run)?,
-    )?)
+    Ok(nonempty(&display_name(trace), progress_run(trace, run)?)?)
 }
 
 /// Runs an analysis with a progress bar on a terminal.

@@ -99,6 +99,46 @@ fn bz2(b: &[u8]) -> Vec<u8> {
 const PACKS: [(&str, Pack); 4] = [("gz", gz), ("zst", zst), ("xz", xz), ("bz2", bz2)];
 
 #[test]
+fn standard_input_is_named_stdin_in_every_commands_messages() {
+    // A bad second line: its error and diagnostic, and the summary that
+    // names the trace, all call standard input `<stdin>` (never `-`).
+    let body = b"{\"t\":5,\"sm\":\"a\",\"ev\":\"state\",\"state\":\"x\"}\n{\"t\":6,\"sm\":\"a\",\"ev\":\"state\"}\n{\"t\":9,\"sm\":\"a\",\"ev\":\"end\"}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let (html, cpt) = (dir.path().join("r.html"), dir.path().join("o.cpt"));
+    let (html, cpt) = (html.to_str().unwrap(), cpt.to_str().unwrap());
+    let error = "critpath: error: <stdin>:2: `state` record is missing field `state`";
+    for (args, summary) in [
+        (&["analyze", "-"][..], "<stdin>: 2 records, 2 nodes"),
+        (&["check", "-"][..], "<stdin>: 2 records, 2 nodes"),
+        (&["report", "-", "-o", html][..], ""),
+        (&["convert", "-", cpt][..], ""),
+    ] {
+        let o = run_stdin(args, body);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let (out, err) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
+        assert!(err.contains(error), "{args:?}: {err}");
+        assert!(out.contains(summary), "{args:?}: {out}");
+        let all = format!("{out}{err}");
+        assert!(
+            !all.contains("-:") && !all.contains(" - "),
+            "{args:?}: {all}"
+        );
+    }
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("<title>critpath: &lt;stdin&gt;</title>"));
+    // Merged with a file: the diagnostic that they share no link too.
+    let other = dir.path().join("b.jsonl");
+    std::fs::write(&other, "{\"t\":1,\"sm\":\"b\",\"ev\":\"state\",\"state\":\"y\"}\n{\"t\":4,\"sm\":\"b\",\"ev\":\"end\"}\n").unwrap();
+    let o = run_stdin(&["analyze", "-", other.to_str().unwrap()], body);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(" to <stdin>: their clocks cannot be aligned"),
+        "{out}"
+    );
+    assert!(out.contains("\n<stdin>: 2 records"), "{out}");
+}
+
+#[test]
 fn a_trace_on_standard_input_reads_as_the_file() {
     for name in [
         "small.jsonl",

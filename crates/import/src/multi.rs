@@ -69,12 +69,12 @@ impl Alignment {
         let names: Vec<String> = self
             .unlinked
             .iter()
-            .map(|&i| paths[i].display().to_string())
+            .map(|&i| crate::input::display_name(&paths[i]))
             .collect();
         Some(format!(
             "no send/recv link joins {} to {}: their clocks cannot be aligned and no dependence crosses between them{then}",
             names.join(", "),
-            paths[0].display()
+            crate::input::display_name(&paths[0])
         ))
     }
 }

@@ -126,12 +126,10 @@ impl Session {
         self.inputs.iter().map(|i| i.path.clone()).collect()
     }
 
-    /// The inputs' paths as messages about their analysis give them
-    /// (joined with ` + `).
+    /// The inputs' names as messages about their analysis give them
+    /// (joined with ` + `; `<stdin>` for `-`, as the readers name it).
     pub fn name(&self) -> String {
-        let names: Vec<String> = (self.inputs.iter())
-            .map(|i| i.path.display().to_string())
-            .collect();
+        let names: Vec<String> = self.inputs.iter().map(|i| i.name.clone()).collect();
         names.join(" + ")
     }
 

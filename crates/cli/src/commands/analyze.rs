@@ -11,7 +11,7 @@ use critpath_batch::{Error as BatchError, TraceResult};
 use critpath_engine::analyses::NextPath;
 use critpath_engine::{Analysis, Options, Visit};
 use critpath_import::Format;
-use critpath_session::{Session, Settings};
+use critpath_session::{display_name, Session, Settings};
 use critpath_trace::Diagnostic;
 use critpath_trace::Interner;
 use critpath_views::analysis::{self as text, Faster, Layout};
@@ -178,7 +178,7 @@ fn requests(args: &Args, session: &mut Session) -> Result<Option<Many>> {
 
 /// The traces' names, joined with ` + `.
 fn names(traces: &[PathBuf]) -> String {
-    let names: Vec<String> = traces.iter().map(|t| t.display().to_string()).collect();
+    let names: Vec<String> = traces.iter().map(|t| display_name(t)).collect();
     names.join(" + ")
 }
 
@@ -267,12 +267,7 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
         doc.ranks = run.ranks.as_ref();
         json::document(&doc)
     } else {
-        let name = args
-            .traces
-            .iter()
-            .map(|t| t.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" + ");
+        let name = names(&args.traces);
         let layout = Layout {
             width: args.wide.width(screen(args.out.file().is_some()).width),
             folded: 0,

@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<()> {
             },
         })
     } else {
-        let file = args.trace.display().to_string();
+        let file = critpath_session::display_name(&args.trace);
         critpath_views::check::check(&a, &file, &violations, &trace_errors, ok)
     };
     stdout(text.as_bytes())?;
