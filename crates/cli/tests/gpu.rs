@@ -513,6 +513,73 @@ fn a_what_if_that_changes_the_last_rank_holds_every_gpu_for_the_new_one() {
     assert_eq!(d["predicted_length_ns"], 559_000, "{d}");
 }
 
+/// An NCCL rank's trace (its clock `offset` µs ahead) of one all-reduce
+/// per step, each ending at the given time (µs): launched 60 µs before its
+/// end, running the last 50 µs.
+fn all_reduces(rank: u32, offset: u64, ends: &[u64]) -> String {
+    let mut evs = Vec::new();
+    for (k, &end) in ends.iter().enumerate() {
+        let (ts, corr) = (offset + end, k + 1);
+        evs.push(
+            serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+            "pid": 100, "tid": 100, "ts": ts - 60, "dur": 1, "args": {"correlation": corr}}),
+        );
+        let args = serde_json::json!({"device": 0, "stream": 7, "correlation": corr,
+            "Collective name": "allreduce", "Process Group Name": "0",
+            "Process Group Ranks": "[0, 1]"});
+        evs.push(
+            serde_json::json!({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce",
+            "pid": 0, "tid": 7, "ts": ts - 50, "dur": 50, "args": args}),
+        );
+    }
+    let info = serde_json::json!({"backend": "nccl", "rank": rank, "world_size": 2});
+    serde_json::json!({"schemaVersion": 1, "distributedInfo": info, "traceEvents": evs}).to_string()
+}
+
+#[test]
+fn the_text_says_a_rank_not_claimed_aligned_is_not_aligned() {
+    // Rank 1 (5 s ahead) lost its first all-reduce: matched by order, its
+    // ends (1100, 2300) pair with rank 0's (100, 1100), 1000 and 1200 µs
+    // apart, a spread of 200 µs with counts that differ.
+    let dir = tempfile::tempdir().unwrap();
+    let r0 = write(dir.path(), "a0.json", all_reduces(0, 0, &[100, 1100, 2300]));
+    let r1 = write(
+        dir.path(),
+        "a1.json",
+        all_reduces(1, 5_000_000, &[1100, 2300]),
+    );
+    let (r0, r1) = (r0.to_str().unwrap(), r1.to_str().unwrap());
+    let d = json_of(&["analyze", r0, r1, "--json"]);
+    let off = &d["ranks"]["offsets"][1];
+    assert_eq!(
+        (&off["aligned"], &off["end_spread_ns"]),
+        (&Value::Bool(false), &Value::from(200_000)),
+        "{off}"
+    );
+    let text = String::from_utf8_lossy(&run(&["analyze", r0, r1]).stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("rank 1 ("))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("clock offset 5001200000 ns, not aligned: the ends of its 2 collectives matched with rank 0 spread over 200000 ns"),
+        "{line}"
+    );
+    assert!(!line.contains("aligned on"), "{line}");
+    // Every all-reduce on both ranks: aligned, as before.
+    let r1 = write(
+        dir.path(),
+        "b1.json",
+        all_reduces(1, 5_000_000, &[100, 1100, 2300]),
+    );
+    let text =
+        String::from_utf8_lossy(&run(&["analyze", r0, r1.to_str().unwrap()]).stdout).to_string();
+    assert!(
+        text.contains("clock offset 5000000000 ns, aligned on 3 collectives"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_device_sync_waiting_for_a_second_kernel_is_not_cpu_time() {
     // Thread 200's cudaDeviceSynchronize (110-310 µs) waits for K2 on

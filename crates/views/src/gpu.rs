@@ -3,7 +3,7 @@
 //! straggler of each step.
 
 use crate::text::dur;
-use critpath_gpu::{GpuBreakdown, RanksReport};
+use critpath_gpu::{GpuBreakdown, RankOffset, RanksReport};
 use std::fmt::Write as _;
 
 /// "bound by: cpu 98.1% · gpu compute 1.5% · ..." and the verdict.
@@ -42,15 +42,42 @@ pub fn breakdown(b: &GpuBreakdown) -> String {
 /// Steps named per straggler in the text (the JSON has every step).
 const STEPS_SHOWN: usize = 3;
 
+/// One rank's clock offset, and whether it is aligned as the JSON's
+/// `aligned` says: a rank not claimed aligned says why.
+fn offset_line(off: &RankOffset) -> String {
+    let head = format!(
+        "rank {} ({}): clock offset {} ns",
+        off.rank, off.file, off.offset_ns
+    );
+    if off.aligned {
+        return format!("{head}, aligned on {} collectives", off.collectives);
+    }
+    if off.collectives == 0 {
+        return format!(
+            "{head}, not aligned: it shares no matched collective with the other ranks (collective-unmatched)"
+        );
+    }
+    let against = off
+        .against
+        .map_or(String::from("the ranks before it"), |r| format!("rank {r}"));
+    format!(
+        "{head}, not aligned: the ends of its {} collectives matched with {against} spread over {} ns and their collective counts differ (collective-unmatched)",
+        off.collectives, off.end_spread_ns
+    )
+}
+
 /// The clock offsets of the ranks and, per straggler, the steps it held up.
 pub fn ranks(r: &RanksReport) -> String {
     let mut o = String::new();
-    for off in r.offsets.iter().filter(|o| o.offset_ns != 0) {
-        let _ = writeln!(
-            o,
-            "rank {} ({}): clock offset {} ns, aligned on {} collectives",
-            off.rank, off.file, off.offset_ns, off.collectives
-        );
+    // The first file's rank is the reference (offset 0); another rank is
+    // named when its clock was moved or is not claimed aligned.
+    for off in r
+        .offsets
+        .iter()
+        .skip(1)
+        .filter(|o| o.offset_ns != 0 || !o.aligned)
+    {
+        let _ = writeln!(o, "{}", offset_line(off));
     }
     let steps = r.steps.len();
     for g in r.stragglers(STEPS_SHOWN) {
