@@ -158,6 +158,8 @@ pub struct Problems {
     /// corrupt compressed stream, JSON beyond repair), and why; the events
     /// before it are read.
     pub broken: Option<(u64, String)>,
+    /// Why `distributedInfo.rank` was refused, when it was.
+    pub rank: Option<String>,
 }
 
 /// Skipped events described one by one; the rest are counted.
@@ -548,7 +550,8 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
 
 #[derive(Deserialize)]
 struct DistInfo {
-    rank: Option<Num>,
+    /// Any value: one that is no rank ([`rank_of`]) is refused, not the file.
+    rank: Option<serde_json::Value>,
     backend: Option<String>,
     world_size: Option<Num>,
     pg_config: Option<Vec<PgConfig>>,
@@ -558,6 +561,40 @@ struct DistInfo {
 struct PgConfig {
     pg_name: Option<String>,
     ranks: Option<Vec<i64>>,
+}
+
+/// The largest `distributedInfo.rank` taken: PyTorch's ranks are C `int`s.
+const MAX_RANK: u64 = i32::MAX as u64;
+
+/// A `distributedInfo.rank`: an integer from 0 to [`MAX_RANK`] written as
+/// one, or why the value is not a rank.
+fn rank_of(v: &serde_json::Value) -> Result<i64, String> {
+    use serde_json::Value;
+    let what = match v {
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(r), ..) if r <= MAX_RANK => return Ok(r as i64),
+            (Some(_), ..) => "past the largest rank",
+            (None, Some(_), _) => "negative",
+            _ => "not written as an integer",
+        },
+        Value::String(_) => "a string",
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let mut shown = v.to_string();
+    if shown.len() > 40 {
+        let cut = (0..=40)
+            .rev()
+            .find(|&i| shown.is_char_boundary(i))
+            .unwrap_or(0);
+        shown.truncate(cut);
+        shown.push('…');
+    }
+    Err(format!(
+        "distributedInfo.rank {shown} is {what}, where a rank is expected (an integer from 0 to {MAX_RANK})"
+    ))
 }
 
 impl<F: FnMut(Ev, &Trace)> Builder<F> {
@@ -602,7 +639,12 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
             Part::Member("distributedInfo", v) => {
                 let d: DistInfo =
                     serde_json::from_slice(v).map_err(|e| format!("distributedInfo: {e}"))?;
-                self.trace.rank = d.rank.map(|n| n.0);
+                self.trace.rank = None;
+                match d.rank.as_ref().map(rank_of) {
+                    Some(Ok(r)) => self.trace.rank = Some(r),
+                    Some(Err(why)) => self.trace.problems.rank = Some(why),
+                    None => {}
+                }
                 self.trace.backend = d.backend;
                 let pg = d.pg_config.and_then(|c| c.into_iter().next()).map(|c| {
                     (

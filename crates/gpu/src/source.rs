@@ -124,6 +124,14 @@ fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
             ),
         ));
     }
+    if let Some(why) = p.rank {
+        d.push(Diagnostic::new(
+            DiagnosticKind::InputSkipped,
+            format!(
+                "{name}: {why}; the rank is not taken, and the file is read as one without a distributedInfo.rank (rank 0)"
+            ),
+        ));
+    }
     if let Some((at, why)) = p.broken {
         d.push(Diagnostic::new(
             DiagnosticKind::InputCut,

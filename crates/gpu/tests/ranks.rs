@@ -165,6 +165,11 @@ fn a_rank_without_the_group_leaves_its_collectives_unmatched() {
 
 /// A one-kernel trace of `rank` (none: no `distributedInfo`), in memory.
 fn tiny_rank(name: &str, rank: Option<i64>) -> critpath_gpu::KinetoInput {
+    tiny_rank_of(name, rank.map(Value::from))
+}
+
+/// A one-kernel trace whose `distributedInfo.rank` is `rank` as given.
+fn tiny_rank_of(name: &str, rank: Option<Value>) -> critpath_gpu::KinetoInput {
     let mut doc = serde_json::json!({"schemaVersion": 1, "deviceProperties": [], "traceEvents": [
         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0.0, "dur": 50.0,
          "args": {}},
@@ -173,7 +178,7 @@ fn tiny_rank(name: &str, rank: Option<i64>) -> critpath_gpu::KinetoInput {
         {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20.0, "dur": 40.0,
          "args": {"device": 0, "stream": 7, "correlation": 1}}]});
     if let Some(r) = rank {
-        doc["distributedInfo"] = serde_json::json!({"backend": "nccl", "rank": r, "world_size": 2});
+        doc["distributedInfo"] = json!({"backend": "nccl", "rank": r, "world_size": 2});
     }
     critpath_gpu::KinetoInput {
         name: name.into(),
@@ -213,6 +218,67 @@ fn two_files_of_one_rank_are_renumbered_with_a_diagnostic() {
         a.states.iter().any(|s| s.sm.starts_with("rank2/")),
         "{:?}",
         a.states
+    );
+}
+
+#[test]
+fn a_rank_that_is_no_non_negative_integer_is_refused_and_its_file_read() {
+    let bad = [
+        (json!(-3), "-3 is negative"),
+        (json!("1"), "\"1\" is a string"),
+        (json!(1.5), "1.5 is not written as an integer"),
+        (json!(1e30), "1e+30 is not written as an integer"),
+        (
+            json!(4_294_967_296u64),
+            "4294967296 is past the largest rank",
+        ),
+        (
+            json!(u64::MAX),
+            "18446744073709551615 is past the largest rank",
+        ),
+        (json!([1]), "[1] is an array"),
+    ];
+    for (rank, what) in bad {
+        let inputs = vec![
+            tiny_rank("a.json", Some(1)),
+            tiny_rank_of("b.json", Some(rank)),
+        ];
+        let mut src = critpath_gpu::open_inputs(inputs, &Default::default()).unwrap();
+        // b.json is read, as a file without a rank: rank 0.
+        let ranks: Vec<i64> = src.report().offsets.iter().map(|o| o.rank).collect();
+        assert_eq!(ranks, [1, 0], "{what}");
+        let summary = critpath_trace::RecordSource::summary(&mut src);
+        let notes: Vec<&str> = (summary.diagnostics.iter())
+            .filter(|d| d.kind.as_str() == "input-skipped")
+            .map(|d| d.message.as_str())
+            .collect();
+        let want = format!(
+            "b.json: distributedInfo.rank {what}, where a rank is expected (an integer from 0 to 2147483647)"
+        );
+        assert!(
+            notes.len() == 1 && notes[0].starts_with(&want),
+            "{want} in {notes:?}"
+        );
+        let (a, _) = run(src);
+        assert!(
+            a.states.iter().any(|s| s.sm == "rank0/gpu0:stream7"),
+            "{:?}",
+            a.states
+        );
+    }
+    // The largest rank, and a rank of null (none), are taken.
+    let inputs = vec![
+        tiny_rank("a.json", Some(2_147_483_647)),
+        tiny_rank_of("b.json", Some(Value::Null)),
+    ];
+    let mut src = critpath_gpu::open_inputs(inputs, &Default::default()).unwrap();
+    let ranks: Vec<i64> = src.report().offsets.iter().map(|o| o.rank).collect();
+    assert_eq!(ranks, [2_147_483_647, 0]);
+    let summary = critpath_trace::RecordSource::summary(&mut src);
+    assert!(
+        (summary.diagnostics.iter()).all(|d| d.kind.as_str() != "input-skipped"),
+        "{:?}",
+        summary.diagnostics
     );
 }
 
