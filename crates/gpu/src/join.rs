@@ -60,6 +60,8 @@ pub struct Prepared {
     pub streams: RankStreams,
     /// Everything the pass reads, by time.
     pub pass: ExtSort<Pass>,
+    /// GPU ops placed with no launch.
+    pub unlaunched: Unlaunched,
 }
 
 fn in_window(w: Option<(u64, u64)>, t: u64) -> bool {
@@ -239,6 +241,25 @@ struct Joined {
     ops: ExtSort<StreamOp>,
     records: ExtSort<RecordRef>,
     threads: BTreeSet<(i64, i64)>,
+    unlaunched: Unlaunched,
+}
+
+/// GPU ops placed on their streams with no launch: their correlation id
+/// matches no CUDA runtime call (or they have none).
+#[derive(Debug, Default)]
+pub struct Unlaunched {
+    pub count: u64,
+    /// The earliest: (ts, name, stream, correlation or -1).
+    pub first: Option<(u64, u32, StreamKey, i64)>,
+}
+
+impl Unlaunched {
+    fn note(&mut self, ev: &Ev) {
+        self.count += 1;
+        if self.first.is_none_or(|f| ev.ts < f.0) {
+            self.first = Some((ev.ts, ev.name, (ev.device, ev.stream), ev.corr));
+        }
+    }
 }
 
 /// One correlation's events as the join meets them.
@@ -304,10 +325,13 @@ impl Joined {
     /// op with no launcher (kept only without a window).
     fn alone(&mut self, (names, window): (&Names, Option<(u64, u64)>), j: ByCorr) {
         match j.class {
-            ByCorr::GPU if window.is_none() => self.ops.push(StreamOp {
-                ev: j.ev,
-                launch: None,
-            }),
+            ByCorr::GPU if window.is_none() => {
+                self.unlaunched.note(&j.ev);
+                self.ops.push(StreamOp {
+                    ev: j.ev,
+                    launch: None,
+                })
+            }
             ByCorr::GPU => {}
             _ => self.call((names, window), j.ev, None, Vec::new()),
         }
@@ -335,6 +359,8 @@ impl Join<'_> {
         }
         if launch.is_some() {
             self.g.launched.push((ev.index, (ev.device, ev.stream)));
+        } else if launcher.is_none() {
+            self.out.unlaunched.note(&ev);
         }
         self.out.ops.push(StreamOp { ev, launch });
     }
@@ -512,6 +538,7 @@ pub fn prepare(
         ops: ExtSort::new(budget),
         records: ExtSort::new(budget),
         threads: BTreeSet::new(),
+        unlaunched: Unlaunched::default(),
     };
     let (r, trace) = read_for(json, again, (opts, budget), &mut out).map_err(err)?;
     let window = window_of(&r, opts).map_err(err)?;
@@ -531,6 +558,7 @@ pub fn prepare(
         ops,
         records: refs,
         threads,
+        unlaunched,
     } = j.out;
     records(refs, &mut pass).map_err(disk)?;
     let mut streams = streams::order(ops, &trace.names, &mut pass, of_several).map_err(disk)?;
@@ -548,5 +576,6 @@ pub fn prepare(
         threads,
         streams,
         pass,
+        unlaunched,
     })
 }

@@ -149,6 +149,26 @@ fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
     d
 }
 
+/// The GPU ops a rank placed with no launch: how many, and the earliest.
+fn unlaunched_note(p: &Prepared) -> Option<Diagnostic> {
+    let u = &p.unlaunched;
+    let (ts, name, (dev, stream), corr) = u.first?;
+    let corr = match corr {
+        -1 => "no correlation id".to_string(),
+        c => format!("correlation id {c}"),
+    };
+    Some(Diagnostic::new(
+        DiagnosticKind::LaunchUnmatched,
+        format!(
+            "{}: {} GPU op(s) match no CPU-side launch (no CUDA runtime call with their correlation id); each starts after the previous op on its stream, with no dependence on a launch; the first: \"{}\" on gpu{dev}:stream{stream} at ts {} µs ({corr})",
+            p.file,
+            u.count,
+            p.names.get(name),
+            ts as f64 / 1000.0
+        ),
+    ))
+}
+
 fn facts_of(preps: &[Prepared], prefixes: &[String]) -> GpuFacts {
     let mut facts = GpuFacts::default();
     for (prep, p) in preps.iter().zip(prefixes) {
@@ -393,7 +413,11 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
     });
     let mut diagnostics: Vec<Diagnostic> = preps
         .iter_mut()
-        .flat_map(|p| notes_of(&p.file, std::mem::take(&mut p.problems)))
+        .flat_map(|p| {
+            let mut d = notes_of(&p.file, std::mem::take(&mut p.problems));
+            d.extend(unlaunched_note(p));
+            d
+        })
         .collect();
     diagnostics.extend(rank_notes);
     diagnostics.extend(diagnostics_of(&plan.report));

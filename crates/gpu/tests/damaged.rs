@@ -142,6 +142,55 @@ fn events_that_cannot_be_placed_or_linked_are_said() {
 }
 
 #[test]
+fn gpu_ops_that_match_no_launch_are_counted_and_the_first_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = |ts: u64, corr: u64| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{ts},"dur":2,"args":{{"correlation":{corr}}}}}"#
+        )
+    };
+    let op = |cat: &str, name: &str, ts: f64, stream: u64, corr: Option<u64>| {
+        let corr = corr.map_or(String::new(), |c| format!(r#","correlation":{c}"#));
+        format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":0,"tid":{stream},"ts":{ts},"dur":5,"args":{{"device":0,"stream":{stream}{corr}}}}}"#
+        )
+    };
+    // Launched: k (correlation 1). Not: a copy whose correlation (7) no
+    // call has, a kernel without one, a memset of correlation 9.
+    let events = [
+        launch(0, 1),
+        op("kernel", "k", 10.0, 7, Some(1)),
+        op("gpu_memset", "Memset (Device)", 40.0, 7, Some(9)),
+        op("gpu_memcpy", "Memcpy HtoD", 20.5, 8, Some(7)),
+        op("kernel", "nocorr", 30.0, 7, None),
+    ];
+    let text = format!(
+        r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#,
+        events.join(",\n")
+    );
+    let (_, d) = diagnostics(&text, dir.path());
+    let notes: Vec<&str> = (d.iter())
+        .filter(|(k, _)| k == "launch-unmatched")
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert_eq!(notes.len(), 1, "{d:?}");
+    for part in [
+        "damaged.pt.trace.json: 3 GPU op(s) match no CPU-side launch",
+        "the first: \"Memcpy HtoD\" on gpu0:stream8 at ts 20.5 µs (correlation id 7)",
+    ] {
+        assert!(notes[0].contains(part), "{part} in {}", notes[0]);
+    }
+    // Every op launched: no such note.
+    let text = format!(
+        r#"{{"schemaVersion":1,"traceEvents":[{},{}]}}"#,
+        launch(0, 1),
+        op("kernel", "k", 10.0, 7, Some(1))
+    );
+    let (_, d) = diagnostics(&text, dir.path());
+    assert!(d.iter().all(|(k, _)| k != "launch-unmatched"), "{d:?}");
+}
+
+#[test]
 fn times_past_the_latest_time_are_skipped_and_named() {
     let dir = tempfile::tempdir().unwrap();
     let ev = |cat: &str, name: &str, ts: &str, dur: &str, args: &str| {

@@ -60,6 +60,8 @@ pub enum DiagnosticKind {
     CollectiveUnmatched,
     /// Two input files of one job name the same rank.
     DuplicateRank,
+    /// GPU ops whose correlation id matches no CPU-side launch.
+    LaunchUnmatched,
     /// The recorder's own share of the CPUs during a recording.
     RecorderShare,
     /// The recorded command's thread was chosen among namesakes.
@@ -137,7 +139,7 @@ impl Serialize for Severity {
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 35] = [
+    pub const ALL: [DiagnosticKind; 36] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -163,6 +165,7 @@ impl DiagnosticKind {
         Straggler,
         CollectiveUnmatched,
         DuplicateRank,
+        LaunchUnmatched,
         RecorderShare,
         CommandGuessed,
         NotSystemWide,
@@ -203,6 +206,7 @@ impl DiagnosticKind {
             Straggler => "straggler",
             CollectiveUnmatched => "collective-unmatched",
             DuplicateRank => "duplicate-rank",
+            LaunchUnmatched => "launch-unmatched",
             RecorderShare => "recorder-share",
             CommandGuessed => "command-guessed",
             NotSystemWide => "not-system-wide",
@@ -249,6 +253,7 @@ impl DiagnosticKind {
             Straggler => "One rank arrived last at the collectives and the others waited for it: look at what that rank did before them.",
             CollectiveUnmatched => "A collective has no partner on some rank of its group (a missing rank file, or a trace cut short): its wait is left out.",
             DuplicateRank => "Two input files name the same rank (distributedInfo.rank, or none): the same rank given twice, or files of different jobs; the files were numbered by their place in the list instead. Give one file per rank of one job.",
+            LaunchUnmatched => "Some GPU ops (kernels, copies, memsets) have a correlation id that no CUDA runtime call (cudaLaunchKernel, cudaMemcpyAsync, ...) in the trace has, or none: each starts after the previous op on its stream, but what launched it is unknown, so the path cannot reach it from the CPU. The profiler may have started after their launch; profile from before it.",
             PathGap => "Part of the time between the path's ends lies in waits whose waker's own chain is shorter than the wait, so no state is charged for it: a dependence is missing (the work of a device, a thread or a host the trace does not show).",
             InferredLink => "The trace has no flow events between these threads: each recognised blocking call (a join, a lock, a queue get, ...) was linked to the other thread whose end or release came closest before it returned. The links are guesses from the times; record flow events to make them exact.",
             KernelSymbols => "The recording was made on another kernel and its function names were not saved beside it: timer callbacks are named by address, since this machine's symbol table would name the wrong functions. Record with `critpath record` (it saves them as OUT.syms), or analyze on the recording machine.",
@@ -268,7 +273,9 @@ impl DiagnosticKind {
             WaitAdvancedEarly | RecvWithoutSend | PendingSendDropped | Disconnected
             | StackMismatch | InputSkipped | InputCut | CutShort | DamagedInput
             | LostAnnotations | LostEvents | CollectiveUnmatched | DuplicateRank
-            | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => Severity::ChangesAnswer,
+            | LaunchUnmatched | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => {
+                Severity::ChangesAnswer
+            }
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
             | ChildOutlivesParent | InferredLink | KernelSymbols | AfterRoot => {
