@@ -200,7 +200,18 @@ struct RankPass<'a> {
     unknown_records: u64,
     /// CPU ops that ended after the op they started in: cut at its end.
     cut_ops: u64,
+    /// GPU ops that start before the call their correlation id names.
+    late: LateLaunches,
     colls: colls::Issued,
+}
+
+/// GPU ops that start before the CUDA call their correlation id names as
+/// their launch (an id that several calls have: the last is taken), which
+/// cannot have launched them: how many, and the first, described.
+#[derive(Debug, Default)]
+pub struct LateLaunches {
+    pub count: u64,
+    pub first: Option<String>,
 }
 
 /// What a rank's pass did, beside its records.
@@ -214,6 +225,7 @@ pub struct Done {
     /// CPU ops that ended after the op they started in (overlapping it
     /// without nesting in it): each is cut at that op's end.
     pub cut_ops: u64,
+    pub late: LateLaunches,
 }
 
 /// Makes one rank's records.
@@ -241,6 +253,7 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<Done, Read
         links: 0,
         unknown_records: 0,
         cut_ops: 0,
+        late: LateLaunches::default(),
         colls: colls::Issued::default(),
         ctx,
     };
@@ -282,6 +295,7 @@ pub fn run(prep: Prepared, out: &mut Emitter, ctx: RankCtx) -> Result<Done, Read
         group,
         unknown_records: p.unknown_records,
         cut_ops: p.cut_ops,
+        late: p.late,
     })
 }
 
@@ -671,6 +685,7 @@ impl RankPass<'_> {
         let who = Who::Sm(sm);
         let idle = self.out.sym(IDLE);
         let start = self.at(start);
+        let called = launch.map(|l| l.0);
         let launch = launch.map(|(l, by)| (self.at(l), by));
         let mut since = prev_end;
         if prev_end.is_none() {
@@ -704,7 +719,11 @@ impl RankPass<'_> {
         // The launch binds only when the stream was ready before it
         // (HTA's launch delay); otherwise the op waited for the stream,
         // and the launch sends nothing.
-        let binds = launch.filter(|&(l, _)| l >= ready);
+        let mut binds = launch.filter(|&(l, _)| l >= ready);
+        if binds.is_some_and(|(l, _)| l > start) {
+            self.late_launch(&ev, called.unwrap_or(0));
+            binds = None;
+        }
         if let Some((l, by)) = binds {
             self.launch_send(l, by, op);
         }
@@ -713,6 +732,23 @@ impl RankPass<'_> {
         let end_rec = Event::State { who, state: idle };
         self.out.push(gpu_end, class::OP_END, group, end_rec);
         self.streams.get_mut(&key).expect("known").prev_end = Some(gpu_end);
+    }
+
+    /// Op `ev` starts before the call its correlation id names, which
+    /// starts at `called`: that call did not launch it.
+    fn late_launch(&mut self, ev: &Ev, called: u64) {
+        self.late.count += 1;
+        if self.late.first.is_none() {
+            self.late.first = Some(format!(
+                "\"{}\" on gpu{}:stream{} at ts {} µs, correlation id {}, whose CUDA call starts at ts {} µs",
+                self.prep_names.get(ev.name),
+                ev.device,
+                ev.stream,
+                ev.ts as f64 / 1000.0,
+                ev.corr,
+                called as f64 / 1000.0
+            ));
+        }
     }
 
     /// The launch of `op` by thread `by` at `t` (aligned), which it binds.

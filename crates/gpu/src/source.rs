@@ -94,6 +94,15 @@ fn pass_notes(file: &str, done: &pass::Done, windowed: bool) -> Vec<Diagnostic> 
             ),
         ));
     }
+    if let Some(first) = &done.late.first {
+        d.push(Diagnostic::new(
+            DiagnosticKind::RecvWithoutSend,
+            format!(
+                "{file}: {} GPU op(s) start before the CUDA call their correlation id names as their launch (a correlation id that several calls have: the last of them is taken), which cannot have launched them; each starts after the previous op on its stream, with no dependence on a launch; the first: {first}",
+                done.late.count
+            ),
+        ));
+    }
     if done.cut_ops > 0 {
         d.push(Diagnostic::new(
             DiagnosticKind::StackMismatch,

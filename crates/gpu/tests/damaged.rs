@@ -191,6 +191,42 @@ fn gpu_ops_that_match_no_launch_are_counted_and_the_first_named() {
 }
 
 #[test]
+fn an_op_before_the_call_of_its_correlation_id_names_that_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch = |ts: u64| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{ts},"dur":2,"args":{{"correlation":1}}}}"#
+        )
+    };
+    let kernel = |name: &str, ts: u64| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":7,"ts":{ts},"dur":5,"args":{{"device":0,"stream":7,"correlation":1}}}}"#
+        )
+    };
+    // Correlation id 1 given twice: the last call (at 20 µs) is taken as
+    // the launch of both kernels, but k1 starts at 10 µs, before it.
+    let events = [launch(0), kernel("k1", 10), launch(20), kernel("k2", 30)];
+    let text = format!(
+        r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#,
+        events.join(",\n")
+    );
+    let (_, d) = diagnostics(&text, dir.path());
+    let notes: Vec<&str> = (d.iter())
+        .filter(|(k, _)| k == "recv-without-send")
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert_eq!(notes.len(), 1, "{d:?}");
+    for part in [
+        "damaged.pt.trace.json: 1 GPU op(s) start before the CUDA call their correlation id names",
+        "the first: \"k1\" on gpu0:stream7 at ts 10 µs, correlation id 1, whose CUDA call starts at ts 20 µs",
+    ] {
+        assert!(notes[0].contains(part), "{part} in {}", notes[0]);
+    }
+    // No internal link id: (1 << 56) | the op's index.
+    assert!(!notes[0].contains("recv of id"), "{}", notes[0]);
+}
+
+#[test]
 fn times_past_the_latest_time_are_skipped_and_named() {
     let dir = tempfile::tempdir().unwrap();
     let ev = |cat: &str, name: &str, ts: &str, dur: &str, args: &str| {
