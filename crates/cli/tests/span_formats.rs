@@ -307,3 +307,66 @@ fn the_many_request_table_counts_a_lanes_states_as_its_services() {
     // 11-90 ms in request 1, 10-90 ms in request 2.
     assert_eq!(q["critical_ns_sum"], 79_000_000 + 80_000_000, "{q}");
 }
+
+/// An OTLP JSON request of `spans`: (service, id, parent, name, start and
+/// end in ms).
+fn otlp_request(spans: &[(&str, &str, &str, &str, u64, u64)]) -> String {
+    let one = |&(svc, id, parent, name, start, end): &(&str, &str, &str, &str, u64, u64)| {
+        format!(
+            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{svc}"}}}}]}},"scopeSpans":[{{"spans":[{{"traceId":"00000000000000000000000000000008","spanId":"{id}","parentSpanId":"{parent}","name":"{name}","startTimeUnixNano":"{}","endTimeUnixNano":"{}"}}]}}]}}"#,
+            1_000_000_000_000 + start * 1_000_000,
+            1_000_000_000_000 + end * 1_000_000
+        )
+    };
+    let all: Vec<String> = spans.iter().map(one).collect();
+    format!(r#"{{"resourceSpans":[{}]}}"#, all.join(","))
+}
+
+#[test]
+fn what_a_span_cut_at_the_roots_end_called_after_it_is_cut_away_whole() {
+    // fe root 0-100 ms calls db q 10-150, cut at 100; q calls cache g
+    // 120-140 after the root's end (cut away whole) and cache s 90-140
+    // before it (cut at 100, as q is).
+    let dir = tempfile::tempdir().unwrap();
+    let doc = otlp_request(&[
+        ("fe", "0000000000000001", "", "root", 0, 100),
+        ("db", "0000000000000002", "0000000000000001", "q", 10, 150),
+        (
+            "cache",
+            "0000000000000003",
+            "0000000000000002",
+            "g",
+            120,
+            140,
+        ),
+        (
+            "cache",
+            "0000000000000004",
+            "0000000000000002",
+            "s",
+            90,
+            140,
+        ),
+    ]);
+    let f = write(dir.path(), "spans.json", doc);
+    let f = f.to_str().unwrap();
+    let v = json_of(&["analyze", "--json", f]);
+    assert_eq!(v["critical_path"]["length_ns"], 100_000_000, "{v}");
+    let kinds: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["child-outlives-parent"], "{v}");
+    let msg = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1 spans called after that end (e.g. cache: g) were cut away whole"),
+        "{msg}"
+    );
+    // g has no time in the request; s is cut at 100 ms.
+    assert_eq!(state_row(&v, "cache", "g")["total_ns"], 0, "{v}");
+    assert_eq!(state_row(&v, "cache", "s")["total_ns"], 10_000_000, "{v}");
+    let o = run(&["check", f]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}

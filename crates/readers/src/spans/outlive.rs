@@ -6,8 +6,11 @@
 //! children does, and its own parent may be delayed in turn. The request's
 //! root span is not: the request ends with it, so no path outlasts it, and
 //! what would end after it is cut at its end (descendants after their
-//! parents). A child that starts at or after its parent's end (a message
-//! handled later) is left as it is. Children that start before their
+//! parents); a descendant that started inside its parent but after the
+//! cut (its parent called it after the root's end) has no time in the
+//! request: it is cut away whole, left with no length at the cut. A child
+//! that starts at or after its parent's end (a message handled later) is
+//! left as it is. Children that start before their
 //! parent (clocks that disagree) are moved to its start. The request's
 //! root span ([`request_root`]) ends its path; the spans that started
 //! after its end ([`after_root`]) are not on it.
@@ -25,6 +28,10 @@ pub(super) struct Strays {
     /// The largest distance, in ns.
     pub max: u64,
     pub worst: Option<(String, String)>,
+    /// Spans cut away whole (started after the cut their parent was cut
+    /// at), and the first of them.
+    pub cut: u64,
+    pub first_cut: Option<String>,
 }
 
 /// Children that ended after their parent.
@@ -39,6 +46,14 @@ impl Strays {
         if by > self.max || self.worst.is_none() {
             self.max = by;
             self.worst = Some(pair());
+        }
+    }
+
+    /// Counts a span cut away whole; `span` names it.
+    fn cut_away(&mut self, span: impl FnOnce() -> String) {
+        self.cut += 1;
+        if self.first_cut.is_none() {
+            self.first_cut = Some(span());
         }
     }
 
@@ -58,7 +73,8 @@ impl Strays {
     /// parent.
     pub(super) fn outlived(&self) -> Option<Diagnostic> {
         self.finding(DiagnosticKind::ChildOutlivesParent, |n, max, child, parent| {
-            format!("{n} spans ended after the parent span that called them (largest overshoot {max} ns: {child} ended after {parent}); {SETTLED}")
+            let cut = cut_away(self.cut, self.first_cut.as_deref());
+            format!("{n} spans ended after the parent span that called them (largest overshoot {max} ns: {child} ended after {parent}); {SETTLED}{cut}")
         })
     }
 
@@ -82,6 +98,16 @@ impl Strays {
 /// What the finding says was done with spans that ended after their
 /// parent.
 pub(super) const SETTLED: &str = "each delayed its parent's end (the parent waiting for it), up to the end of the request's root span, where what went past it was cut";
+
+/// What the `child-outlives-parent` finding adds of the `n` spans cut
+/// away whole (`first` one of them), if any.
+pub(super) fn cut_away(n: u64, first: Option<&str>) -> String {
+    match (n, first) {
+        (0, _) => String::new(),
+        (n, Some(span)) => format!("; {n} spans called after that end (e.g. {span}) were cut away whole, with no time in the request"),
+        (n, None) => format!("; {n} spans called after that end were cut away whole, with no time in the request"),
+    }
+}
 
 /// What the `clock-offset` finding says was done with spans that started
 /// before their parent.
@@ -224,7 +250,9 @@ pub(super) fn cut_at_parents(spans: &mut [Span]) -> (Outlived, Early) {
 /// deepest first, a child that started inside its parent (before the
 /// parent's own end) and ended after it delays the parent's end, unless
 /// the parent is a root; then, parents first, whatever ends after its
-/// parent's settled end (under a root, past the root's end) is cut there.
+/// parent's settled end (under a root, past the root's end) is cut there,
+/// and what started after that end (called, after the root's end, by a
+/// span cut there) is cut away whole: it ends where it starts, at the cut.
 pub(super) fn bounds(
     spans: &[Span],
     label: impl Fn(&Span) -> String,
@@ -258,9 +286,62 @@ pub(super) fn bounds(
         }
     }
     for &i in &order {
-        if let Some(p) = parent[i].filter(|&p| inside(i, p)) {
-            at[i].1 = at[i].1.min(at[p].1);
+        let Some(p) = parent[i].filter(|&p| inside(i, p)) else {
+            continue;
+        };
+        let end = at[p].1;
+        if at[i].0 >= end && own[i].1 > end {
+            outlived.cut_away(|| label(&spans[i]));
+            at[i].0 = end;
         }
+        at[i].1 = at[i].1.min(end);
     }
     (at, outlived, early)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(id: &str, parent: Option<&str>, service: &str, (start, end): (u64, u64)) -> Span {
+        Span {
+            trace: "t".into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            service: service.into(),
+            name: id.into(),
+            start,
+            end,
+            ..Span::default()
+        }
+    }
+
+    #[test]
+    fn what_a_span_cut_at_the_roots_end_called_after_it_is_cut_away_whole() {
+        // root 0-100; q 10-150 (cut at 100) called g 120-140 after the
+        // root's end (g's child h 125-130 too) and s 90-140 before it.
+        let spans = [
+            span("r", None, "fe", (0, 100)),
+            span("q", Some("r"), "db", (10, 150)),
+            span("g", Some("q"), "cache", (120, 140)),
+            span("h", Some("g"), "cache", (125, 130)),
+            span("s", Some("q"), "cache", (90, 140)),
+        ];
+        let (at, outlived, early) = bounds(&spans, |s| label(&s.service, &s.name));
+        assert_eq!(at, [(0, 100), (10, 100), (100, 100), (100, 100), (90, 100)]);
+        assert!(at.iter().all(|&(start, end)| start <= end));
+        assert_eq!((outlived.count, outlived.max), (1, 50));
+        assert_eq!(
+            (outlived.cut, outlived.first_cut.as_deref()),
+            (2, Some("cache: g"))
+        );
+        assert_eq!(early.count, 0);
+        let msg = outlived.outlived().map(|d| d.message).unwrap_or_default();
+        assert!(
+            msg.contains("2 spans called after that end (e.g. cache: g) were cut away"),
+            "{msg}"
+        );
+        // Nothing is left after the root's end to count as after it.
+        assert_eq!(after_root(&spans, &at, 0, |s| s.name.clone()).count, 0);
+    }
 }

@@ -8,7 +8,7 @@
 //! or started before their parent and the spans that started after their
 //! request's root span ended ([`super::outlive`]).
 
-use super::outlive::{stray_finding, Strays, AFTER_ROOT, MOVED, SETTLED};
+use super::outlive::{cut_away, stray_finding, Strays, AFTER_ROOT, MOVED, SETTLED};
 use super::repeats::Repeats;
 use super::Span;
 use critpath_trace::{Diagnostic, DiagnosticKind};
@@ -168,6 +168,9 @@ pub(super) struct StrayTally {
     requests: u64,
     max: u64,
     worst: String,
+    /// Spans cut away whole, and the first, with its request.
+    cut: u64,
+    first_cut: Option<String>,
 }
 
 impl StrayTally {
@@ -179,6 +182,10 @@ impl StrayTally {
         }
         self.count += o.count;
         self.requests += 1;
+        self.cut += o.cut;
+        if let (None, Some(span)) = (&self.first_cut, &o.first_cut) {
+            self.first_cut = Some(format!("{span} in {trace}"));
+        }
         if o.max >= self.max {
             if let Some((span, bound)) = &o.worst {
                 self.max = o.max;
@@ -239,8 +246,9 @@ impl FileSanity {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut out = self.repeats.diagnostics();
         out.extend(self.cycles.finding());
+        let cut = cut_away(self.outlived.cut, self.outlived.first_cut.as_deref());
         out.extend(self.outlived.finding(DiagnosticKind::ChildOutlivesParent, |n, reqs, max, worst| {
-            format!("{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); {SETTLED}")
+            format!("{n} spans in {reqs} requests ended after the parent span that called them (largest overshoot {max} ns: {worst}); {SETTLED}{cut}")
         }));
         out.extend(self.after_root.finding(DiagnosticKind::AfterRoot, |n, reqs, max, worst| {
             format!("{n} spans in {reqs} requests started after their request's root span ended (the furthest ending {max} ns after it: {worst}): {AFTER_ROOT}, so they are not on it")
