@@ -370,3 +370,50 @@ fn what_a_span_cut_at_the_roots_end_called_after_it_is_cut_away_whole() {
     let o = run(&["check", f]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+#[test]
+fn children_of_a_shared_zipkin_id_are_the_server_spans() {
+    // gw root 0-200 µs; fe's client span b 10-190 and be's server span
+    // 20-180 share id b; be called db q 30-130 (parentId b), so be waits
+    // for it: be 60 µs of its own, db 100.
+    let dir = tempfile::tempdir().unwrap();
+    let span = |id: &str, parent: &str, svc: &str, name: &str, more: &str, (t, d): (u64, u64)| {
+        format!(
+            r#"{{"traceId":"0000000000000abc","id":"{id}","parentId":"{parent}","name":"{name}","timestamp":{},"duration":{d},"localEndpoint":{{"serviceName":"{svc}"}}{more}}}"#,
+            1000 + t
+        )
+    };
+    let spans = [
+        span("000000000000000a", "", "gw", "root", "", (0, 200)),
+        span(
+            "000000000000000b",
+            "000000000000000a",
+            "fe",
+            "call",
+            r#","kind":"CLIENT""#,
+            (10, 180),
+        ),
+        span(
+            "000000000000000b",
+            "000000000000000a",
+            "be",
+            "serve",
+            r#","kind":"SERVER","shared":true"#,
+            (20, 160),
+        ),
+        span(
+            "000000000000000c",
+            "000000000000000b",
+            "db",
+            "q",
+            r#","kind":"SERVER""#,
+            (30, 100),
+        ),
+    ];
+    let f = write(dir.path(), "zipkin.json", format!("[{}]", spans.join(",")));
+    let v = json_of(&["analyze", "--json", f.to_str().unwrap()]);
+    assert_eq!(v["critical_path"]["length_ns"], 200_000, "{v}");
+    assert_eq!(crit(&v, "be", "serve"), 60_000, "{v}");
+    assert_eq!(crit(&v, "db", "q"), 100_000, "{v}");
+    assert_eq!(v["diagnostics"], serde_json::json!([]), "{v}");
+}

@@ -22,6 +22,7 @@ use super::outlive::{
 };
 use super::repeats::drop_repeats;
 use super::sanity::check;
+use super::shared::attach_to_servers;
 use super::tree::Ancestry;
 use super::Span;
 use crate::tracks::{Slice, Tracks};
@@ -270,13 +271,15 @@ fn nesting_order(spans: &mut [Span]) {
 }
 
 /// Spans as records: lanes, their slices, the links between them; first,
-/// spans given again are dropped ([`drop_repeats`]), spans on cycles of
+/// spans given again are dropped ([`drop_repeats`]), the children of a
+/// shared Zipkin id go to its server span ([`attach_to_servers`]), spans on cycles of
 /// parent references lose their parents ([`break_cycles`]), a child that started
 /// before its parent starts with it, and one that outlives its parent
 /// delays the parent's end (up to the root's).
 pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
     let (kept, repeats) = drop_repeats(spans);
     let spans = &mut spans[..kept];
+    attach_to_servers(spans, |s| s.service.clone());
     let cycles = break_cycles(spans);
     let (outlived, early) = cut_at_parents(spans);
     let context = check(spans, |s| &s.service).diagnostics();

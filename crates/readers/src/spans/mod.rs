@@ -38,6 +38,7 @@ mod proto;
 mod repeats;
 mod requests;
 mod sanity;
+mod shared;
 mod sniff;
 mod tree;
 mod zipkin;

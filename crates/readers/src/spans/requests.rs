@@ -7,6 +7,7 @@ use super::cycles::{any_cycle, break_cycles};
 use super::outlive::{after_root, bounds, label, request_root};
 use super::repeats::{any_repeat, drop_repeats};
 use super::sanity::{check, FileSanity};
+use super::shared::{any_shared, attach_to_servers};
 use super::{Span, KIND};
 use crate::extsort::{disk_error, put_str, write_item, Fields, Merge, Run, Sorted, Spill};
 use crate::json::{Imported, Problems};
@@ -124,7 +125,8 @@ impl Tally {
             self.first_ids.push(trace.to_string());
         }
         // As the request's analysis settles them, spans given again
-        // dropped and cycles of parents broken (on a copy, when needed).
+        // dropped, the children of shared Zipkin ids moved to the server
+        // span and cycles of parents broken (on a copy, when needed).
         let mut copy = None;
         if any_repeat(group) {
             let mut spans = group.to_vec();
@@ -132,6 +134,10 @@ impl Tally {
             self.sanity.repeats.add(repeats);
             spans.truncate(kept);
             copy = Some(spans);
+        }
+        if any_shared(copy.as_deref().unwrap_or(group)) {
+            let spans = copy.get_or_insert_with(|| group.to_vec());
+            attach_to_servers(spans, |s| service_name(s, late).to_string());
         }
         if any_cycle(copy.as_deref().unwrap_or(group)) {
             let spans = copy.get_or_insert_with(|| group.to_vec());

@@ -3,8 +3,11 @@
 //! service in `localEndpoint.serviceName`.
 //!
 //! A server span that shares its id with the client span that called it
-//! (`"shared": true`, B3 propagation) becomes the client span's child.
+//! (`"shared": true`, B3 propagation) becomes the client span's child; the
+//! spans that name the shared id as their parent are the server span's
+//! ([`super::shared`]).
 
+use super::shared::server_id;
 use super::{id_text, At, Collector, Span};
 use serde_json::Value;
 
@@ -15,14 +18,14 @@ impl Collector {
         };
         let keys = ["id", "timestamp", "duration"];
         let (id, start, dur) = self.id_start_duration(&sp, at, keys);
-        let mut parent = self.reference(sp.get("parentId"), at, "parentId");
-        let (Some(mut id), Some(start), Some(dur)) = (id, start, dur) else {
+        let parent = self.reference(sp.get("parentId"), at, "parentId");
+        let (Some(id), Some(start), Some(dur)) = (id, start, dur) else {
             return;
         };
-        if sp.get("shared") == Some(&Value::Bool(true)) {
-            parent = Some(id.clone());
-            id.push_str(":shared");
-        }
+        let (id, parent) = match sp.get("shared") == Some(&Value::Bool(true)) {
+            true => (server_id(&id), Some(id)),
+            false => (id, parent),
+        };
         let service = sp
             .get("localEndpoint")
             .and_then(|e| e.get("serviceName"))
