@@ -167,12 +167,23 @@ fn exports_become_request_files_with_the_same_results() {
     assert!(String::from_utf8_lossy(&body).contains("\"code\":3"));
     let (status, _, _) = post(&addr, "/v1/traces", &[("Content-Type", "text/plain")], b"x");
     assert_eq!(status, 415);
+    let br = [
+        ("Content-Type", "application/json"),
+        ("Content-Encoding", "br"),
+    ];
+    let (status, _, body) = post(&addr, "/v1/traces", &br, b"\x1b\x00");
+    assert_eq!(status, 415);
+    let body = String::from_utf8_lossy(&body);
+    assert!(
+        body.contains("Content-Encoding br is not supported"),
+        "{body}"
+    );
     // The requests complete after the quiet period; the report shows them.
     std::thread::sleep(std::time::Duration::from_millis(600));
     assert_eq!(per_trace(&written(dir.path())), want, "while it runs");
     let page = get(&addr);
     assert!(page.contains("3 requests (trace ids)"), "{page}");
-    assert!(page.contains("2 export(s) refused"), "{page}");
+    assert!(page.contains("3 export(s) refused"), "{page}");
     let (code, err) = term(child);
     assert_eq!(code, Some(0), "{err}");
     assert!(

@@ -140,7 +140,16 @@ async fn traces(
         let msg = "expected Content-Type application/x-protobuf or application/json";
         return answer(StatusCode::UNSUPPORTED_MEDIA_TYPE, Encoding::Json, 3, msg);
     };
-    let gzip = text(header::CONTENT_ENCODING).is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
+    let coding =
+        (headers.get(header::CONTENT_ENCODING)).map(|v| v.to_str().unwrap_or("(not text)"));
+    let Some(gzip) = gzipped(coding) else {
+        shared.store.lock().expect("store").stats.refused_bodies += 1;
+        let msg = format!(
+            "Content-Encoding {} is not supported: send the body as is or gzipped",
+            coding.unwrap_or_default()
+        );
+        return answer(StatusCode::UNSUPPORTED_MEDIA_TYPE, enc, 3, &msg);
+    };
     let max = shared.cfg.max_body;
     // A body past the limit as sent is refused as one past it once
     // decompressed: in the OTLP form, counted.
@@ -194,6 +203,17 @@ async fn traces(
                 .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
             r
         }
+    }
+}
+
+/// Whether a body of this `Content-Encoding` is gzipped; `None` for a
+/// coding critpath does not decode (OTLP/HTTP asks for gzip or none).
+fn gzipped(coding: Option<&str>) -> Option<bool> {
+    match coding.map(str::trim) {
+        None => Some(false),
+        Some(c) if c.is_empty() || c.eq_ignore_ascii_case("identity") => Some(false),
+        Some(c) if c.eq_ignore_ascii_case("gzip") || c.eq_ignore_ascii_case("x-gzip") => Some(true),
+        Some(_) => None,
     }
 }
 
