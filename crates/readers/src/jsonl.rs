@@ -198,16 +198,24 @@ impl<R: BufRead> JsonlReader<R> {
             // serde_json skips an unknown field's value without the
             // recursion limit it keeps everywhere else: a line nested past
             // it is refused whichever field holds the nesting.
-            Ok(line) if !too_deep(text) => {
+            Ok(_) if too_deep(text) => Err(self.nested(nesting(text))),
+            Ok(line) => {
                 *l = line;
                 Ok(Vec::new())
             }
-            _ => {
+            Err(_) => {
                 let (line, bad) = lenient::line(text).map_err(|msg| self.err(msg))?;
                 *l = line;
                 Ok(bad)
             }
         }
+    }
+
+    /// The error of a line whose values nest `deep` levels.
+    fn nested(&self, deep: usize) -> ReadError {
+        self.err(format!(
+            "values nested {deep} levels deep: this is no JSONL record (a record nests at most a few levels), nor any trace format critpath reads"
+        ))
     }
 
     /// The record of line `text`, or `None` for the scope or summary line
@@ -226,9 +234,7 @@ impl<R: BufRead> JsonlReader<R> {
             return Err(self.err(b.message.clone()));
         }
         let ev = ev_cow.as_deref().ok_or_else(|| match nesting(text) {
-            deep if deep > MAX_NESTING => self.err(format!(
-                "values nested {deep} levels deep: this is no JSONL record (a record nests at most a few levels), nor any trace format critpath reads"
-            )),
+            deep if deep > MAX_NESTING => self.nested(deep),
             _ => self.err(format!(
                 "missing field `ev` (one of {})",
                 Event::NAMES.join(", ")
