@@ -1,7 +1,7 @@
 //! Traces without flow events: the waits of real viztracer traces
 //! (examples/viztracer/queue_pipeline.py, recorded with the viztracer of
-//! target/venv, which scripts/python-env.sh installs), and of small
-//! hand-written ones.
+//! target/venv, which scripts/python-env.sh installs; the committed
+//! examples/viztracer/spawn.json), and of small hand-written ones.
 
 mod common;
 
@@ -174,4 +174,60 @@ fn threads_nothing_links_are_named_with_the_busiest_other() {
     assert_eq!(d["ns"], 80_000);
     let msg = d["message"].as_str().unwrap();
     assert!(msg.contains("`worker`"), "{msg}");
+}
+
+/// The first start and the last end of the slices of a Chrome trace, in ns.
+fn run_of(v: &Value) -> (u64, u64) {
+    let ns = |us: &Value| (us.as_f64().unwrap() * 1000.0).round() as u64;
+    let slices = v["traceEvents"].as_array().unwrap().iter();
+    let slices = slices.filter(|e| e["ph"] == "X");
+    let start = slices.clone().map(|e| ns(&e["ts"])).min().unwrap();
+    let end = slices.map(|e| ns(&e["ts"]) + ns(&e["dur"])).max().unwrap();
+    (start, end)
+}
+
+#[test]
+fn viztracer_threads_and_processes_are_linked_from_the_calls_that_started_them() {
+    // examples/viztracer/spawn.py, recorded: the main thread starts and
+    // joins a thread, a forked process, then a Popen'd Python child.
+    let trace = example("viztracer/spawn.json");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let (start, end) = run_of(&serde_json::from_str(&text).unwrap());
+    let v = json_of(&["analyze", &trace, "--json", "--path"]);
+    // Before: 84.5 ms of the 402.1 ms run, each child's chain beginning
+    // at its own first slice, so the joins' own edges won.
+    let len = v["critical_path"]["length_ns"].as_u64().unwrap();
+    assert_eq!(len, end - start);
+    assert_eq!(len, 402_103_225);
+    let path = v["path"].as_array().unwrap();
+    let main = "MainProcess [pid 15240]";
+    let started: Vec<(&str, u64)> = (path.iter())
+        .filter(|s| s["inferred"] == true && s["from_sm"] == main)
+        .map(|s| (s["sm"].as_str().unwrap(), s["end_ns"].as_u64().unwrap()))
+        .collect();
+    // Each child's first slice: the thread's `Thread.run`, reached as
+    // `_thread.start_new_thread` returned; the fork's child, from
+    // `posix.fork`; the Popen'd child, from its `Popen.wait`.
+    assert_eq!(
+        started,
+        [
+            ("MainProcess [pid 15240]/worker", 16_623_652_506_967),
+            ("forked [pid 15242]", 16_623_691_575_666),
+            ("python -c [pid 15243]", 16_623_951_580_857),
+        ]
+    );
+    assert!(path
+        .iter()
+        .all(|s| s["inferred"] != true || s["inter"] == true));
+    let links = diagnostic(&v, "inferred-link").expect("inferred links counted");
+    assert_eq!(links["count"], 6);
+    let msg = links["message"].as_str().unwrap();
+    assert!(msg.contains("3 thread and process starts"), "{msg}");
+    assert!(diagnostic(&v, "path-gap").is_none());
+    // Each child's 30 ms of work is on the path (as are the Python child's
+    // start-up, 211 ms before its first slice, and its exit).
+    let by = shares(&v);
+    for (sm, _) in &started {
+        assert!(by[*sm] * len as f64 >= 29e6, "{sm} in {by:?}");
+    }
 }

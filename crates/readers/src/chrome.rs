@@ -38,6 +38,7 @@ mod calls;
 mod event;
 mod linking;
 mod names;
+mod spawns;
 mod waits;
 
 /// What the messages call this format.

@@ -1,6 +1,6 @@
-//! Which slices of a trace without flow events are blocking calls, and which
-//! release another thread, from their names alone (docs/event-model.md,
-//! "Inferred links").
+//! Which slices of a trace without flow events are blocking calls, which
+//! release another thread, and which start a thread or a process, from their
+//! names alone (docs/event-model.md, "Inferred links").
 //!
 //! A name is reduced to its call: viztracer's `Qualname (file:line)` loses
 //! its location, then the last two parts (split at `.` or `::`) are the
@@ -27,6 +27,9 @@ pub enum Wait {
     /// A call that a flow event carried to another thread, answered when
     /// the slice it arrived at ends (`calls`).
     Call,
+    /// A new thread's or process's first slice, waiting for the call that
+    /// started it (`spawns`).
+    Start,
 }
 
 impl Wait {
@@ -40,6 +43,7 @@ impl Wait {
             Wait::Sync => "lock, condition and event waits",
             Wait::Io => "select, poll and read waits",
             Wait::Call => "calls answered on the thread a flow went to",
+            Wait::Start => "thread and process starts",
         }
     }
 }
@@ -57,11 +61,33 @@ pub enum Release {
     Write,
 }
 
-/// A slice name's meaning: a blocking call, a release, or neither.
+/// What a call starts: a thread of its own process, a process, or either
+/// (`clone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spawn {
+    Thread,
+    Process,
+    Either,
+}
+
+impl Spawn {
+    /// Can a call of this kind start a thread (`false`: a process)?
+    pub fn starts(self, thread: bool) -> bool {
+        match self {
+            Spawn::Thread => thread,
+            Spawn::Process => !thread,
+            Spawn::Either => true,
+        }
+    }
+}
+
+/// A slice name's meaning: a blocking call, a release, a call that starts
+/// a thread or a process, or none of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Class {
     pub wait: Option<Wait>,
     pub release: Option<Release>,
+    pub spawn: Option<Spawn>,
 }
 
 /// The owner and method of a slice name, lower case.
@@ -184,12 +210,42 @@ fn release_of(owner: &str, method: &str) -> Option<Release> {
     Some(r)
 }
 
+/// Owners of the system's own calls (`os.fork`, `syscall clone`), not of
+/// a library's methods of the same name (`Tensor.clone`).
+fn os_owner(owner: &str) -> bool {
+    ["", "posix", "os", "nt", "libc", "syscall", "sys"].contains(&owner)
+}
+
+/// The thread or process a slice name starts, if any.
+fn spawn_of(owner: &str, method: &str) -> Option<Spawn> {
+    let s = match method {
+        "start" if owner.contains("process") => Spawn::Process,
+        "start" if owner.contains("thread") => Spawn::Thread,
+        "start_new_thread"
+        | "start_new"
+        | "start_joinable_thread"
+        | "pthread_create"
+        | "thrd_create"
+        | "createthread"
+        | "_beginthreadex" => Spawn::Thread,
+        "spawn" if owner == "thread" || owner == "builder" => Spawn::Thread,
+        "__init__" | "_execute_child" | "_launch" if owner.contains("popen") => Spawn::Process,
+        "fork_exec" | "posix_spawn" | "posix_spawnp" | "spawnv_passfds" | "createprocess"
+        | "createprocessw" => Spawn::Process,
+        "fork" | "vfork" | "forkpty" if os_owner(owner) => Spawn::Process,
+        "clone" | "clone3" | "__clone" if os_owner(owner) => Spawn::Either,
+        _ => return None,
+    };
+    Some(s)
+}
+
 /// What a slice named `name` is.
 pub fn classify(name: &str) -> Class {
     let (owner, method) = call_of(name);
     Class {
         wait: wait_of(&owner, &method),
         release: release_of(&owner, &method),
+        spawn: spawn_of(&owner, &method),
     }
 }
 
@@ -204,8 +260,9 @@ pub fn wakers(w: Wait) -> &'static [(&'static [Release], bool)] {
         Wait::QueuePut => &[(&[Get], false), (&[Unlock], true)],
         Wait::Sync => &[(&[Unlock, Put, Get, Write], true)],
         Wait::Io => &[(&[Write, Put, Unlock], true)],
-        // Answered by the slice its flow arrived at, not by a search.
-        Wait::Call => &[],
+        // Answered by the slice its flow arrived at, or by the call that
+        // started the thread, not by a search.
+        Wait::Call | Wait::Start => &[],
     }
 }
 
@@ -279,5 +336,55 @@ mod tests {
         assert_eq!(release("pthread_cond_signal"), Some(Release::Unlock));
         assert_eq!(release("futex_wake"), Some(Release::Unlock));
         assert_eq!(release("java.lang.Object.notifyAll"), Some(Release::Unlock));
+    }
+
+    #[test]
+    fn calls_that_start_threads_and_processes() {
+        let spawn = |n: &str| classify(n).spawn;
+        let lib = " (/usr/lib/python3.11/threading.py:945)";
+        let (t, p, e) = (
+            Some(Spawn::Thread),
+            Some(Spawn::Process),
+            Some(Spawn::Either),
+        );
+        for (name, kind) in [
+            (format!("Thread.start{lib}"), t),
+            ("_thread.start_new_thread".into(), t),
+            ("start_new_thread".into(), t),
+            ("_thread.start_joinable_thread".into(), t),
+            ("pthread_create".into(), t),
+            ("std::thread::spawn".into(), t),
+            ("std::thread::Builder::spawn".into(), t),
+            ("java.lang.Thread.start".into(), t),
+            (format!("BaseProcess.start{lib}"), p),
+            ("Process.start".into(), p),
+            (format!("Popen.__init__{lib}"), p),
+            ("Popen._execute_child".into(), p),
+            (format!("Popen._launch{lib}"), p),
+            ("_posixsubprocess.fork_exec".into(), p),
+            ("posix.fork".into(), p),
+            ("os.fork".into(), p),
+            ("fork".into(), p),
+            ("posix_spawn".into(), p),
+            ("posix.posix_spawn".into(), p),
+            ("clone".into(), e),
+            ("syscall clone3".into(), e),
+            // Methods of the same names that start nothing.
+            ("aten::clone".into(), None),
+            ("Tensor.clone".into(), None),
+            ("tokio::spawn".into(), None),
+            ("Timer.start_time".into(), None),
+            ("Dict.__init__".into(), None),
+            ("Thread.join".into(), None),
+            ("git.fork".into(), None),
+        ] {
+            assert_eq!(spawn(&name), kind, "{name}");
+        }
+        // A start is no blocking call and no release.
+        assert_eq!(classify("Thread.start").wait, None);
+        assert_eq!(classify("posix.fork").release, None);
+        assert!(Spawn::Either.starts(true) && Spawn::Either.starts(false));
+        assert!(Spawn::Thread.starts(true) && !Spawn::Thread.starts(false));
+        assert!(!Spawn::Process.starts(true) && Spawn::Process.starts(false));
     }
 }

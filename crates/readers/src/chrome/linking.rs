@@ -3,16 +3,18 @@
 //! links").
 
 use super::blocking::Wait;
+use super::spawns;
 use super::waits::{self, Link};
 use super::{Collector, Phase, TrackKey};
 use critpath_trace::{Diagnostic, DiagnosticKind, Event, LinkId, Sym, Who};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 impl Collector {
-    /// Infers the links between threads from their blocking calls, adds
-    /// them to the records (the waker sends, the call receives a waited
-    /// link as it returns), and gives the diagnostics about them with the
-    /// receives, as (SM, time). `rename` maps placeholder SMs to final ones.
+    /// Infers the links between threads from their blocking calls and the
+    /// calls that started them, adds them to the records (the waker sends,
+    /// the call receives a waited link as it returns; a new thread, as it
+    /// begins), and gives the diagnostics about them with the receives, as
+    /// (SM, time). `rename` maps placeholder SMs to final ones.
     pub(super) fn link_threads(
         &mut self,
         rename: &HashMap<Sym, Sym>,
@@ -29,6 +31,9 @@ impl Collector {
         answered.extend(calls.iter().map(|c| (c.0.waiter, c.0.received)));
         answered.sort_unstable();
         let mut links = waits::infer(&mut self.scan, &pids, &answered);
+        let scan = &self.scan;
+        let starts = spawns::infer(&scan.spawns, &scan.extents, &pids, &scan.waits, &links);
+        links.extend(starts);
         let idle = self.records.idle;
         let mut states = vec![idle; links.len()];
         states.extend(calls.iter().map(|c| c.1));
@@ -110,7 +115,8 @@ fn inferred_diagnostic(links: &[Link]) -> Vec<Diagnostic> {
     out
 }
 
-/// The count of links inferred from blocking calls, by kind of call.
+/// The count of links inferred from blocking calls and from the calls that
+/// started threads, by kind of call.
 fn blocking_diagnostic(links: &[&Link]) -> Option<Diagnostic> {
     if links.is_empty() {
         return None;
@@ -122,10 +128,25 @@ fn blocking_diagnostic(links: &[&Link]) -> Option<Diagnostic> {
     let kinds: Vec<String> = (by_kind.iter())
         .map(|(k, n)| format!("{n} {}", k.label()))
         .collect();
+    let starts = by_kind.contains_key(&Wait::Start);
+    let (from, started) = match (starts, by_kind.len()) {
+        (false, _) => ("blocking calls", ""),
+        (true, 1) => ("the calls that started threads and processes", ""),
+        (true, _) => (
+            "blocking calls and the calls that started threads and processes",
+            ", and each new thread or process to the call that started it",
+        ),
+    };
+    let how = match (starts, by_kind.len()) {
+        (true, 1) => "each new thread or process was linked to the call that started it",
+        _ => {
+            "each call was linked to the other thread whose end or release came closest before \
+             it returned"
+        }
+    };
     let msg = format!(
-        "{} links between threads inferred from blocking calls ({}): the trace has no flow \
-         events for them, so each call was linked to the other thread whose end or release \
-         came closest before it returned; the path's edges over them are marked `inferred`",
+        "{} links between threads inferred from {from} ({}): the trace has no flow events for \
+         them, so {how}{started}; the path's edges over them are marked `inferred`",
         links.len(),
         kinds.join(", ")
     );

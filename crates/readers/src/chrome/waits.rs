@@ -13,6 +13,7 @@
 //! else at its return.
 
 use super::blocking::{wakers, Class, Release, Wait};
+use super::spawns::Spawns;
 use std::collections::HashMap;
 
 /// How far back a search for a waker goes past releases of the waiting
@@ -69,6 +70,8 @@ pub(super) struct Scan {
     nested: Vec<u64>,
     releases: HashMap<Release, Vec<Released>>,
     pub extents: Vec<Extent>,
+    /// The calls that start threads and processes.
+    pub spawns: Spawns,
 }
 
 impl Scan {
@@ -102,6 +105,7 @@ impl Scan {
             x.busy += end - start;
         }
         let class = self.classes.get(&name).copied().unwrap_or_default();
+        self.spawns.see(track, start, end, class.spawn);
         if let Some(r) = class.release {
             // A release that is no blocking call releases from its start.
             let from = if class.wait.is_none() { start } else { end };
