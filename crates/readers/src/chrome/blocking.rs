@@ -258,7 +258,9 @@ pub fn wakers(w: Wait) -> &'static [(&'static [Release], bool)] {
         Wait::Join | Wait::ProcessJoin => &[(&[], true)],
         Wait::QueueGet => &[(&[Put], false), (&[Write, Unlock], true)],
         Wait::QueuePut => &[(&[Get], false), (&[Unlock], true)],
-        Wait::Sync => &[(&[Unlock, Put, Get, Write], true)],
+        // A lock, condition or event is released by a call; a thread's
+        // end (the last resort of every wait) only when none came.
+        Wait::Sync => &[(&[Unlock, Put, Get, Write], false)],
         Wait::Io => &[(&[Write, Put, Unlock], true)],
         // Answered by the slice its flow arrived at, or by the call that
         // started the thread, not by a search.

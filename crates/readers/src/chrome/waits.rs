@@ -367,6 +367,26 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_wait_takes_a_release_before_a_closer_threads_end() {
+        // The holder releases at 401; another thread ends at 405; the
+        // acquire returns at 410.
+        let mut s = scan(&[
+            &[(300, 410, "_thread.lock.acquire")],
+            &[(390, 401, "_thread.lock.release"), (402, 500, "more")],
+            &[(350, 405, "noise")],
+        ]);
+        let links = infer(&mut s, &[Some("1"); 3], &[]);
+        assert_eq!((links[0].waker, links[0].sent), (1, 401));
+        // With no release, the thread's end still wakes it.
+        let mut s = scan(&[
+            &[(300, 410, "_thread.lock.acquire")],
+            &[(350, 405, "noise")],
+        ]);
+        let links = infer(&mut s, &[Some("1"); 2], &[]);
+        assert_eq!((links[0].waker, links[0].sent), (1, 405));
+    }
+
+    #[test]
     fn a_call_that_nothing_released_has_no_waker() {
         let mut s = scan(&[
             &[(0, 50, "_thread.lock.acquire")],
