@@ -5,7 +5,7 @@
 //! perf recording is in `record.rs`.)
 
 mod common;
-use common::{cc, example, json_of, run, state_row};
+use common::{cc, diagnostic_kinds, example, json_of, run, state_row};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -217,12 +217,7 @@ fn unbalanced_annotations_and_unknown_ids_are_diagnosed() {
     assert!(o.status.success());
     assert_eq!(String::from_utf8_lossy(&o.stdout), "still running\n");
     let v = json_of(&["analyze", out.to_str().unwrap(), "--json"]);
-    let kinds: Vec<&str> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["kind"].as_str().unwrap())
-        .collect();
+    let kinds = diagnostic_kinds(&v);
     assert_eq!(
         kinds.iter().filter(|k| **k == "stack-mismatch").count(),
         2,

@@ -352,12 +352,7 @@ fn what_a_span_cut_at_the_roots_end_called_after_it_is_cut_away_whole() {
     let f = f.to_str().unwrap();
     let v = json_of(&["analyze", "--json", f]);
     assert_eq!(v["critical_path"]["length_ns"], 100_000_000, "{v}");
-    let kinds: Vec<&str> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["kind"].as_str().unwrap())
-        .collect();
+    let kinds = diagnostic_kinds(&v);
     assert_eq!(kinds, ["child-outlives-parent"], "{v}");
     let msg = v["diagnostics"][0]["message"].as_str().unwrap();
     assert!(

@@ -182,6 +182,13 @@ pub fn thread_states<'a>(v: &'a Value, comm: &str) -> Vec<&'a Value> {
 }
 
 /// A JSON count of nanoseconds as a float.
+/// The kinds of an analysis's diagnostics, in order.
+pub fn diagnostic_kinds(v: &Value) -> Vec<&str> {
+    (v["diagnostics"].as_array().expect("diagnostics").iter())
+        .map(|d| d["kind"].as_str().expect("kind"))
+        .collect()
+}
+
 pub fn ns(v: &Value) -> f64 {
     v.as_u64().unwrap() as f64
 }
