@@ -128,25 +128,23 @@ fn blocking_diagnostic(links: &[&Link]) -> Option<Diagnostic> {
     let kinds: Vec<String> = (by_kind.iter())
         .map(|(k, n)| format!("{n} {}", k.label()))
         .collect();
-    let starts = by_kind.contains_key(&Wait::Start);
-    let (from, started) = match (starts, by_kind.len()) {
-        (false, _) => ("blocking calls", ""),
-        (true, 1) => ("the calls that started threads and processes", ""),
+    let closest = "each call was linked to the other thread whose end or release came closest \
+                   before it returned";
+    let started = "each new thread or process was linked to the call that started it";
+    let (from, how) = match (by_kind.contains_key(&Wait::Start), by_kind.len()) {
+        (false, _) => ("blocking calls", closest.to_string()),
+        (true, 1) => (
+            "the calls that started threads and processes",
+            started.to_string(),
+        ),
         (true, _) => (
             "blocking calls and the calls that started threads and processes",
-            ", and each new thread or process to the call that started it",
+            format!("{closest}, and each new thread or process to the call that started it"),
         ),
-    };
-    let how = match (starts, by_kind.len()) {
-        (true, 1) => "each new thread or process was linked to the call that started it",
-        _ => {
-            "each call was linked to the other thread whose end or release came closest before \
-             it returned"
-        }
     };
     let msg = format!(
         "{} links between threads inferred from {from} ({}): the trace has no flow events for \
-         them, so {how}{started}; the path's edges over them are marked `inferred`",
+         them, so {how}; the path's edges over them are marked `inferred`",
         links.len(),
         kinds.join(", ")
     );
