@@ -6,7 +6,9 @@ use flate2::read::GzDecoder;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
+use opentelemetry_proto::tonic::trace::v1::{span::SpanKind, status::StatusCode};
 use prost::Message;
+use serde_json::Value;
 use std::io::Read;
 
 /// How a request's body is encoded.
@@ -65,9 +67,57 @@ pub fn decode(body: &[u8], enc: Encoding) -> Result<ExportTraceServiceRequest, R
     match enc {
         Encoding::Protobuf => ExportTraceServiceRequest::decode(body)
             .map_err(|e| Refused::Bad(format!("not an OTLP ExportTraceServiceRequest: {e}"))),
-        Encoding::Json => serde_json::from_slice(body)
+        Encoding::Json => json_request(body)
             .map_err(|e| Refused::Bad(format!("not an OTLP JSON ExportTraceServiceRequest: {e}"))),
     }
+}
+
+/// A JSON request. The proto3 JSON mapping lets an enum be written by its
+/// name (`"kind": "SPAN_KIND_SERVER"`, `"code": "STATUS_CODE_ERROR"`), as
+/// span files `analyze` reads may be; the decoder takes numbers only, so a
+/// body it refuses is read again with such names as their numbers. When
+/// that does not help, the first error is the answer.
+fn json_request(body: &[u8]) -> Result<ExportTraceServiceRequest, serde_json::Error> {
+    let first = match serde_json::from_slice(body) {
+        Ok(req) => return Ok(req),
+        Err(e) => e,
+    };
+    let Ok(mut doc) = serde_json::from_slice::<Value>(body) else {
+        return Err(first);
+    };
+    if !enums_as_numbers(&mut doc) {
+        return Err(first);
+    }
+    serde_json::from_value(doc).map_err(|_| first)
+}
+
+/// Replaces the enum names of the spans' `kind` and `status.code` by
+/// their numbers; whether any was replaced.
+fn enums_as_numbers(doc: &mut Value) -> bool {
+    fn list<'a>(v: &'a mut Value, key: &str) -> impl Iterator<Item = &'a mut Value> {
+        v.get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+    }
+    let mut replaced = false;
+    let mut number = |v: Option<&mut Value>, of: &dyn Fn(&str) -> Option<i32>| {
+        let Some(v) = v else { return };
+        if let Some(n) = v.as_str().and_then(of) {
+            *v = Value::from(n);
+            replaced = true;
+        }
+    };
+    for rs in list(doc, "resourceSpans") {
+        for sp in list(rs, "scopeSpans").flat_map(|ss| list(ss, "spans")) {
+            number(sp.get_mut("kind"), &|n| {
+                SpanKind::from_str_name(n).map(|k| k as i32)
+            });
+            let code = sp.get_mut("status").and_then(|s| s.get_mut("code"));
+            number(code, &|n| StatusCode::from_str_name(n).map(|c| c as i32));
+        }
+    }
+    replaced
 }
 
 /// A 200's body: the partial success when spans were rejected.
@@ -137,5 +187,29 @@ mod tests {
             Err(Refused::Bad(_))
         ));
         assert!(matches!(decode(b"{", Encoding::Json), Err(Refused::Bad(_))));
+    }
+
+    #[test]
+    fn enums_by_name_are_read_as_their_numbers() {
+        let span = |kind: &str, code: &str| {
+            format!(
+                r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"a","kind":{kind},"startTimeUnixNano":"1","endTimeUnixNano":"2","status":{{"code":{code}}}}}]}}]}}]}}"#
+            )
+        };
+        let by_name = span("\"SPAN_KIND_CLIENT\"", "\"STATUS_CODE_ERROR\"");
+        let by_number = span("3", "2");
+        let a = decode(by_name.as_bytes(), Encoding::Json).unwrap();
+        let b = decode(by_number.as_bytes(), Encoding::Json).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.resource_spans[0].scope_spans[0].spans[0].kind, 3);
+        // An unknown name is refused with the decoder's own message.
+        let Err(Refused::Bad(why)) = decode(span("\"SIDEWAYS\"", "2").as_bytes(), Encoding::Json)
+        else {
+            panic!("an unknown kind was read")
+        };
+        assert!(
+            why.contains("kind") || why.contains("invalid type"),
+            "{why}"
+        );
     }
 }
