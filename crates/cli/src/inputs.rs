@@ -37,6 +37,7 @@ pub struct Unlinked {
 
 impl<'a> Inputs<'a> {
     pub fn new(paths: &'a [PathBuf]) -> Result<Self> {
+        critpath_session::each_once(paths)?;
         // Span files are one set of requests, read together; other files
         // of several hosts are merged (a pipe among them is not sniffed
         // here, where its first bytes would be lost).

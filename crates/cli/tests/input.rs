@@ -172,6 +172,26 @@ fn commands_that_read_the_trace_twice_work_on_stdin() {
     assert_eq!(got, want);
 }
 
+/// Standard input can be given once: `-` again would read its records a
+/// second time, as another host's.
+#[test]
+fn standard_input_given_twice_is_refused() {
+    let body = std::fs::read(fixture("small.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    for cmd in [
+        &["analyze"][..],
+        &["report", "-o", out],
+        &["export", "--format", "csv", "-o", out],
+    ] {
+        let o = run_stdin(&[cmd, &["-", "-"]].concat(), &body);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        let want = "<stdin>: the same file as <stdin>, given before it; give each input once";
+        assert!(stderr(&o).contains(want), "{cmd:?}: {}", stderr(&o));
+    }
+}
+
 /// A named FIFO can be opened and read only once (a second open would wait
 /// for a writer that never comes): `analyze` (its verdict's what-if and
 /// `--next` included) and `report` read it once and say what they say of

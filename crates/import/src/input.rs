@@ -273,20 +273,24 @@ pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// For each of `paths`, the index of an earlier one that names the same
-/// regular file ([`file_identity`]), if any: a file given twice.
+/// regular file ([`file_identity`]), or standard input (`-`) again, if
+/// any: an input given twice.
 pub fn given_before<P: AsRef<Path>>(paths: &[P]) -> Vec<Option<usize>> {
+    const STDIN: (u64, u64) = (u64::MAX, u64::MAX);
+    let identity = |p: &Path| match p == Path::new("-") {
+        true => Some(STDIN),
+        false => file_identity(p),
+    };
     let mut first: HashMap<(u64, u64), usize> = HashMap::new();
     let mut out = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
-        out.push(
-            file_identity(p.as_ref()).and_then(|id| match first.entry(id) {
-                Entry::Occupied(e) => Some(*e.get()),
-                Entry::Vacant(e) => {
-                    e.insert(i);
-                    None
-                }
-            }),
-        );
+        out.push(identity(p.as_ref()).and_then(|id| match first.entry(id) {
+            Entry::Occupied(e) => Some(*e.get()),
+            Entry::Vacant(e) => {
+                e.insert(i);
+                None
+            }
+        }));
     }
     out
 }
@@ -296,7 +300,7 @@ pub fn given_before<P: AsRef<Path>>(paths: &[P]) -> Vec<Option<usize>> {
 pub fn given_twice_message(first: &Path, outcome: &str) -> String {
     format!(
         "the same file as {}, given before it; {outcome} (its events would count twice)",
-        first.display()
+        display_name(first)
     )
 }
 

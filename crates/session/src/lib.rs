@@ -20,4 +20,4 @@ pub use critpath_trace::Settings;
 pub use error::{Error, Result};
 pub use gpu::GpuRun;
 pub use log::{Recorder, Replay};
-pub use session::{display_name, nonempty, Session};
+pub use session::{display_name, each_once, nonempty, Session};

@@ -37,19 +37,29 @@ pub struct Session {
     opens: usize,
 }
 
+/// Refuses a file given again, under its name or another, or standard
+/// input given twice: its events would count twice.
+pub fn each_once(paths: &[PathBuf]) -> std::result::Result<(), ReadError> {
+    for (path, before) in paths.iter().zip(given_before(paths)) {
+        if let Some(first) = before {
+            let why = given_twice_message(&paths[first], "give each input once");
+            return Err(ReadError::new(
+                &display_name(path),
+                Location::File,
+                why,
+                true,
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Session {
     /// Opens each input once and sniffs its format from its first bytes.
     pub fn open(paths: &[PathBuf], settings: &Settings) -> std::result::Result<Self, ReadError> {
         let mut inputs = Vec::with_capacity(paths.len());
-        // A file given again, under its name or another, is refused: its
-        // events would count twice.
-        let before = given_before(paths);
-        for (path, before) in paths.iter().zip(before) {
-            if let Some(first) = before {
-                let why = given_twice_message(&paths[first], "give each input once");
-                let name = path.display().to_string();
-                return Err(ReadError::new(&name, Location::File, why, true));
-            }
+        each_once(paths)?;
+        for path in paths {
             let input = open_input(path)?;
             let format = detect(&input.head, &input.name)?;
             inputs.push(Opened {
