@@ -20,7 +20,7 @@
 //! started it before the join began.
 
 use super::blocking::{Spawn, Wait};
-use super::waits::{Blocked, Extent, Link};
+use super::waits::{pid_of, Blocked, Extent, Link};
 use std::collections::{HashMap, HashSet};
 
 /// How far back a search for a thread's start goes, in calls, at most.
@@ -99,7 +99,6 @@ pub(super) fn infer(
     let mut mains: HashSet<&str> = HashSet::new();
     let mut calls: Vec<&Call> = spawns.calls.iter().filter(|c| !c.inner).collect();
     calls.sort_unstable_by_key(|c| (c.start, c.track));
-    let pid_of = |t: u32| pid.get(t as usize).copied().flatten();
     let mut used = vec![false; calls.len()];
     let joined = parent_joins(pid, waits, joins);
     let mut links = Vec::new();
@@ -110,7 +109,7 @@ pub(super) fn infer(
             continue;
         }
         let fits = |c: &Call| {
-            c.track != track && c.kind.starts(thread) && (pid_of(c.track) == Some(p)) == thread
+            c.track != track && c.kind.starts(thread) && (pid_of(pid, c.track) == Some(p)) == thread
         };
         let upto = calls.partition_point(|c| c.start <= first);
         let found = (0..upto)
@@ -149,7 +148,6 @@ fn parent_joins<'a>(
     waits: &[Blocked],
     joins: &[Link],
 ) -> HashMap<&'a str, (u64, u32)> {
-    let pid_of = |t: u32| pid.get(t as usize).copied().flatten();
     // The process joins of each track, in time order (the innermost
     // blocking calls of a track do not overlap).
     let mut began: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
@@ -161,7 +159,7 @@ fn parent_joins<'a>(
     }
     let mut out: HashMap<&str, (u64, u32)> = HashMap::new();
     for l in joins.iter().filter(|l| l.kind == Wait::ProcessJoin) {
-        let (Some(child), Some(parent)) = (pid_of(l.waker), pid_of(l.waiter)) else {
+        let (Some(child), Some(parent)) = (pid_of(pid, l.waker), pid_of(pid, l.waiter)) else {
             continue;
         };
         let Some(windows) = began.get(&l.waiter).filter(|_| child != parent) else {

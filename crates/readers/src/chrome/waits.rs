@@ -220,6 +220,11 @@ fn woken(scan: &Scan, w: &Blocked, sent: u64) -> u64 {
     nested.get(i).copied().unwrap_or(w.end)
 }
 
+/// The process of track `t`, when the trace names one.
+pub(super) fn pid_of<'a>(pid: &[Option<&'a str>], t: u32) -> Option<&'a str> {
+    pid.get(t as usize).copied().flatten()
+}
+
 /// Each blocking call's waker, where one is found; `pid` gives each track's
 /// process (`None` for an async track). A call that a flow answered, one
 /// of `answered` (sorted `(track, time)`: where flows and the answers of
@@ -237,7 +242,6 @@ pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>], answered: &[(u32, u64
         .map(|(n, x)| (x.last, n as u32, x.last))
         .collect();
     ends.sort_unstable();
-    let pid_of = |t: u32| pid.get(t as usize).copied().flatten();
     let mut links = Vec::new();
     let by_flow = |w: &&Blocked| {
         let i = answered.partition_point(|&a| a <= (w.track, w.start));
@@ -245,12 +249,12 @@ pub(super) fn infer(scan: &mut Scan, pid: &[Option<&str>], answered: &[(u32, u64
     };
     for w in scan.waits.iter().filter(|w| !by_flow(w)) {
         let window = (w.start, w.end);
-        let own = pid_of(w.track);
+        let own = pid_of(pid, w.track);
         // A thread's end in its own process for a join; a process's end in
         // another for a process join.
         let end_ok = |t: u32| match w.kind {
-            Wait::Join => pid_of(t) == own,
-            Wait::ProcessJoin => pid_of(t) != own,
+            Wait::Join => pid_of(pid, t) == own,
+            Wait::ProcessJoin => pid_of(pid, t) != own,
             _ => true,
         };
         let found = wakers(w.kind)
