@@ -16,6 +16,7 @@
 //! destination, and spans after the root's end keep off that lane.
 
 use super::cycles::break_cycles;
+use super::lanes::{assign_lanes, Lane};
 use super::open::OpenSpans;
 use super::outlive::{
     after_root, cut_at_parents, depths, id_index, label, parents, parents_in, request_root,
@@ -60,62 +61,6 @@ fn slot(phase: Phase, depth: usize) -> (Phase, u32) {
         Phase::End => (phase, u32::MAX - d),
         _ => (phase, d),
     }
-}
-
-/// A lane: its service (borrowed from its spans) and its number within
-/// the service.
-pub(super) type Lane<'a> = (&'a str, usize);
-
-/// Lanes: per service, spans sorted by start (enclosing first); a span
-/// goes on the first lane where it nests in the open span, that span one
-/// of its callers (`tree`: an ancestor), or follows it. A span never nests
-/// in one that did not call it: siblings (or strangers) that overlap in
-/// time are concurrent, each on a lane of its own, so that the parent
-/// waits for each. No span starting at or after the end of `root` (the
-/// request's root span) goes on the root's lane, so that the lane's last
-/// transition is the root's end. Also says whether the root is outermost
-/// on its lane (then that transition is the root's end).
-fn assign_lanes<'a>(
-    spans: &'a [Span],
-    tree: &Ancestry,
-    root: Option<usize>,
-) -> (Vec<Lane<'a>>, bool) {
-    // Every lane in the order made: its service and the spans open on it
-    // (end, index), outermost first (a request has a few lanes).
-    let mut lanes: Vec<(&str, Vec<(u64, usize)>)> = Vec::new();
-    let mut lane_of: Vec<Lane> = Vec::with_capacity(spans.len());
-    // The root's lane and the root's end, once placed.
-    let mut sealed: Option<(usize, u64)> = None;
-    let mut outermost = false;
-    for (k, s) in spans.iter().enumerate() {
-        let svc = s.service.as_str();
-        // The lanes of the service before the one chosen.
-        let mut i = 0;
-        let mut chosen = None;
-        for (at, (_, stack)) in lanes.iter_mut().enumerate().filter(|(_, (l, _))| *l == svc) {
-            let closed = sealed.is_some_and(|(lane, end)| lane == at && s.start >= end);
-            while stack.last().is_some_and(|&(end, _)| end <= s.start) {
-                stack.pop();
-            }
-            let nests = |&(end, open): &(u64, usize)| s.end <= end && tree.is_ancestor(open, k);
-            if !closed && stack.last().is_none_or(nests) {
-                stack.push((s.end, k));
-                chosen = Some(at);
-                break;
-            }
-            i += 1;
-        }
-        let at = chosen.unwrap_or_else(|| {
-            lanes.push((svc, vec![(s.end, k)]));
-            lanes.len() - 1
-        });
-        if Some(k) == root {
-            sealed = Some((at, s.end));
-            outermost = lanes[at].1.len() == 1;
-        }
-        lane_of.push((svc, i));
-    }
-    (lane_of, outermost)
 }
 
 /// The request's path ends with its root span's end, the last transition
@@ -287,7 +232,7 @@ pub(super) fn records(spans: &mut [Span]) -> Tracks<Phase> {
     let index = id_index(spans);
     let parent = parents_in(spans, &index);
     let root = request_root(spans);
-    let (lane_of, outermost) = assign_lanes(spans, &Ancestry::new(&parent), root);
+    let (lane_of, outermost) = assign_lanes(spans, &parent, &Ancestry::new(&parent), root);
     let mut tr: Tracks<Phase> = Tracks::new();
     let slices: Vec<Slice> = (spans.iter().enumerate())
         .map(|(i, s)| Slice {

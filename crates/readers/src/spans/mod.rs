@@ -30,6 +30,7 @@ mod build;
 mod cycles;
 mod docs;
 mod ids;
+mod lanes;
 mod mapped;
 mod open;
 mod otlp_json;

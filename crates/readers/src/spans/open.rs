@@ -3,7 +3,7 @@
 //! ([`super::build::Phase`]), so the spans open then are those that started
 //! before `t` and end at `t` or later.
 
-use super::build::Lane;
+use super::lanes::Lane;
 use super::Span;
 use rustc_hash::FxHashMap;
 use std::ops::Range;
