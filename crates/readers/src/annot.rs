@@ -105,6 +105,8 @@ pub struct Facts {
     pub lost: u64,
     /// Annotation records in the file.
     pub records: u64,
+    /// Names that are not UTF-8, and the byte offset of the first.
+    pub not_utf8: Option<(u64, usize)>,
 }
 
 /// Reads an annotation file: scans its blocks, then yields the annotations
@@ -116,6 +118,7 @@ pub struct AnnotReader {
     heap: BinaryHeap<Reverse<(u64, usize, usize)>>,
     cursors: Vec<Cursor>,
     pub facts: Facts,
+    names: Names,
     /// Problems met (a damaged block, or `cut` true: the file ends inside a
     /// block, as when the writer was killed mid-write); never fatal.
     pub problems: Vec<(ReadError, bool)>,
@@ -131,6 +134,41 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// The names that are not UTF-8 (a C program's bytes), read with U+FFFD
+/// in place of what is not, so that two names stay two: met while the
+/// blocks are scanned, kept by their byte offset.
+#[derive(Default)]
+struct Names {
+    lossy: FxHashMap<usize, Box<str>>,
+    /// Met in the scan, not decoded yet: offset and length.
+    met: std::cell::RefCell<Vec<(usize, usize)>>,
+}
+
+impl Names {
+    /// The name of the bytes `s` at offset `at`, not UTF-8.
+    fn lossy(&self, at: usize, s: &[u8]) -> &str {
+        match self.lossy.get(&at) {
+            Some(text) => text,
+            None => {
+                self.met.borrow_mut().push((at, s.len()));
+                "\u{FFFD}"
+            }
+        }
+    }
+
+    /// Decodes the names met in the scan of `b`; how many there were
+    /// (each place once).
+    fn decode(&mut self, b: &[u8]) -> usize {
+        let met = std::mem::take(self.met.get_mut());
+        let mut new = 0;
+        for (at, n) in met {
+            let text = String::from_utf8_lossy(&b[at..at + n]);
+            new += usize::from(self.lossy.insert(at, text.into()).is_none());
+        }
+        new
+    }
+}
+
 /// A parsed record: its time (None for untimed facts), content, length.
 enum Parsed<'a> {
     Timed(u64, Annot<'a>),
@@ -141,7 +179,7 @@ enum Parsed<'a> {
 }
 
 /// Parses the record at `at` in `b`; `None` if it is cut short or unknown.
-fn parse(b: &[u8], at: usize) -> Option<(Parsed<'_>, usize)> {
+fn parse<'a>(b: &'a [u8], at: usize, names: &'a Names) -> Option<(Parsed<'a>, usize)> {
     let kind = *b.get(at)?;
     let mut p = at + 1;
     let string = |p: &mut usize| -> Option<Option<&str>> {
@@ -151,8 +189,9 @@ fn parse(b: &[u8], at: usize) -> Option<(Parsed<'_>, usize)> {
             return Some(None);
         }
         let s = b.get(*p..*p + n as usize)?;
+        let text = std::str::from_utf8(s).unwrap_or_else(|_| names.lossy(*p, s));
         *p += n as usize;
-        Some(Some(std::str::from_utf8(s).unwrap_or("?")))
+        Some(Some(text))
     };
     let time = |p: &mut usize| -> Option<u64> {
         let t = u64_at(b, *p)?;
@@ -200,6 +239,52 @@ fn parse(b: &[u8], at: usize) -> Option<(Parsed<'_>, usize)> {
     Some((parsed, p - at))
 }
 
+/// Why a record of kind `kind` that does not parse inside its block
+/// cannot be read.
+fn unreadable(kind: u8) -> String {
+    const NAMES: [&str; 10] = [
+        "begin_sm",
+        "end_sm",
+        "state",
+        "wait",
+        "send",
+        "recv",
+        "thread",
+        "lost",
+        "calibration",
+        "task",
+    ];
+    match NAMES.get(usize::from(kind).wrapping_sub(1)) {
+        Some(name) => format!(
+            "annotation record of kind {kind} ({name}) runs past its block's end or has no name where one is needed (length 0xffff); the rest of its block is skipped"
+        ),
+        None => format!("unknown annotation record kind {kind}; the rest of its block is skipped"),
+    }
+}
+
+/// When the block in `b[start..end]` overruns the start of the next one:
+/// its records do not parse to its end, or its end is not the start of a
+/// block, and a block's magic lies before that place, its first record
+/// whole (a write cut short, the next block appended after it). Gives the
+/// end of the last record whole before that magic, and the magic's offset.
+fn overrun(b: &[u8], start: usize, end: usize, names: &Names) -> Option<(usize, usize)> {
+    let mut at = start;
+    while let Some((_, n)) = parse(&b[..end], at, names).filter(|_| at < end) {
+        at += n;
+    }
+    if at >= end && (end == b.len() || b[end..].starts_with(MAGIC)) {
+        return None;
+    }
+    let next = (start..=at.min(end - 1))
+        .rev()
+        .find(|&m| b[m..].starts_with(MAGIC) && parse(b, m + HEADER, names).is_some())?;
+    let mut whole = start;
+    while let Some((_, n)) = parse(&b[..next], whole, names) {
+        whole += n;
+    }
+    Some((whole, next))
+}
+
 impl AnnotReader {
     pub fn open(path: &Path) -> Result<AnnotReader, ReadError> {
         let name = path.display().to_string();
@@ -215,6 +300,7 @@ impl AnnotReader {
             heap: BinaryHeap::new(),
             cursors: Vec::new(),
             facts: Facts::default(),
+            names: Names::default(),
             problems: Vec::new(),
         };
         r.scan();
@@ -269,6 +355,20 @@ impl AnnotReader {
                 break;
             };
             let end = at + HEADER + n as usize;
+            // A write cut short (a full disk) leaves part of a block, and
+            // the next block follows it: its records end at that block.
+            if let Some((whole, next)) = overrun(b, at + HEADER, end.min(len), &self.names) {
+                self.problem(whole, format!("block of {n} bytes cut short by a block that starts at byte offset {next} (a write was cut short, as when the disk fills); its complete records are kept"), true);
+                self.blocks.push(Block {
+                    start: at + HEADER,
+                    end: whole,
+                    pid,
+                    tid,
+                    cut: false,
+                });
+                at = next;
+                continue;
+            }
             if end > len {
                 self.problem(at, format!("block of {n} bytes cut short at the end of the file ({} bytes present; the writer was stopped mid-write or the disk filled); its complete records are kept", len - at - HEADER), true);
             }
@@ -281,6 +381,9 @@ impl AnnotReader {
             });
             at = end;
         }
+        let first = self.names.met.borrow().first().map(|&(at, _)| at);
+        let met = self.names.decode(&self.map);
+        self.facts.not_utf8 = first.map(|at| (met as u64, at));
         for i in 0..self.blocks.len() {
             let mut c = Cursor {
                 block: i,
@@ -302,17 +405,14 @@ impl AnnotReader {
             if c.at >= blk.end {
                 return None;
             }
-            let Some((p, n)) = parse(&self.map[..blk.end], c.at) else {
+            let Some((p, n)) = parse(&self.map[..blk.end], c.at, &self.names) else {
                 let at = c.at;
                 self.problem(
                     at,
                     if blk.cut {
                         "annotation record cut short at the end of the file".into()
                     } else {
-                        format!(
-                            "unknown annotation record kind {}; the rest of its block is skipped",
-                            self.map[at]
-                        )
+                        unreadable(self.map[at])
                     },
                     blk.cut,
                 );
@@ -351,7 +451,7 @@ impl AnnotReader {
         let mut c = self.cursors[ci];
         let blk = self.blocks[c.block];
         let at = c.at;
-        let (_, n) = parse(&self.map[..blk.end], at).expect("parsed when primed");
+        let (_, n) = parse(&self.map[..blk.end], at, &self.names).expect("parsed when primed");
         c.at += n;
         let task = c.task;
         if let Some(t2) = self.advance(&mut c, false) {
@@ -359,7 +459,7 @@ impl AnnotReader {
         }
         self.cursors[ci] = c;
         self.facts.records += 1;
-        let Some((Parsed::Timed(_, what), _)) = parse(&self.map[..blk.end], at) else {
+        let Some((Parsed::Timed(_, what), _)) = parse(&self.map[..blk.end], at, &self.names) else {
             unreachable!("a primed cursor stands on a timed record")
         };
         let task_name = match task {
@@ -430,6 +530,18 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_trace::Summary {
                 ),
             )
             .count(facts.lost),
+        );
+    }
+    if let Some((n, at)) = facts.not_utf8 {
+        out.push(
+            critpath_trace::Diagnostic::new(
+                critpath_trace::DiagnosticKind::NamesNotUtf8,
+                format!(
+                    "{}: {n} name(s) are not UTF-8 (the first at byte offset {at}): each was read with U+FFFD in place of the bytes that are not",
+                    reader.name
+                ),
+            )
+            .count(n),
         );
     }
     critpath_trace::Summary {
