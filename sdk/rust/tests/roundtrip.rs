@@ -20,6 +20,7 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     // runs), then uses it for 10 ms. The path: make (30) -> idle's link ->
     // use (10).
     let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let began = std::time::Instant::now();
     let consumer = std::thread::Builder::new()
         .name("consumer".into())
         .spawn(move || {
@@ -49,6 +50,7 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
         critpath_sdk::state("report");
     }
     critpath_sdk::flush();
+    let run = began.elapsed().as_nanos() as u64;
 
     let mut src = critpath_import::open(&out).expect("opens");
     let (a, err) = critpath_engine::analyze(&mut src, Default::default(), |_, _| {}).unwrap();
@@ -67,16 +69,15 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     assert!(use_.total_ns >= 10_000_000);
     assert_eq!(use_.critical_ns, use_.total_ns);
     // The idle wait is charged from the send to the recv (the consumer's
-    // wakeup), and lies on the path between make and use.
+    // wakeup, as long as the machine's load makes it), and lies on the
+    // path between make and use.
     let idle = get("consumer", "idle");
-    assert!(
-        idle.critical_ns > 0 && idle.critical_ns < 30_000_000,
-        "{idle:?}"
-    );
+    assert!(idle.critical_ns > 0, "{idle:?}");
+    assert!(idle.critical_ns < idle.total_ns, "not the wait before the send: {idle:?}");
     assert!(make.critical_ns >= 30_000_000, "{make:?}");
     let len = a.critical_path.length_ns;
-    // make (30) + the consumer's wakeup + use (10).
-    assert!((40_000_000..65_000_000).contains(&len), "{len}");
+    // make (30) + the consumer's wakeup + use (10), within the run.
+    assert!((40_000_000..=run).contains(&len), "{len} of a {run} ns run");
     // Each SM sits on its thread, named COMM:TID.
     assert!(a
         .states
