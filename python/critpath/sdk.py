@@ -15,8 +15,11 @@ The verbs are those of ``sdk/c/critpath.h``: ``begin_sm``, ``end_sm``,
 has its own SM stack. Events go to a per-thread buffer appended to the file
 named by ``CRITPATH_OUT`` in one ``write`` when full, when the thread ends
 and at interpreter exit; with ``CRITPATH_OUT`` unset every call returns at
-once (``send`` and ``recv`` after checking the id, as when recording). With ``CRITPATH_CALIBRATE=1`` the process measures its cost per event
-and writes it to the trace for ``critpath analyze --correct-overhead``.
+once (``send`` and ``recv`` after checking the id, as when recording). A
+name longer than 1024 bytes in UTF-8 is cut at the last character boundary
+within them. With ``CRITPATH_CALIBRATE=1`` the process measures its cost
+per event and writes it to the trace for ``critpath analyze
+--correct-overhead``.
 The file format is described in ``docs/formats.md`` ("Annotation files")
 and read by ``crates/readers/src/annot.rs``.
 """
@@ -68,6 +71,17 @@ except Exception:  # pragma: no cover
 _encoded = {}
 
 
+def _cut(b):
+    """UTF-8 bytes ``b`` cut to at most _MAXSTR bytes, at a character
+    boundary (never inside a character)."""
+    if len(b) <= _MAXSTR:
+        return b
+    n = _MAXSTR
+    while b[n] & 0xC0 == 0x80:  # b[n] continues the character before it
+        n -= 1
+    return b[:n]
+
+
 def _s(name):
     """A name as the file spells it (length and bytes), cached."""
     e = _encoded.get(name)
@@ -75,7 +89,7 @@ def _s(name):
         if name is None:
             e = b"\xff\xff"
         else:
-            b = str(name).encode("utf-8", "replace")[:_MAXSTR]
+            b = _cut(str(name).encode("utf-8", "replace"))
             e = struct.pack("<H", len(b)) + b
         if len(_encoded) < 100000:
             _encoded[name] = e

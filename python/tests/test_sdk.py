@@ -204,6 +204,23 @@ class SdkTest(unittest.TestCase):
         self.assertEqual(off.stdout, on.stdout)
         self.assertEqual(len(off.stdout.splitlines()), 12)
 
+    def test_a_long_name_is_cut_at_a_character_boundary(self):
+        # 1 + 600 x 2 and 400 x 3 bytes: byte 1024 falls inside a character
+        # of each, so each is cut to its first 1023 bytes and stays UTF-8
+        # (two different names, not both "?").
+        code = """
+            from critpath import sdk
+            with sdk.sm("long"):
+                sdk.state("x" + "\\u00e9" * 600)
+                sdk.state("\\u20ac" * 400)
+        """
+        p = run_py(code, self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = analyze(self.out)
+        for name in ("x" + "\u00e9" * 511, "\u20ac" * 341):
+            self.assertEqual(len(name.encode()), 1023)
+            self.assertEqual(row(v, "long", name)["visits"], 1)
+
     def test_off_does_nothing_and_costs_little(self):
         code = """
             import time
