@@ -24,7 +24,9 @@
  * Where <sys/sdt.h> exists (define CRITPATH_NO_USDT to opt out) every call
  * also fires a USDT probe `critpath:<verb>`.
  *
- * Ids are any 64-bit integer. Names longer than 1024 bytes are cut.
+ * Ids are any 64-bit integer. Names longer than 1024 bytes are cut before
+ * the UTF-8 character that byte 1024 falls in (a cut name stays UTF-8; a
+ * name that is no UTF-8 is written as the bytes it is).
  * The file format is described in docs/formats.md ("Annotation files")
  * and read by crates/readers/src/annot.rs.
  */
@@ -110,13 +112,21 @@ static inline void cp__u64(struct cp__tb *b, uint64_t v) {
     memcpy(b->data + b->len, &v, 8);
     b->len += 8;
 }
+/* The length of `s` (n bytes) cut to at most CP__MAXSTR bytes, before the
+ * UTF-8 character that byte CP__MAXSTR continues (at most 3 continuation
+ * bytes: a name that is no UTF-8 is cut where it is). */
+static inline size_t cp__cut(const char *s, size_t n) {
+    if (n <= CP__MAXSTR) return n;
+    n = CP__MAXSTR;
+    for (int k = 0; k < 3 && ((unsigned char)s[n] & 0xc0) == 0x80; k++) n--;
+    return n;
+}
 static inline void cp__str(struct cp__tb *b, const char *s) {
     if (!s) {
         cp__u16(b, CP__NONE);
         return;
     }
-    size_t n = strlen(s);
-    if (n > CP__MAXSTR) n = CP__MAXSTR;
+    size_t n = cp__cut(s, strlen(s));
     cp__u16(b, (uint16_t)n);
     memcpy(b->data + b->len, s, n);
     b->len += (uint32_t)n;

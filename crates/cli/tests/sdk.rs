@@ -234,6 +234,22 @@ fn unbalanced_annotations_and_unknown_ids_are_diagnosed() {
 }
 
 #[test]
+fn a_long_name_is_cut_at_a_character_boundary() {
+    need_cc!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), &test_c("long_names.c"), "long_names");
+    let out = dir.path().join("l.annot");
+    let o = exec(&bin, &[], &[("CRITPATH_OUT", out.to_str().unwrap())]);
+    assert!(o.status.success());
+    let v = json_of(&["analyze", out.to_str().unwrap(), "--json"]);
+    // Each keeps its first 1023 bytes, still UTF-8: two states, not "?".
+    for name in [format!("x{}", "\u{e9}".repeat(511)), "\u{20ac}".repeat(341)] {
+        assert_eq!(name.len(), 1023);
+        assert_eq!(row(&v, "long", &name).0, 1);
+    }
+}
+
+#[test]
 fn a_killed_program_leaves_its_trace_up_to_the_last_flush() {
     need_cc!();
     let dir = tempfile::tempdir().unwrap();
