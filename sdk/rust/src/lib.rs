@@ -20,7 +20,8 @@
 //! file format is described in `docs/formats.md` ("Annotation files") and
 //! read by `crates/readers/src/annot.rs`.
 //!
-//! Ids are any 64-bit integer; names longer than 1024 bytes are cut.
+//! Ids are any 64-bit integer; names longer than 1024 bytes are cut at the
+//! last character boundary within them (so they stay UTF-8).
 
 use std::cell::{RefCell, UnsafeCell};
 use std::fs::File;
@@ -206,6 +207,20 @@ fn gettid() -> u32 {
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
 }
 
+/// `s` cut to at most MAXSTR bytes, at a character boundary (a cut name
+/// stays UTF-8).
+#[inline]
+fn cut(s: &str) -> &str {
+    if s.len() <= MAXSTR {
+        return s;
+    }
+    let mut n = MAXSTR;
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    &s[..n]
+}
+
 struct Buf {
     shared: Arc<Shared>,
     /// `shared.data`, at hand.
@@ -268,7 +283,7 @@ impl Buf {
         match s {
             None => self.put(&NONE.to_le_bytes()),
             Some(s) => {
-                let b = &s.as_bytes()[..s.len().min(MAXSTR)];
+                let b = cut(s).as_bytes();
                 self.put(&(b.len() as u16).to_le_bytes());
                 self.put(b);
             }
@@ -515,4 +530,35 @@ pub fn calibrate() -> f64 {
         best = best.min(now() - t0);
     }
     best as f64 / N as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The name record `Buf::str` writes for `name`: length, then bytes.
+    fn written(name: &str) -> (u16, Vec<u8>) {
+        let mut b = Buf::new(true);
+        let at = b.len;
+        b.str(Some(name));
+        // SAFETY: `data` holds BUF bytes, of which `len` are written.
+        let d = unsafe { std::slice::from_raw_parts(b.data, b.len) };
+        (u16::from_le_bytes([d[at], d[at + 1]]), d[at + 2..].to_vec())
+    }
+
+    #[test]
+    fn a_long_name_is_cut_at_a_character_boundary() {
+        // Byte 1024 falls inside a character of each: cut before it.
+        let two = format!("x{}", "\u{e9}".repeat(600));
+        let three = "\u{20ac}".repeat(400);
+        for name in [two, three] {
+            let (n, bytes) = written(&name);
+            assert_eq!((n, bytes.len()), (1023, 1023));
+            assert_eq!(std::str::from_utf8(&bytes), Ok(&name[..1023]));
+        }
+        // 4 x 256 bytes: byte 1024 is a boundary, all 1024 are kept.
+        let four = "\u{1f600}".repeat(300);
+        assert_eq!(written(&four), (1024, four.as_bytes()[..1024].to_vec()));
+        assert_eq!(written("short").1, b"short");
+    }
 }
