@@ -15,11 +15,12 @@ The verbs are those of ``sdk/c/critpath.h``: ``begin_sm``, ``end_sm``,
 has its own SM stack. Events go to a per-thread buffer appended to the file
 named by ``CRITPATH_OUT`` in one ``write`` when full, when the thread ends
 and at interpreter exit; with ``CRITPATH_OUT`` unset every call returns at
-once (``send`` and ``recv`` after checking the id, as when recording). A
-name longer than 1024 bytes in UTF-8 is cut at the last character boundary
-within them. With ``CRITPATH_CALIBRATE=1`` the process measures its cost
-per event and writes it to the trace for ``critpath analyze
---correct-overhead``.
+once (after checking the names and ids, as when recording). Names are
+``str``: anything else raises a TypeError, whether recording or not (None
+only for wait's ``on_sm`` and ``on_state``). A name longer than 1024 bytes
+in UTF-8 is cut at the last character boundary within them. With
+``CRITPATH_CALIBRATE=1`` the process measures its cost per event and
+writes it to the trace for ``critpath analyze --correct-overhead``.
 The file format is described in ``docs/formats.md`` ("Annotation files")
 and read by ``crates/readers/src/annot.rs``.
 """
@@ -83,13 +84,14 @@ def _cut(b):
 
 
 def _s(name):
-    """A name as the file spells it (length and bytes), cached."""
+    """A name (a str, or None for "none") as the file spells it (length
+    and bytes), cached."""
     e = _encoded.get(name)
     if e is None:
         if name is None:
             e = b"\xff\xff"
         else:
-            b = _cut(str(name).encode("utf-8", "replace"))
+            b = _cut(name.encode("utf-8", "replace"))
             e = struct.pack("<H", len(b)) + b
         if len(_encoded) < 100000:
             _encoded[name] = e
@@ -213,12 +215,22 @@ def _after_fork():
     _local.__dict__.clear()
 
 
+def _name(verb, arg, name, none=False):
+    """``name`` checked: a TypeError naming the verb and argument unless it
+    is a str (or None, where ``none`` allows it)."""
+    if not isinstance(name, str) and not (none and name is None):
+        raise TypeError("critpath.sdk: %s() argument %s is a str%s, not %s"
+                        % (verb, arg, " or None" if none else "", type(name).__name__))
+
+
 def _stack(b):
     return b.stacks.setdefault(b.task, [])
 
 
 def begin_sm(name):
     """A state machine begins on this thread (or asyncio task)."""
+    if type(name) is not str:
+        _name("begin_sm", "name", name)
     if _path is None:
         return
     b = _buffer()
@@ -228,6 +240,8 @@ def begin_sm(name):
 
 def end_sm(name):
     """The state machine ``name`` (on top of the stack) ends."""
+    if type(name) is not str:
+        _name("end_sm", "name", name)
     if _path is None:
         return
     b = _buffer()
@@ -268,6 +282,8 @@ _NOOP = _StateCtx(None)
 def state(name):
     """The current SM enters ``name``. As a context manager, it goes back to
     the state it was in before when the block ends."""
+    if type(name) is not str:
+        _name("state", "name", name)
     if _path is None:
         return _NOOP
     b = _buffer()
@@ -286,6 +302,11 @@ def wait(state_name, on_sm=None, on_state=None):
     """The current SM waits in ``state_name`` until SM ``on_sm`` enters
     ``on_state`` (any state when None); with ``on_sm`` None only a
     :func:`recv` ends the wait."""
+    if type(state_name) is not str:
+        _name("wait", "state_name", state_name)
+    if on_sm is not None or on_state is not None:
+        _name("wait", "on_sm", on_sm, none=True)
+        _name("wait", "on_state", on_state, none=True)
     if _path is None:
         return
     b = _buffer()
@@ -339,6 +360,8 @@ def recv(id, state_name):
     """The current SM enters ``state_name``, depending on the send of ``id``
     (an int in 0..2**64-1; another raises a ValueError, a TypeError if it is
     no int, whether recording or not)."""
+    if type(state_name) is not str:
+        _name("recv", "state_name", state_name)
     if _path is None:
         _check_id(id)
         return
@@ -362,6 +385,7 @@ class sm:
     __slots__ = ("name",)
 
     def __init__(self, name):
+        _name("sm", "name", name)
         self.name = name
 
     def __enter__(self):

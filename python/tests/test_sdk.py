@@ -204,6 +204,52 @@ class SdkTest(unittest.TestCase):
         self.assertEqual(off.stdout, on.stdout)
         self.assertEqual(len(off.stdout.splitlines()), 12)
 
+    def test_a_name_that_is_no_str_is_refused_whether_recording_or_not(self):
+        # None would be written as "none" where a name must be (losing the
+        # rest of the thread's block), 123 and b"raw\xff" as their repr.
+        code = """
+            from critpath import sdk
+            bad = (None, 123, b"raw\\xff")
+            calls = [
+                (lambda n: sdk.begin_sm(n), bad),
+                (lambda n: sdk.end_sm(n), bad),
+                (lambda n: sdk.state(n), bad),
+                (lambda n: sdk.sm(n), bad),
+                (lambda n: sdk.wait(n), bad),
+                (lambda n: sdk.recv(1, n), bad),
+                (lambda n: sdk.wait("w", n, "z"), bad[1:]),
+                (lambda n: sdk.wait("w", "b", n), bad[1:]),
+            ]
+            with sdk.sm("a"):
+                for call, names in calls:
+                    for n in names:
+                        try:
+                            call(n)
+                        except TypeError as e:
+                            print(e)
+                        else:
+                            raise SystemExit("name %r accepted" % (n,))
+                sdk.state("ok")
+        """
+        off = run_py(code, None)
+        self.assertEqual(off.returncode, 0, off.stderr + off.stdout)
+        self.assertEqual(os.listdir(self.tmp.name), [])
+        on = run_py(code, self.out)
+        self.assertEqual(on.returncode, 0, on.stderr + on.stdout)
+        self.assertEqual(off.stdout, on.stdout)
+        self.assertEqual(len(off.stdout.splitlines()), 22)
+        for says in ("state() argument name is a str, not NoneType",
+                     "recv() argument state_name is a str, not bytes",
+                     "wait() argument on_sm is a str or None, not int"):
+            self.assertIn("critpath.sdk: " + says, off.stdout)
+        # Nothing of the refused calls was written: the block reads whole.
+        v = analyze(self.out)
+        self.assertEqual(sorted(r["state"] for r in v["states"] if r["sm"] == "a"),
+                         ["ok", "running"])
+        kinds = [d["kind"] for d in v["diagnostics"]]
+        self.assertNotIn("damaged-input", kinds)
+        self.assertNotIn("cut-short", kinds)
+
     def test_a_long_name_is_cut_at_a_character_boundary(self):
         # 1 + 600 x 2 and 400 x 3 bytes: byte 1024 falls inside a character
         # of each, so each is cut to its first 1023 bytes and stays UTF-8
