@@ -24,7 +24,8 @@
  * Where <sys/sdt.h> exists (define CRITPATH_NO_USDT to opt out) every call
  * also fires a USDT probe `critpath:<verb>`.
  *
- * Ids are any 64-bit integer. Names longer than 1024 bytes are cut before
+ * Ids are any 64-bit integer. A NULL name is written as "" (a NULL on_sm
+ * of cp_wait is an open wait). Names longer than 1024 bytes are cut before
  * the UTF-8 character that byte 1024 falls in (a cut name stays UTF-8; a
  * name that is no UTF-8 is written as the bytes it is).
  * The file format is described in docs/formats.md ("Annotation files")
