@@ -81,7 +81,9 @@ def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=Non
     check_instance(instance, annotation)
     paths = _paths(path_or_paths)
     found = None
-    if trace is None:
+    if trace is None and annotation is None:
+        # annotation= is of PyTorch profiler traces, never span files: the
+        # analysis of one trace refuses it on anything else, as the CLI.
         found = _native.requests(paths, from_=from_, to=to)
     if found is not None:
         doc, results, verdict, read_error = found

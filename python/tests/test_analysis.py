@@ -288,6 +288,21 @@ def test_an_annotation_of_a_trace_that_is_not_a_pytorch_profiler_one_is_refused(
         critpath.analyze_many([NIC], client="serial", annotation="ProfilerStep")
 
 
+@pytest.mark.parametrize("instance", [None, 5])
+def test_an_annotation_of_a_span_file_of_several_requests_is_refused(instance):
+    # It was ignored there (the requests analyzed as without it) while the
+    # CLI, a span file of one request and analyze_many refuse it.
+    spans = example("spans", "otel", "otlp.json")
+    args = ["--instance", str(instance)] if instance is not None else []
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(spans, annotation="ProfilerStep", instance=instance)
+    assert_same_error(e, "analyze", spans, "--annotation", "ProfilerStep", *args)
+    assert str(e.value).endswith("and this is a span file (OpenTelemetry, Jaeger or Zipkin)")
+    with pytest.raises(critpath.Error) as many:
+        critpath.analyze_many([spans], client="serial", annotation="ProfilerStep")
+    assert str(many.value) == str(e.value)
+
+
 # Bad input: the CLI's message, raised as critpath.Error (a ValueError).
 
 def assert_same_error(exc, *cli_args):
