@@ -21,6 +21,8 @@ Error.__module__ = "critpath"
 
 STATE_COLUMNS = ["sys", "sm", "state", "visits", "total_ns", "critical_ns", "criticality"]
 PATH_COLUMNS = ["sm", "state", "start_ns", "end_ns", "kind", "sys", "from_sm", "inter"]
+# What the JSON's values make of the path's columns, given to an empty path.
+PATH_TYPES = {"start_ns": "int64", "end_ns": "int64", "inter": "bool"}
 SLACK_COLUMNS = [
     "sys", "sm", "state", "slack_ns", "slack_mean_ns", "visits", "total_ns",
     "critical_ns", "criticality",
@@ -100,12 +102,15 @@ def analyze(path_or_paths, *, to=None, from_=None, annotation=None, instance=Non
     return result
 
 
-def _frame(rows, columns):
+def _frame(rows, columns, empty_types=None):
+    """``rows`` with ``columns`` first; without rows, the columns typed as
+    ``empty_types`` says (else object)."""
     df = pd.DataFrame(rows)
     for c in columns:
         if c not in df.columns:
             df[c] = pd.Series(dtype="object")
-    return df[columns + [c for c in df.columns if c not in columns]]
+    df = df[columns + [c for c in df.columns if c not in columns]]
+    return df.astype(empty_types) if empty_types and df.empty else df
 
 
 def _states(rows):
@@ -176,7 +181,7 @@ class Analysis:
             dict(seg, kind="wait" if seg.get("inter") else "state")
             for seg in self._doc.get("path") or []
         ]
-        df = _frame(rows, PATH_COLUMNS)
+        df = _frame(rows, PATH_COLUMNS, PATH_TYPES)
         if "inferred" in df.columns:
             # The JSON has it only where true.
             df["inferred"] = df["inferred"].eq(True)

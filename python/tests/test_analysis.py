@@ -56,6 +56,19 @@ def test_path_is_the_clis_path_with_a_kind(nic):
     assert path["end_ns"].iloc[-1] == 830
 
 
+def test_no_path_has_the_path_columns_types(nic, tmp_path):
+    # b ends before a starts: no path from b to a. Its empty .path had
+    # object columns where a path has int64 and bool.
+    trace = tmp_path / "nf.jsonl"
+    trace.write_text('{"t":0,"sm":"a","ev":"state","state":"x"}\n'
+                     '{"t":10,"sm":"b","ev":"state","state":"x"}\n'
+                     '{"t":20,"sm":"b","ev":"end"}\n{"t":100,"sm":"a","ev":"end"}\n')
+    a = critpath.analyze(trace, from_="b", to="a")
+    assert not a.found and a.path.empty
+    pd.testing.assert_series_equal(a.path.dtypes, nic.path.dtypes)
+    assert a.path["inter"].dtype == bool and a.path["start_ns"].dtype == "int64"
+
+
 @pytest.mark.parametrize("name,factor", [("nic.tx:DMA packet", 2), ("nic.txfifo:transmit", 1e9),
                                          ("nic.descfetch:fetch desc", 1.5)])
 def test_whatif_predicts_what_the_cli_predicts(nic, name, factor):
