@@ -318,9 +318,9 @@ class Requests(Analysis):
         """The aggregate per state, the JSON's ``states``: sys, sm, state,
         traces, critical_ns_sum, criticality_mean and its p50, p90, p99;
         most summed critical time first."""
-        from critpath.batch import STATES_COLUMNS
+        from critpath.batch import STATES_TYPES, table
 
-        return pd.DataFrame(self._doc["states"], columns=STATES_COLUMNS)
+        return table(self._doc["states"], STATES_TYPES)
 
     @property
     def comparison(self):

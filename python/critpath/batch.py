@@ -21,11 +21,18 @@ from critpath import _native
 from critpath._work import analyze_file, analyze_part, analyze_parts
 from critpath.analysis import Error, check_instance, path_list
 
-PER_TRACE_COLUMNS = ["file", "trace_id", "length_ns", "top_sm", "top_state", "top_criticality"]
-STATES_COLUMNS = [
-    "sys", "sm", "state", "traces", "critical_ns_sum", "criticality_mean",
-    "criticality_p50", "criticality_p90", "criticality_p99",
-]
+# The tables' columns and their types, as `critpath batch -o` writes them:
+# (pandas dtype, Arrow type).
+_STR, _INT, _FLOAT = ("object", "string"), ("int64", "int64"), ("float64", "float64")
+PER_TRACE_TYPES = {"file": _STR, "trace_id": _STR, "length_ns": _INT, "top_sm": _STR,
+                   "top_state": _STR, "top_criticality": _FLOAT}
+STATES_TYPES = {
+    "sys": _STR, "sm": _STR, "state": _STR, "traces": _INT, "critical_ns_sum": _INT,
+    "criticality_mean": _FLOAT, "criticality_p50": _FLOAT, "criticality_p90": _FLOAT,
+    "criticality_p99": _FLOAT,
+}
+PER_TRACE_COLUMNS = list(PER_TRACE_TYPES)
+STATES_COLUMNS = list(STATES_TYPES)
 _OPTIONS = {"to": "to", "from_": "from", "annotation": "annotation", "instance": "instance",
             "trace": "trace"}
 
@@ -37,6 +44,13 @@ def _options(analyze_options):
                         % (", ".join(unknown), ", ".join(_OPTIONS)))
     check_instance(analyze_options.get("instance"), analyze_options.get("annotation"))
     return {_OPTIONS[k]: v for k, v in analyze_options.items() if v is not None}
+
+
+def table(data, types):
+    """A DataFrame of ``data`` with the columns and dtypes of ``types``
+    (:data:`PER_TRACE_TYPES` or :data:`STATES_TYPES`), empty ones too."""
+    df = pd.DataFrame(data, columns=list(types))
+    return df.astype({c: t[0] for c, t in types.items()})
 
 
 def fraction_of_requests(fraction, what):
@@ -149,7 +163,8 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     installed and standard error is a terminal (``True`` always, ``False``
     never). ``analyze_options`` are :func:`critpath.analyze`'s (``to``,
     ``from_``, ``annotation``, ``instance``) and ``trace`` (one trace id of
-    span files). A file that cannot be analyzed raises :class:`critpath.Error`
+    span files). No path raises :class:`critpath.Error`, as :func:`critpath.analyze`
+    does. A file that cannot be analyzed raises :class:`critpath.Error`
     with the CLI's message, naming the file, and so does a file given twice,
     under one name or two (its requests would count twice). ``to`` and
     ``from_`` are a request's ends: a file that holds a part of a request
@@ -157,6 +172,8 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     that lacks them in all its files raises.
     """
     paths = path_list(paths, "analyze_many")
+    if not paths:
+        raise Error("no trace given: pass a path or a list of paths")
     _native.given_once(paths)
     options = _options(analyze_options)
     bar = _bar(len(paths), progress)
@@ -253,7 +270,7 @@ class Batch:
         critical state (top_sm, top_state, top_criticality); a request with
         no state on its path has None, None and 0.0 (the CLI's JSON has
         ``""``, its Parquet null)."""
-        return pd.DataFrame(self._per_trace_columns(), columns=PER_TRACE_COLUMNS)
+        return table(self._per_trace_columns(), PER_TRACE_TYPES)
 
     @property
     def states(self):
@@ -262,7 +279,7 @@ class Batch:
         requests; most summed critical time first (docs/json.md)."""
         if self._agg is None:
             self._agg = json.loads(self._parsed().aggregate())
-        return pd.DataFrame(self._agg, columns=STATES_COLUMNS)
+        return table(self._agg, STATES_TYPES)
 
     def slowest(self, fraction):
         """The slowest ``fraction`` of the requests (0.1: the slowest 10%; at

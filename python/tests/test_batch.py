@@ -409,6 +409,22 @@ def test_to_parquet_and_csv(serial, tmp_path):
     assert pd.read_csv(csvs[1])["sm"].tolist() == serial.states["sm"].tolist()
 
 
+def test_no_file_raises_as_analyze_does():
+    # analyze_many([]) (a glob that matched nothing) gave an empty Batch.
+    for client in ("serial", None):
+        with pytest.raises(critpath.Error) as e:
+            critpath.analyze_many([], client=client, progress=False)
+        assert str(e.value) == "no trace given: pass a path or a list of paths"
+
+
+def test_an_empty_batch_has_the_tables_dtypes(serial):
+    # Its columns were float64 (object in states), whatever they hold.
+    empty = critpath.Batch([])
+    assert len(empty) == 0 and len(empty.slowest(0.5)) == 0
+    pd.testing.assert_series_equal(empty.per_trace.dtypes, serial.per_trace.dtypes)
+    pd.testing.assert_series_equal(empty.states.dtypes, serial.states.dtypes)
+
+
 def test_python_m_critpath_batch_on_a_scheduler(traces, tmp_path, dask_client):
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", "critpath", "batch", *traces, "--scheduler",
