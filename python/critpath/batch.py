@@ -22,7 +22,7 @@ from critpath._work import analyze_file, analyze_part, analyze_parts
 from critpath.analysis import Error, check_instance, path_list
 
 # The tables' columns and their types, as `critpath batch -o` writes them:
-# (pandas dtype, Arrow type).
+# (pandas dtype, Arrow type); every column is non-null but NULLABLE's.
 _STR, _INT, _FLOAT = ("object", "string"), ("int64", "int64"), ("float64", "float64")
 PER_TRACE_TYPES = {"file": _STR, "trace_id": _STR, "length_ns": _INT, "top_sm": _STR,
                    "top_state": _STR, "top_criticality": _FLOAT}
@@ -31,6 +31,8 @@ STATES_TYPES = {
     "criticality_mean": _FLOAT, "criticality_p50": _FLOAT, "criticality_p90": _FLOAT,
     "criticality_p99": _FLOAT,
 }
+# Null where a request has no state on its path.
+NULLABLE = {"top_sm", "top_state"}
 PER_TRACE_COLUMNS = list(PER_TRACE_TYPES)
 STATES_COLUMNS = list(STATES_TYPES)
 _OPTIONS = {"to": "to", "from_": "from", "annotation": "annotation", "instance": "instance",
@@ -51,6 +53,20 @@ def table(data, types):
     (:data:`PER_TRACE_TYPES` or :data:`STATES_TYPES`), empty ones too."""
     df = pd.DataFrame(data, columns=list(types))
     return df.astype({c: t[0] for c, t in types.items()})
+
+
+def _arrow_schema(types):
+    import pyarrow as pa
+
+    return pa.schema([pa.field(c, t[1], nullable=c in NULLABLE) for c, t in types.items()])
+
+
+def _write_parquet(df, path, types):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.Table.from_pandas(df, schema=_arrow_schema(types), preserve_index=False)
+    pq.write_table(t.replace_schema_metadata(None), path)
 
 
 def fraction_of_requests(fraction, what):
@@ -307,11 +323,11 @@ class Batch:
                 "Batch.to_parquet needs pyarrow: pip install pyarrow "
                 "(or the package's extra: pip install './python[parquet]')"
             ) from None
-        return self._write(directory, ".parquet", lambda df, p: df.to_parquet(p, index=False))
+        return self._write(directory, ".parquet", _write_parquet)
 
     def to_csv(self, directory):
         """Writes per_trace.csv and states.csv into ``directory``."""
-        return self._write(directory, ".csv", lambda df, p: df.to_csv(p, index=False))
+        return self._write(directory, ".csv", lambda df, p, _: df.to_csv(p, index=False))
 
     def _write(self, directory, ext, write):
         """Writes the two tables into ``directory`` as NAME+ext, each to a
@@ -319,11 +335,13 @@ class Batch:
         directory = os.fsdecode(directory)
         os.makedirs(directory, exist_ok=True)
         out = []
-        for name, df in (("per_trace", self.per_trace), ("states", self.states)):
+        tables = (("per_trace", self.per_trace, PER_TRACE_TYPES),
+                  ("states", self.states, STATES_TYPES))
+        for name, df, types in tables:
             path = os.path.join(directory, name + ext)
             tmp = os.path.join(directory, ".%s%s.tmp-%d" % (name, ext, os.getpid()))
             try:
-                write(df, tmp)
+                write(df, tmp, types)
                 os.replace(tmp, path)
             finally:
                 if os.path.exists(tmp):

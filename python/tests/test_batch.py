@@ -425,6 +425,21 @@ def test_an_empty_batch_has_the_tables_dtypes(serial):
     pd.testing.assert_series_equal(empty.states.dtypes, serial.states.dtypes)
 
 
+def test_parquet_schemas_are_critpath_batchs(tmp_path):
+    # Every column was written nullable where the CLI's are not null but
+    # top_sm and top_state; an empty batch's had no types at all.
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = example("spans", "otel", "otlp.json")
+    cli("batch", path, "-o", str(tmp_path / "cli"))
+    critpath.analyze_many([path], client="serial", progress=False).to_parquet(tmp_path / "py")
+    critpath.Batch([]).to_parquet(tmp_path / "empty")
+    for name in ("per_trace", "states"):
+        want = pq.read_schema(tmp_path / "cli" / (name + ".parquet"))
+        for d in ("py", "empty"):
+            got = pq.read_schema(tmp_path / d / (name + ".parquet"))
+            assert got.equals(want, check_metadata=True), (d, got, want)
+
+
 def test_python_m_critpath_batch_on_a_scheduler(traces, tmp_path, dask_client):
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", "critpath", "batch", *traces, "--scheduler",
