@@ -13,6 +13,7 @@ on the order results arrive in, so a parallel run equals the serial one.
 import json
 import os
 import sys
+import uuid
 import warnings
 
 import pandas as pd
@@ -67,6 +68,13 @@ def _write_parquet(df, path, types):
 
     t = pa.Table.from_pandas(df, schema=_arrow_schema(types), preserve_index=False)
     pq.write_table(t.replace_schema_metadata(None), path)
+
+
+def _cannot_write(path, e):
+    """The CLI's message for an output it cannot write."""
+    if e.errno is None:
+        return "%s: cannot write: %s" % (path, e)
+    return "%s: cannot write: %s (os error %d)" % (path, e.strerror, e.errno)
 
 
 def fraction_of_requests(fraction, what):
@@ -331,23 +339,36 @@ class Batch:
 
     def _write(self, directory, ext, write):
         """Writes the two tables into ``directory`` as NAME+ext, each to a
-        temporary file beside it renamed into place when complete."""
+        temporary file of its own beside it (other writers into the
+        directory, threads or processes, have theirs), renamed into place
+        when complete. A directory or file that cannot be written raises
+        :class:`critpath.Error` naming it, as the CLI says it."""
         directory = os.fsdecode(directory)
-        os.makedirs(directory, exist_ok=True)
-        out = []
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise Error(_cannot_write(directory, e)) from None
         tables = (("per_trace", self.per_trace, PER_TRACE_TYPES),
                   ("states", self.states, STATES_TYPES))
-        for name, df, types in tables:
-            path = os.path.join(directory, name + ext)
-            tmp = os.path.join(directory, ".%s%s.tmp-%d" % (name, ext, os.getpid()))
-            try:
-                write(df, tmp, types)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
-            out.append(path)
-        return out
+        return [_write_whole(os.path.join(directory, name + ext), df, types, write)
+                for name, df, types in tables]
+
+
+def _write_whole(path, df, types, write):
+    """``write(df, tmp, types)`` to a temporary file beside ``path``, named
+    uniquely, then renamed onto ``path``; the temporary file is removed if
+    that fails. Returns ``path``."""
+    d, base = os.path.split(path)
+    tmp = os.path.join(d, ".%s.%s.tmp" % (base, uuid.uuid4().hex))
+    try:
+        write(df, tmp, types)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise Error(_cannot_write(path, e)) from None
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
 
 
 __all__ = ["analyze_many", "analyze_file", "Batch", "Error"]

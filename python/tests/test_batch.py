@@ -409,6 +409,32 @@ def test_to_parquet_and_csv(serial, tmp_path):
     assert pd.read_csv(csvs[1])["sm"].tolist() == serial.states["sm"].tolist()
 
 
+def test_to_parquet_from_several_threads_into_one_directory(serial, tmp_path):
+    # The temporary files were named by the process id only: threads
+    # writing into one directory renamed each other's (FileNotFoundError,
+    # or a half-written file put in place).
+    out = tmp_path / "out"
+    with cf.ThreadPoolExecutor(max_workers=4) as ex:
+        for _ in range(20):
+            list(ex.map(lambda _: serial.to_parquet(out), range(4)))
+    assert sorted(os.listdir(out)) == ["per_trace.parquet", "states.parquet"]
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "per_trace.parquet"), serial.per_trace)
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "states.parquet"), serial.states)
+
+
+def test_tables_into_a_file_raise_the_clis_message(serial, tmp_path):
+    # A bare FileExistsError, not critpath.Error naming the file.
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    _, _, message = cli("batch", example("spans", "otel", "otlp.json"), "-o", str(afile), ok=False)
+    assert message == "%s: cannot write: File exists (os error 17)" % afile
+    for write in (serial.to_parquet, serial.to_csv):
+        with pytest.raises(critpath.Error) as e:
+            write(afile)
+        assert str(e.value) == message
+    assert afile.read_text() == "x"
+
+
 def test_no_file_raises_as_analyze_does():
     # analyze_many([]) (a glob that matched nothing) gave an empty Batch.
     for client in ("serial", None):
