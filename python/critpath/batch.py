@@ -258,6 +258,9 @@ class Batch:
         self._native = None
         self._agg = None
         self._columns = None
+        # Listed by (file, trace_id), as `critpath batch` lists them; the
+        # slowest requests keep their order, longest path first.
+        self._sorted = True
 
     @property
     def results(self):
@@ -274,7 +277,7 @@ class Batch:
 
     def _parsed(self):
         if self._native is None:
-            self._native = _native.Results(self._parts)
+            self._native = _native.Results(self._parts, sort=self._sorted)
         return self._native
 
     def _per_trace_columns(self):
@@ -307,11 +310,13 @@ class Batch:
 
     def slowest(self, fraction):
         """The slowest ``fraction`` of the requests (0.1: the slowest 10%; at
-        least one request), longest path first, as a Batch. ``fraction`` is
-        above 0 and at most 1, else :class:`critpath.Error` (a
-        ``ValueError``)."""
+        least one request) as a Batch whose rows are longest path first
+        (equal lengths by file, trace_id). ``fraction`` is above 0 and at
+        most 1, else :class:`critpath.Error` (a ``ValueError``)."""
         fraction = fraction_of_requests(fraction, "slowest(%r)")
-        return Batch(parts=[self._parsed().slowest(fraction)])
+        slow = Batch(parts=[self._parsed().slowest(fraction)])
+        slow._sorted = False
+        return slow
 
     def compare(self, fraction=0.1):
         """The slowest ``fraction`` against the rest: how many requests each

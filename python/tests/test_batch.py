@@ -466,6 +466,19 @@ def test_parquet_schemas_are_critpath_batchs(tmp_path):
             assert got.equals(want, check_metadata=True), (d, got, want)
 
 
+def test_the_slowest_are_longest_path_first(serial):
+    # As the docstring says (and critpath-batch gives them); they came back
+    # by (file, trace_id).
+    slow = serial.slowest(0.5).per_trace
+    want = slow.sort_values(["length_ns", "file", "trace_id"], ascending=[False, True, True],
+                            kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(slow, want)
+    assert len(slow) == len(serial) // 2
+    r = critpath.analyze(example("spans", "otel", "otlp.json"))
+    assert r.slowest(1).per_trace["length_ns"].tolist() == [132000000, 128000000, 57000000]
+    assert [x["trace_id"] for x in r.slowest(1).results] == r.slowest(1).per_trace["trace_id"].tolist()
+
+
 def test_python_m_critpath_batch_on_a_scheduler(traces, tmp_path, dask_client):
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", "critpath", "batch", *traces, "--scheduler",

@@ -108,9 +108,11 @@ fn results(parts: &[String]) -> Result<Vec<TraceResult>> {
     Ok(out)
 }
 
-/// `_native.Results(parts)`: a batch's per-request results, parsed once
-/// from its parts and listed as `critpath batch` lists them, by (file,
-/// trace id); the tables and the slowest requests are made from it.
+/// `_native.Results(parts, sort=True)`: a batch's per-request results,
+/// parsed once from its parts and listed as `critpath batch` lists them,
+/// by (file, trace id), or with `sort=False` in the parts' order (the
+/// slowest requests: longest path first); the tables and the slowest
+/// requests are made from it.
 #[pyclass(module = "critpath._native", frozen)]
 pub struct Results {
     results: Vec<TraceResult>,
@@ -131,9 +133,12 @@ struct Columns<'a> {
 #[pymethods]
 impl Results {
     #[new]
-    fn new(py: Python<'_>, parts: Vec<String>) -> PyResult<Self> {
+    #[pyo3(signature = (parts, sort = true))]
+    fn new(py: Python<'_>, parts: Vec<String>, sort: bool) -> PyResult<Self> {
         let mut results = guarded(py, || results(&parts))?;
-        sort_results(&mut results);
+        if sort {
+            sort_results(&mut results);
+        }
         Ok(Results { results })
     }
 
