@@ -186,8 +186,11 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
     are the same whichever is used. ``progress``: a tqdm bar when tqdm is
     installed and standard error is a terminal (``True`` always, ``False``
     never). ``analyze_options`` are :func:`critpath.analyze`'s (``to``,
-    ``from_``, ``annotation``, ``instance``) and ``trace`` (one trace id of
-    span files). No path raises :class:`critpath.Error`, as :func:`critpath.analyze`
+    ``from_``, ``annotation``, ``instance``) and ``trace``: one request
+    (trace id) of span files, analyzed where its spans are (the files that
+    share it as one request, as ``analyze(paths, trace=ID)``); a file that
+    holds none of its spans gives no row, and no file holding it raises.
+    No path raises :class:`critpath.Error`, as :func:`critpath.analyze`
     does. A file that cannot be analyzed raises :class:`critpath.Error`
     with the CLI's message, naming the file, and so does a file given twice,
     under one name or two (its requests would count twice). ``to`` and
@@ -239,6 +242,9 @@ def analyze_many(paths, *, client=None, progress=None, **analyze_options):
             raise Error("\n".join(unmatched))
         if joined is not None:
             parts = [joined]
+    if "trace" in options and all(p == "[]" for p in parts):
+        raise Error("--trace %s: no span of this trace id in any of the %d files"
+                    % (options["trace"], len(paths)))
     return Batch(parts=parts)
 
 

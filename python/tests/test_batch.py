@@ -479,6 +479,29 @@ def test_the_slowest_are_longest_path_first(serial):
     assert [x["trace_id"] for x in r.slowest(1).results] == r.slowest(1).per_trace["trace_id"].tolist()
 
 
+def test_trace_picks_the_request_in_the_files_that_hold_it(tmp_path):
+    # Each file was asked for the request alone: any file without it raised.
+    # Now: where its spans are, the files that share it as one request, as
+    # analyze(files, trace=ID) gives it.
+    whole = checkout.write(str(tmp_path / "whole"), 1, 8)[0]
+    halves = checkout.split_by_service(whole, str(tmp_path / "whole"))
+    otlp = example("spans", "otel", "otlp.json")
+    files = halves + [otlp]
+    for tid, file in (("req00003", " + ".join(halves)),
+                      ("5b8efff798038103d269b633813f0002", otlp)):
+        want = critpath.analyze(files, trace=tid).length_ns
+        for client in ("serial", None):
+            pt = critpath.analyze_many(files, client=client, trace=tid, progress=False).per_trace
+            assert pt[["file", "trace_id", "length_ns"]].values.tolist() == [[file, tid, want]]
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze_many(files, client="serial", trace="nope", progress=False)
+    assert str(e.value) == "--trace nope: no span of this trace id in any of the 3 files"
+    # One file: its own message, as analyze gives it.
+    with pytest.raises(critpath.Error) as one:
+        critpath.analyze_many([otlp], trace="nope", progress=False)
+    assert str(one.value).startswith(otlp + ": --trace nope: no span of this trace id; ")
+
+
 def test_python_m_critpath_batch_on_a_scheduler(traces, tmp_path, dask_client):
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", "critpath", "batch", *traces, "--scheduler",

@@ -104,6 +104,18 @@ pub fn request_of(input: Input, format: Format, id: &str) -> Result<AnySource, R
     request_of_all(vec![input], id)
 }
 
+/// What [`request_of_all`] says first when the span files hold no span of
+/// the trace id `id`.
+fn no_span_of(id: &str) -> String {
+    format!("--trace {id}: no span of this trace id")
+}
+
+/// Whether `e` is [`request_of_all`]'s error for span files that hold other
+/// requests but none of trace id `id`.
+pub fn lacks_request(e: &ReadError, id: &str) -> bool {
+    e.message.starts_with(&no_span_of(id))
+}
+
 /// [`request_of`] over several span files read as one.
 pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadError> {
     let name = inputs.first().map_or(String::new(), |i| i.name.clone());
@@ -123,7 +135,8 @@ pub fn request_of_all(inputs: Vec<Input>, id: &str) -> Result<AnySource, ReadErr
                 ""
             };
             fail(format!(
-                "--trace {id}: no span of this trace id; {holds} {} trace ids: {}{more}",
+                "{}; {holds} {} trace ids: {}{more}",
+                no_span_of(id),
                 requests.len(),
                 ids.join(", ")
             ))

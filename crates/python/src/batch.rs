@@ -8,6 +8,7 @@
 
 use crate::{guarded, Result};
 use critpath_batch::{sort_results, Aggregate, Options, TraceResult};
+use critpath_import::lacks_request;
 use pyo3::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -24,7 +25,9 @@ fn to_json(v: &impl serde::Serialize) -> Result<String> {
 /// several in parallel (a Dask task) does not also spread its file over
 /// every core. `pending=True`: a request that lacks an end the options name
 /// comes back unmatched, for [`join_split`] to settle with the batch's other
-/// files; else it raises. Errors name the file, as `critpath batch` does.
+/// files, and a span file that holds no span of the request `trace` names
+/// gives no result (the others may hold it); else it raises. Errors name
+/// the file, as `critpath batch` does.
 #[pyfunction]
 #[pyo3(signature = (path, options, threads = true, pending = false))]
 pub fn analyze_file(
@@ -46,6 +49,12 @@ pub fn analyze_file(
                 Ok((r, None)) => Ok(r),
             },
             false => critpath_batch::analyze_file(&path, &opts),
+        };
+        let r = match (r, &opts.trace) {
+            (Err(critpath_batch::Error::Read(e)), Some(id)) if pending && lacks_request(&e, id) => {
+                Ok(Vec::new())
+            }
+            (r, _) => r,
         };
         to_json(&r.map_err(|e| e.naming(&path))?)
     })
