@@ -403,6 +403,23 @@ def test_bad_to_and_remove(nic):
     assert_same_error(e, "analyze", NIC, "--remove", "nic.tx:nothing")
 
 
+def test_a_report_into_a_directory_and_a_json_file_of_no_trace(nic, tmp_path):
+    # Two messages that were not the CLI's: "Not a directory" for a
+    # directory, and a JSON file of no trace without "(no record could be
+    # read before it: nothing to analyze)".
+    d = tmp_path / "d"
+    d.mkdir()
+    with pytest.raises(critpath.Error) as e:
+        nic.report(str(d) + "/")
+    assert_same_error(e, "report", NIC, "-o", str(d) + "/")
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": [1,2,3]}\n')
+    with pytest.raises(critpath.Error) as e:
+        critpath.analyze(other)
+    assert_same_error(e, "analyze", str(other))
+    assert str(e.value).endswith("(no record could be read before it: nothing to analyze)")
+
+
 def test_no_paths_and_instance_without_annotation():
     with pytest.raises(critpath.Error, match="no trace given"):
         critpath.analyze([])

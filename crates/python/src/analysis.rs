@@ -12,7 +12,7 @@ use critpath_engine::{Analysis, Observer, Options, Speedup, Visit};
 use critpath_gpu::{GpuBreakdown, GpuOptions, RanksReport};
 use critpath_import::multi::{Alignment, MergedSource};
 use critpath_import::Format;
-use critpath_session::{Session, Settings};
+use critpath_session::{nonempty, Session, Settings};
 use critpath_trace::{Interner, ReadError};
 use critpath_views::json::{self, AnalyzeDoc};
 use critpath_views::report_runs;
@@ -213,12 +213,12 @@ impl Request {
             }
             (None, None) => return Err("no trace given".into()),
         };
-        if self.alignment.is_none() && a.stats.records == 0 {
-            return Err(match err {
-                Some(e) => e.to_string(),
-                None => format!("{}: the trace holds no records", self.paths[0].display()),
-            });
+        if self.alignment.is_some() {
+            return Ok((a, None, err));
         }
+        // As the CLI: an input without records is an error, in its words.
+        let name = self.paths[0].display().to_string();
+        let (a, err) = nonempty(&name, (a, err)).map_err(|e| e.to_string())?;
         Ok((a, None, err))
     }
 
@@ -398,6 +398,10 @@ fn write_atomically(path: &Path, inputs: &[PathBuf], bytes: &[u8]) -> Result<()>
         ));
     }
     let failed = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
+    // As the CLI: a directory is refused, not renamed onto.
+    if path.is_dir() {
+        return Err(failed(std::io::Error::from_raw_os_error(libc::EISDIR)));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
