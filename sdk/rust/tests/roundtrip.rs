@@ -73,7 +73,10 @@ fn annotations_from_threads_are_read_back_and_analyzed() {
     // path between make and use.
     let idle = get("consumer", "idle");
     assert!(idle.critical_ns > 0, "{idle:?}");
-    assert!(idle.critical_ns < idle.total_ns, "not the wait before the send: {idle:?}");
+    assert!(
+        idle.critical_ns < idle.total_ns,
+        "not the wait before the send: {idle:?}"
+    );
     assert!(make.critical_ns >= 30_000_000, "{make:?}");
     let len = a.critical_path.length_ns;
     // make (30) + the consumer's wakeup + use (10), within the run.
