@@ -12,6 +12,14 @@ pub fn detect(bytes: &[u8], name: &str) -> Result<Format, ReadError> {
     if bytes.is_empty() {
         return fail("the file is empty: expected trace records (JSONL or .cpt)".into());
     }
+    if let Some(what) = cut_magic(bytes) {
+        let msg = format!(
+            "cut short: the file ends after {} byte(s), which begin {what}",
+            bytes.len()
+        );
+        let at = Location::Offset(bytes.len() as u64);
+        return Err(ReadError::new(name, at, msg, true));
+    }
     let head = Head::new(bytes);
     let found = sniff(&head);
     if let Some((Confidence::Certain, i)) = found {
@@ -48,10 +56,28 @@ pub fn detect(bytes: &[u8], name: &str) -> Result<Format, ReadError> {
                 .map(|c| if c.is_control() { '.' } else { c })
                 .collect();
             fail(format!(
-                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, or OpenTelemetry (JSON or protobuf), Jaeger or Zipkin spans; the file starts with \"{shown}\""
+                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, OpenTelemetry (JSON or protobuf), Jaeger or Zipkin spans, perf.data (PERFILE2) or an SDK annotation file (CPAB); the file starts with \"{shown}\""
             ))
         }
     }
+}
+
+/// What a file too short to hold a binary format's magic, and holding its
+/// first bytes, was cut from (each format it may be).
+fn cut_magic(bytes: &[u8]) -> Option<String> {
+    const MAGICS: [(&[u8], &str); 3] = [
+        (b"CRITPATH", "a .cpt file's magic \"CRITPATH\""),
+        (b"PERFILE2", "perf.data's magic \"PERFILE2\""),
+        (
+            critpath_readers::annot::MAGIC,
+            "an SDK annotation file's magic \"CPAB\"",
+        ),
+    ];
+    let begun: Vec<&str> = (MAGICS.iter())
+        .filter(|(m, _)| bytes.len() < m.len() && m.starts_with(bytes))
+        .map(|(_, what)| *what)
+        .collect();
+    (!begun.is_empty()).then(|| begun.join(" or "))
 }
 
 /// Whether a head whose first line starts an object (not a record) is a
@@ -187,6 +213,26 @@ mod tests {
         line.resize(257, b' ');
         line.extend_from_slice(b"ustar\n");
         assert!(matches!(detect(&line, "t"), Ok(Format::Jsonl)));
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_binary_formats_magic_is_named_cut_short() {
+        let cases: [(&[u8], &str); 4] = [
+            (b"CPA", "at byte offset 3: cut short: the file ends after 3 byte(s), which begin an SDK annotation file's magic \"CPAB\""),
+            (b"PERF", "perf.data's magic \"PERFILE2\""),
+            (b"CRITPAT", "a .cpt file's magic \"CRITPATH\""),
+            (b"C", "\"CRITPATH\" or an SDK annotation file's magic \"CPAB\""),
+        ];
+        for (head, says) in cases {
+            let e = refused(head);
+            assert!(e.contains(says), "{e}");
+        }
+        // Anything else names every format read, these among them.
+        let e = refused(b"XY");
+        assert!(
+            e.contains("perf.data (PERFILE2) or an SDK annotation file (CPAB)"),
+            "{e}"
+        );
     }
 
     #[test]
