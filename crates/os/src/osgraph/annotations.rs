@@ -6,7 +6,7 @@ use super::{Builder, Derived, Frame, St, Thread, INTERNAL_LINK};
 use crate::names::OsSm;
 use critpath_readers::annot::{Annot, AnnotRecord};
 use critpath_trace::DiagnosticKind;
-use critpath_trace::{Diagnostic, Event, LinkId};
+use critpath_trace::{Diagnostic, Event, LinkId, Sym};
 use rustc_hash::FxHashMap;
 
 /// The state of the SM below an annotated SM while it runs: `sm:NAME`.
@@ -139,13 +139,8 @@ impl Builder {
                     let f = th.stack.pop().expect("len > pos");
                     th.sm = th.stack.last().map(|f| f.sm).unwrap_or(th.base);
                     th.run = f.below_run;
-                    let (below, run) = (th.sm, th.run);
-                    self.quiet.remove(&f.sm);
-                    let l = self.link();
-                    self.send(t, f.sm, l);
-                    self.end(t, f.sm);
-                    self.free_lane(f.base, f.lane);
-                    self.recv(t, below, l, run);
+                    let below = th.sm;
+                    self.end_frame(t, &f, below);
                 }
             }
             Annot::State(name) => {
@@ -187,6 +182,17 @@ impl Builder {
                 self.threads.get_mut(&key).expect("known").run = s;
             }
         }
+    }
+
+    /// Ends the annotated SM of frame `f` at `t`: the SM below it
+    /// (`below`), which waited for its end, goes back to what it ran.
+    pub(super) fn end_frame(&mut self, t: u64, f: &Frame, below: Sym) {
+        self.quiet.remove(&f.sm);
+        let l = self.link();
+        self.send(t, f.sm, l);
+        self.end(t, f.sm);
+        self.free_lane(f.base, f.lane);
+        self.recv(t, below, l, f.below_run);
     }
 
     /// The annotated SMs whose process measured its cost per event.

@@ -768,3 +768,45 @@ fn the_program_is_the_command_and_what_it_forks() {
     b.feed(&at(15, 0, 6, fork(7))); // 6 forks 7
     assert_eq!(b.program_threads(), ["cmd:5", "app:6", "app:7"]);
 }
+
+/// An annotated SM still begun when its thread exits ends there, linked
+/// to the thread's SM, which waited for its end (`sm:leak`): that wait
+/// ends with a recv of the SM's end, not by the thread's own end.
+#[test]
+fn an_annotated_sm_still_begun_at_its_threads_exit_ends_the_threads_wait() {
+    use critpath_readers::annot::{Annot, AnnotRecord};
+    let annot = |t: u64, what: Annot<'static>| AnnotRecord {
+        t,
+        pid: 5,
+        tid: 5,
+        task: 0,
+        task_name: None,
+        what,
+        offset: 0,
+    };
+    let mut b = Builder::new(Interner::new(), "host", FxHashMap::default(), None);
+    b.feed(&switch(10, 0, 0, 0, 5)); // app:5 runs ...
+    b.feed_annot(&annot(20, Annot::BeginSm("leak")));
+    b.feed_annot(&annot(21, Annot::State("x")));
+    b.feed(&switch(30, 0, 5, 0x10, 0)); // ... and exits without end_sm
+    b.finish();
+    let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+    let leak = b.strings.get("leak").expect("leak");
+    let app = b.strings.get("app:5").expect("app:5");
+    let sent = recs.iter().find_map(|r| match r.ev {
+        Event::Send {
+            who: Who::Sm(s),
+            id,
+        } if s == leak && r.t == 30 => Some(id),
+        _ => None,
+    });
+    let got = recs.iter().find_map(|r| match r.ev {
+        Event::Recv {
+            who: Who::Sm(s),
+            id,
+            ..
+        } if s == app && r.t == 30 => Some(id),
+        _ => None,
+    });
+    assert!(sent.is_some() && sent == got, "{recs:?}");
+}

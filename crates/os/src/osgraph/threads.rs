@@ -222,16 +222,16 @@ impl Builder {
             // that predates the recording.
             th.counted = true;
             th.funcs.clear();
-            // Annotated SMs still begun end with the thread.
+            // Annotated SMs still begun end with the thread, each linked
+            // to the SM below it, which waited for its end.
             let frames = std::mem::take(&mut th.stack);
             let base = th.base;
             th.sm = base;
             th.run = self.s.running;
             self.quiet.remove(&base);
-            for f in frames.iter().rev() {
-                self.quiet.remove(&f.sm);
-                self.end(t, f.sm);
-                self.free_lane(f.base, f.lane);
+            for (i, f) in frames.iter().enumerate().rev() {
+                let below = if i == 0 { base } else { frames[i - 1].sm };
+                self.end_frame(t, f, below);
             }
             self.end(t, base);
             self.run_ended(prev);
