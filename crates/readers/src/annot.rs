@@ -381,9 +381,9 @@ impl AnnotReader {
             });
             at = end;
         }
-        let first = self.names.met.borrow().first().map(|&(at, _)| at);
+        let first = self.names.met.borrow().iter().map(|&(at, _)| at).min();
         let met = self.names.decode(&self.map);
-        self.facts.not_utf8 = first.map(|at| (met as u64, at));
+        self.facts.not_utf8 = first.filter(|_| met > 0).map(|at| (met as u64, at));
         for i in 0..self.blocks.len() {
             let mut c = Cursor {
                 block: i,
