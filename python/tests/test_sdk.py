@@ -195,14 +195,20 @@ class SdkTest(unittest.TestCase):
                 sdk.send(good)
                 sdk.recv(good, "x")
         """
+        self.same_refusals(code, 12)
+
+    def same_refusals(self, code, lines):
+        """Runs ``code`` without and with recording: both exit 0 and print
+        the same ``lines`` lines (its refusals, with the same messages), and
+        without recording no file is written. Returns what they printed."""
         off = run_py(code, None)
         self.assertEqual(off.returncode, 0, off.stderr + off.stdout)
         self.assertEqual(os.listdir(self.tmp.name), [])
         on = run_py(code, self.out)
         self.assertEqual(on.returncode, 0, on.stderr + on.stdout)
-        # The same errors, with the same messages.
         self.assertEqual(off.stdout, on.stdout)
-        self.assertEqual(len(off.stdout.splitlines()), 12)
+        self.assertEqual(len(off.stdout.splitlines()), lines)
+        return off.stdout
 
     def test_a_name_that_is_no_str_is_refused_whether_recording_or_not(self):
         # None would be written as "none" where a name must be (losing the
@@ -231,17 +237,11 @@ class SdkTest(unittest.TestCase):
                             raise SystemExit("name %r accepted" % (n,))
                 sdk.state("ok")
         """
-        off = run_py(code, None)
-        self.assertEqual(off.returncode, 0, off.stderr + off.stdout)
-        self.assertEqual(os.listdir(self.tmp.name), [])
-        on = run_py(code, self.out)
-        self.assertEqual(on.returncode, 0, on.stderr + on.stdout)
-        self.assertEqual(off.stdout, on.stdout)
-        self.assertEqual(len(off.stdout.splitlines()), 22)
+        refused = self.same_refusals(code, 22)
         for says in ("state() argument name is a str, not NoneType",
                      "recv() argument state_name is a str, not bytes",
                      "wait() argument on_sm is a str or None, not int"):
-            self.assertIn("critpath.sdk: " + says, off.stdout)
+            self.assertIn("critpath.sdk: " + says, refused)
         # Nothing of the refused calls was written: the block reads whole.
         v = analyze(self.out)
         self.assertEqual(sorted(r["state"] for r in v["states"] if r["sm"] == "a"),
