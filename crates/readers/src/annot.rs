@@ -535,7 +535,7 @@ pub fn summary(reader: &mut AnnotReader) -> critpath_trace::Summary {
     if let Some((n, at)) = facts.not_utf8 {
         out.push(
             critpath_trace::Diagnostic::new(
-                critpath_trace::DiagnosticKind::NamesNotUtf8,
+                critpath_trace::DiagnosticKind::LossyNames,
                 format!(
                     "{}: {n} name(s) are not UTF-8 (the first at byte offset {at}): each was read with U+FFFD in place of the bytes that are not",
                     reader.name

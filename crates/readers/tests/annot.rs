@@ -152,6 +152,6 @@ fn names_not_utf8_stay_apart_and_a_missing_name_is_named() {
     let kinds: Vec<_> = (critpath_readers::annot::summary(&mut r).diagnostics.iter())
         .map(|d| (d.kind, d.count))
         .collect();
-    let not_utf8 = (critpath_trace::DiagnosticKind::NamesNotUtf8, Some(2));
+    let not_utf8 = (critpath_trace::DiagnosticKind::LossyNames, Some(2));
     assert!(kinds.contains(&not_utf8), "{kinds:?}");
 }

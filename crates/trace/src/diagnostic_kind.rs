@@ -89,7 +89,7 @@ pub enum DiagnosticKind {
     AfterRoot,
     /// Names that are not UTF-8, read with U+FFFD in place of the bytes
     /// that are not.
-    NamesNotUtf8,
+    LossyNames,
 }
 
 use DiagnosticKind::*;
@@ -179,7 +179,7 @@ impl DiagnosticKind {
         UnlinkedThreads,
         KernelSymbols,
         AfterRoot,
-        NamesNotUtf8,
+        LossyNames,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -221,7 +221,7 @@ impl DiagnosticKind {
             UnlinkedThreads => "unlinked-threads",
             KernelSymbols => "kernel-symbols",
             AfterRoot => "after-root",
-            NamesNotUtf8 => "names-not-utf8",
+            LossyNames => "lossy-names",
         }
     }
 
@@ -266,7 +266,7 @@ impl DiagnosticKind {
             CommandGuessed => "Several processes ran the recorded command's program and the recording does not show which one the recorder started: the earliest was taken; if it is another's, choose the path's ends with --from/--to.",
             NotSystemWide => "perf recorded only the command's own threads (no -a): wakeups done from other contexts (interrupts, idle CPUs, other processes) are not in the file, so waits end without their causes. Record the whole system: perf record -a, or critpath record.",
             ChildOutlivesParent => "Some spans ended after the parent span that called them (a server span ends after its response is written): each delayed its parent's end, since the parent waited for it, up to the end of the request's root span, where what went past it was cut, so that no path outlasts the request.",
-            NamesNotUtf8 => "Some names are not UTF-8 (a C program's bytes in another encoding): each was read with U+FFFD in place of the bytes that are not UTF-8, so names that differ only there are one name. Give the SDK UTF-8 names.",
+            LossyNames => "Some names are not UTF-8 (a C program's bytes in another encoding): each was read with U+FFFD in place of the bytes that are not UTF-8, so names that differ only there are one name. Give the SDK UTF-8 names.",
             AfterRoot => "Some spans started after their request's root span had ended (work the request set off and did not wait for: a message handled later, a follows-from span): the request's path ends with its root span, so they are not on it. --to SERVICE ends the path with one of them instead.",
             SpanContext => "Trace context was lost between services (propagation headers not injected or not extracted): requests split into one-service traces, spans whose parent is in no trace, client calls with no server span. Their waits are missing: fix the propagation.",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
@@ -284,7 +284,7 @@ impl DiagnosticKind {
             }
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
-            | ChildOutlivesParent | InferredLink | KernelSymbols | AfterRoot | NamesNotUtf8 => {
+            | ChildOutlivesParent | InferredLink | KernelSymbols | AfterRoot | LossyNames => {
                 Severity::WorthKnowing
             }
             PreexistingThread | UnbalancedInterrupt | LateTransition | ClockOffset
