@@ -14,7 +14,8 @@ The verbs are those of ``sdk/c/critpath.h``: ``begin_sm``, ``end_sm``,
 ``recv(id, state)``, ``flush()``. Every thread, and every asyncio task,
 has its own SM stack. Events go to a per-thread buffer appended to the file
 named by ``CRITPATH_OUT`` in one ``write`` when full, when the thread ends
-and at interpreter exit; with ``CRITPATH_OUT`` unset every call returns at
+and at interpreter exit, each thread's last one saying when it ended (the SMs
+still begun on it end there); with ``CRITPATH_OUT`` unset every call returns at
 once (after checking the names and ids, as when recording). Names are
 ``str``: anything else raises a TypeError, whether recording or not (None
 only for wait's ``on_sm`` and ``on_state``). A name longer than 1024 bytes
@@ -40,7 +41,7 @@ __all__ = [
 
 _BUF = 64 * 1024
 _MAXSTR = 1024
-_BEGIN, _END, _STATE, _WAIT, _SEND, _RECV, _THREAD, _LOST, _CALIB, _TASK = range(1, 11)
+_BEGIN, _END, _STATE, _WAIT, _SEND, _RECV, _THREAD, _LOST, _CALIB, _TASK, _EXIT = range(1, 12)
 
 _path = os.environ.get("CRITPATH_OUT") or None
 _fd = None
@@ -100,10 +101,11 @@ def _s(name):
 
 class _Buffer:
     __slots__ = ("parts", "size", "events", "lost", "said", "tid", "pid", "gen", "task",
-                 "stacks", "scratch", "__weakref__")
+                 "stacks", "scratch", "exited", "__weakref__")
 
     def __init__(self, scratch=False):
         self.scratch = scratch
+        self.exited = False
         self.tid = threading.get_native_id()
         self.pid = os.getpid()
         self.gen = _gen
@@ -148,11 +150,21 @@ class _Buffer:
                     "(the trace says how many)\n" % (_path, e))
         self._start()
 
+    def exit(self, t):
+        """The thread ended at ``t`` (or the process does while it runs):
+        the SMs still begun on it end there. Written once, with the rest."""
+        if self.exited or self.scratch or self.gen != _gen:
+            return
+        self.exited = True
+        self.parts.append(_pack_t(_EXIT, t))
+        self.size += 9
+        self.events += 1
+        self.write()
+
     def __del__(self):
         # The thread ended (its thread-local data is gone).
         try:
-            if self.gen == _gen:
-                self.write()
+            self.exit(_now())
         except Exception:
             pass
 
@@ -182,11 +194,15 @@ def _buffer():
 
 
 def _flush_all():
+    # At interpreter exit: every thread still running ends now (the
+    # process does); later calls do nothing, as in the C and Rust SDKs.
+    global _path
+    _path = None
     with _lock:
         live = list(_buffers)
+    t = _now()
     for b in live:
-        if b.gen == _gen:
-            b.write()
+        b.exit(t)
 
 
 def _open():

@@ -312,6 +312,48 @@ class SdkTest(unittest.TestCase):
         kinds = [d["kind"] for d in v["diagnostics"]]
         self.assertIn("stack-mismatch", kinds)
 
+    def test_sms_left_begun_end_with_their_thread_or_the_process(self):
+        # A thread exits with `job` begun, the process with `main-job`: read
+        # alone, the file says when, so the last states keep their time and
+        # the name is free for the next begin_sm.
+        code = """
+            import threading, time
+            from critpath import sdk
+
+            def spin(s):
+                t = time.monotonic() + s
+                while time.monotonic() < t:
+                    pass
+
+            def leaves():
+                sdk.begin_sm("job")
+                sdk.state("a")
+                spin(0.010)
+                sdk.state("b")
+                spin(0.020)
+
+            def ends():
+                with sdk.sm("job"):
+                    sdk.state("c")
+                    spin(0.005)
+
+            for f in (leaves, ends):
+                t = threading.Thread(target=f)
+                t.start()
+                t.join()
+            sdk.begin_sm("main-job")
+            sdk.state("tail")
+            spin(0.015)
+        """
+        p = run_py(code, self.out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        v = analyze(self.out)
+        ms = 1000000
+        self.assertGreaterEqual(row(v, "job", "b")["total_ns"], 19 * ms)
+        self.assertGreaterEqual(row(v, "main-job", "tail")["total_ns"], 14 * ms)
+        self.assertGreaterEqual(row(v, "job", "c")["total_ns"], 4 * ms)
+        self.assertNotIn("job#2", [r["sm"] for r in v["states"]])
+
     def test_calibration_and_overhead_correction(self):
         code = """
             from critpath import sdk

@@ -13,7 +13,9 @@
  * the thread exits and when the process exits. At process exit the threads
  * still running have their complete events written too (each event is
  * published by a release store once whole; an event being recorded at that
- * moment, and any recorded after, is left out). With CRITPATH_OUT unset every
+ * moment, and any recorded after, is left out). Each thread's last event
+ * says when it exited (or the process did while it ran): read alone, the
+ * file ends there the SMs still begun on it. With CRITPATH_OUT unset every
  * call is one predictable branch. `critpath record` sets CRITPATH_OUT and
  * merges the annotations with the kernel's events (same CLOCK_MONOTONIC
  * clock); `critpath analyze FILE` also reads the file alone. With
@@ -73,7 +75,7 @@ extern "C" {
 #define CP__NONE 0xffffu
 
 enum { CP__BEGIN = 1, CP__END, CP__STATE, CP__WAIT, CP__SEND, CP__RECV,
-       CP__THREAD, CP__LOST, CP__CALIB };
+       CP__THREAD, CP__LOST, CP__CALIB, CP__EXIT = 11 };
 
 struct cp__tb {
     uint32_t len;   /* bytes used in data, block header included */
@@ -204,8 +206,15 @@ static void cp__write(struct cp__tb *b) {
     __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
 }
 
+/* The thread's exit, its buffer's last event: the SMs still begun on it
+ * end there. */
 static void cp__thread_exit(void *p) {
     struct cp__tb *b = (struct cp__tb *)p;
+    if (b->len + 9 > CP__BUF) cp__write(b);
+    b->data[b->len++] = CP__EXIT;
+    cp__u64(b, cp__now());
+    b->nev++;
+    cp__done(b);
     cp__write(b);
     pthread_mutex_lock(&cp__lock);
     for (struct cp__tb **q = &cp__all; *q; q = &(*q)->next)
@@ -219,14 +228,25 @@ static void cp__thread_exit(void *p) {
 }
 
 /* At process exit: writes every buffer's whole events (other threads may
- * still be recording) and closes it for good. */
+ * still be recording), then a block of the thread's exit (the process
+ * ends it), and closes the buffer for good. */
 static void cp__exit(void) {
     __atomic_store_n(&cp__mode, 2, __ATOMIC_RELEASE); /* later calls do nothing */
+    uint64_t t = cp__now();
+    uint32_t pid = (uint32_t)getpid(), nine = 9;
+    unsigned char blk[CP__HDR + 9];
+    memcpy(blk, "CPAB", 4);
+    memcpy(blk + 4, &nine, 4);
+    memcpy(blk + 8, &pid, 4);
+    blk[CP__HDR] = CP__EXIT;
+    memcpy(blk + CP__HDR + 1, &t, 8);
     pthread_mutex_lock(&cp__lock);
     for (struct cp__tb *b = cp__all; b; b = b->next) {
         if (!cp__take(b)) continue;
         uint32_t done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
         if (done > b->start) cp__put(b, done);
+        memcpy(blk + 12, &b->tid, 4);
+        if (cp__fd >= 0 && write(cp__fd, blk, sizeof blk) != (ssize_t)sizeof blk) { /* dropped */ }
         __atomic_store_n(&b->busy, 2, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&cp__lock);

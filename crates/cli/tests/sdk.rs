@@ -371,3 +371,28 @@ fn with_sys_sdt_h_the_calls_are_also_usdt_probes() {
         );
     }
 }
+
+/// A thread that exits, and the process that exits, with SMs still begun
+/// end them: read alone, the file says when, so the last states keep
+/// their time and the name is free for the next `begin_sm`.
+#[test]
+fn sms_left_begun_end_with_their_thread_or_the_process() {
+    need_cc!();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = compile(dir.path(), &test_c("unended.c"), "unended");
+    let out = dir.path().join("u.annot");
+    let o = exec(&bin, &[], &[("CRITPATH_OUT", out.to_str().unwrap())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json_of(&["analyze", out.to_str().unwrap(), "--json"]);
+    let ms = 1_000_000;
+    assert!(row(&v, "job", "b").1 >= 19 * ms, "{v:#}");
+    assert!(row(&v, "main-job", "tail").1 >= 14 * ms, "{v:#}");
+    assert!(row(&v, "job", "c").1 >= 4 * ms, "{v:#}");
+    let sms: Vec<&str> = v["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["sm"].as_str())
+        .collect();
+    assert!(!sms.contains(&"job#2"), "{sms:?}");
+}

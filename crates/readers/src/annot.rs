@@ -17,6 +17,9 @@
 //!   9 calibration ps_per_event:u64 sdk:str
 //!  10 task      id:u64 name:str       (later records of the block are this
 //!                                      asyncio task's; id 0 = the thread)
+//!  11 exit      t:u64                 (the thread ended: its last record,
+//!                                      or its block's only one when the
+//!                                      process exits while it runs)
 //! str    = len:u16 bytes
 //! ```
 //!
@@ -56,6 +59,10 @@ pub enum Annot<'a> {
         id: u64,
         state: &'a str,
     },
+    /// The thread ended (or the process did while it ran): the SMs still
+    /// begun on it end with it. Always the thread's, whatever task the
+    /// block's records were of before.
+    Exit,
 }
 
 /// One timed annotation: who (process, thread, asyncio task) and what.
@@ -234,6 +241,7 @@ fn parse<'a>(b: &'a [u8], at: usize, names: &'a Names) -> Option<(Parsed<'a>, us
             let id = time(&mut p)?;
             Parsed::Task(id, string(&mut p)??)
         }
+        11 => Parsed::Timed(time(&mut p)?, Annot::Exit),
         _ => return None,
     };
     Some((parsed, p - at))
@@ -242,7 +250,7 @@ fn parse<'a>(b: &'a [u8], at: usize, names: &'a Names) -> Option<(Parsed<'a>, us
 /// Why a record of kind `kind` that does not parse inside its block
 /// cannot be read.
 fn unreadable(kind: u8) -> String {
-    const NAMES: [&str; 10] = [
+    const NAMES: [&str; 11] = [
         "begin_sm",
         "end_sm",
         "state",
@@ -253,6 +261,7 @@ fn unreadable(kind: u8) -> String {
         "lost",
         "calibration",
         "task",
+        "exit",
     ];
     match NAMES.get(usize::from(kind).wrapping_sub(1)) {
         Some(name) => format!(
@@ -462,6 +471,8 @@ impl AnnotReader {
         let Some((Parsed::Timed(_, what), _)) = parse(&self.map[..blk.end], at, &self.names) else {
             unreachable!("a primed cursor stands on a timed record")
         };
+        // An exit is the thread's, whatever task the block was in.
+        let task = if what == Annot::Exit { 0 } else { task };
         let task_name = match task {
             0 => None,
             id => self.facts.tasks.get(&(blk.tid, id)).map(String::as_str),

@@ -52,6 +52,7 @@ impl Text for Annot<'_> {
             Annot::Wait { state, .. } => format!("wait {state}"),
             Annot::Send(id) => format!("send {id}"),
             Annot::Recv { id, .. } => format!("recv {id}"),
+            Annot::Exit => "exit".to_string(),
         }
     }
 }
@@ -154,4 +155,34 @@ fn names_not_utf8_stay_apart_and_a_missing_name_is_named() {
         .collect();
     let not_utf8 = (critpath_trace::DiagnosticKind::LossyNames, Some(2));
     assert!(kinds.contains(&not_utf8), "{kinds:?}");
+}
+
+/// A thread's `exit` (kind 11) is read in time order as the thread's own,
+/// even after records of an asyncio task in its block.
+#[test]
+fn an_exit_is_the_threads_after_a_tasks_records() {
+    let mut task = vec![10];
+    task.extend(99u64.to_le_bytes());
+    task.extend(2u16.to_le_bytes());
+    task.extend(b"tk");
+    let mut exit = vec![11];
+    exit.extend(50u64.to_le_bytes());
+    let file = block(&[state(10, Some(b"a")), task, state(20, Some(b"b")), exit]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.annot");
+    std::fs::write(&p, file).unwrap();
+    let mut r = AnnotReader::open(&p).unwrap();
+    let mut seen = Vec::new();
+    while let Some(a) = r.next_annotation() {
+        seen.push((a.t, a.task, a.what.to_owned_text()));
+    }
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(
+        seen,
+        [
+            (10, 0, "state a".to_string()),
+            (20, 99, "state b".to_string()),
+            (50, 0, "exit".to_string())
+        ]
+    );
 }

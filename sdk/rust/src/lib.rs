@@ -13,7 +13,9 @@
 //! `CRITPATH_OUT` in one `write` when full, when the thread exits and when
 //! the process exits (the threads still running then have their whole
 //! events written; an event being recorded at that moment, and any after,
-//! is left out); [`flush`] writes it now. With
+//! is left out); [`flush`] writes it now. Each thread's last event says
+//! when it exited (or the process did while it ran): read alone, the file
+//! ends there the SMs still begun on it. With
 //! `CRITPATH_OUT` unset every call is one relaxed atomic load. With
 //! `CRITPATH_CALIBRATE=1` the process measures its cost per event and
 //! writes it to the trace for `critpath analyze --correct-overhead`. The
@@ -43,6 +45,7 @@ const RECV: u8 = 6;
 const THREAD: u8 = 7;
 const LOST: u8 = 8;
 const CALIB: u8 = 9;
+const EXIT: u8 = 11;
 
 /// 0: not set up, 1: on, 2: off.
 static MODE: AtomicU8 = AtomicU8::new(0);
@@ -110,6 +113,7 @@ extern "C" fn forked() {
 /// buffer (those threads may still be recording) and closes it for good.
 extern "C" fn at_exit() {
     MODE.store(2, Ordering::Release); // later calls do nothing
+    let t = now();
     let forks = FORKS.load(Ordering::Relaxed);
     LIVE.with(|bufs| {
         for s in bufs.iter().filter(|s| s.forks == forks) {
@@ -120,6 +124,8 @@ extern "C" fn at_exit() {
             if done > s.start.load(Ordering::Relaxed) {
                 let _ = s.put(done);
             }
+            // The process ends the thread: a block of its exit.
+            let _ = s.put_exit(t);
             s.busy.store(CLOSED, Ordering::Release);
         }
     });
@@ -177,10 +183,28 @@ impl Shared {
             std::ptr::copy_nonoverlapping(head.as_ptr(), self.data, HDR);
             std::slice::from_raw_parts(self.data, len)
         };
-        match OUT.get() {
-            Some(Some(f)) => (&*f).write_all(block),
-            _ => Err(std::io::Error::other("not open")),
-        }
+        write_block(block)
+    }
+
+    /// Appends a block of this thread's exit at `t` alone (`busy` taken,
+    /// the process exiting).
+    fn put_exit(&self, t: u64) -> std::io::Result<()> {
+        let mut b = [0u8; HDR + 9];
+        b[0..4].copy_from_slice(b"CPAB");
+        b[4..8].copy_from_slice(&9u32.to_le_bytes());
+        b[8..12].copy_from_slice(&self.pid.to_le_bytes());
+        b[12..16].copy_from_slice(&self.tid.to_le_bytes());
+        b[HDR] = EXIT;
+        b[HDR + 1..].copy_from_slice(&t.to_le_bytes());
+        write_block(&b)
+    }
+}
+
+/// Appends `block` to `CRITPATH_OUT` in one write.
+fn write_block(block: &[u8]) -> std::io::Result<()> {
+    match OUT.get() {
+        Some(Some(f)) => (&*f).write_all(block),
+        _ => Err(std::io::Error::other("not open")),
     }
 }
 
@@ -352,7 +376,12 @@ impl Buf {
 }
 
 impl Drop for Buf {
+    /// The thread ends: its exit is the block's last event (the SMs still
+    /// begun on it end there).
     fn drop(&mut self) {
+        if !self.scratch {
+            self.event(EXIT, 9);
+        }
         self.write();
         if !self.scratch {
             LIVE.with(|bufs| bufs.retain(|s| !Arc::ptr_eq(s, &self.shared)));

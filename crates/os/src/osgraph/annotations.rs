@@ -80,6 +80,9 @@ impl Builder {
         if a.t > self.now {
             self.now = a.t;
         }
+        if a.what == Annot::Exit {
+            return self.annot_exit(a.t, a.tid);
+        }
         let Some(key) = self.annot_key(a) else {
             return;
         };
@@ -181,6 +184,25 @@ impl Builder {
                 });
                 self.threads.get_mut(&key).expect("known").run = s;
             }
+            Annot::Exit => unreachable!("handled above"),
+        }
+    }
+
+    /// An annotation file's `exit` of thread `tid`: read alone, the thread
+    /// ends there, as at a kernel recording's exit; with a recording the
+    /// kernel's exit is the one that counts (it comes a moment later).
+    /// An exit of a thread that is not running (said twice, or its other
+    /// records lost) ends nothing.
+    fn annot_exit(&mut self, t: u64, tid: u32) {
+        if !self.annotations_only || self.ignored(tid) {
+            return;
+        }
+        if self
+            .threads
+            .get(&tid)
+            .is_some_and(|th| th.st != St::Unknown)
+        {
+            self.exit_thread(t, tid);
         }
     }
 

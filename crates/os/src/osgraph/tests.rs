@@ -810,3 +810,58 @@ fn an_annotated_sm_still_begun_at_its_threads_exit_ends_the_threads_wait() {
     });
     assert!(sent.is_some() && sent == got, "{recs:?}");
 }
+
+/// An annotation file read alone says when each thread ended (`exit`):
+/// the SMs still begun on it end there, the last state keeps its time, and
+/// the name is free again for another thread's `begin_sm`. With a kernel
+/// recording the kernel's exit is the one that counts.
+#[test]
+fn an_annotation_files_exit_ends_the_thread_and_its_sms() {
+    use critpath_readers::annot::{Annot, AnnotRecord};
+    let annot = |t: u64, tid: u32, what: Annot<'static>| AnnotRecord {
+        t,
+        pid: 5,
+        tid,
+        task: 0,
+        task_name: None,
+        what,
+        offset: 0,
+    };
+    let run = |alone: bool| {
+        let mut b = Builder::new(Interner::new(), "local", FxHashMap::default(), None);
+        if alone {
+            b = b.annotations_only();
+        }
+        b.feed_annot(&annot(20, 5, Annot::BeginSm("leak")));
+        b.feed_annot(&annot(21, 5, Annot::State("x")));
+        b.feed_annot(&annot(30, 5, Annot::Exit));
+        b.feed_annot(&annot(31, 5, Annot::Exit)); // said twice: nothing more
+        b.feed_annot(&annot(40, 6, Annot::BeginSm("leak")));
+        b.feed_annot(&annot(45, 6, Annot::EndSm("leak")));
+        b.finish();
+        let recs: Vec<Record> = b.drain_ready(usize::MAX, true).collect();
+        let ends: Vec<(u64, String)> = recs
+            .iter()
+            .filter_map(|r| match r.ev {
+                Event::End { who: Who::Sm(s) } => Some((r.t, b.strings.resolve(s).to_string())),
+                _ => None,
+            })
+            .collect();
+        (ends, b.strings.get("leak#2").is_some())
+    };
+    let (ends, second_lane) = run(true);
+    assert!(ends.contains(&(30, "leak".into())), "{ends:?}");
+    assert!(
+        ends.iter().any(|(t, s)| *t == 30 && s.ends_with(":5")),
+        "{ends:?}"
+    );
+    assert!(!ends.iter().any(|(t, _)| *t == 31), "{ends:?}");
+    assert!(ends.contains(&(45, "leak".into())), "{ends:?}");
+    assert!(
+        !second_lane,
+        "the exited thread's `leak` still held its name"
+    );
+    let (ends, second_lane) = run(false);
+    assert!(!ends.iter().any(|(t, _)| *t == 30), "{ends:?}");
+    assert!(second_lane);
+}

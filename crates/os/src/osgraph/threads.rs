@@ -215,26 +215,7 @@ impl Builder {
             let runnable = self.s.runnable;
             self.state(t, sm, runnable);
         } else if s & 0x30 != 0 {
-            th.st = St::Unknown;
-            th.sys = None;
-            th.armed = Armed::default();
-            // A later life of this tid (reuse) is a new thread, not one
-            // that predates the recording.
-            th.counted = true;
-            th.funcs.clear();
-            // Annotated SMs still begun end with the thread, each linked
-            // to the SM below it, which waited for its end.
-            let frames = std::mem::take(&mut th.stack);
-            let base = th.base;
-            th.sm = base;
-            th.run = self.s.running;
-            self.quiet.remove(&base);
-            for (i, f) in frames.iter().enumerate().rev() {
-                let below = if i == 0 { base } else { frames[i - 1].sm };
-                self.end_frame(t, f, below);
-            }
-            self.end(t, base);
-            self.run_ended(prev);
+            self.exit_thread(t, prev);
         } else {
             th.st = St::Blocked;
             let state = match s {
@@ -245,6 +226,32 @@ impl Builder {
             self.wait(t, sm, state);
             self.run_ended(prev);
         }
+    }
+
+    /// Thread `tid` exits at `t` (a switch-out in state X or Z, or an
+    /// annotation file's `exit`): its SM ends, and the annotated SMs still
+    /// begun on it end first, each linked to the SM below it, which waited
+    /// for its end.
+    pub(super) fn exit_thread(&mut self, t: u64, tid: u32) {
+        let th = self.threads.get_mut(&tid).expect("alive");
+        th.st = St::Unknown;
+        th.sys = None;
+        th.armed = Armed::default();
+        // A later life of this tid (reuse) is a new thread, not one that
+        // predates the recording.
+        th.counted = true;
+        th.funcs.clear();
+        let frames = std::mem::take(&mut th.stack);
+        let base = th.base;
+        th.sm = base;
+        th.run = self.s.running;
+        self.quiet.remove(&base);
+        for (i, f) in frames.iter().enumerate().rev() {
+            let below = if i == 0 { base } else { frames[i - 1].sm };
+            self.end_frame(t, f, below);
+        }
+        self.end(t, base);
+        self.run_ended(tid);
     }
 
     /// The recorded command starts running at its exec: its thread's

@@ -32,6 +32,9 @@ pub fn units(annot: &Path) -> BTreeMap<String, u64> {
                 }
             }
             Annot::Send(_) => {}
+            // The thread ended with SMs still begun: no unit of work ends
+            // (only `end_sm` says one is done).
+            Annot::Exit => stack.clear(),
         }
     }
     out
