@@ -830,3 +830,73 @@ fn a_byte_order_mark_before_a_json_document_is_skipped() {
         }
     }
 }
+
+/// Standard input, a pipe or a FIFO among several inputs, longer than the
+/// first bytes read to tell its format: it is read more than once (to
+/// align the clocks, then to merge), from the copy its first reading made;
+/// the results are the file's.
+#[test]
+fn a_pipe_among_several_inputs_reads_as_the_file() {
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rpc");
+    let (client, server) = (ex.join("client.jsonl"), ex.join("server.jsonl"));
+    let dir = tempfile::tempdir().unwrap();
+    // Far past the 8192 bytes read first: a second trace of its own.
+    let long = dir.path().join("long.jsonl");
+    let mut body = String::new();
+    for i in 0..2000u64 {
+        let sm = format!("s{}", i % 8);
+        body.push_str(&format!(
+            "{{\"t\":{},\"sm\":\"{sm}\",\"ev\":\"state\",\"state\":\"work{}\"}}\n",
+            10 + i * 5,
+            i % 3
+        ));
+    }
+    std::fs::write(&long, &body).unwrap();
+    let (c, s, l) = (
+        client.to_str().unwrap(),
+        server.to_str().unwrap(),
+        long.to_str().unwrap(),
+    );
+    let html = dir.path().join("r.html");
+    let html = html.to_str().unwrap();
+    for (file_args, piped, name) in [
+        (vec!["analyze", c, s], vec!["analyze", c, "-"], s),
+        (vec!["analyze", c, l], vec!["analyze", c, "-"], l),
+        (vec!["analyze", l, c], vec!["analyze", "-", c], l),
+        (
+            vec!["report", c, l, "-o", html],
+            vec!["report", c, "-", "-o", html],
+            l,
+        ),
+    ] {
+        let want = run(&file_args);
+        let got = run_stdin(&piped, &std::fs::read(name).unwrap());
+        assert!(got.status.success(), "{piped:?}: {}", stderr(&got));
+        let text = |o: &Output, n: &str| String::from_utf8_lossy(&o.stdout).replace(n, "T");
+        // Merged, its records are system `stdin` where the file's are the
+        // file's name's.
+        let stem = Path::new(name).file_stem().unwrap().to_str().unwrap();
+        let got = text(&got, "<stdin>").replace("stdin", stem);
+        let words = |t: String| {
+            t.split(' ')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(words(got), words(text(&want, name)), "{piped:?}");
+    }
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    let got = sh(&format!(
+        "cat {l} > {fifo} & \"$CRITPATH\" analyze {c} {fifo}"
+    ));
+    assert!(got.status.success(), "{}", stderr(&got));
+    let want = run(&["analyze", c, l]);
+    let text = |o: &Output, n: &str| String::from_utf8_lossy(&o.stdout).replace(n, "T");
+    assert_eq!(text(&got, fifo), text(&want, l));
+}

@@ -191,6 +191,12 @@ impl Read for Replay {
     }
 }
 
+/// Has the one-shot input at `path` been read before (its copy kept)?
+fn spooled(path: &Path) -> bool {
+    let spools = SPOOLS.lock().unwrap_or_else(|e| e.into_inner());
+    spools.as_ref().is_some_and(|s| s.contains_key(path))
+}
+
 /// A one-shot input: the first time, read while being copied; later, the
 /// copy, followed by what an earlier reading left unread.
 fn one_shot(
@@ -312,6 +318,10 @@ pub fn open_input(path: &Path) -> Result<Input, ReadError> {
         |e: io::Error| ReadError::new(&name, Location::File, format!("cannot open: {e}"), true);
     let (raw, seekable): (Box<dyn Read + Send>, bool) = if path == Path::new("-") {
         (one_shot(path, &name, || Box::new(io::stdin()))?, false)
+    } else if spooled(path) {
+        // Read before (a pipe, a FIFO): its copy, without opening it again
+        // (a FIFO's second open would wait for another writer).
+        (one_shot(path, &name, || Box::new(io::empty()))?, false)
     } else {
         let f = File::open(path).map_err(io_err)?;
         let meta = f.metadata().map_err(io_err)?;

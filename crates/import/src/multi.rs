@@ -79,7 +79,12 @@ impl Alignment {
     }
 }
 
+/// The system a trace's records are merged as: its file's name without
+/// the extension (`stdin` for standard input).
 fn stem(p: &Path) -> String {
+    if p == Path::new("-") {
+        return "stdin".into();
+    }
     p.file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("trace")
@@ -208,7 +213,7 @@ pub fn align(paths: &[PathBuf]) -> Result<Alignment, ReadError> {
         .map(|f| {
             let (a, method) = via[f];
             ClockOffset {
-                file: paths[f].display().to_string(),
+                file: crate::input::display_name(&paths[f]),
                 sys: stem(&paths[f]),
                 offset_ns: offset[f].unwrap_or(0) as i64,
                 links_out: if f == 0 { 0 } else { count[f][a] },

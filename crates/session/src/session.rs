@@ -144,23 +144,16 @@ impl Session {
     }
 
     /// Input `i`'s bytes, for a reader: the ones opened with the session,
-    /// the first time; a regular file opened again after that (a later
-    /// pass that has no replay); a pipe or standard input is refused.
+    /// the first time; after that (a later pass that has no replay) a
+    /// regular file opened again, a pipe or standard input read from the
+    /// copy its first reading made ([`open_input`]).
     pub fn take_input(&mut self, i: usize) -> std::result::Result<Input, ReadError> {
         let o = &mut self.inputs[i];
         if let Some(input) = o.input.take() {
             return Ok(input);
         }
-        if std::fs::metadata(&o.path).is_ok_and(|m| m.is_file()) {
-            self.opens += 1;
-            return open_input(&o.path);
-        }
-        Err(ReadError::new(
-            &o.name,
-            critpath_trace::Location::File,
-            "was already read: it is a pipe or standard input, which can be read only once, and this command reads its trace more than once; save the trace to a file first",
-            true,
-        ))
+        self.opens += 1;
+        open_input(&o.path)
     }
 
     /// Input `i`'s path as given (`-` for standard input).

@@ -108,7 +108,12 @@ pub fn run(args: Args) -> Result<()> {
     // are merged with aligned clocks.
     let inputs = match args.traces.len() == 1 || session.all(Format::Spans) {
         true => Inputs::of_session(&args.traces, session),
-        false => Inputs::new(&args.traces)?,
+        false => {
+            // Closed before they are read again: a pipe's reading so far
+            // goes to its copy, which the next reading starts from.
+            drop(session);
+            Inputs::new(&args.traces)?
+        }
     };
     let inputs = inputs.with_request(args.request.request.clone())?;
     if let Some(u) = inputs.unlinked(args.top.top)? {

@@ -52,7 +52,11 @@ pub fn run(args: Args) -> Result<()> {
     let spans = opened.all(Format::Spans);
     let inputs = match gpu || spans || args.traces.len() == 1 {
         true => Inputs::of_session(&args.traces, opened),
-        false => Inputs::new(&args.traces)?,
+        false => {
+            // Closed before they are read again (see `analyze`).
+            drop(opened);
+            Inputs::new(&args.traces)?
+        }
     };
     let inputs = inputs.with_request(args.request.request.clone())?;
     let src = Source {
