@@ -279,12 +279,14 @@ pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// For each of `paths`, the index of an earlier one that names the same
-/// regular file ([`file_identity`]), or standard input (`-`) again, if
-/// any: an input given twice.
+/// regular file ([`file_identity`]; standard input redirected from a file
+/// is that file), or standard input (`-`) again, if any: an input given
+/// twice.
 pub fn given_before<P: AsRef<Path>>(paths: &[P]) -> Vec<Option<usize>> {
     const STDIN: (u64, u64) = (u64::MAX, u64::MAX);
+    // Standard input redirected from a file is that file.
     let identity = |p: &Path| match p == Path::new("-") {
-        true => Some(STDIN),
+        true => file_identity(Path::new("/dev/stdin")).or(Some(STDIN)),
         false => file_identity(p),
     };
     let mut first: HashMap<(u64, u64), usize> = HashMap::new();
