@@ -6,9 +6,11 @@
 use crate::error::{CliError, Result};
 use crate::inputs::{finish_with, Inputs};
 use crate::output::{is_stdout, refuse_inputs, safe, stage};
-use critpath_engine::{Analysis, Engine, Options, Visit};
-use critpath_trace::{Interner, ReadError};
+use critpath_engine::{Engine, Options};
+use critpath_trace::ReadError;
+use critpath_views::perfetto::TraceWriter;
 use critpath_views::tables::{edges_batch, states_batch, write_csv, write_parquet};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -50,12 +52,16 @@ pub fn run(args: Args) -> Result<()> {
     finish_with(err)
 }
 
-/// Chrome / Perfetto trace JSON.
+/// Chrome / Perfetto trace JSON, its events spooled as the engine's pass
+/// hands them over (see `critpath_views::perfetto`), then written to the
+/// output in one piece.
 fn trace_json(inputs: &Inputs, output: &Path) -> Result<(String, Option<ReadError>)> {
-    let (a, visits, strings, err) = with_visits(inputs)?;
-    let doc = critpath_views::perfetto::trace_json(&a, &visits, &strings);
+    let spool = || spool_beside(output).map_err(|e| cannot_spool(output, e));
+    let mut writer = TraceWriter::new(spool()?, spool()?);
+    let (a, strings, err) = inputs.run_engine(Engine::observed(Options::default(), &mut writer))?;
+    let counts = (writer.slices(), writer.flows(), writer.path_edges());
     stage(output, inputs.paths, |mut w| {
-        serde_json::to_writer(&mut w, &doc)?;
+        writer.finish(&a, &strings, &mut w)?;
         w.flush()
     })?
     .commit()?;
@@ -66,11 +72,33 @@ fn trace_json(inputs: &Inputs, output: &Path) -> Result<(String, Option<ReadErro
         } else {
             output.display().to_string()
         },
-        visits.iter().filter(|v| matches!(v, Visit::State { .. })).count(),
-        visits.iter().filter(|v| matches!(v, Visit::Link { .. })).count(),
-        a.path.as_ref().map_or(0, Vec::len)
+        counts.0,
+        counts.1,
+        counts.2
     );
     Ok((msg, err))
+}
+
+/// An unnamed temporary file for a spool: beside an output file (where
+/// the output itself will need as much room), else (standard output, a
+/// device, a FIFO, a directory not writable) in the temporary directory.
+/// It disappears when closed, whatever ends the command.
+fn spool_beside(output: &Path) -> io::Result<File> {
+    let file = !is_stdout(output) && std::fs::metadata(output).map_or(true, |m| m.is_file());
+    let dir = output.parent().filter(|d| !d.as_os_str().is_empty());
+    match file {
+        true => {
+            tempfile::tempfile_in(dir.unwrap_or(Path::new("."))).or_else(|_| tempfile::tempfile())
+        }
+        false => tempfile::tempfile(),
+    }
+}
+
+fn cannot_spool(output: &Path, source: io::Error) -> CliError {
+    CliError::CannotWrite {
+        path: output.to_path_buf(),
+        source,
+    }
 }
 
 /// The states table in `output`, the path's edges in `FILE-path.EXT`.
@@ -119,16 +147,4 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
         .map(|e| format!(".{e}"))
         .unwrap_or_default();
     path.with_file_name(format!("{stem}-{suffix}{ext}"))
-}
-
-/// The analysis with its critical path, and every visit and dependence.
-fn with_visits(inputs: &Inputs) -> Result<(Analysis, Vec<Visit>, Interner, Option<ReadError>)> {
-    let mut visits = Vec::new();
-    let mut collect = |v: &Visit, _: &Interner| visits.push(*v);
-    let opts = Options {
-        keep_path: true,
-        ..Default::default()
-    };
-    let (a, strings, err) = inputs.run_engine(Engine::observed(opts, &mut collect))?;
-    Ok((a, visits, strings, err))
 }
