@@ -190,6 +190,21 @@ fn standard_input_given_twice_is_refused() {
         let want = "<stdin>: the same file as <stdin>, given before it; give each input once";
         assert!(stderr(&o).contains(want), "{cmd:?}: {}", stderr(&o));
     }
+    // Standard input redirected from a file given by name too is that file.
+    let f = fixture("small.jsonl");
+    let f = f.to_str().unwrap();
+    for line in [
+        format!("\"$CRITPATH\" analyze {f} - < {f}"),
+        format!("\"$CRITPATH\" analyze - {f} < {f}"),
+    ] {
+        let o = sh(&line);
+        assert_eq!(o.status.code(), Some(2), "{line}");
+        assert!(
+            stderr(&o).contains("given before it; give each input once"),
+            "{line}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 /// A named FIFO can be opened and read only once (a second open would wait
