@@ -5,6 +5,7 @@
 //! Gzip-compressed files are read through a decoder.
 
 use critpath_readers::jsonsplit::{self, Ending, Part};
+use critpath_trace::{CutNames, Limits};
 use serde::de::{Deserializer, Visitor};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -73,16 +74,25 @@ impl Ev {
     }
 }
 
-/// A trace's names, each stored once.
+/// A trace's names, each stored once; a name longer than the limit of a
+/// name ([`Limits::max_name_bytes`]) is cut to it and counted, as every
+/// reader does.
 #[derive(Debug, Default)]
 pub struct Names {
     list: Vec<String>,
     /// Each name's bytes -> its index.
     ids: HashMap<Box<[u8]>, u32, ahash::RandomState>,
+    /// The names cut to the limit.
+    pub cut: CutNames,
 }
 
 impl Names {
     pub fn intern(&mut self, s: &str) -> u32 {
+        if s.len() > Limits::DEFAULT.max_name_bytes {
+            let mut cut = s.to_string();
+            self.cut.cut(&mut cut);
+            return self.intern(&cut);
+        }
         match self.ids.get(s.as_bytes()) {
             Some(&i) => i,
             None => self.add(s),
@@ -95,7 +105,7 @@ impl Names {
     pub fn intern_bytes(&mut self, b: &[u8]) -> Option<u32> {
         match self.ids.get(b) {
             Some(&i) => Some(i),
-            None => Some(self.add(std::str::from_utf8(b).ok()?)),
+            None => Some(self.intern(std::str::from_utf8(b).ok()?)),
         }
     }
 
@@ -160,6 +170,8 @@ pub struct Problems {
     pub broken: Option<(u64, String)>,
     /// Why `distributedInfo.rank` was refused, when it was.
     pub rank: Option<String>,
+    /// What was said of the names cut to the limit of a name, if any.
+    pub cut_names: Option<String>,
 }
 
 /// Skipped events described one by one; the rest are counted.
@@ -792,6 +804,7 @@ pub fn read_json(
     b.release();
     // No window met (fewer annotations than asked): every held op is read.
     b.decide(None);
+    b.trace.problems.cut_names = b.trace.names.cut.message();
     let ending = match split {
         Ok(ending) => ending,
         // Damage past the first events: those before it are kept.
