@@ -267,8 +267,9 @@ fn usable(
         let limit = LATEST_NS as f64 / 1000.0;
         format!("{what} is past the latest time ({LATEST_NS} ns, {limit} µs)")
     };
-    let t = ns(ts).ok_or_else(|| past(format!("ts {ts} µs")))?;
-    let d = ns(dur).ok_or_else(|| past(format!("dur {dur} µs")))?;
+    let shown = crate::unread::readable;
+    let t = ns(ts).ok_or_else(|| past(format!("ts {} µs", shown(ts))))?;
+    let d = ns(dur).ok_or_else(|| past(format!("dur {} µs", shown(dur))))?;
     match ends(t, d) {
         Some(_) => Ok((t, d)),
         None => Err(format!(
@@ -536,7 +537,10 @@ impl<F: FnMut(Ev, &Trace)> Builder<F> {
     fn parse(&mut self, v: &[u8], at: u64, held: Option<u64>) {
         match serde_json::from_slice::<RawEvent>(v) {
             Ok(ev) => self.add(ev, (at, held)),
-            Err(e) => self.trace.problems.skip(at, e.to_string()),
+            Err(e) => {
+                let (at, why) = crate::unread::unparsed(v, at, &e);
+                self.trace.problems.skip(at, why)
+            }
         }
     }
 

@@ -27,6 +27,7 @@ pub mod peek;
 pub mod ranks;
 pub mod source;
 pub mod streams;
+mod unread;
 
 pub use breakdown::{bound_by, bound_by_window, BreakdownObserver, GpuBreakdown, GpuFacts, Tally};
 pub use join::GpuOptions;

@@ -155,7 +155,38 @@ fn notes_of(name: &str, p: kineto::Problems) -> Vec<Diagnostic> {
             ),
         ));
     }
+    if let Some(msg) = p.cut_names {
+        d.push(Diagnostic::new(
+            DiagnosticKind::InputSkipped,
+            format!("{name}: names: {msg}"),
+        ));
+    }
     d
+}
+
+/// The first thing a file's reader could not read as the error of the
+/// analysis (it exits 2; the diagnostics of [`notes_of`] say the rest),
+/// where it lies in the file: the first event skipped, else the damage
+/// reading stopped at, else the end of a cut event array, else the names
+/// cut to the limit.
+fn error_of(file: &str, p: &kineto::Problems) -> Option<ReadError> {
+    let (at, msg) = if let Some((at, why)) = p.first.first() {
+        let more = match p.skipped {
+            0 | 1 => String::new(),
+            n => format!(" ({n} events of traceEvents skipped in all)"),
+        };
+        let msg = format!("an event of traceEvents: {why}; skipped{more}");
+        (Location::Offset(*at), msg)
+    } else if let Some((at, why)) = &p.broken {
+        let msg = format!("{why}; the events before it are read");
+        (Location::Offset(*at), msg)
+    } else if let Some(at) = p.cut_at {
+        let msg = "the PyTorch profiler trace ends early: its traceEvents array ends without its ']' after the last whole event, which ends here; the events before it are read";
+        (Location::Offset(at), msg.to_string())
+    } else {
+        (Location::File, format!("names: {}", p.cut_names.as_ref()?))
+    };
+    Some(ReadError::new(file, at, msg, false).saying_outcome())
 }
 
 /// The GPU ops a rank placed with no launch: how many, and the earliest.
@@ -415,11 +446,7 @@ pub fn open_inputs(inputs: Vec<KinetoInput>, opts: &GpuOptions) -> Result<GpuSou
         })
         .collect();
     let facts = facts_of(&preps, &prefixes);
-    let error = preps.iter().find_map(|p| {
-        let (at, why) = p.problems.broken.as_ref()?;
-        let what = format!("{why}; the events before it are read");
-        Some(ReadError::new(&p.file, Location::Offset(*at), what, false))
-    });
+    let error = preps.iter().find_map(|p| error_of(&p.file, &p.problems));
     let mut diagnostics: Vec<Diagnostic> = preps
         .iter_mut()
         .flat_map(|p| {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{run, shared, top};
+use common::{run, run_damaged, shared, top};
 use critpath_gpu::{open_with, GpuBreakdown, GpuOptions};
 use serde_json::Value;
 
@@ -127,7 +127,10 @@ fn a_damaged_event_costs_only_itself() {
     std::fs::write(&broken, &damaged).unwrap();
     let opts = GpuOptions::default();
     let (a, _) = run(open_with(&clean, &opts).unwrap());
-    let (d, _) = run(open_with(&broken, &opts).unwrap());
+    let (d, _, err) = run_damaged(open_with(&broken, &opts).unwrap());
+    // The damage is the reading's error, at the event's byte offset.
+    let err = err.expect("an error");
+    assert!(err.message.contains("; skipped"), "{err}");
     assert!(d.stats.records + 8 >= a.stats.records && d.stats.records <= a.stats.records);
     let (la, ld) = (
         a.critical_path.length_ns as f64,

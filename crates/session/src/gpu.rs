@@ -67,9 +67,13 @@ impl Session {
         })?;
         if analysis.stats.records == 0 {
             return Err(Error::Input(format!(
-                "{name}: the trace holds no GPU or CPU op{}",
+                "{name}: the trace holds no GPU or CPU op{}{}",
                 match &window.annotation {
                     Some(a) => format!(" inside annotation {a:?} instance {}", window.instance),
+                    None => String::new(),
+                },
+                match &err {
+                    Some(e) => format!(" that could be read (the first that could not: {e})"),
                     None => String::new(),
                 }
             )));

@@ -5,7 +5,7 @@
 
 use critpath_engine::{analyze_observed, Analysis, Options, Visit};
 use critpath_gpu::{bound_by, BreakdownObserver, GpuBreakdown, GpuSource, Tally};
-use critpath_trace::Interner;
+use critpath_trace::{Interner, ReadError};
 use std::path::PathBuf;
 
 /// The link ids of a source's sends and of its recvs, each list sorted.
@@ -26,7 +26,14 @@ pub fn links(mut src: GpuSource) -> (Vec<String>, Vec<String>) {
 /// Analyses a GPU source, keeping the path; returns the analysis and its
 /// breakdown. The breakdown is made twice, from the kept path and by an
 /// observer of the walk, and must be the same.
-pub fn run(mut src: GpuSource) -> (Analysis, GpuBreakdown) {
+pub fn run(src: GpuSource) -> (Analysis, GpuBreakdown) {
+    let (a, b, err) = run_damaged(src);
+    assert!(err.is_none(), "{err:?}");
+    (a, b)
+}
+
+/// [`run`] of a trace that may be damaged: with the error of its reading.
+pub fn run_damaged(mut src: GpuSource) -> (Analysis, GpuBreakdown, Option<ReadError>) {
     let opts = Options {
         keep_path: true,
         ..Options::default()
@@ -38,14 +45,13 @@ pub fn run(mut src: GpuSource) -> (Analysis, GpuBreakdown) {
         inner: &mut nothing,
     };
     let (a, err) = analyze_observed(&mut src, opts, &mut watch, |_, _| {}).expect("analysis");
-    assert!(err.is_none(), "{err:?}");
     let b = bound_by(&a, &facts);
     assert_eq!(
         watch.tally.finish(),
         b,
         "the observer's breakdown and the kept path's"
     );
-    (a, b)
+    (a, b, err)
 }
 
 /// The shared Kineto traces (`<repo>/../shared/data/kineto`, or one level
