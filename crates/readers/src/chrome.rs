@@ -131,6 +131,9 @@ struct Collector {
     names: names::Names,
     /// Reading stopped at the limit of distinct names.
     over_names: bool,
+    /// Distinct flow ids that are not numbers, named in the string table
+    /// beside the slices and tracks: not states, so not in their limit.
+    flow_names: u64,
     /// Slice, thread and process names cut to the limit of a name.
     cut: CutNames,
     /// Each track's number and placeholder SM.
@@ -167,6 +170,7 @@ impl Collector {
             events: 0,
             names: names::Names::default(),
             over_names: false,
+            flow_names: 0,
             cut: CutNames::default(),
             tracks: HashMap::new(),
             keys: Vec::new(),
@@ -224,7 +228,12 @@ impl Collector {
         let strings = &mut self.records.strings;
         let (link, numbered) = match id.parse::<u64>() {
             Ok(n) if n.to_string() == id => (LinkId::Num(n), Some(strings.intern(prefix))),
-            _ => (strings.intern_link(&format!("{prefix}{id}")), None),
+            _ => {
+                let before = strings.len();
+                let link = strings.intern_link(&format!("{prefix}{id}"));
+                self.flow_names += (strings.len() - before) as u64;
+                (link, None)
+            }
         };
         let (phase, ev) = if send {
             (Phase::Send, Event::Send { who, id: link })
@@ -520,7 +529,8 @@ impl Collector {
     /// kept until the end, and the engine would refuse the trace anyway.
     fn within_names(&mut self) -> Result<(), String> {
         let max = Limits::DEFAULT.max_states;
-        if self.records.strings.len() as u64 <= max || self.over_names {
+        let names = self.records.strings.len() as u64 - self.flow_names;
+        if names <= max || self.over_names {
             return Ok(());
         }
         self.over_names = true;

@@ -206,3 +206,39 @@ fn a_flow_step_receives_the_hop_before_it_and_sends_the_next() {
         ]
     );
 }
+
+/// Flow ids that are strings, each met once, are named beside the slices
+/// but are no states: more of them than the limit of distinct names of
+/// slices and tracks (250,000) are read, every one linked.
+#[test]
+fn distinct_string_flow_ids_do_not_count_as_names() {
+    let n = 260_000u64;
+    let mut body = String::from("{\"traceEvents\":[\n");
+    for i in 0..n {
+        let t = i * 10;
+        body.push_str(&format!(
+            "{{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":{t},\"dur\":2}},\n\
+             {{\"ph\":\"s\",\"name\":\"h\",\"cat\":\"c\",\"id\":\"m-{i}\",\"pid\":1,\"tid\":1,\"ts\":{}}},\n\
+             {{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":{},\"dur\":2}},\n\
+             {{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"h\",\"cat\":\"c\",\"id\":\"m-{i}\",\"pid\":1,\"tid\":2,\"ts\":{}}},\n",
+            t + 1,
+            t + 5,
+            t + 5
+        ));
+    }
+    body.push_str("{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}\n");
+    let mut src = chrome::read(body.as_bytes(), "flows.json").unwrap();
+    let (recs, errs) = drain(&mut src);
+    assert!(errs.is_empty(), "{errs:?}");
+    let count = |send: bool| {
+        recs.iter()
+            .filter(|r| match r.ev {
+                critpath_trace::Event::Send { .. } => send,
+                critpath_trace::Event::Recv { .. } => !send,
+                _ => false,
+            })
+            .count() as u64
+    };
+    let (sends, recvs) = (count(true), count(false));
+    assert_eq!((sends, recvs), (n, n));
+}
