@@ -470,6 +470,12 @@ fn an_empty_compressed_trace_is_called_empty() {
             "{ext}: {}",
             stderr(&o)
         );
+        // Every format it may have been, not two of them.
+        assert!(
+            stderr(&o).contains("perf.data (PERFILE2)"),
+            "{ext}: {}",
+            stderr(&o)
+        );
     }
 }
 

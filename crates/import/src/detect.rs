@@ -6,11 +6,14 @@ use crate::importer::{sniff, Confidence, Format, Head};
 use crate::input::Compression;
 use critpath_trace::{Location, ReadError};
 
+/// The traces critpath reads, as messages list them.
+const TRACES: &str = "JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, OpenTelemetry (JSON or protobuf), Jaeger or Zipkin spans, perf.data (PERFILE2) or an SDK annotation file (CPAB)";
+
 /// What a file's first bytes say it is.
 pub fn detect(bytes: &[u8], name: &str) -> Result<Format, ReadError> {
     let fail = |msg: String| Err(ReadError::new(name, Location::File, msg, true));
     if bytes.is_empty() {
-        return fail("the file is empty: expected trace records (JSONL or .cpt)".into());
+        return fail(format!("the file is empty: expected {TRACES}"));
     }
     if let Some(what) = cut_magic(bytes) {
         let msg = format!(
@@ -56,7 +59,7 @@ pub fn detect(bytes: &[u8], name: &str) -> Result<Format, ReadError> {
                 .map(|c| if c.is_control() { '.' } else { c })
                 .collect();
             fail(format!(
-                "not a trace critpath can read: expected JSONL records (one JSON object per line), a .cpt file (starting with CRITPATH), Chrome/Perfetto trace JSON, OpenTelemetry (JSON or protobuf), Jaeger or Zipkin spans, perf.data (PERFILE2) or an SDK annotation file (CPAB); the file starts with \"{shown}\""
+                "not a trace critpath can read: expected {TRACES}; the file starts with \"{shown}\""
             ))
         }
     }

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Trace file(s) (JSONL or .cpt; detected from the content). Several
+    /// Trace file(s) (any format critpath reads; detected from the content). Several
     /// files are traces of different hosts, merged with aligned clocks.
     #[arg(required = true, num_args = 1..)]
     traces: Vec<PathBuf>,
