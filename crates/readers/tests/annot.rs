@@ -83,12 +83,19 @@ fn block(records: &[Vec<u8>]) -> Vec<u8> {
     b
 }
 
-/// The states read from `file`, in order, and the reader.
-fn states_of(file: &[u8]) -> (Vec<(u64, String)>, AnnotReader) {
+/// A reader of the annotation file `file` (written to a directory that
+/// lives as long as the reader is used).
+fn reader_of(file: &[u8]) -> (tempfile::TempDir, AnnotReader) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("a.annot");
     std::fs::write(&p, file).unwrap();
-    let mut r = AnnotReader::open(&p).unwrap();
+    let r = AnnotReader::open(&p).unwrap();
+    (dir, r)
+}
+
+/// The states read from `file`, in order, and the reader.
+fn states_of(file: &[u8]) -> (Vec<(u64, String)>, AnnotReader) {
+    let (_dir, mut r) = reader_of(file);
     let mut seen = Vec::new();
     while let Some(a) = r.next_annotation() {
         if let Annot::State(s) = a.what {
@@ -168,10 +175,7 @@ fn an_exit_is_the_threads_after_a_tasks_records() {
     let mut exit = vec![11];
     exit.extend(50u64.to_le_bytes());
     let file = block(&[state(10, Some(b"a")), task, state(20, Some(b"b")), exit]);
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("a.annot");
-    std::fs::write(&p, file).unwrap();
-    let mut r = AnnotReader::open(&p).unwrap();
+    let (_dir, mut r) = reader_of(&file);
     let mut seen = Vec::new();
     while let Some(a) = r.next_annotation() {
         seen.push((a.t, a.task, a.what.to_owned_text()));
