@@ -177,12 +177,17 @@ static int cp__take(struct cp__tb *b) {
 }
 
 /* Appends block data[0..len) with its header: 0 when it could not. */
+/* Writes at h the header of a block of thread `tid` of `payload` bytes. */
+static void cp__header(unsigned char *h, uint32_t payload, uint32_t tid) {
+    uint32_t pid = (uint32_t)getpid();
+    memcpy(h, "CPAB", 4);
+    memcpy(h + 4, &payload, 4);
+    memcpy(h + 8, &pid, 4);
+    memcpy(h + 12, &tid, 4);
+}
+
 static int cp__put(struct cp__tb *b, uint32_t len) {
-    uint32_t payload = len - CP__HDR, pid = (uint32_t)getpid();
-    memcpy(b->data, "CPAB", 4);
-    memcpy(b->data + 4, &payload, 4);
-    memcpy(b->data + 8, &pid, 4);
-    memcpy(b->data + 12, &b->tid, 4);
+    cp__header(b->data, len - CP__HDR, b->tid);
     ssize_t w = cp__fd >= 0 ? write(cp__fd, b->data, len) : -1;
     if (w == (ssize_t)len) return 1;
     int e = w < 0 ? errno : ENOSPC;
@@ -233,11 +238,7 @@ static void cp__thread_exit(void *p) {
 static void cp__exit(void) {
     __atomic_store_n(&cp__mode, 2, __ATOMIC_RELEASE); /* later calls do nothing */
     uint64_t t = cp__now();
-    uint32_t pid = (uint32_t)getpid(), nine = 9;
     unsigned char blk[CP__HDR + 9];
-    memcpy(blk, "CPAB", 4);
-    memcpy(blk + 4, &nine, 4);
-    memcpy(blk + 8, &pid, 4);
     blk[CP__HDR] = CP__EXIT;
     memcpy(blk + CP__HDR + 1, &t, 8);
     pthread_mutex_lock(&cp__lock);
@@ -245,7 +246,7 @@ static void cp__exit(void) {
         if (!cp__take(b)) continue;
         uint32_t done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
         if (done > b->start) cp__put(b, done);
-        memcpy(blk + 12, &b->tid, 4);
+        cp__header(blk, 9, b->tid);
         if (cp__fd >= 0 && write(cp__fd, blk, sizeof blk) != (ssize_t)sizeof blk) { /* dropped */ }
         __atomic_store_n(&b->busy, 2, __ATOMIC_RELEASE);
     }

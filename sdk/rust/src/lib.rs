@@ -172,11 +172,7 @@ impl Shared {
 
     /// Appends block `data[..len]` with its header (`busy` taken).
     fn put(&self, len: usize) -> std::io::Result<()> {
-        let mut head = [0u8; HDR];
-        head[0..4].copy_from_slice(b"CPAB");
-        head[4..8].copy_from_slice(&((len - HDR) as u32).to_le_bytes());
-        head[8..12].copy_from_slice(&self.pid.to_le_bytes());
-        head[12..16].copy_from_slice(&self.tid.to_le_bytes());
+        let head = self.header(len - HDR);
         // SAFETY: `busy` is taken: nobody else writes below `len`, and the
         // header's room is in the allocation of BUF bytes.
         let block = unsafe {
@@ -190,13 +186,20 @@ impl Shared {
     /// the process exiting).
     fn put_exit(&self, t: u64) -> std::io::Result<()> {
         let mut b = [0u8; HDR + 9];
-        b[0..4].copy_from_slice(b"CPAB");
-        b[4..8].copy_from_slice(&9u32.to_le_bytes());
-        b[8..12].copy_from_slice(&self.pid.to_le_bytes());
-        b[12..16].copy_from_slice(&self.tid.to_le_bytes());
+        b[..HDR].copy_from_slice(&self.header(9));
         b[HDR] = EXIT;
         b[HDR + 1..].copy_from_slice(&t.to_le_bytes());
         write_block(&b)
+    }
+
+    /// The header of a block of this thread holding `payload` bytes.
+    fn header(&self, payload: usize) -> [u8; HDR] {
+        let mut head = [0u8; HDR];
+        head[0..4].copy_from_slice(b"CPAB");
+        head[4..8].copy_from_slice(&(payload as u32).to_le_bytes());
+        head[8..12].copy_from_slice(&self.pid.to_le_bytes());
+        head[12..16].copy_from_slice(&self.tid.to_le_bytes());
+        head
     }
 }
 
