@@ -2,6 +2,7 @@
 //! the records, counts and diagnostics they must give.
 
 use super::*;
+use critpath_readers::annot::{Annot, AnnotRecord};
 use critpath_trace::{Event, LinkId, Who};
 
 fn comm(s: &str) -> Comm {
@@ -769,21 +770,25 @@ fn the_program_is_the_command_and_what_it_forks() {
     assert_eq!(b.program_threads(), ["cmd:5", "app:6", "app:7"]);
 }
 
+/// Annotation `what` at `t` of thread `tid` of process 5.
+fn annot(t: u64, tid: u32, what: Annot<'static>) -> AnnotRecord<'static> {
+    AnnotRecord {
+        t,
+        pid: 5,
+        tid,
+        task: 0,
+        task_name: None,
+        what,
+        offset: 0,
+    }
+}
+
 /// An annotated SM still begun when its thread exits ends there, linked
 /// to the thread's SM, which waited for its end (`sm:leak`): that wait
 /// ends with a recv of the SM's end, not by the thread's own end.
 #[test]
 fn an_annotated_sm_still_begun_at_its_threads_exit_ends_the_threads_wait() {
-    use critpath_readers::annot::{Annot, AnnotRecord};
-    let annot = |t: u64, what: Annot<'static>| AnnotRecord {
-        t,
-        pid: 5,
-        tid: 5,
-        task: 0,
-        task_name: None,
-        what,
-        offset: 0,
-    };
+    let annot = |t, what| annot(t, 5, what);
     let mut b = Builder::new(Interner::new(), "host", FxHashMap::default(), None);
     b.feed(&switch(10, 0, 0, 0, 5)); // app:5 runs ...
     b.feed_annot(&annot(20, Annot::BeginSm("leak")));
@@ -817,16 +822,6 @@ fn an_annotated_sm_still_begun_at_its_threads_exit_ends_the_threads_wait() {
 /// recording the kernel's exit is the one that counts.
 #[test]
 fn an_annotation_files_exit_ends_the_thread_and_its_sms() {
-    use critpath_readers::annot::{Annot, AnnotRecord};
-    let annot = |t: u64, tid: u32, what: Annot<'static>| AnnotRecord {
-        t,
-        pid: 5,
-        tid,
-        task: 0,
-        task_name: None,
-        what,
-        offset: 0,
-    };
     let run = |alone: bool| {
         let mut b = Builder::new(Interner::new(), "local", FxHashMap::default(), None);
         if alone {
