@@ -64,8 +64,10 @@ fn viztracer_queue_pipeline_of_threads_is_bound_by_the_consumers_work() {
     let v = json_of(&["analyze", trace.to_str().unwrap(), "--json", "--path"]);
     let by = shares(&v);
     // Before: the main thread's join held 93-98% of the path, the
-    // consumer's hashing 0%.
-    assert!(by["consumer"] >= 0.8, "{by:?}");
+    // consumer's hashing 0%. (About 90% at rest; under load the main
+    // thread's own start, before the threads, takes longer.)
+    assert!(by["consumer"] >= 0.5, "{by:?}");
+    assert!(by.values().all(|&s| s <= by["consumer"]), "{by:?}");
     for t in ["MainThread", "producer", "logger"] {
         assert!(by.contains_key(t), "{t} in {by:?}");
     }
