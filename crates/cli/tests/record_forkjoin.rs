@@ -63,3 +63,63 @@ fn a_wait_for_a_workers_whole_run_stays_when_the_waiter_gets_faster() {
     assert!(pred >= floor, "predicted {pred} ns, below {floor} ns: {w}");
     assert!(pred < len, "{w}");
 }
+
+/// Under outside load (a spinner per CPU, not the recorded program's), the
+/// verdict names a state of the program's own threads, those of one name
+/// summed up (`slow:*`: each round's slow worker is a thread of its own),
+/// and its what-if is that state's: another program is no lever. When the
+/// spinners lead the table, the verdict says first that the path is
+/// mostly the rest of the machine's.
+#[test]
+fn the_verdict_names_the_programs_own_state_beside_outside_load() {
+    let Some(_slot) = recording_slot() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin = cc(dir.path(), &example("os/forkjoin.c"), "forkjoin", &[]);
+    let spin = || {
+        std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .expect("sh runs")
+    };
+    let mut spinners = [spin(), spin()];
+    let (data, o) = record(dir.path(), "fjload", &[], &[bin.to_str().unwrap()]);
+    for s in &mut spinners {
+        s.kill().ok();
+        s.wait().ok();
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data = data.to_str().unwrap();
+    let text = common::stdout_of(&["analyze", data]);
+    // The verdict's lines (one, unless COLUMNS asks for fewer columns).
+    let verdict: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.contains(" records, "))
+        .collect();
+    let verdict = verdict.join(" ");
+    // The verdict weighs every row, however few the table shows.
+    let short = common::stdout_of(&["analyze", data, "--top", "1"]);
+    assert!(
+        short.starts_with(text.lines().next().unwrap()),
+        "--top 1: {short}\nall rows: {text}"
+    );
+    let own = match verdict.strip_prefix("bound by the rest of the machine — ") {
+        Some(rest) => {
+            rest.split_once("; the program's own: ")
+                .unwrap_or_else(|| panic!("the program's own state: {verdict}"))
+                .1
+        }
+        None => verdict.strip_prefix("bound by ").expect("a verdict"),
+    };
+    // `HOST/COMM:TID: STATE`, or `HOST/COMM:*: STATE (N threads)`.
+    let lever = own.split(" — ").next().unwrap();
+    let sm = lever.split_once('/').map_or(lever, |(_, sm)| sm);
+    assert!(
+        ["slow:", "worker:", "forkjoin:"]
+            .iter()
+            .any(|comm| sm.starts_with(comm)),
+        "the verdict's state is not the program's: {verdict}"
+    );
+    eprintln!("fork-join under two spinners: {verdict}");
+}

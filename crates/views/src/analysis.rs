@@ -3,7 +3,8 @@
 //! overhead correction, the windows and the clock offsets of merged traces.
 
 use crate::text::{cols, counted, dur, elide, fit_names, fits, grid_fit, printable, sm_name};
-use critpath_engine::results::{CriticalPath, PathSegment, StateRow, WindowRow};
+use critpath_engine::analyses::Lever;
+use critpath_engine::results::{CriticalPath, PathSegment, WindowRow};
 use critpath_engine::Analysis;
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -98,44 +99,81 @@ impl From<critpath_engine::Prediction> for Faster {
     }
 }
 
-/// The verdict, a line: the state that bounds the path, its share, and,
+/// The verdict, a line: the state that bounds the path (the first of its
+/// levers: see [`critpath_engine::analyses::levers`]), its share, and,
 /// when `faster` gives the path's length with that state twice as fast,
-/// how much shorter the path gets. Wider than `width`, it takes two lines
-/// (see [`fit_verdict`]). Empty when no state is on the path.
+/// how much shorter the path gets. In a recording of a program whose
+/// path is most in other programs' or the kernel's states, it says so
+/// first and names the program's own top state after. Wider than `width`,
+/// it takes a line per clause (see [`fit_verdict`]). Empty when no state
+/// is on the path.
 pub fn verdict(a: &Analysis, faster: Option<Faster>, width: Option<usize>) -> String {
-    let a = &*printable_analysis(a);
     let p = &a.critical_path;
-    let Some(top) = a.states.first().filter(|s| p.found && s.critical_ns > 0) else {
-        return String::new();
-    };
-    let name = format!(
-        "{}: {}",
-        sm_name(&top.sys, &top.sm, shows_sys(a)),
-        top.state
-    );
+    let lever = critpath_engine::analyses::levers(a, 1).pop();
+    let sys = shows_sys(a);
+    let name = lever
+        .as_ref()
+        .map(|l| lever_name(l, sys))
+        .unwrap_or_default();
     let len = dur(p.length_ns);
-    let head = format!(
-        "bound by {name} — {:.0}% of {} {len} path",
-        top.criticality * 100.0,
-        article(&len)
-    );
-    let whatif = faster.map(|f| twice_as_fast(p, top, f));
-    let mut o = match &whatif {
-        Some(t) => format!("{head}; {t}"),
-        None => head.clone(),
+    let of_path = format!("of {} {len} path", article(&len));
+    // Each clause with the name it may cut to fit.
+    let mut clauses = match (critpath_engine::analyses::outside(a), &lever) {
+        (Some((share, row)), _) => {
+            let most = format!(
+                "{}: {}",
+                sm_name(&row.sys, &row.sm, sys),
+                printable(&row.state)
+            );
+            let own = match &lever {
+                Some(l) => format!("the program's own: {name} — {}", pct(l.criticality)),
+                None => "none of the program's threads is on it".to_string(),
+            };
+            let rest = format!(
+                "bound by the rest of the machine — {} {of_path} (most: {most}, {})",
+                pct(share),
+                pct(row.criticality)
+            );
+            vec![(rest, most), (own, name)]
+        }
+        (None, Some(l)) => {
+            let head = format!("bound by {name} — {} {of_path}", pct(l.criticality));
+            vec![(head, name)]
+        }
+        (None, None) => return String::new(),
     };
+    if let Some((f, l)) = faster.zip(lever.as_ref()) {
+        clauses.push((twice_as_fast(p, l.critical_ns, f), String::new()));
+    }
+    let one = clauses.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>();
+    let mut o = one.join("; ");
     if let Some(w) = width.filter(|&w| cols(&o) > w) {
-        o = fit_verdict(head, whatif, &name, w);
+        o = fit_verdict(clauses, w);
     }
     o.push('\n');
     o
 }
 
-/// What the verdict's what-if predicts with `top` twice as fast, the path
-/// being `p` and the prediction `faster`.
+/// A lever as the verdict names it: `SM: STATE`, and how many threads'
+/// states it sums up.
+fn lever_name(l: &Lever, sys: bool) -> String {
+    let name = format!("{}: {}", sm_name(&l.sys, &l.sm, sys), printable(&l.state));
+    match l.threads {
+        1 => name,
+        n => format!("{name} ({n} threads)"),
+    }
+}
+
+/// A share of the path as the verdict says it.
+fn pct(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
+/// What the verdict's what-if predicts with a state of `critical` ns on
+/// the path twice as fast, the path being `p` and the prediction `faster`.
 fn twice_as_fast(
     p: &CriticalPath,
-    top: &StateRow,
+    critical: u64,
     Faster {
         length_ns: f,
         scaled_edges,
@@ -143,7 +181,7 @@ fn twice_as_fast(
 ) -> String {
     // The path's length if it kept its edges: half the state's share
     // off, give or take the rounding of each scaled edge.
-    let kept = p.length_ns.saturating_sub(top.critical_ns / 2);
+    let kept = p.length_ns.saturating_sub(critical / 2);
     let other = if f > kept.saturating_add(p.edges / 2 + 1) {
         " (another path takes over)"
     } else {
@@ -166,25 +204,23 @@ fn twice_as_fast(
     format!("2× faster → {gain}")
 }
 
-/// The verdict's `head` and what-if `whatif` (naming `name`) in `w`
-/// columns: the what-if goes on a line of its own, indented, and the name
-/// is cut in the middle only if the first line is still too wide.
-fn fit_verdict(head: String, whatif: Option<String>, name: &str, w: usize) -> String {
-    let head = if whatif.is_some() {
-        format!("{head};")
-    } else {
-        head
-    };
-    let head = if cols(&head) > w {
-        let short = elide(name, cols(name).saturating_sub(cols(&head) - w).max(12));
-        head.replacen(name, &short, 1)
-    } else {
-        head
-    };
-    match whatif {
-        Some(t) => format!("{head}\n  {t}"),
-        None => head,
-    }
+/// The verdict's clauses (each with the name it may cut) in `w` columns:
+/// each on a line of its own, the later ones indented, and a name cut in
+/// the middle only if its line is still too wide.
+fn fit_verdict(clauses: Vec<(String, String)>, w: usize) -> String {
+    let last = clauses.len() - 1;
+    let lines: Vec<String> = (clauses.into_iter().enumerate())
+        .map(|(i, (c, name))| {
+            let indent = if i == 0 { "" } else { "  " };
+            let line = format!("{indent}{c}{}", if i < last { ";" } else { "" });
+            if cols(&line) <= w || name.is_empty() {
+                return line;
+            }
+            let short = elide(&name, cols(&name).saturating_sub(cols(&line) - w).max(12));
+            line.replacen(&name, &short, 1)
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// "a" or "an" before a number said aloud ("an 830 ns", "an 11 µs").
@@ -544,4 +580,87 @@ pub fn offsets(o: &[critpath_import::multi::ClockOffset]) -> String {
     }
     t.push('\n');
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use critpath_engine::results::StateRow;
+
+    fn row(sm: &str, state: &str, critical_ns: u64) -> StateRow {
+        StateRow {
+            sys: "vm".into(),
+            sm: sm.into(),
+            state: state.into(),
+            visits: 1,
+            total_ns: critical_ns,
+            critical_ns,
+            criticality: critical_ns as f64 / 1e9,
+            slack_ns: None,
+            slack_mean_ns: None,
+            blame: Vec::new(),
+        }
+    }
+
+    /// A recording of a program (`main`, two `slow` threads) beside a
+    /// compiler, on a path of 1 s.
+    fn recording(rows: Vec<StateRow>) -> Analysis {
+        let mut a = Analysis::default();
+        a.critical_path.found = true;
+        a.critical_path.length_ns = 1_000_000_000;
+        a.critical_path.edges = 10;
+        a.states = rows;
+        a.program = ["main:1", "slow:2", "slow:3"].map(String::from).to_vec();
+        a
+    }
+
+    const HALF: Faster = Faster {
+        length_ns: 800_000_000,
+        scaled_edges: 4,
+    };
+
+    #[test]
+    fn a_verdict_names_the_programs_threads_of_one_name_together() {
+        let a = recording(vec![
+            row("main:1", "running", 300_000_000),
+            row("slow:2", "running", 200_000_000),
+            row("slow:3", "running", 200_000_000),
+            row("cc1:9", "running", 100_000_000),
+        ]);
+        assert_eq!(
+            verdict(&a, Some(HALF), None),
+            "bound by vm/slow:*: running (2 threads) — 40% of a 1.000 s path; 2× faster → 1.2× shorter\n"
+        );
+    }
+
+    #[test]
+    fn a_path_mostly_outside_the_program_says_so_first() {
+        let a = recording(vec![
+            row("cc1:9", "running", 500_000_000),
+            row("main:1", "running", 300_000_000),
+            row("kworker/0:1:7", "running", 100_000_000),
+        ]);
+        let one = "bound by the rest of the machine — 60% of a 1.000 s path (most: vm/cc1:9: running, 50%); the program's own: vm/main:1: running — 30%; 2× faster → 1.2× shorter";
+        assert_eq!(verdict(&a, Some(HALF), None), format!("{one}\n"));
+        // Too wide: a clause a line; narrower still, a name is cut.
+        let cut = verdict(&a, Some(HALF), Some(80));
+        let first = cut.lines().next().unwrap();
+        assert!(first.contains("(most: vm/cc1…nning, 50%);"), "{cut}");
+        assert!(cols(first) < 86, "{cut}");
+        let lines = verdict(&a, Some(HALF), Some(90));
+        assert_eq!(
+            lines.lines().collect::<Vec<_>>(),
+            [
+                "bound by the rest of the machine — 60% of a 1.000 s path (most: vm/cc1:9: running, 50%);",
+                "  the program's own: vm/main:1: running — 30%;",
+                "  2× faster → 1.2× shorter"
+            ]
+        );
+        // No thread of the program on the path: no what-if either.
+        let b = recording(vec![row("cc1:9", "running", 500_000_000)]);
+        assert_eq!(
+            verdict(&b, Some(HALF), None),
+            "bound by the rest of the machine — 50% of a 1.000 s path (most: vm/cc1:9: running, 50%); none of the program's threads is on it\n"
+        );
+    }
 }

@@ -5,7 +5,7 @@
 
 use crate::report::{Extras, WhatIf};
 use crate::timeline::{lane_name, lanes, Collector, Links, Timeline};
-use critpath_engine::{Analysis, Observer, Options, Prediction, Speedup, Visit};
+use critpath_engine::{Analysis, Observer, Options, Prediction, Visit};
 use critpath_trace::Interner;
 
 /// Traces of more records than this get no what-ifs in the report when
@@ -29,7 +29,8 @@ pub fn extras<E>(a: &Analysis, links: &Links, run: &mut Run<'_, E>) -> Result<Ex
     })
 }
 
-/// The path with each of the most critical states twice as fast, then
+/// The path with each of the most critical states (the first levers: see
+/// [`critpath_engine::analyses::levers`]) twice as fast, then
 /// with all of them twice as fast: from the first pass's graph when it
 /// kept one (see [`Options::rewalk`]), else each by a run (none then for
 /// traces too large).
@@ -38,22 +39,14 @@ fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
     if !a.critical_path.found || runs {
         return Ok(Vec::new());
     }
-    let top: Vec<_> = a
-        .states
-        .iter()
-        .filter(|s| s.critical_ns > 0)
-        .take(WHATIF_STATES)
-        .collect();
-    let mut sets: Vec<Vec<_>> = top.iter().map(|&s| vec![s]).collect();
+    let top = critpath_engine::analyses::levers(a, WHATIF_STATES);
+    let mut sets: Vec<Vec<_>> = top.iter().map(|s| vec![s]).collect();
     if top.len() > 1 {
-        sets.push(top.clone());
+        sets.push(top.iter().collect());
     }
     let mut out = Vec::new();
     for set in sets {
-        let speedups: Vec<_> = set
-            .iter()
-            .map(|s| Speedup::of_state(&s.sys, &s.sm, &s.state, 2.0))
-            .collect();
+        let speedups: Vec<_> = set.iter().map(|s| s.speedup(2.0)).collect();
         let b = match a.predict(&speedups) {
             Some(p) => p,
             None => {

@@ -147,6 +147,12 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => (None, 0),
     };
+    let layout = Layout {
+        width: args.wide.width(scr.width),
+        folded,
+    };
+    // The verdict weighs every row, not only those the table shows.
+    let verdict = text::verdict(&a, faster, layout.width);
     if let Some(n) = top {
         a.truncate_states(n);
     }
@@ -157,11 +163,7 @@ pub fn run(args: Args) -> Result<()> {
         let offsets = inputs.alignment.as_ref().map(|al| al.offsets.as_slice());
         json::document(&AnalyzeDoc::new(&a, &next, offsets))
     } else {
-        let layout = Layout {
-            width: args.wide.width(scr.width),
-            folded,
-        };
-        table(&inputs, &a, &next, top, faster, layout)
+        table(&inputs, &a, &next, (top, verdict), layout)
     };
     emit(args.out.file(), &args.traces, out.as_bytes())?;
     finish_with(err)
@@ -260,6 +262,19 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
             inputs.analyze(o).map(|(a, _)| a)
         })?,
     };
+    let layout = Layout {
+        width: args.wide.width(screen(args.out.file().is_some()).width),
+        folded: 0,
+    };
+    // The verdict weighs every row, not only those the table shows.
+    let verdict = match args.print.json {
+        true => String::new(),
+        false => {
+            let faster =
+                verdict_whatif(&run.analysis, args, |o| inputs.analyze(o).map(|(a, _)| a))?;
+            text::verdict(&run.analysis, faster, layout.width)
+        }
+    };
     if let Some(n) = args.top.top {
         run.analysis.truncate_states(n);
     }
@@ -273,12 +288,7 @@ fn gpu(args: &Args, opts: Options, session: Session) -> Result<()> {
         json::document(&doc)
     } else {
         let name = names(&args.traces);
-        let layout = Layout {
-            width: args.wide.width(screen(args.out.file().is_some()).width),
-            folded: 0,
-        };
-        let faster = verdict_whatif(&run.analysis, args, |o| inputs.analyze(o).map(|(a, _)| a))?;
-        let mut t = text::verdict(&run.analysis, faster, layout.width);
+        let mut t = verdict;
         t.push_str(&run.ranks.as_ref().map(gpu_view::ranks).unwrap_or_default());
         t.push_str(&text::table_in(&run.analysis, &name, layout));
         t.push_str(&gpu_view::breakdown(&run.breakdown));
@@ -312,11 +322,10 @@ fn table(
     inputs: &Inputs,
     a: &Analysis,
     next: &[NextPath],
-    top: Option<usize>,
-    faster: Option<Faster>,
+    (top, verdict): (Option<usize>, String),
     layout: Layout,
 ) -> String {
-    let mut t = text::verdict(a, faster, layout.width);
+    let mut t = verdict;
     if let Some(al) = &inputs.alignment {
         t.push_str(&text::offsets(&al.offsets));
     }

@@ -5,12 +5,14 @@
 
 mod band;
 mod diff;
+mod levers;
 mod next_path;
 mod overhead;
 mod verdict;
 
 pub use band::{predicted_range, shares, Shares};
 pub use diff::{diff, Diff, StateChange};
+pub use levers::{levers, outside, Lever};
 pub use next_path::{next_paths, NextPath};
 pub use overhead::{correct_overhead, Correction};
 pub use verdict::{top_twice, TOP_TWICE_MAX_RECORDS};

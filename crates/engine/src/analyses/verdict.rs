@@ -1,13 +1,15 @@
-//! The verdict's what-if: the most critical state twice as fast.
+//! The verdict's what-if: the most critical state (its first lever) twice
+//! as fast.
 
-use crate::{Analysis, Options, Prediction, Speedup};
+use crate::{Analysis, Options, Prediction};
 
 /// Traces of more records than this get no verdict what-if when their
 /// first pass kept no graph for it (the what-if would run the whole
 /// analysis a second time).
 pub const TOP_TWICE_MAX_RECORDS: u64 = 2_000_000;
 
-/// The path's length with `a`'s most critical state twice as fast: from
+/// The path's length with `a`'s most critical state (its first lever, see
+/// [`super::levers`]) twice as fast: from
 /// the graph the pass kept ([`Analysis::predict`]), else by `analyze` with
 /// `base` and the speed-up when the trace has at most
 /// [`TOP_TWICE_MAX_RECORDS`] records; `None` without a path or a state on
@@ -17,13 +19,10 @@ pub fn top_twice<E>(
     base: Options,
     analyze: impl FnOnce(Options) -> Result<Analysis, E>,
 ) -> Result<Option<Prediction>, E> {
-    let Some(top) = a.states.first().filter(|s| s.critical_ns > 0) else {
+    let Some(top) = super::levers(a, 1).pop() else {
         return Ok(None);
     };
-    if !a.critical_path.found {
-        return Ok(None);
-    }
-    let speedups = vec![Speedup::of_state(&top.sys, &top.sm, &top.state, 2.0)];
+    let speedups = vec![top.speedup(2.0)];
     if let Some(p) = a.predict(&speedups) {
         return Ok(Some(p));
     }

@@ -37,6 +37,7 @@ mod whatif;
 mod windows;
 
 pub use names::nearest;
+pub(crate) use names::without_id;
 pub use pending::DEFAULT_PENDING_SENDS;
 pub use rewalk::{Prediction, Rewalk};
 pub(crate) use whatif::state_target;
