@@ -23,8 +23,9 @@ use critpath_engine::Options;
 use critpath_import::{AnySource, Format, Opened};
 use critpath_readers::spans::Requests;
 use critpath_session::Session;
+use critpath_views::batch::Summary;
 use critpath_views::report_many::{self, Slow};
-use critpath_views::{batch::Summary, report_runs, timeline::Links};
+use critpath_views::report_runs::{self, FirstRun};
 
 /// `--slowest FRACTION`: above 0 and at most 1.
 pub fn check_slowest(slowest: f64) -> Result<()> {
@@ -91,13 +92,9 @@ fn one_request(requests: &Requests, what: &str, id: &str) -> Result<String> {
             .map(|(a, _)| a)
             .map_err(CliError::analysis)
     };
-    let mut links = Links::default();
-    let opts = Options {
-        keep_path: true,
-        ..Default::default()
-    };
-    let a = analyze(&mut open()?, opts, &mut links)?;
-    let extras = report_runs::extras(&a, &links, &mut |o, obs| analyze(&mut open()?, o, obs))?;
+    let mut first = FirstRun::default();
+    let a = analyze(&mut open()?, Options::default(), &mut first)?;
+    let extras = report_runs::extras(&a, first, &mut |o, obs| analyze(&mut open()?, o, obs))?;
     let name = format!("{what} --trace {id}");
     Ok(critpath_views::report::html(&a, &name, &[], &extras))
 }

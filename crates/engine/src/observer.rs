@@ -4,6 +4,7 @@
 //! Timelines, module costs and profiles are observers: they build their own
 //! tables as the trace goes by and never hold the trace.
 
+use crate::results::PathSegment;
 use critpath_trace::{Interner, Sym};
 
 /// What happened, for views that draw timelines: a state visit that ended,
@@ -46,6 +47,27 @@ pub struct PathEdge {
     pub inter: bool,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// An inter-SM edge into a receive whose link the source inferred
+    /// (see [`PathSegment::inferred`]).
+    pub inferred: bool,
+}
+
+impl PathEdge {
+    /// The edge as a result row, its names resolved by `strings`.
+    pub fn row(&self, strings: &Interner) -> PathSegment {
+        PathSegment {
+            sys: strings.resolve(self.sys).to_string(),
+            sm: strings.resolve(self.sm).to_string(),
+            state: self
+                .state
+                .map_or_else(String::new, |s| strings.resolve(s).to_string()),
+            from_sm: strings.resolve(self.from_sm).to_string(),
+            inter: self.inter,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            inferred: self.inferred,
+        }
+    }
 }
 
 /// Watches the engine's pass over a trace. Both methods do nothing unless

@@ -295,7 +295,7 @@ fn finish<S: RecordSource + ?Sized>(
     }
     engine.renamed(&summary.renamed);
     let first_error = errors.first.or(summary.error);
-    let inferred = source.inferred_links();
+    engine.inferred_links(source.inferred_links());
     // The source renamed its SMs in its string table (`summary.renamed`):
     // the kept graph is sealed with their final names, as the tables are.
     let from_source = engine.options().ends_from_source;
@@ -316,23 +316,7 @@ fn finish<S: RecordSource + ?Sized>(
     analysis.annotation_costs = summary.annotation_costs;
     analysis.program = summary.program;
     analysis.wall_clock = summary.wall_clock;
-    mark_inferred(&mut analysis, inferred);
     Ok((analysis, first_error))
-}
-
-/// Marks the path's inter-SM edges into the receives the source inferred
-/// (SM, time).
-fn mark_inferred(analysis: &mut Analysis, inferred: Vec<(String, u64)>) {
-    if inferred.is_empty() {
-        return;
-    }
-    let Some(path) = analysis.path.as_mut() else {
-        return;
-    };
-    let set: std::collections::HashSet<(String, u64)> = inferred.into_iter().collect();
-    for seg in path.iter_mut().filter(|s| s.inter) {
-        seg.inferred = set.contains(&(seg.sm.clone(), seg.end_ns));
-    }
 }
 
 /// The reader's errors during a pass: the first, and how many records were

@@ -15,8 +15,7 @@ use critpath_import::Format;
 use critpath_session::{nonempty, Session, Settings};
 use critpath_trace::{Interner, ReadError};
 use critpath_views::json::{self, AnalyzeDoc};
-use critpath_views::report_runs;
-use critpath_views::timeline::Links;
+use critpath_views::report_runs::{self, FirstRun};
 use pyo3::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -367,14 +366,13 @@ impl Native {
         guarded(py, || {
             // As `critpath report`: the analysis with the timeline's links
             // and its graph kept for the what-ifs, then the timeline's run.
-            let mut links = Links::default();
+            let mut first = FirstRun::default();
             let opts = Options {
-                keep_path: true,
                 rewalk: true,
                 ..self.req.options()
             };
-            let (a, _, _) = self.req.run_observed(opts, &mut links)?;
-            let extras = report_runs::extras(&a, &links, &mut |o, obs| {
+            let (a, _, _) = self.req.run_observed(opts, &mut first)?;
+            let extras = report_runs::extras(&a, first, &mut |o, obs| {
                 self.req.run_observed(o, obs).map(|r| r.0)
             })?;
             let html = critpath_views::report::html(&a, &self.req.name(), &[], &extras);

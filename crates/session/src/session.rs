@@ -34,6 +34,9 @@ pub struct Session {
     replay: Option<Replay>,
     /// Records the first pass keeps for the replay at most.
     cap: usize,
+    /// Later passes read a regular file again rather than replay it
+    /// ([`Session::read_files_again`]).
+    again: bool,
     opens: usize,
 }
 
@@ -78,6 +81,7 @@ impl Session {
             request_id: None,
             replay: None,
             cap: usize::MAX,
+            again: false,
         })
     }
 
@@ -91,6 +95,24 @@ impl Session {
     /// one-shot input and reopens a file.
     pub fn keep_records(&mut self, n: usize) {
         self.cap = n;
+    }
+
+    /// Keeps no records for later passes where they can read the input
+    /// again instead: regular files (neither a pipe nor standard input)
+    /// whose reader decodes as it goes. A later pass then takes the memory
+    /// of one pass, not that of every record; other inputs keep their
+    /// records as [`Session::keep_records`] says.
+    pub fn read_files_again(&mut self) {
+        self.again = true;
+    }
+
+    /// The records the first pass over `src` keeps for later passes.
+    fn cap_for(&self, src: &AnySource) -> usize {
+        let file = |p: &Path| p != Path::new("-") && p.metadata().is_ok_and(|m| m.is_file());
+        match self.again && src.streams() && self.inputs.iter().all(|i| file(&i.path)) {
+            true => 0,
+            false => self.cap,
+        }
     }
 
     /// How many times inputs were opened (each input once, unless a later
@@ -247,7 +269,7 @@ impl Session {
             return engine(&name, critpath_engine::analyze(r, opts, progress));
         }
         let mut src = self.source()?;
-        let (cap, parallel) = (self.cap, self.settings.threads && src.streams());
+        let (cap, parallel) = (self.cap_for(&src), self.settings.threads && src.streams());
         let result = if parallel {
             let mut rec = Recorder::new(src.reader(), cap);
             let r = critpath_engine::analyze_parallel(&mut rec, opts, progress);
@@ -279,7 +301,8 @@ impl Session {
             return engine(&name, result);
         }
         let mut src = self.source()?;
-        let mut rec = Recorder::new(&mut src, self.cap);
+        let cap = self.cap_for(&src);
+        let mut rec = Recorder::new(&mut src, cap);
         let result = critpath_engine::analyze_observed(&mut rec, opts, observer, progress);
         self.replay = rec.into_replay();
         engine(&name, result)

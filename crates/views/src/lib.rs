@@ -20,6 +20,7 @@ pub mod perfetto;
 pub mod profile;
 pub mod report;
 pub mod report_many;
+pub mod report_path;
 pub mod report_runs;
 pub mod tables;
 pub mod text;

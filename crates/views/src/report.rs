@@ -11,9 +11,10 @@
 //! with a visible note of what was hidden.
 
 use crate::dot::{pruned, subgraph, svg_within, NotDrawn, LAYOUT_DEADLINE};
+use crate::report_path::PathPage;
 use crate::timeline::Timeline;
 use critpath_engine::analyses::NextPath;
-use critpath_engine::results::{CGraph, PathSegment};
+use critpath_engine::results::CGraph;
 use critpath_engine::Analysis;
 use serde::Serialize;
 use serde_json::json;
@@ -38,21 +39,8 @@ pub struct Extras {
     pub whatif: Vec<WhatIf>,
     /// The timeline's lanes and states (without it, the path alone).
     pub timeline: Option<Timeline>,
-}
-
-/// Timeline segments drawn at most.
-const MAX_SEGMENTS: usize = 20_000;
-
-/// Adjacent segments of one SM and state merge; the longest are kept.
-fn timeline(path: &[PathSegment]) -> (Vec<&PathSegment>, usize) {
-    let mut keep: Vec<&PathSegment> = path.iter().filter(|s| s.end_ns > s.start_ns).collect();
-    let dropped = keep.len().saturating_sub(MAX_SEGMENTS);
-    if dropped > 0 {
-        keep.sort_by_key(|s| std::cmp::Reverse(s.end_ns - s.start_ns));
-        keep.truncate(MAX_SEGMENTS);
-        keep.sort_by_key(|s| s.start_ns);
-    }
-    (keep, dropped)
+    /// The critical path's span, lanes and longest segments.
+    pub path: PathPage,
 }
 
 /// The report of an analysis (and the next most critical paths) as one
@@ -67,7 +55,6 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
     } else {
         graph_svg(a, critical_shown)
     };
-    let (segs, hidden_segs) = timeline(a.path.as_deref().unwrap_or(&[]));
     let faster = extras
         .whatif
         .first()
@@ -85,8 +72,8 @@ pub fn html(a: &Analysis, name: &str, next: &[NextPath], extras: &Extras) -> Str
         "stats": a.stats,
         "states": a.states,
         "diagnostics": a.diagnostics.iter().map(|d| json!({"kind": d.kind, "severity": d.kind.severity(), "count": d.count, "message": d.message, "advice": d.kind.advice()})).collect::<Vec<_>>(),
-        "segments": segs,
-        "hidden_segments": hidden_segs,
+        "segments": extras.path.segments,
+        "hidden_segments": extras.path.hidden,
         "hidden_edges": hidden_edges,
         "total_edges": a.cgraph.edges.len(),
         "critical_edges": critical.edges.len(),
@@ -119,10 +106,9 @@ fn started(a: &Analysis, extras: &Extras) -> Option<String> {
     if !a.wall_clock {
         return None;
     }
-    let path = a.path.as_deref().unwrap_or(&[]);
     let t0 = match &extras.timeline {
         Some(tl) => tl.t0,
-        None => path.iter().map(|s| s.start_ns).min()?,
+        None => extras.path.span?.0,
     };
     iso8601(t0)
 }

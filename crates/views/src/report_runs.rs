@@ -4,8 +4,9 @@
 //! their traces their own way; the report is the same either way).
 
 use crate::report::{Extras, WhatIf};
+use crate::report_path::{PathGather, PathPage};
 use crate::timeline::{lane_name, lanes, Collector, Links, Timeline};
-use critpath_engine::{Analysis, Observer, Options, Prediction, Visit};
+use critpath_engine::{Analysis, Observer, Options, PathEdge, Prediction, Visit};
 use critpath_trace::Interner;
 
 /// Traces of more records than this get no what-ifs in the report when
@@ -20,12 +21,36 @@ pub const WHATIF_STATES: usize = 3;
 /// options, every visit handed to the observer.
 pub type Run<'a, E> = dyn FnMut(Options, &mut dyn Observer) -> Result<Analysis, E> + 'a;
 
-/// The report's what-ifs and timeline for analysis `a`, whose first run
-/// collected `links`.
-pub fn extras<E>(a: &Analysis, links: &Links, run: &mut Run<'_, E>) -> Result<Extras, E> {
+/// What the report's first run gathers beside its analysis: the
+/// dependences between SMs, and the critical path's figures as the walk
+/// back hands over its edges (the analysis needs not keep its path,
+/// `Options::keep_path`).
+#[derive(Default)]
+pub struct FirstRun {
+    pub links: Links,
+    pub path: PathGather,
+}
+
+impl Observer for FirstRun {
+    fn visit(&mut self, v: &Visit, strings: &Interner) {
+        self.links.visit(v, strings);
+    }
+    fn wants_path(&self) -> bool {
+        true
+    }
+    fn path_edge(&mut self, edge: &PathEdge, strings: &Interner) {
+        self.path.path_edge(edge, strings);
+    }
+}
+
+/// The report's what-ifs, path and timeline for analysis `a`, whose first
+/// run gathered `first`.
+pub fn extras<E>(a: &Analysis, first: FirstRun, run: &mut Run<'_, E>) -> Result<Extras, E> {
+    let path = first.path.finish();
     Ok(Extras {
         whatif: whatifs(a, run)?,
-        timeline: timeline(a, links, run)?,
+        timeline: timeline(a, &path, &first.links, run)?,
+        path,
     })
 }
 
@@ -76,12 +101,17 @@ fn whatifs<E>(a: &Analysis, run: &mut Run<'_, E>) -> Result<Vec<WhatIf>, E> {
 
 /// The timeline's lanes with every state they went through during the
 /// path (a second pass over the traces).
-fn timeline<E>(a: &Analysis, links: &Links, run: &mut Run<'_, E>) -> Result<Option<Timeline>, E> {
-    if a.path.as_ref().is_none_or(|p| p.is_empty()) {
+fn timeline<E>(
+    a: &Analysis,
+    path: &PathPage,
+    links: &Links,
+    run: &mut Run<'_, E>,
+) -> Result<Option<Timeline>, E> {
+    if path.span.is_none() {
         return Ok(None);
     }
-    let (chosen, left) = lanes(a, links);
-    let mut collect = Collector::new(a, chosen);
+    let (chosen, left) = lanes(a, path, links);
+    let mut collect = Collector::new(path, chosen);
     run(Options::default(), &mut collect)?;
     Ok(Some(collect.finish(left)))
 }

@@ -11,6 +11,7 @@
 //! one block named after the state that took most of the bucket's time,
 //! so a lane holds at most about 2 × [`BUCKETS`] blocks.
 
+use crate::report_path::PathPage;
 use critpath_engine::{Analysis, Observer, Visit};
 use critpath_os::names::OsState;
 use critpath_trace::{Interner, Sym};
@@ -128,16 +129,10 @@ pub struct LeftOut {
 
 /// The lanes to draw, in order: the path's SMs by their first time on the
 /// path, then holders, then neighbours by dependences with path SMs.
-pub fn lanes(a: &Analysis, links: &Links) -> (Vec<(String, Role)>, LeftOut) {
-    let mut on_path: HashMap<String, (u64, u64)> = HashMap::new();
-    for s in a.path.as_deref().unwrap_or(&[]) {
-        let e = on_path
-            .entry(lane_name(&s.sys, &s.sm))
-            .or_insert((0, s.start_ns));
-        e.0 += s.end_ns - s.start_ns;
-        e.1 = e.1.min(s.start_ns);
-    }
-    let mut path: Vec<(String, (u64, u64))> = on_path.into_iter().collect();
+pub fn lanes(a: &Analysis, on_path: &PathPage, links: &Links) -> (Vec<(String, Role)>, LeftOut) {
+    let mut path: Vec<(String, (u64, u64))> = (on_path.lanes.iter())
+        .map(|l| (l.name.clone(), (l.ns, l.first_ns)))
+        .collect();
     path.sort_by(|x, y| y.1 .0.cmp(&x.1 .0).then_with(|| x.0.cmp(&y.0)));
     let mut left = LeftOut {
         path: path.len().saturating_sub(MAX_PATH_LANES),
@@ -145,13 +140,7 @@ pub fn lanes(a: &Analysis, links: &Links) -> (Vec<(String, Role)>, LeftOut) {
     };
     path.truncate(MAX_PATH_LANES);
     path.sort_by_key(|p| p.1 .1);
-    let all_path: HashSet<String> = a
-        .path
-        .as_deref()
-        .unwrap_or(&[])
-        .iter()
-        .map(|s| lane_name(&s.sys, &s.sm))
-        .collect();
+    let all_path: HashSet<&str> = on_path.lanes.iter().map(|l| l.name.as_str()).collect();
     let mut chosen: Vec<(String, Role)> = path.into_iter().map(|p| (p.0, Role::Path)).collect();
     let mut taken: HashSet<String> = chosen.iter().map(|c| c.0.clone()).collect();
     let mut holders: Vec<(String, u64)> = Vec::new();
@@ -274,11 +263,10 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// A collector for `lanes` over the span of `a`'s path.
-    pub fn new(a: &Analysis, lanes: Vec<(String, Role)>) -> Self {
-        let path = a.path.as_deref().unwrap_or(&[]);
-        let t0 = path.iter().map(|s| s.start_ns).min().unwrap_or(0);
-        let t1 = path.iter().map(|s| s.end_ns).max().unwrap_or(0).max(t0 + 1);
+    /// A collector for `lanes` over the span of the path.
+    pub fn new(path: &PathPage, lanes: Vec<(String, Role)>) -> Self {
+        let (t0, t1) = path.span.unwrap_or((0, 0));
+        let t1 = t1.max(t0 + 1);
         let by_name = lanes
             .iter()
             .enumerate()
@@ -413,22 +401,17 @@ impl Observer for Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critpath_engine::results::PathSegment;
 
-    /// A path of one segment of `sm` over `[0, span)`.
-    fn path(sm: &str, span: u64) -> Analysis {
-        Analysis {
-            path: Some(vec![PathSegment {
-                sys: "local".into(),
-                sm: sm.into(),
-                state: "work".into(),
-                from_sm: sm.into(),
-                inter: false,
-                start_ns: 0,
-                end_ns: span,
-                inferred: false,
-            }]),
-            ..Analysis::default()
+    /// A path of `sm` over `[0, span)`.
+    fn path(sm: &str, span: u64) -> PathPage {
+        PathPage {
+            span: Some((0, span)),
+            lanes: vec![crate::report_path::PathLane {
+                name: sm.into(),
+                ns: span,
+                first_ns: 0,
+            }],
+            ..PathPage::default()
         }
     }
 

@@ -11,8 +11,7 @@ use critpath_session::{nonempty, Session, Settings};
 use critpath_trace::DiagnosticKind;
 use critpath_trace::ReadError;
 use critpath_views::analysis::correction;
-use critpath_views::report_runs;
-use critpath_views::timeline::Links;
+use critpath_views::report_runs::{self, FirstRun};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -48,6 +47,9 @@ pub fn run(args: Args) -> Result<()> {
             return err.map_or(Ok(()), |e| Err(e.into()));
         }
     }
+    // The timeline's pass reads a regular file again rather than keep
+    // its records.
+    opened.read_files_again();
     let gpu = opened.all(Format::Kineto);
     let spans = opened.all(Format::Spans);
     let inputs = match gpu || spans || args.traces.len() == 1 {
@@ -63,8 +65,8 @@ pub fn run(args: Args) -> Result<()> {
         inputs,
         gpu: std::cell::Cell::new(gpu),
     };
-    let mut links = Links::default();
-    let (mut a, err) = src.analysis(&mut links)?;
+    let mut first = FirstRun::default();
+    let (mut a, err) = src.analysis(&mut first, args.correct_overhead)?;
     if args.correct_overhead {
         correct(&mut a, &args.traces[0])?;
         let said = correction(&a);
@@ -79,7 +81,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => Vec::new(),
     };
-    let extras = report_runs::extras(&a, &links, &mut |o, obs| src.run(o, obs).map(|(b, _)| b))?;
+    let extras = report_runs::extras(&a, first, &mut |o, obs| src.run(o, obs).map(|(b, _)| b))?;
     let html = critpath_views::report::html(&a, &src.inputs.name(), &next, &extras);
     emit(Some(&args.output), &args.traces, html.as_bytes())?;
     if !is_stdout(&args.output) {
@@ -97,12 +99,17 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// The analysis with its path; a trace without records is an error, as
-    /// for every command.
-    fn analysis(&self, obs: &mut dyn Observer) -> Result<(Analysis, Option<ReadError>)> {
+    /// The analysis, its path kept whole only for `keep_path` (the
+    /// overhead's correction; `obs` hears of its edges anyway); a trace
+    /// without records is an error, as for every command.
+    fn analysis(
+        &self,
+        obs: &mut dyn Observer,
+        keep_path: bool,
+    ) -> Result<(Analysis, Option<ReadError>)> {
         // The what-ifs are answered from the first pass's graph.
         let opts = Options {
-            keep_path: true,
+            keep_path,
             rewalk: true,
             ..Default::default()
         };

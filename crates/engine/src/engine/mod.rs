@@ -174,6 +174,8 @@ pub struct Engine<'o> {
     /// Where the walk back may split (see `split::Marks`).
     marks: Marks,
     diags: DiagSink,
+    /// The receives whose links the source inferred, marked on the path.
+    inferred: walk::Inferred,
 }
 
 impl<'o> Engine<'o> {
@@ -208,6 +210,7 @@ impl<'o> Engine<'o> {
             best: None,
             marks,
             diags: DiagSink::default(),
+            inferred: walk::Inferred::default(),
         }
     }
 
@@ -246,6 +249,13 @@ impl<'o> Engine<'o> {
     /// error, a truncated file...).
     pub fn add_diagnostic(&mut self, d: Diagnostic) {
         self.diags.extra.push(d);
+    }
+
+    /// The receives (SM, time) whose links the source inferred from times:
+    /// the path's inter-SM edges into them are marked
+    /// ([`crate::results::PathSegment::inferred`], [`crate::PathEdge::inferred`]).
+    pub fn inferred_links(&mut self, links: Vec<(String, u64)>) {
+        self.inferred = walk::Inferred::new(links);
     }
 
     /// The source renamed these SMs at its end (old name, new name): a

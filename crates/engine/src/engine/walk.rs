@@ -11,7 +11,7 @@ use crate::nodelog::{Entry, NO_PRED};
 use crate::observer::PathEdge;
 use crate::results::{CriticalPath, Endpoint, PathSegment};
 use critpath_trace::{Interner, Sym};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::io;
 
 /// One edge of the path as the walk meets it: cgraph edge ends, state key,
@@ -166,7 +166,7 @@ impl Engine<'_> {
                 span: (t - e.weight.min(t), t),
             };
             if hand_over {
-                let edge = self.path_edge(&seg);
+                let edge = self.path_edge(&seg, strings);
                 let o = self.observer.as_mut().expect("checked");
                 o.path_edge(&edge, strings);
             }
@@ -227,29 +227,13 @@ impl Engine<'_> {
         segments.reverse();
         segments
             .iter()
-            .map(|seg| self.segment_row(seg, strings))
+            .map(|seg| self.path_edge(seg, strings).row(strings))
             .collect()
     }
 
-    /// One segment as a result row.
-    fn segment_row(&self, seg: &Segment, strings: &Interner) -> PathSegment {
-        let e = self.path_edge(seg);
-        PathSegment {
-            sys: strings.resolve(e.sys).to_string(),
-            sm: strings.resolve(e.sm).to_string(),
-            state: e
-                .state
-                .map_or_else(String::new, |s| strings.resolve(s).to_string()),
-            from_sm: strings.resolve(e.from_sm).to_string(),
-            inter: e.inter,
-            start_ns: e.start_ns,
-            end_ns: e.end_ns,
-            inferred: false,
-        }
-    }
-
-    /// One segment as the observer is told of it.
-    fn path_edge(&self, seg: &Segment) -> PathEdge {
+    /// One segment as the observer is told of it; `strings` names its SM
+    /// for the inferred receives.
+    fn path_edge(&self, seg: &Segment, strings: &Interner) -> PathEdge {
         // The SM whose state the time is charged to: the edge's own SM, or
         // the holder for a `held` piece.
         let sm = match seg.key {
@@ -258,6 +242,7 @@ impl Engine<'_> {
         };
         let s = &self.m.sms[sm as usize];
         let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
+        let inferred = seg.inter && self.inferred.has(strings.resolve(s.name), seg.span.1);
         PathEdge {
             sys: s.sys,
             sm: s.name,
@@ -266,7 +251,28 @@ impl Engine<'_> {
             inter: seg.inter,
             start_ns: seg.span.0,
             end_ns: seg.span.1,
+            inferred,
         }
+    }
+}
+
+/// The receives whose links the source inferred: SM name, then times. The
+/// path's inter-SM edges into them are marked as the walk meets them.
+#[derive(Default)]
+pub(super) struct Inferred(FxHashMap<String, FxHashSet<u64>>);
+
+impl Inferred {
+    pub fn new(links: Vec<(String, u64)>) -> Self {
+        let mut by_sm: FxHashMap<String, FxHashSet<u64>> = FxHashMap::default();
+        for (sm, t) in links {
+            by_sm.entry(sm).or_default().insert(t);
+        }
+        Inferred(by_sm)
+    }
+
+    /// Was the link into SM `sm`'s receive at `t` inferred?
+    fn has(&self, sm: &str, t: u64) -> bool {
+        !self.0.is_empty() && self.0.get(sm).is_some_and(|ts| ts.contains(&t))
     }
 }
 

@@ -14,7 +14,7 @@
 mod events;
 mod path;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use critpath_engine::{Analysis, Observer, PathEdge, Visit};
 use critpath_trace::{Interner, Sym};

@@ -18,7 +18,7 @@ fn encode(e: &PathEdge) -> [u8; SIZE] {
     for (i, s) in syms.iter().enumerate() {
         b[i * 4..i * 4 + 4].copy_from_slice(&s.0.to_le_bytes());
     }
-    b[16] = u8::from(e.inter) | u8::from(e.state.is_some()) << 1;
+    b[16] = u8::from(e.inter) | u8::from(e.state.is_some()) << 1 | u8::from(e.inferred) << 2;
     b[17..25].copy_from_slice(&e.start_ns.to_le_bytes());
     b[25..33].copy_from_slice(&e.end_ns.to_le_bytes());
     b
@@ -39,6 +39,7 @@ fn decode(b: &[u8]) -> PathEdge {
         inter: b[16] & 1 != 0,
         start_ns: time(17),
         end_ns: time(25),
+        inferred: b[16] & 4 != 0,
     }
 }
 
@@ -131,6 +132,7 @@ mod tests {
             inter: i.is_multiple_of(3),
             start_ns: i * 10,
             end_ns: u64::MAX - i,
+            inferred: i.is_multiple_of(5),
         };
         let mut spool = PathSpool::new(Cursor::new(Vec::new()));
         let n = 2 * CHUNK + 5;

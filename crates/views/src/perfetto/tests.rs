@@ -166,7 +166,7 @@ fn analysis() -> Analysis {
 }
 
 /// The edges of `a`'s path as the walk back hands them over: last first.
-fn walked(a: &Analysis, s: &mut Interner) -> Vec<PathEdge> {
+pub(crate) fn walked(a: &Analysis, s: &mut Interner) -> Vec<PathEdge> {
     let edges = a.path.iter().flatten().map(|seg| PathEdge {
         sys: s.intern(&seg.sys),
         sm: s.intern(&seg.sm),
@@ -175,6 +175,7 @@ fn walked(a: &Analysis, s: &mut Interner) -> Vec<PathEdge> {
         inter: seg.inter,
         start_ns: seg.start_ns,
         end_ns: seg.end_ns,
+        inferred: seg.inferred,
     });
     edges.rev().collect()
 }
