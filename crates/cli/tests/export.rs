@@ -273,6 +273,35 @@ fn report_is_one_self_contained_file() {
     );
 }
 
+/// The report's page takes the path's segments from the edges the walk
+/// hands over, not from a path kept whole: the links the reader inferred
+/// are marked there as on the path `analyze --path` prints.
+#[test]
+fn the_reports_segments_mark_the_links_the_reader_inferred() {
+    let trace = example("viztracer/spawn.json");
+    let a = json_of(&["analyze", &trace, "--json", "--path"]);
+    let marked = |segs: &[Value]| -> Vec<(u64, String)> {
+        (segs.iter())
+            .filter(|s| s["inferred"] == true && s["end_ns"] != s["start_ns"])
+            .map(|s| (s["end_ns"].as_u64().unwrap(), s["sm"].to_string()))
+            .collect()
+    };
+    let on_path = marked(a["path"].as_array().unwrap());
+    assert!(!on_path.is_empty(), "the example's path has inferred links");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let o = run(&["report", &trace, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&out).unwrap();
+    let at = html.find("\"segments\":").expect("the page's segments") + 11;
+    let segs: Value = serde_json::Deserializer::from_str(&html[at..])
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(marked(segs.as_array().unwrap()), on_path);
+}
+
 #[test]
 fn a_huge_cgraph_svg_draws_its_heaviest_edges() {
     let dir = tempfile::tempdir().unwrap();

@@ -41,9 +41,13 @@ fn whatif() -> Options {
     }
 }
 
-/// The analysis and the what-if, from one session.
-fn both(path: &Path) -> (Analysis, Analysis, usize) {
+/// The analysis and the what-if, from one session (that reads regular
+/// files again, when `again`).
+fn both(path: &Path, again: bool) -> (Analysis, Analysis, usize) {
     let mut s = Session::open(&[path.to_path_buf()], &Settings::default()).expect("opens");
+    if again {
+        s.read_files_again();
+    }
     let (a, err) = s
         .analyze(Options::default(), &mut |_, _| {})
         .expect("analyzes");
@@ -58,25 +62,31 @@ fn fresh(path: &Path, opts: Options) -> Analysis {
     s.analyze(opts, &mut |_, _| {}).expect("analyzes").0
 }
 
-#[test]
-fn a_fifo_is_read_once_and_the_replay_is_a_fresh_reading() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("t.jsonl");
-    std::fs::write(&file, trace()).expect("writes");
-    let fifo: PathBuf = dir.path().join("f");
+/// A named FIFO in `dir`, and the thread that writes the trace into it.
+fn fifo(dir: &Path) -> (PathBuf, std::thread::JoinHandle<()>) {
+    let fifo: PathBuf = dir.join("f");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
-    let writer = {
+    let writer = std::thread::spawn({
         let fifo = fifo.clone();
-        std::thread::spawn(move || {
+        move || {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&fifo)
                 .expect("opens the FIFO");
             f.write_all(trace().as_bytes()).expect("writes the FIFO");
-        })
-    };
-    let (a, w, opens) = both(&fifo);
+        }
+    });
+    (fifo, writer)
+}
+
+#[test]
+fn a_fifo_is_read_once_and_the_replay_is_a_fresh_reading() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, trace()).expect("writes");
+    let (fifo, writer) = fifo(dir.path());
+    let (a, w, opens) = both(&fifo, false);
     writer.join().expect("writer");
     assert_eq!(opens, 1, "the FIFO was opened once");
     let (fa, fw) = (fresh(&file, Options::default()), fresh(&file, whatif()));
@@ -90,7 +100,24 @@ fn a_fifo_is_read_once_and_the_replay_is_a_fresh_reading() {
     assert_eq!(w.critical_path, fw.critical_path);
     assert_eq!(w.stats.scaled_edges, fw.stats.scaled_edges);
     // A regular file too is opened once.
-    assert_eq!(both(&file).2, 1);
+    assert_eq!(both(&file, false).2, 1);
+}
+
+#[test]
+fn asked_to_a_file_is_read_again_and_a_fifo_replayed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, trace()).expect("writes");
+    let (a, w, opens) = both(&file, true);
+    assert_eq!(opens, 2, "the file was read again, its records not kept");
+    assert_eq!(a.states, fresh(&file, Options::default()).states);
+    let fw = fresh(&file, whatif());
+    assert_eq!((w.states, w.critical_path), (fw.states, fw.critical_path));
+    let (fifo, writer) = fifo(dir.path());
+    let (_, fifo_w, opens) = both(&fifo, true);
+    writer.join().expect("writer");
+    assert_eq!(opens, 1, "the FIFO's records were kept and replayed");
+    assert_eq!(fifo_w.critical_path, fresh(&file, whatif()).critical_path);
 }
 
 #[test]

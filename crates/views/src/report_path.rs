@@ -34,8 +34,9 @@ pub struct PathPage {
     pub span: Option<(u64, u64)>,
     /// Every lane with an edge of the path, in no order.
     pub lanes: Vec<PathLane>,
-    /// The longest segments with time: in time order when some were
-    /// left out, else in the path's order.
+    /// The longest segments with time: by start (then the longer, then
+    /// the earlier on the path first) when some were left out, else in the
+    /// path's order.
     pub segments: Vec<PathSegment>,
     /// Segments with time left out.
     pub hidden: usize,
@@ -152,7 +153,9 @@ impl PathGather {
         let mut kept: Vec<Kept> = self.longest.into_iter().map(|k| k.0).collect();
         let hidden = self.timed.saturating_sub(MAX_SEGMENTS);
         if hidden > 0 {
-            kept.sort_by_key(|k| (k.seg.start_ns, Reverse(k.after)));
+            // By start, then as ranked: the longer, then the earlier on
+            // the path.
+            kept.sort_by_key(|k| (k.seg.start_ns, Reverse(k.key())));
         } else {
             kept.sort_by_key(|k| Reverse(k.after));
         }
@@ -181,5 +184,103 @@ impl Observer for PathGather {
             }
         };
         self.earlier(lane, (e.start_ns, e.end_ns), || e.row(strings));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use critpath_engine::Analysis;
+
+    /// The page as the report made it from the whole path, kept (the
+    /// oracle): lanes by name.
+    fn whole(path: &[PathSegment]) -> PathPage {
+        let mut keep: Vec<&PathSegment> = path.iter().filter(|s| s.end_ns > s.start_ns).collect();
+        let hidden = keep.len().saturating_sub(MAX_SEGMENTS);
+        if hidden > 0 {
+            keep.sort_by_key(|s| Reverse(s.end_ns - s.start_ns));
+            keep.truncate(MAX_SEGMENTS);
+            keep.sort_by_key(|s| s.start_ns);
+        }
+        let mut lanes: HashMap<String, (u64, u64)> = HashMap::new();
+        for s in path {
+            let e = (lanes.entry(lane_name(&s.sys, &s.sm))).or_insert((0, s.start_ns));
+            e.0 += s.end_ns - s.start_ns;
+            e.1 = e.1.min(s.start_ns);
+        }
+        let mut lanes: Vec<PathLane> = (lanes.into_iter())
+            .map(|(name, (ns, first_ns))| PathLane { name, ns, first_ns })
+            .collect();
+        lanes.sort_by(|x, y| x.name.cmp(&y.name));
+        let start = path.iter().map(|s| s.start_ns).min();
+        PathPage {
+            span: start.map(|t0| (t0, path.iter().map(|s| s.end_ns).max().unwrap_or(0))),
+            lanes,
+            segments: keep.into_iter().cloned().collect(),
+            hidden,
+        }
+    }
+
+    /// The page gathered from the path's edges as the walk hands them
+    /// over, lanes by name, and the most segments it held at once.
+    fn gathered(path: &[PathSegment]) -> (PathPage, usize) {
+        let a = Analysis {
+            path: Some(path.to_vec()),
+            ..Analysis::default()
+        };
+        let mut s = Interner::new();
+        let mut g = PathGather::default();
+        let mut most = 0;
+        for e in crate::perfetto::tests::walked(&a, &mut s) {
+            g.path_edge(&e, &s);
+            most = most.max(g.longest.len());
+        }
+        let mut page = g.finish();
+        page.lanes.sort_by(|x, y| x.name.cmp(&y.name));
+        (page, most)
+    }
+
+    /// A path of `n` segments in time order: lengths of a few values (many
+    /// ties), some without time, some overlapping, on 40 SMs of two
+    /// systems.
+    fn path(n: usize) -> Vec<PathSegment> {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut t = 1_000;
+        (0..n)
+            .map(|_| {
+                let len = [0, 1, 5, 5, 20, 100, 100][next(7) as usize] * (1 + next(3));
+                t += next(40);
+                let (sm, from) = (next(40), next(40));
+                PathSegment {
+                    sys: ["local", "h2"][(sm % 2) as usize].into(),
+                    sm: format!("sm{sm}"),
+                    state: ["", "run", "wait"][next(3) as usize].into(),
+                    from_sm: format!("sm{from}"),
+                    inter: sm != from,
+                    start_ns: t - len.min(t),
+                    end_ns: t,
+                    inferred: sm != from && next(4) == 0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_walks_edges_give_the_page_of_the_whole_path_holding_at_most_its_segments() {
+        for n in [0, 1, 1_000, 3 * MAX_SEGMENTS] {
+            let p = path(n);
+            let (page, most) = gathered(&p);
+            assert_eq!(page, whole(&p), "{n} segments");
+            assert!(most <= MAX_SEGMENTS, "{most} segments held at once");
+        }
+        let (page, _) = gathered(&path(3 * MAX_SEGMENTS));
+        assert!(page.hidden > 0 && page.segments.len() == MAX_SEGMENTS);
+        assert!(page.segments.iter().any(|s| s.inferred));
     }
 }
