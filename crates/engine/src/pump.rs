@@ -294,6 +294,7 @@ fn finish<S: RecordSource + ?Sized>(
         engine.add_diagnostic(d);
     }
     engine.renamed(&summary.renamed);
+    engine.annotation_costs(&summary.annotation_costs);
     let first_error = errors.first.or(summary.error);
     engine.inferred_links(source.inferred_links());
     // The source renamed its SMs in its string table (`summary.renamed`):

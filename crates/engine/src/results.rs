@@ -125,6 +125,18 @@ pub struct PathSegment {
     pub inferred: bool,
 }
 
+/// What the overhead's correction takes out of the critical path on one
+/// state: for each path edge charged to it, one annotation event's cost of
+/// its SM, never more than the edge weighs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathOverhead {
+    pub sys: String,
+    pub sm: String,
+    /// Empty for edges charged to no state.
+    pub state: String,
+    pub ns: u64,
+}
+
 /// A state's share of the critical path inside one time window.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct WindowState {
@@ -164,6 +176,10 @@ pub struct Analysis {
     /// [`critpath_trace::AnnotationCost`]).
     #[serde(skip)]
     pub annotation_costs: Vec<critpath_trace::AnnotationCost>,
+    /// The annotations' cost on the critical path per state, for the
+    /// overhead's correction (empty when the source measured none).
+    #[serde(skip)]
+    pub path_overhead: Vec<PathOverhead>,
     /// The SMs of the recorded program, as the source knows them (see
     /// [`critpath_trace::Summary::program`]).
     #[serde(skip)]

@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<()> {
     let opts = Options {
         from: args.ends.from.clone(),
         to: args.ends.to.clone(),
-        keep_path: args.path || args.correct_overhead,
+        keep_path: args.path,
         window_ns,
         rewalk,
         // No view of `analyze` shows the combined graph: its rows (a name
@@ -124,9 +124,6 @@ pub fn run(args: Args) -> Result<()> {
     let (mut a, err) = inputs.analyze(opts.clone())?;
     if args.correct_overhead {
         correct(&mut a, &args.traces[0])?;
-        if !args.path {
-            a.path = None;
-        }
     }
     let mut next = match (args.next, args.remove.is_empty()) {
         (None, true) => Vec::new(),

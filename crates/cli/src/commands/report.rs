@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<()> {
         gpu: std::cell::Cell::new(gpu),
     };
     let mut first = FirstRun::default();
-    let (mut a, err) = src.analysis(&mut first, args.correct_overhead)?;
+    let (mut a, err) = src.analysis(&mut first)?;
     if args.correct_overhead {
         correct(&mut a, &args.traces[0])?;
         let said = correction(&a);
@@ -99,17 +99,11 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// The analysis, its path kept whole only for `keep_path` (the
-    /// overhead's correction; `obs` hears of its edges anyway); a trace
-    /// without records is an error, as for every command.
-    fn analysis(
-        &self,
-        obs: &mut dyn Observer,
-        keep_path: bool,
-    ) -> Result<(Analysis, Option<ReadError>)> {
+    /// The analysis, `obs` told of its path's edges (the path is not
+    /// kept); a trace without records is an error, as for every command.
+    fn analysis(&self, obs: &mut dyn Observer) -> Result<(Analysis, Option<ReadError>)> {
         // The what-ifs are answered from the first pass's graph.
         let opts = Options {
-            keep_path,
             rewalk: true,
             ..Default::default()
         };

@@ -26,8 +26,9 @@ pub struct Correction {
 /// call after the time stamp that starts it and the part before the one
 /// that ends it), and so does each critical-path edge into an annotated
 /// SM's node. Totals lose `cost × visits`, the path `cost` per such edge
-/// (never more than an edge weighs); criticalities are recomputed. Needs
-/// the path's segments (`Options::keep_path`). `None` when the trace has
+/// (never more than an edge weighs: the engine sums this per state as it
+/// walks the path, [`Analysis::path_overhead`]); criticalities are
+/// recomputed. `None` when the trace has
 /// no calibrated annotations. `kernel_state` tells the states the
 /// kernel's events bound, not annotations (no annotation event lies
 /// inside them; for a kernel recording, `critpath_os::names::kernel_bound`).
@@ -46,20 +47,13 @@ pub fn correct_overhead(a: &mut Analysis, kernel_state: fn(&str) -> bool) -> Opt
     let mut removed_total = 0u64;
     let mut cut: HashMap<(String, String, String), u64> = HashMap::new();
     let mut removed_path = 0u64;
-    if let Some(path) = &a.path {
-        for seg in path {
-            let Some(&c) = costs.get(&(seg.sys.as_str(), seg.sm.as_str())) else {
-                continue;
-            };
-            if kernel_state(&seg.state) {
-                continue;
-            }
-            let w = seg.end_ns - seg.start_ns;
-            let x = (c.round() as u64).min(w);
-            removed_path += x;
-            *cut.entry((seg.sys.clone(), seg.sm.clone(), seg.state.clone()))
-                .or_default() += x;
+    for p in &a.path_overhead {
+        if kernel_state(&p.state) {
+            continue;
         }
+        removed_path += p.ns;
+        *cut.entry((p.sys.clone(), p.sm.clone(), p.state.clone()))
+            .or_default() += p.ns;
     }
     for row in &mut a.states {
         let Some(&c) = costs.get(&(row.sys.as_str(), row.sm.as_str())) else {

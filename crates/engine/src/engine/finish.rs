@@ -52,6 +52,7 @@ impl Engine<'_> {
             .keep_path
             .then(|| self.segment_rows(walked.segments, strings));
         let windows = walked.windows.map(|w| self.window_rows(w, strings));
+        let path_overhead = self.path_overhead(&walked.cut, strings);
         Ok(Analysis {
             windows,
             critical_path: walked.path,
@@ -61,6 +62,7 @@ impl Engine<'_> {
             cgraph,
             path,
             annotation_costs: Vec::new(),
+            path_overhead,
             program: Vec::new(),
             wall_clock: false,
             overhead_correction: None,

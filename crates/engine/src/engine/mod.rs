@@ -16,7 +16,8 @@
 //! `whatif` (speed-ups), `endpoints` (start and destination), `walk`,
 //! `windows`, `tables`, `diagnose` (diagnostics prose), `names` (name
 //! matching), `held` (time charged to the holder of what a state waited
-//! for), `finish`.
+//! for), `overhead` (the path's part of the overhead's correction),
+//! `finish`.
 
 mod blame;
 mod cgraph;
@@ -27,6 +28,7 @@ mod held;
 mod logs;
 mod machines;
 mod names;
+mod overhead;
 mod pending;
 mod rewalk;
 mod rules;
@@ -176,6 +178,9 @@ pub struct Engine<'o> {
     diags: DiagSink,
     /// The receives whose links the source inferred, marked on the path.
     inferred: walk::Inferred,
+    /// The cost of an annotation event per annotated SM, taken out of
+    /// the path's edges by the overhead's correction.
+    annotation_costs: Vec<critpath_trace::AnnotationCost>,
 }
 
 impl<'o> Engine<'o> {
@@ -211,6 +216,7 @@ impl<'o> Engine<'o> {
             marks,
             diags: DiagSink::default(),
             inferred: walk::Inferred::default(),
+            annotation_costs: Vec::new(),
         }
     }
 

@@ -355,6 +355,7 @@ mod tests {
                     held_for: if piece { rng.below(6) as u32 } else { NONE32 },
                     holder: if piece { rng.below(2) as u32 } else { NONE32 },
                     held,
+                    cost: [0, 0, 3, 40][i % 4],
                 }
             })
             .collect()
@@ -410,6 +411,7 @@ mod tests {
         assert_eq!(a.1.critical, b.1.critical, "critical, {what}");
         assert_eq!(a.1.edges, b.1.edges, "edges, {what}");
         assert_eq!(a.1.blame.sums, b.1.blame.sums, "blame, {what}");
+        assert_eq!(a.1.cut, b.1.cut, "annotations' cost, {what}");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(super) struct Walked {
     /// Per state key, the time of its path edges that their weight leaves
     /// out (waits that weigh nothing), when the walk went edge by edge.
     pub gaps: FxHashMap<u32, u64>,
+    /// Per cgraph edge, the annotations' cost on the path (empty: none).
+    pub cut: Vec<u64>,
 }
 
 /// What the walk needs of a cgraph edge, gathered in one table that a
@@ -47,14 +49,19 @@ pub(super) struct EdgeInfo {
     /// For a `held` piece, the SM holding its state `key`.
     pub holder: u32,
     pub held: bool,
+    /// One annotation event's cost on the SM the edge is charged to (0:
+    /// none), which the overhead's correction takes out of each path edge.
+    pub cost: u64,
 }
 
 /// What a walk adds up over the path edges it meets: critical time per
-/// cgraph edge, the number of edges, and the blame.
+/// cgraph edge, the number of edges, the blame, and the annotations' cost
+/// per cgraph edge (empty while none).
 pub(super) struct Sums {
     pub critical: Vec<u64>,
     pub edges: u64,
     pub blame: Blamer,
+    pub cut: Vec<u64>,
 }
 
 impl Sums {
@@ -64,6 +71,7 @@ impl Sums {
             critical: vec![0; edges],
             edges: 0,
             blame: Blamer::default(),
+            cut: Vec::new(),
         }
     }
 
@@ -80,6 +88,13 @@ impl Sums {
         }
         self.critical[e.tag as usize] += e.weight;
         self.edges += 1;
+        if ce.cost > 0 {
+            // An edge's weight is its length on the clock: never more.
+            if self.cut.is_empty() {
+                self.cut = vec![0; info.len()];
+            }
+            self.cut[e.tag as usize] += ce.cost.min(e.weight);
+        }
     }
 
     /// Adds `other`, the sums of the path beyond where these stop (both
@@ -90,6 +105,13 @@ impl Sums {
         }
         self.edges += other.edges;
         self.blame.absorb(other.blame);
+        if self.cut.is_empty() {
+            self.cut = other.cut;
+        } else {
+            for (c, o) in self.cut.iter_mut().zip(other.cut) {
+                *c += o;
+            }
+        }
     }
 }
 
@@ -108,6 +130,7 @@ impl Engine<'_> {
             windows: Windows::new(self.opts.window_ns, self.opts.limits.max_windows),
             blame: Blamer::default(),
             gaps: FxHashMap::default(),
+            cut: Vec::new(),
         };
         let Some((n, sm)) = dest else {
             return Ok(w);
@@ -116,7 +139,7 @@ impl Engine<'_> {
         w.path.found = true;
         w.path.length_ns = n.l.max(0) as u64;
         w.path.end = endpoint(strings, (s.sys, s.name), n.t);
-        let info = self.edge_infos();
+        let info = self.edge_infos(&self.event_costs(strings));
         let mut sums = Sums::new(info.len());
         let hand_over = self.observer.as_ref().is_some_and(|o| o.wants_path());
         let root = if hand_over || self.opts.keep_path || w.windows.is_some() {
@@ -127,6 +150,7 @@ impl Engine<'_> {
         let s = &self.m.sms[root.tag as usize];
         w.path.start = endpoint(strings, (s.sys, s.name), root.weight);
         w.path.edges = sums.edges;
+        w.cut = std::mem::take(&mut sums.cut);
         sums.blame.end();
         self.charge(sums.critical);
         w.blame = sums.blame;
@@ -181,8 +205,9 @@ impl Engine<'_> {
         }
     }
 
-    /// The walk's view of every cgraph edge.
-    fn edge_infos(&self) -> Vec<EdgeInfo> {
+    /// The walk's view of every cgraph edge, with each SM's cost of an
+    /// annotation event (none when `costs` is empty).
+    fn edge_infos(&self, costs: &[u64]) -> Vec<EdgeInfo> {
         let sm_of = |c: u32| self.g.cnodes[c as usize].sm;
         self.g
             .cedges
@@ -197,6 +222,9 @@ impl Engine<'_> {
                     self.m.keys[ce.key as usize].sm
                 },
                 held: ce.held,
+                cost: costs
+                    .get(self.charged_sm(ce.to, ce.key) as usize)
+                    .map_or(0, |&c| c),
             })
             .collect()
     }
@@ -231,16 +259,20 @@ impl Engine<'_> {
             .collect()
     }
 
+    /// The SM whose state an edge into cgraph node `to` charged to state
+    /// key `key` is charged to: the edge's own SM, or the holder for a
+    /// `held` piece.
+    pub(super) fn charged_sm(&self, to: u32, key: u32) -> u32 {
+        match key {
+            NONE32 => self.g.cnodes[to as usize].sm,
+            key => self.m.keys[key as usize].sm,
+        }
+    }
+
     /// One segment as the observer is told of it; `strings` names its SM
     /// for the inferred receives.
     fn path_edge(&self, seg: &Segment, strings: &Interner) -> PathEdge {
-        // The SM whose state the time is charged to: the edge's own SM, or
-        // the holder for a `held` piece.
-        let sm = match seg.key {
-            NONE32 => self.g.cnodes[seg.to as usize].sm,
-            key => self.m.keys[key as usize].sm,
-        };
-        let s = &self.m.sms[sm as usize];
+        let s = &self.m.sms[self.charged_sm(seg.to, seg.key) as usize];
         let from_sm = &self.m.sms[self.g.cnodes[seg.from as usize].sm as usize];
         let inferred = seg.inter && self.inferred.has(strings.resolve(s.name), seg.span.1);
         PathEdge {
