@@ -123,7 +123,8 @@ impl Source<'_> {
             let window = critpath_gpu::GpuOptions::default();
             let mut s = self.inputs.session().expect("Kineto inputs");
             let first = &self.inputs.paths[0];
-            let run = crate::gpu::analyze_observed(&mut s, first, &window, opts, true, obs)?;
+            let keep_path = opts.keep_path;
+            let run = crate::gpu::analyze_observed(&mut s, first, &window, opts, keep_path, obs)?;
             Ok((run.analysis, run.err))
         } else {
             self.inputs.analyze_observed(opts, obs)
