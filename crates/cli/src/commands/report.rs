@@ -48,8 +48,10 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     // The timeline's pass reads a regular file again rather than keep
-    // its records.
-    opened.read_files_again();
+    // its records; the next paths (a pass each) replay them.
+    if args.next.is_none() {
+        opened.read_files_again();
+    }
     let gpu = opened.all(Format::Kineto);
     let spans = opened.all(Format::Spans);
     let inputs = match gpu || spans || args.traces.len() == 1 {
