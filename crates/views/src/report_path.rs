@@ -127,25 +127,15 @@ impl PathGather {
             return;
         }
         self.timed += 1;
-        let key = (end_ns - start_ns, after);
-        if self.longest.len() >= MAX_SEGMENTS {
-            match self.longest.peek_mut() {
-                Some(mut least) if least.0.key() < key => {
-                    least.0 = Kept {
-                        len: key.0,
-                        after,
-                        seg: row(),
-                    };
-                }
-                _ => {}
+        let len = end_ns - start_ns;
+        let kept = |seg| Reverse(Kept { len, after, seg });
+        if self.longest.len() < MAX_SEGMENTS {
+            self.longest.push(kept(row()));
+        } else if let Some(mut least) = self.longest.peek_mut() {
+            if least.0.key() < (len, after) {
+                *least = kept(row());
             }
-            return;
         }
-        self.longest.push(Reverse(Kept {
-            len: key.0,
-            after,
-            seg: row(),
-        }));
     }
 
     /// What was gathered.
