@@ -13,6 +13,7 @@ pub mod analyses;
 pub mod check;
 pub mod engine;
 pub mod error;
+mod logshare;
 pub mod modules;
 pub mod nodelog;
 pub mod observer;

@@ -17,12 +17,13 @@
 
 use crate::engine::{Engine, Options};
 use crate::error::{Error, Result};
+use crate::logshare::LogHelper;
 use crate::observer::Observer;
 use crate::results::Analysis;
 use critpath_trace::{
     Diagnostic, DiagnosticKind, Interner, Pos, ReadError, Record, RecordSource, TransientTexts,
 };
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender, TrySendError};
 
 /// Records handed from reader to engine at a time.
 const BATCH: usize = 256;
@@ -156,11 +157,13 @@ struct Batch {
 }
 
 /// The reader's side of [`run_parallel`]: reads batches as [`run`] would
-/// and sends them, until the end or a fatal error.
+/// and sends them, until the end or a fatal error. While the engine is
+/// behind (the channel full), it encodes the engine's node log (`log`).
 fn read_ahead<S: RecordSource + ?Sized>(
     source: &mut S,
     tx: SyncSender<Batch>,
     spent: Receiver<Batch>,
+    log: LogHelper,
 ) {
     // The engine's table starts, like every table, with "local".
     let mut sent = 1;
@@ -182,9 +185,22 @@ fn read_ahead<S: RecordSource + ?Sized>(
             Err(e) => e.fatal,
         };
         b.res = res.err();
-        if tx.send(b).is_err() || stop {
+        if !send(&tx, b, &log) || stop {
             return;
         }
+    }
+}
+
+/// Sends `b` to the engine, encoding its node log first if the engine is
+/// behind; false once the engine has stopped taking batches.
+fn send(tx: &SyncSender<Batch>, b: Batch, log: &LogHelper) -> bool {
+    match tx.try_send(b) {
+        Ok(()) => true,
+        Err(TrySendError::Full(b)) => {
+            log.encode_queued();
+            tx.send(b).is_ok()
+        }
+        Err(TrySendError::Disconnected(_)) => false,
     }
 }
 
@@ -200,9 +216,10 @@ pub fn run_parallel<S: RecordSource + Send + ?Sized>(
     let mut strings = Interner::new();
     let (tx, rx) = sync_channel::<Batch>(AHEAD);
     let (spent_tx, spent_rx) = channel::<Batch>();
+    let log = engine.share_log();
     std::thread::scope(|sc| {
         let src = &mut *source;
-        sc.spawn(move || read_ahead(src, tx, spent_rx));
+        sc.spawn(move || read_ahead(src, tx, spent_rx, log));
         let rx = rx;
         for mut b in rx.iter() {
             for s in b.strings.drain(..) {

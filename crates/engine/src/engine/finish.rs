@@ -12,6 +12,7 @@ impl Engine<'_> {
     /// builds the results.
     pub fn finish(mut self, strings: &Interner) -> Result<Analysis> {
         self.settle_deferred();
+        self.logs.take_back();
         if let Some(e) = self.logs.io_error.take() {
             return Err(e.into());
         }

@@ -9,6 +9,7 @@
 use super::cgraph::{DEFER, DEFERRED};
 use super::rewalk::{LoggedEdge, RewalkLog};
 use super::Engine;
+use crate::logshare::{LogHelper, LogSender};
 use crate::nodelog::{Entry, NodeLog, NO_PRED};
 use crate::slack::{GraphLog, InEdge};
 use std::io;
@@ -24,6 +25,9 @@ pub(super) struct Logs {
     /// Node-log entries held back behind one whose inter-SM edge is
     /// deferred (see [`Engine::log_entry`]), in node order.
     queued: Vec<Entry>,
+    /// Where entries go when another thread encodes them (`nodes` is then
+    /// empty until [`Logs::take_back`]).
+    sender: Option<LogSender>,
 }
 
 impl Logs {
@@ -54,14 +58,35 @@ impl Logs {
             rewalk: rewalk.then(|| RewalkLog::new(one_thread)),
             io_error,
             queued: Vec::new(),
+            sender: None,
         }
     }
 
     /// Appends the next node's chosen predecessor.
     #[inline]
     pub fn log(&mut self, e: Entry) {
-        if let Err(err) = self.nodes.push(e) {
+        if let Some(s) = self.sender.as_mut() {
+            s.log(e);
+        } else if let Err(err) = self.nodes.push(e) {
             self.io_error.get_or_insert(err);
+        }
+    }
+
+    /// Lets another thread encode the node log (see [`crate::logshare`]).
+    fn share(&mut self) -> LogHelper {
+        let (sender, helper) = LogSender::new(std::mem::take(&mut self.nodes));
+        self.sender = Some(sender);
+        helper
+    }
+
+    /// The node log encoded to its last entry, on this thread again.
+    pub fn take_back(&mut self) {
+        if let Some(s) = self.sender.take() {
+            let (nodes, err) = s.finish();
+            self.nodes = nodes;
+            if let Some(err) = err {
+                self.io_error.get_or_insert(err);
+            }
         }
     }
 
@@ -116,6 +141,13 @@ impl Logs {
 }
 
 impl Engine<'_> {
+    /// Lets the caller's helper encode the node log while the engine runs
+    /// ([`LogHelper::encode_queued`], see [`crate::logshare`]); before the
+    /// first record.
+    pub(crate) fn share_log(&mut self) -> LogHelper {
+        self.logs.share()
+    }
+
     /// Logs the next node's entry. An inter-SM pass past its memo may be
     /// counted later, with others
     /// ([`super::cgraph::CGraphBuilder::inter_pass`]): an entry whose edge
