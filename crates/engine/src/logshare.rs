@@ -12,12 +12,16 @@
 //! recording's OS graph) is not slowed, and the queue stays bounded. The
 //! bytes are those the engine would have written alone.
 
+use crate::engine::DEFER;
 use crate::nodelog::{Entry, NodeLog};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Entries a chunk holds (128 KB).
+/// Entries a chunk holds (128 KB) when it is queued.
 const CHUNK: usize = 4096;
+/// Room of a chunk: entries held past [`CHUNK`] wait for at most
+/// [`DEFER`] deferred passes.
+const ROOM: usize = CHUNK + DEFER;
 /// Chunks waiting past which the engine encodes them itself: a batch of
 /// the parallel pump makes about four, so the reader may lag by two.
 const LAG: usize = 8;
@@ -82,6 +86,9 @@ impl Shared {
 pub(crate) struct LogSender {
     shared: Arc<Shared>,
     chunk: Vec<Entry>,
+    /// Where in `chunk` the entries whose tags are not final yet begin
+    /// (see [`LogSender::log_or_hold`]).
+    held_from: Option<usize>,
 }
 
 /// The helper's side, for the reader's thread.
@@ -109,17 +116,39 @@ impl LogSender {
         });
         let sender = LogSender {
             shared: shared.clone(),
-            chunk: Vec::with_capacity(CHUNK),
+            chunk: Vec::with_capacity(ROOM),
+            held_from: None,
         };
         (sender, LogHelper(shared))
     }
 
-    /// Appends the next node's entry.
+    /// Appends the next node's entry; `hold` when its tag is not final
+    /// yet (a deferred inter-SM pass's): it and the entries after it stay
+    /// in the chunk until [`LogSender::settle`]. The entries held.
     #[inline]
-    pub(crate) fn log(&mut self, e: Entry) {
+    pub(crate) fn log_or_hold(&mut self, e: Entry, hold: bool) -> usize {
+        if hold && self.held_from.is_none() {
+            self.held_from = Some(self.chunk.len());
+        }
         self.chunk.push(e);
-        if self.chunk.len() == CHUNK {
-            self.queue_chunk();
+        match self.held_from {
+            None if self.chunk.len() >= CHUNK => {
+                self.queue_chunk();
+                0
+            }
+            None => 0,
+            Some(from) => self.chunk.len() - from,
+        }
+    }
+
+    /// Makes the held entries' tags final (`fix`); they are then queued as
+    /// any others.
+    pub(crate) fn settle(&mut self, fix: impl Fn(&mut Entry)) {
+        if let Some(from) = self.held_from.take() {
+            self.chunk[from..].iter_mut().for_each(fix);
+            if self.chunk.len() >= CHUNK {
+                self.queue_chunk();
+            }
         }
     }
 
@@ -128,7 +157,7 @@ impl LogSender {
     fn queue_chunk(&mut self) {
         let waiting = {
             let mut q = lock(&self.shared.queue);
-            let next = q.empty.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK));
+            let next = q.empty.pop().unwrap_or_else(|| Vec::with_capacity(ROOM));
             q.full.push(std::mem::replace(&mut self.chunk, next));
             q.full.len()
         };
@@ -140,6 +169,7 @@ impl LogSender {
     /// Encodes whatever is left and gives the log back, with the first
     /// error writing it.
     pub(crate) fn finish(mut self) -> (NodeLog, Option<io::Error>) {
+        debug_assert!(self.held_from.is_none(), "entries settled first");
         if !self.chunk.is_empty() {
             let last = std::mem::take(&mut self.chunk);
             lock(&self.shared.queue).full.push(last);
@@ -194,7 +224,7 @@ mod tests {
                 }
             });
             for i in 0..N {
-                sender.log(entry(i));
+                sender.log_or_hold(entry(i), false);
                 // The helper encodes only now and then: the engine too.
                 if i % 50_000 == 0 {
                     tx.send(()).unwrap();

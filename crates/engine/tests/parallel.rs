@@ -200,3 +200,32 @@ fn an_observer_hears_the_same_visits_from_two_threads() {
     assert_eq!(one, two);
     assert_eq!(visits_one, visits_two);
 }
+
+/// On a dependence-heavy trace (inter-SM passes deferred, node-log entries
+/// held behind them, a log that spills, encoded partly by the reader's
+/// thread), two threads give the analysis of one, the node log's size
+/// and the combined graph's edges in their order included.
+#[test]
+fn two_threads_log_the_nodes_of_one_on_a_dependence_heavy_trace() {
+    use critpath_sim::deps::Deps;
+    use critpath_trace::VecSource;
+    let run = |parallel: bool| {
+        let mut s = Interner::new();
+        let mut gen = Deps::new(1_000_000, 3, &mut s);
+        let mut records = Vec::new();
+        while let Some(r) = gen.next_in(&mut s) {
+            records.push(r);
+        }
+        let mut src = VecSource::new(records, s);
+        let opts = Options::default();
+        let (a, e) = match parallel {
+            true => analyze_parallel(&mut src, opts, |_, _| {}),
+            false => analyze(&mut src, opts, |_, _| {}),
+        }
+        .unwrap();
+        assert!(a.stats.node_log_bytes > 0, "the log spilled");
+        assert!(a.cgraph.edges.iter().filter(|e| e.inter).count() > 4096);
+        format!("{a:?}\n{e:?}")
+    };
+    assert_eq!(run(false), run(true));
+}

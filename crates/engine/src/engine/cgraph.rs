@@ -17,8 +17,9 @@ use super::{Engine, M_END, M_HELD, M_ORIGIN, M_SEND, M_START, NONE32};
 use crate::results::{CEdgeRow, CGraph, CNodeRow};
 use crate::spare;
 use critpath_trace::{Interner, Sym};
+pub(crate) use passes::DEFER;
+pub(super) use passes::DEFERRED;
 use passes::{add_tally, Deferred, InterMemo, Step, Tally, DEFER_PAST, NO_INTER, NO_STEP};
-pub(super) use passes::{DEFER, DEFERRED};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A cgraph node: one distinct transition `(SM, from state, to state)`.

@@ -65,9 +65,7 @@ impl Logs {
     /// Appends the next node's chosen predecessor.
     #[inline]
     pub fn log(&mut self, e: Entry) {
-        if let Some(s) = self.sender.as_mut() {
-            s.log(e);
-        } else if let Err(err) = self.nodes.push(e) {
+        if let Err(err) = self.nodes.push(e) {
             self.io_error.get_or_insert(err);
         }
     }
@@ -94,6 +92,9 @@ impl Logs {
     /// deferred pass's or entries are queued before it; the entries queued.
     #[inline]
     fn log_or_queue(&mut self, e: Entry) -> usize {
+        if let Some(s) = self.sender.as_mut() {
+            return s.log_or_hold(e, e.pred != NO_PRED && e.tag & DEFERRED != 0);
+        }
         if self.queued.is_empty() && (e.pred == NO_PRED || e.tag & DEFERRED == 0) {
             self.log(e);
             return 0;
@@ -105,6 +106,14 @@ impl Logs {
     /// Appends the queued entries, each deferred pass's tag replaced by
     /// its edge (`edge_of`).
     fn release(&mut self, edge_of: impl Fn(u32) -> u32) {
+        let fix = |e: &mut Entry| {
+            if e.pred != NO_PRED {
+                e.tag = edge_of(e.tag);
+            }
+        };
+        if let Some(s) = self.sender.as_mut() {
+            return s.settle(fix);
+        }
         let mut queued = std::mem::take(&mut self.queued);
         for mut e in queued.drain(..) {
             if e.pred != NO_PRED {

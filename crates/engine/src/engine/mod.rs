@@ -47,6 +47,7 @@ pub use whatif::Speedup;
 
 use crate::observer::Observer;
 use cgraph::CGraphBuilder;
+pub(crate) use cgraph::DEFER;
 use critpath_trace::{Diagnostic, Interner, Scope, Sym};
 use diagnose::DiagSink;
 use logs::Logs;

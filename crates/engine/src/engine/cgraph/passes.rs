@@ -110,7 +110,7 @@ pub(super) const DEFER_PAST: usize = spare::SMALL;
 /// queued entries), enough for their index lookups to overlap and for the
 /// queue to be emptied seldom (1,024 ran the dependence-heavy trace 5%
 /// faster than 256, and as fast as 4,096).
-pub(in crate::engine) const DEFER: usize = 1024;
+pub(crate) const DEFER: usize = 1024;
 
 /// Passes a [`Tally`] counts before it adds them to `counts` (a few in
 /// the unit tests, so that they add up past it).
