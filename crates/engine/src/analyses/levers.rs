@@ -3,7 +3,7 @@
 //! recording of a program (`Analysis::program`) names only its threads'
 //! states, other programs' and the kernel's time being none of the
 //! program's to change, and sums up the states of its threads of one name
-//! (`COMM:*`): a program that starts a thread per task has each task's
+//! no other program's thread has (`COMM:*`): a program that starts a thread per task has each task's
 //! share on a row of its own, and speeding up the task's code speeds up
 //! them all. There a thread's lever is its own time on the path: the time
 //! charged to it as the holder of a CPU another thread waited for (the
@@ -69,6 +69,12 @@ pub fn levers(a: &Analysis, n: usize) -> Vec<Lever> {
         return rows.take(n).map(Lever::of).collect();
     }
     let own: HashSet<&str> = a.program.iter().map(String::as_str).collect();
+    // A name another program's thread has too is no group: `COMM:*`
+    // would speed that thread up as well.
+    let shared: HashSet<(&str, &str)> = (a.states.iter())
+        .filter(|s| !own.contains(s.sm.as_str()))
+        .filter_map(|s| Some((s.sys.as_str(), without_id(&s.sm)?)))
+        .collect();
     let mut held = held_on(a);
     let len = a.critical_path.length_ns.max(1) as f64;
     let mut out: Vec<Lever> = Vec::new();
@@ -81,7 +87,9 @@ pub fn levers(a: &Analysis, n: usize) -> Vec<Lever> {
         if ns == 0 {
             continue;
         }
-        let comm = without_id(&row.sm).unwrap_or(&row.sm);
+        let comm = without_id(&row.sm)
+            .filter(|c| !shared.contains(&(row.sys.as_str(), *c)))
+            .unwrap_or(&row.sm);
         match at.get(&(row.sys.as_str(), comm, row.state.as_str())) {
             Some(&i) => {
                 let l = &mut out[i];
@@ -207,6 +215,12 @@ mod tests {
         let (share, top) = outside(&a).expect("rustc tops the table");
         assert_eq!(top.sm, "rustc:9");
         assert!((share - 0.3).abs() < 1e-12);
+        // Another program's thread named `slow` too: each of the
+        // program's is a lever of its own.
+        let mut b = a.clone();
+        b.states.push(row("slow:77", "running", 10));
+        let l = levers(&b, 1);
+        assert_eq!((l[0].sm.as_str(), l[0].threads), ("main:1", 1));
     }
 
     #[test]
