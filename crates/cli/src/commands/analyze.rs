@@ -149,7 +149,10 @@ pub fn run(args: Args) -> Result<()> {
         folded,
     };
     // The verdict weighs every row, not only those the table shows.
-    let verdict = text::verdict(&a, faster, layout.width);
+    let verdict = match args.print.json {
+        true => String::new(),
+        false => text::verdict(&a, faster, layout.width),
+    };
     if let Some(n) = top {
         a.truncate_states(n);
     }

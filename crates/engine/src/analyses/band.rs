@@ -26,7 +26,7 @@ pub fn shares(a: &Analysis, machine: fn(&str, &str) -> bool) -> Shares {
     if len == 0 {
         return Shares::default();
     }
-    let own: std::collections::HashSet<&str> = a.program.iter().map(String::as_str).collect();
+    let own = super::program_sms(a);
     let (mut outside, mut program) = (0u64, 0u64);
     for s in a.states.iter().filter(|s| machine(&s.sm, &s.state)) {
         outside += s.critical_ns;

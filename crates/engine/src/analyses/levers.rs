@@ -68,7 +68,7 @@ pub fn levers(a: &Analysis, n: usize) -> Vec<Lever> {
     if a.program.is_empty() {
         return rows.take(n).map(Lever::of).collect();
     }
-    let own: HashSet<&str> = a.program.iter().map(String::as_str).collect();
+    let own = super::program_sms(a);
     // A name another program's thread has too is no group: `COMM:*`
     // would speed that thread up as well.
     let shared: HashSet<(&str, &str)> = (a.states.iter())
@@ -135,7 +135,7 @@ pub fn outside(a: &Analysis) -> Option<(f64, &StateRow)> {
     if a.program.is_empty() || !a.critical_path.found || len == 0 {
         return None;
     }
-    let own: HashSet<&str> = a.program.iter().map(String::as_str).collect();
+    let own = super::program_sms(a);
     if own.contains(top.sm.as_str()) {
         return None;
     }

@@ -24,3 +24,8 @@ use crate::results::StateRow;
 pub(crate) fn name(s: &StateRow) -> String {
     crate::engine::state_target(&s.sys, &s.sm, &s.state)
 }
+
+/// The recorded program's SMs (see [`crate::results::Analysis::program`]).
+pub(crate) fn program_sms(a: &crate::results::Analysis) -> std::collections::HashSet<&str> {
+    a.program.iter().map(String::as_str).collect()
+}
