@@ -16,7 +16,7 @@ use unicode_width::UnicodeWidthStr;
 /// string; every text view prints names through this (JSON keeps them
 /// exact). Escaping twice changes nothing.
 pub fn printable(s: &str) -> Cow<'_, str> {
-    if s.chars().all(shows_as_is) {
+    if plain_ascii(s) || s.chars().all(shows_as_is) {
         return Cow::Borrowed(s);
     }
     let mut o = String::with_capacity(s.len() + 8);
@@ -49,8 +49,20 @@ fn shows_as_is(c: char) -> bool {
     std::str::from_utf8(&buf[..=n]).is_ok_and(|s| s.escape_debug().count() == 2)
 }
 
+/// Whether `s` is only printable ASCII (a space to `~`), as most names
+/// are: then it shows as it is, a column a byte. A check of whole bytes
+/// that vectorises, where a table of thousands of rows would otherwise
+/// look up every character.
+fn plain_ascii(s: &str) -> bool {
+    s.bytes()
+        .fold(true, |all, b| all & (b' '..=b'~').contains(&b))
+}
+
 /// How many terminal columns `s` takes.
 pub fn cols(s: &str) -> usize {
+    if plain_ascii(s) {
+        return s.len();
+    }
     UnicodeWidthStr::width(s)
 }
 
@@ -203,25 +215,26 @@ pub fn grid_fit(
     right: &[bool],
     width: Option<usize>,
 ) -> String {
-    let rows: Vec<Vec<String>> = rows
+    let head: Vec<Cow<'_, str>> = head.iter().map(|h| printable(h)).collect();
+    let rows: Vec<Vec<Cow<'_, str>>> = rows
         .iter()
-        .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
+        .map(|r| r.iter().map(|c| printable(c)).collect())
         .collect();
-    let rows = rows.as_slice();
     let mut w: Vec<usize> = head.iter().map(|h| cols(h)).collect();
-    for r in rows {
+    for r in &rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(cols(c));
         }
     }
     if let Some(max) = width {
-        narrow(&mut w, head, right, max);
+        let names: Vec<&str> = head.iter().map(|h| &**h).collect();
+        narrow(&mut w, &names, right, max);
     }
-    let mut o = String::new();
-    let head: Vec<String> = head.iter().map(|h| h.to_string()).collect();
-    for r in std::iter::once(&head).chain(rows) {
-        let cut: Vec<String> = r.iter().zip(&w).map(|(c, &n)| elide(c, n)).collect();
-        let _ = writeln!(o, "{}", grid_line(&cut, &w, right).trim_end());
+    let (mut o, mut line) = (String::new(), String::new());
+    for r in std::iter::once(&head).chain(&rows) {
+        grid_line(&mut line, r, &w, right);
+        o.push_str(line.trim_end());
+        o.push('\n');
     }
     o
 }
@@ -269,24 +282,35 @@ fn narrow(w: &mut [usize], head: &[&str], right: &[bool], max: usize) {
     }
 }
 
-fn grid_line(cells: &[String], w: &[usize], right: &[bool]) -> String {
-    let mut l = String::new();
+/// One line of a grid into `l`: each cell in its column's width `w`
+/// (cut in the middle when wider), padded on the side `right` says, two
+/// spaces apart; the last left-aligned cell unpadded.
+fn grid_line(l: &mut String, cells: &[Cow<'_, str>], w: &[usize], right: &[bool]) {
+    l.clear();
     for (i, c) in cells.iter().enumerate() {
+        // A cell wider than its column is cut in the middle.
+        let cut;
+        let c = match cols(c) <= w[i] {
+            true => &**c,
+            false => {
+                cut = elide(c, w[i]);
+                cut.as_str()
+            }
+        };
         let pad = w[i].saturating_sub(cols(c));
         if i > 0 {
             l.push_str("  ");
         }
         if right[i] {
-            l.push_str(&" ".repeat(pad));
+            l.extend(std::iter::repeat_n(' ', pad));
             l.push_str(c);
         } else {
             l.push_str(c);
             if i + 1 < cells.len() {
-                l.push_str(&" ".repeat(pad));
+                l.extend(std::iter::repeat_n(' ', pad));
             }
         }
     }
-    l
 }
 
 #[cfg(test)]
@@ -332,6 +356,40 @@ mod tests {
             narrow,
             format!("llllll…lllll waits on {}", elide(&short, 12))
         );
+    }
+
+    #[test]
+    fn grid_cells_are_escaped_measured_in_columns_and_cut_to_fit() {
+        let head = ["#", "name", "ms"];
+        let rows = vec![
+            vec!["1".into(), "解码\u{1b}x".into(), "5".into()],
+            vec!["10".into(), "a".repeat(30), "12345".into()],
+            vec!["2".into(), "tail ".into(), "".into()],
+        ];
+        let right = [true, false, true];
+        // Whole: the escape takes six columns, each CJK character two.
+        assert_eq!(
+            grid(&head, &rows, &right),
+            format!(
+                " #  name{}     ms\n 1  解码\\u001bx{}      5\n10  {}  12345\n 2  tail\n",
+                " ".repeat(26),
+                " ".repeat(19),
+                "a".repeat(30),
+            )
+        );
+        // In 30 columns the name column narrows to 19: the long name is
+        // cut in the middle, the shorter ones padded.
+        let cut = grid_fit(&head, &rows, &right, Some(30));
+        let lines: Vec<&str> = cut.lines().collect();
+        assert_eq!(
+            lines[2],
+            format!("10  {}…{}  12345", "a".repeat(9), "a".repeat(9))
+        );
+        assert_eq!(
+            lines[1],
+            format!(" 1  解码\\u001bx{}      5", " ".repeat(8))
+        );
+        assert!(lines.iter().all(|l| cols(l) <= 30), "{cut}");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use crate::engine::{state_target, without_id};
 use crate::results::{Analysis, StateRow};
 use crate::Speedup;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A state to speed up: one SM's, or that of every thread of one name.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,7 +78,7 @@ pub fn levers(a: &Analysis, n: usize) -> Vec<Lever> {
     let mut held = held_on(a);
     let len = a.critical_path.length_ns.max(1) as f64;
     let mut out: Vec<Lever> = Vec::new();
-    let mut at: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    let mut at: HashMap<(&str, &str, &str), usize> = HashMap::default();
     for row in rows.filter(|s| own.contains(s.sm.as_str())) {
         // The time charged to it as a holder leaves its rows first.
         let h = held.entry((&row.sys, &row.sm)).or_default();
@@ -117,7 +117,7 @@ pub fn levers(a: &Analysis, n: usize) -> Vec<Lever> {
 /// Per (system, SM): the path time charged to it as the holder of what
 /// other SMs' states waited for (their `blame`).
 fn held_on(a: &Analysis) -> HashMap<(&str, &str), u64> {
-    let mut held: HashMap<(&str, &str), u64> = HashMap::new();
+    let mut held: HashMap<(&str, &str), u64> = HashMap::default();
     for s in &a.states {
         for b in s.blame.iter().filter(|b| b.sm != s.sm) {
             *held.entry((&s.sys, &b.sm)).or_default() += b.ns;

@@ -26,6 +26,6 @@ pub(crate) fn name(s: &StateRow) -> String {
 }
 
 /// The recorded program's SMs (see [`crate::results::Analysis::program`]).
-pub(crate) fn program_sms(a: &crate::results::Analysis) -> std::collections::HashSet<&str> {
+pub(crate) fn program_sms(a: &crate::results::Analysis) -> rustc_hash::FxHashSet<&str> {
     a.program.iter().map(String::as_str).collect()
 }
