@@ -98,18 +98,20 @@ impl Session {
     }
 
     /// Keeps no records for later passes where they can read the input
-    /// again instead: regular files (neither a pipe nor standard input)
-    /// whose reader decodes as it goes. A later pass then takes the memory
-    /// of one pass, not that of every record; other inputs keep their
-    /// records as [`Session::keep_records`] says.
+    /// again instead: inputs whose reader decodes as it goes, a regular
+    /// file opened again, a pipe or standard input read from the copy its
+    /// first reading made ([`open_input`]). A later pass then takes the
+    /// memory of one pass, not that of every record; other inputs keep
+    /// their records as [`Session::keep_records`] says. (A copy that the
+    /// disk could not hold leaves no second reading: the later pass then
+    /// says so, naming the input.)
     pub fn read_files_again(&mut self) {
         self.again = true;
     }
 
     /// The records the first pass over `src` keeps for later passes.
     fn cap_for(&self, src: &AnySource) -> usize {
-        let file = |p: &Path| p != Path::new("-") && p.metadata().is_ok_and(|m| m.is_file());
-        match self.again && src.streams() && self.inputs.iter().all(|i| file(&i.path)) {
+        match self.again && src.streams() {
             true => 0,
             false => self.cap,
         }
