@@ -87,12 +87,20 @@ impl Repeats {
         let mut out = Vec::new();
         if self.copies > 0 {
             let n = self.copies;
-            let msg = format!("{n} spans were given again (the same trace id, span id and fields as a span before them: an exporter's retry, or an export received twice); each copy was dropped");
+            let spans = match n {
+                1 => "1 span was".to_string(),
+                _ => format!("{n} spans were"),
+            };
+            let msg = format!("{spans} given again (the same trace id, span id and fields as a span before it: an exporter's retry, or an export received twice); each copy was dropped");
             out.push(Diagnostic::new(DiagnosticKind::InputSkipped, msg).count(n));
         }
         if let Some((id, span, kept)) = &self.clash {
             let n = self.clashes;
-            let msg = format!("{n} spans reuse the span id of another span of their trace (e.g. span id {id}: {span}, where {kept} came first); each was dropped, the first span of the id kept");
+            let spans = match n {
+                1 => "1 span reuses".to_string(),
+                _ => format!("{n} spans reuse"),
+            };
+            let msg = format!("{spans} the span id of another span of its trace (e.g. span id {id}: {span}, where {kept} came first); each was dropped, the first span of the id kept");
             out.push(Diagnostic::new(DiagnosticKind::InputSkipped, msg).count(n));
         }
         out
