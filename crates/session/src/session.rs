@@ -287,8 +287,9 @@ impl Session {
     }
 
     /// [`Session::analyze`] with every state visit and dependence handed
-    /// to `observer` (on one thread: it sees the engine's visits as they
-    /// happen).
+    /// to `observer`, on the caller's thread as the engine makes them (the
+    /// reader on a thread of its own, as for [`Session::analyze`]: the
+    /// observer hears the same visits in the same order from either pump).
     pub fn analyze_observed(
         &mut self,
         opts: Options,
@@ -303,10 +304,19 @@ impl Session {
             return engine(&name, result);
         }
         let mut src = self.source()?;
-        let cap = self.cap_for(&src);
-        let mut rec = Recorder::new(&mut src, cap);
-        let result = critpath_engine::analyze_observed(&mut rec, opts, observer, progress);
-        self.replay = rec.into_replay();
+        let (cap, parallel) = (self.cap_for(&src), self.settings.threads && src.streams());
+        let result = if parallel {
+            let mut rec = Recorder::new(src.reader(), cap);
+            let observed = critpath_engine::observed_engine(&mut rec, opts, observer);
+            let r = critpath_engine::run_parallel(&mut rec, observed, progress);
+            self.replay = rec.into_replay();
+            r
+        } else {
+            let mut rec = Recorder::new(&mut src, cap);
+            let r = critpath_engine::analyze_observed(&mut rec, opts, observer, progress);
+            self.replay = rec.into_replay();
+            r
+        };
         engine(&name, result)
     }
 

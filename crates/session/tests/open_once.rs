@@ -166,3 +166,62 @@ fn a_recordings_verdict_takes_no_second_pass() {
     assert!(p.length_ns < a.critical_path.length_ns);
     assert_eq!(s.opens(), 1);
 }
+
+/// Every state visit and dependence an observed pass hands over, names
+/// resolved, in order.
+fn observed(path: &Path, threads: bool) -> (Vec<String>, Analysis) {
+    let settings = Settings {
+        threads,
+        ..Settings::default()
+    };
+    let mut s = Session::open(&[path.to_path_buf()], &settings).expect("opens");
+    let mut seen = Vec::new();
+    let mut obs = |v: &critpath_engine::Visit, strings: &critpath_trace::Interner| {
+        let r = |s| strings.resolve(s).to_string();
+        seen.push(match *v {
+            critpath_engine::Visit::State {
+                sm,
+                state,
+                start,
+                end,
+                ..
+            } => {
+                format!("{} {} {start} {end}", r(sm), r(state))
+            }
+            critpath_engine::Visit::Link {
+                from_sm,
+                to_sm,
+                sent,
+                received,
+                wait,
+                ..
+            } => {
+                format!("{}->{} {sent} {received} {wait}", r(from_sm), r(to_sm))
+            }
+        });
+    };
+    let (a, _) = s
+        .analyze_observed(Options::default(), &mut obs, &mut |_, _| {})
+        .expect("analyzes");
+    (seen, a)
+}
+
+/// An observed pass (the report's) reads on a thread of its own when
+/// threads are allowed, and its observer hears what a pass on one thread
+/// tells it: the same visits in the same order, the same analysis.
+#[test]
+fn an_observed_pass_hears_the_same_from_either_pump() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, trace()).expect("writes");
+    let rec = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../os/tests/fixtures/pingpong_syscalls.data");
+    for path in [file, rec] {
+        let (one, a) = observed(&path, false);
+        let (two, b) = observed(&path, true);
+        assert!(one.len() > 100, "{}: {} visits", path.display(), one.len());
+        assert_eq!(one, two, "{}", path.display());
+        assert_eq!(a.states, b.states);
+        assert_eq!(a.critical_path, b.critical_path);
+    }
+}
