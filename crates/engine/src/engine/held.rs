@@ -150,6 +150,7 @@ impl Engine<'_> {
             l,
             t,
             cnode: cn,
+            origin: b.origin,
         }
     }
 }

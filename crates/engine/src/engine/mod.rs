@@ -132,14 +132,21 @@ impl Options {
     }
 }
 
-/// A node's handle kept in memory: id, `L`, time and cgraph node.
+/// A node's handle kept in memory: id, `L`, time, cgraph node and the
+/// cgraph origin of its SM (what an inter-SM edge from it leaves when no
+/// view shows the combined graph: see `Engine::inter_from`; kept here, in
+/// the handle's padding, so that a receive does not load the sender's
+/// cgraph node to find it).
 #[derive(Clone, Copy, Debug)]
 struct NodeRef {
     id: u64,
     l: i64,
     t: u64,
     cnode: u32,
+    origin: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<NodeRef>() == 32);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WaitOn {

@@ -204,6 +204,7 @@ mod tests {
             l: 0,
             t: id,
             cnode: 0,
+            origin: 0,
         }
     }
 

@@ -17,6 +17,8 @@ use critpath_trace::{Event, Interner, LinkId, Pos, Record, Sym};
 /// An SM's situation just before its next node: what it is in and since when.
 #[derive(Clone, Copy)]
 pub(super) struct Before {
+    /// The SM's cgraph origin.
+    pub origin: u32,
     pub cur: u32,
     pub cur_key: u32,
     pub cnode: u32,
@@ -182,6 +184,7 @@ impl Engine<'_> {
     pub(super) fn before(&self, sm: u32) -> Before {
         let s = &self.m.sms[sm as usize];
         Before {
+            origin: s.origin,
             cur: s.cur,
             cur_key: s.cur_key,
             cnode: s.cnode,
@@ -234,6 +237,7 @@ impl Engine<'_> {
             l,
             t,
             cnode: cn,
+            origin: self.m.sms[sm as usize].origin,
         }
     }
 
@@ -325,6 +329,7 @@ impl Engine<'_> {
             l: best.l,
             t,
             cnode: cn,
+            origin: b.origin,
         };
         self.enter(sm, to, wait, n);
         self.note_node(sm, n);
@@ -481,7 +486,7 @@ impl Engine<'_> {
         } else {
             key
         };
-        let from = self.inter_from(m.cnode);
+        let from = self.inter_from(m);
         let ie = self.g.inter_pass((m.cnode, from), cn, (key, held), w);
         if let Some(o) = self.observer.as_mut() {
             let a = &self.m.sms[self.g.cnodes[m.cnode as usize].sm as usize];
@@ -519,7 +524,7 @@ impl Engine<'_> {
         }
     }
 
-    /// The cgraph node an inter-SM edge from cnode `cnode` leaves: that
+    /// The cgraph node an inter-SM edge from node `m` leaves: its cgraph
     /// node, or, when no view shows the combined graph
     /// ([`crate::Options::no_cgraph`]), its SM's origin. What the results
     /// read of an inter-SM edge is its SMs, state and roles, so one edge a
@@ -528,12 +533,11 @@ impl Engine<'_> {
     /// node): on the dependence-heavy trace of 20M records, 36,576 instead
     /// of 387,390.
     #[inline]
-    fn inter_from(&self, cnode: u32) -> u32 {
-        if !self.opts.no_cgraph {
-            return cnode;
+    fn inter_from(&self, m: NodeRef) -> u32 {
+        match self.opts.no_cgraph {
+            true => m.origin,
+            false => m.cnode,
         }
-        let sm = self.g.cnodes[cnode as usize].sm;
-        self.m.sms[sm as usize].origin
     }
 
     /// A link sent at `sent`, before the state of `key` it ends began
