@@ -9,38 +9,51 @@ use critpath_trace::{DiagnosticKind, Interner, Pos, Sym, Who};
 use rustc_hash::FxHashMap;
 
 /// One state machine as the rules see it.
+///
+/// Laid out by use: the first cache line holds what every record of the
+/// SM reads (its state, since when, its latest node), the second what a
+/// transition reads or writes beside it (the wait, the cgraph nodes, the
+/// latest transition), the third the counts it adds to; the rest is read
+/// seldom. Left to the compiler, the fields a record touches spread over
+/// four or five lines.
+#[repr(C, align(64))]
 pub(super) struct Sm {
-    pub sys: Sym,
-    pub name: Sym,
-    /// cgraph "origin" node: the SM before its life begins.
-    pub origin: u32,
-    /// Current state (NONE32 when not alive or no state yet).
-    pub cur: u32,
-    pub cur_key: u32,
-    pub wait: WaitOn,
+    /// Latest node (transition or send) in the current life.
+    pub last: Option<NodeRef>,
     /// Start of the current piece of the current state (moved by sends).
     pub tp: u64,
     /// When the current state was entered.
     pub entered: u64,
+    /// Current state (NONE32 when not alive or no state yet).
+    pub cur: u32,
+    pub cur_key: u32,
+    /// Latest transition (any state, or end) ever.
+    pub last_trans: Option<NodeRef>,
+    pub wait: WaitOn,
+    pub cnode: u32,
+    /// cgraph "origin" node: the SM before its life begins.
+    pub origin: u32,
+    pub nodes: u64,
+    pub last_t: u64,
     /// The latest end of a `held` piece charged to the current visit
     /// (rule 6; 0: none): if the visit is still open at the end, its time
     /// up to there counts in its total.
     pub held_until: u64,
-    /// Latest node (transition or send) in the current life.
-    pub last: Option<NodeRef>,
-    /// Latest transition (any state, or end) ever.
-    pub last_trans: Option<NodeRef>,
-    pub cnode: u32,
-    pub calls: Vec<(Sym, u32)>,
-    pub first_t: u64,
-    pub last_t: u64,
-    pub nodes: u64,
-    /// Is this the start SM whose first node is a path start?
-    pub is_from: bool,
     /// One-entry memo of `Engine::find_key`: a state of this SM and its key
     /// (NONE32, NONE32 before any).
     pub key_memo: (u32, u32),
+    pub first_t: u64,
+    pub sys: Sym,
+    pub name: Sym,
+    /// Is this the start SM whose first node is a path start?
+    pub is_from: bool,
+    pub calls: Vec<(Sym, u32)>,
 }
+
+const _: () = assert!(std::mem::offset_of!(Sm, cur_key) + 4 <= 64);
+const _: () = assert!(std::mem::offset_of!(Sm, wait) >= 64);
+const _: () = assert!(std::mem::offset_of!(Sm, origin) + 4 <= 128);
+const _: () = assert!(std::mem::offset_of!(Sm, key_memo) + 8 <= 192);
 
 impl Sm {
     /// Counts a node of this SM at `t`.
