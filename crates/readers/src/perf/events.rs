@@ -637,6 +637,11 @@ impl KernelEvents {
         max: usize,
     ) -> Result<bool, ReadError> {
         let start = out.len();
+        if self.raw.is_some() && !self.done {
+            self.raw_into(strings, out, max);
+            self.repeats.carry(&out[start..]);
+            return Ok(!self.done);
+        }
         let mut more = Ok(true);
         while out.len() - start < max {
             match self.step(strings) {
@@ -681,11 +686,7 @@ impl KernelEvents {
         let rr = self.raw.as_mut().expect("raw reader");
         let b = self.bytes.as_ref();
         let Some(s) = rr.next_sample(b) else {
-            self.samples = rr.samples;
-            self.lost = rr.lost;
-            self.malformed = (rr.malformed, rr.first_malformed);
-            self.damage = rr.damage;
-            self.done = true;
+            self.raw_ended();
             return Step::End;
         };
         saw(&mut self.timed, s.t);
@@ -699,14 +700,61 @@ impl KernelEvents {
             }),
             None => Step::Skipped,
         };
+        self.release_read();
+        step
+    }
+
+    /// [`Self::read_into`] of the in-place reader: each sample's event
+    /// written straight into `out`, and checked there for a copy.
+    fn raw_into(&mut self, strings: &mut Interner, out: &mut Vec<KRecord>, max: usize) {
+        let start = out.len();
+        while out.len() - start < max {
+            let rr = self.raw.as_mut().expect("raw reader");
+            let b = self.bytes.as_ref();
+            let Some(s) = rr.next_sample(b) else {
+                self.raw_ended();
+                return;
+            };
+            saw(&mut self.timed, s.t);
+            if let Some(ev) = self.dec.decode(strings, &b[s.raw.0..s.raw.1]) {
+                out.push(KRecord {
+                    t: s.t,
+                    cpu: s.cpu,
+                    pid: s.pid,
+                    tid: s.tid,
+                    ev,
+                });
+                let (k, before) = out[start..].split_last().expect("pushed");
+                if self.repeats.repeated(k, before) {
+                    out.pop();
+                }
+            }
+            self.release_read();
+        }
+    }
+
+    /// The in-place reader is at its end: its counts are the file's.
+    #[cold]
+    fn raw_ended(&mut self) {
+        let rr = self.raw.as_ref().expect("raw reader");
+        self.samples = rr.samples;
+        self.lost = rr.lost;
+        self.malformed = (rr.malformed, rr.first_malformed);
+        self.damage = rr.damage;
+        self.done = true;
+    }
+
+    /// Keeps memory flat: once the in-place reader is a step further into
+    /// the file, the pages behind every sample still waiting to be decoded
+    /// leave the process.
+    #[inline]
+    fn release_read(&mut self) {
+        let rr = self.raw.as_ref().expect("raw reader");
         if rr.read_to() >= self.released.1 {
-            // Keep memory flat: the pages behind every sample still
-            // waiting to be decoded leave the process.
             let low = rr.low_water();
             self.bytes.release(self.released.0, low);
             self.released = (low.max(self.released.0), rr.read_to() + file::RELEASE_STEP);
         }
-        step
     }
 
     /// One record by `linux-perf-data`'s iterator. A panic of the parser
