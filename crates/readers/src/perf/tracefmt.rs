@@ -20,6 +20,7 @@ pub struct Field {
 
 impl Field {
     /// The field as an unsigned integer (little-endian, as on x86 and arm64).
+    #[inline(always)]
     pub fn u64(&self, raw: &[u8]) -> u64 {
         let Some(b) = raw.get(self.offset..self.offset + self.size) else {
             return 0;
