@@ -250,6 +250,7 @@ impl Builder {
     /// segment, named when a tracepoint ends it) may begin before the
     /// waiter became runnable: it waited for none of that time, and is not
     /// charged.
+    #[inline]
     fn charge_one(
         &mut self,
         t: u64,
