@@ -4,7 +4,7 @@
 //! trace that never has half the bound pending at once is analysed exactly
 //! as without a bound.
 
-use critpath_engine::{Analysis, Engine, Options};
+use critpath_engine::{Analysis, Engine, Options, Visit};
 use critpath_trace::{DiagnosticKind, Event, Interner, LinkId, Pos, Record, Sym, Who};
 use proptest::prelude::*;
 
@@ -199,5 +199,85 @@ proptest! {
             };
             prop_assert!(missing(&bounded) >= missing(&free));
         }
+    }
+}
+
+/// A send of an id whose earlier send is still pending is said
+/// (`send-id-reused`): the earlier send is dropped, and the recv of the id
+/// depends on the later one. An id sent again after its recv is no reuse.
+#[test]
+fn a_send_of_a_pending_id_is_said_and_the_recv_takes_the_later() {
+    let mut s = Interner::new();
+    let (a, b) = (Who::Sm(s.intern("a")), Who::Sm(s.intern("b")));
+    let (run_, idle, got) = (s.intern("run"), s.intern("idle"), s.intern("got"));
+    let trace = |ids: [u64; 3]| {
+        let send = |t, k| {
+            rec(
+                t,
+                Event::Send {
+                    who: a,
+                    id: LinkId::Num(k),
+                },
+            )
+        };
+        let recv = |t, k| {
+            rec(
+                t,
+                Event::Recv {
+                    who: b,
+                    id: LinkId::Num(k),
+                    state: got,
+                    waited: false,
+                },
+            )
+        };
+        vec![
+            rec(
+                0,
+                Event::State {
+                    who: a,
+                    state: run_,
+                },
+            ),
+            rec(
+                0,
+                Event::State {
+                    who: b,
+                    state: idle,
+                },
+            ),
+            send(10, ids[0]),
+            send(50, ids[1]),
+            recv(60, 1),
+            send(70, ids[2]),
+            recv(80, 1),
+            rec(90, Event::End { who: a }),
+            rec(90, Event::End { who: b }),
+        ]
+    };
+    let reused = run(&trace([1, 1, 1]), &s, None);
+    let said: Vec<_> = (reused.diagnostics.iter())
+        .filter(|d| d.kind == DiagnosticKind::SendIdReused)
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", reused.diagnostics);
+    assert!(said[0].message.contains("at t=50") && said[0].message.contains("at t=10"));
+    assert_eq!(count(&reused, DiagnosticKind::RecvWithoutSend), 0);
+    // The recv at 60 took the send at 50 (the observer hears each link).
+    let mut links = Vec::new();
+    let mut obs = |v: &Visit, _: &Interner| {
+        if let Visit::Link { sent, received, .. } = *v {
+            links.push((sent, received));
+        }
+    };
+    let mut e = Engine::observed(Options::default(), &mut obs);
+    for (i, r) in trace([1, 1, 1]).iter().enumerate() {
+        e.feed(r, Pos::record(i as u64 + 1), &s);
+    }
+    e.finish(&s).expect("analysis");
+    assert_eq!(links, [(50, 60), (70, 80)]);
+    // Distinct ids, or an id sent again once received: nothing to say.
+    for ids in [[2, 1, 1], [1, 2, 1]] {
+        let a = run(&trace(ids), &s, None);
+        assert_eq!(count(&a, DiagnosticKind::SendIdReused), 0, "{ids:?}");
     }
 }

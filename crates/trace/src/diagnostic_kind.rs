@@ -16,6 +16,9 @@ pub enum DiagnosticKind {
     /// Sends dropped unreceived for the bound on pending sends, and the
     /// `recv`s that came for them later.
     PendingSendDropped,
+    /// A `send` of an id whose earlier send was still pending: the earlier
+    /// one is dropped unreceived.
+    SendIdReused,
     /// A state visit long against its SM's life, with no wait.
     LongState,
     /// No path joins the start to the destination.
@@ -142,7 +145,7 @@ impl Serialize for Severity {
 
 impl DiagnosticKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DiagnosticKind; 37] = [
+    pub const ALL: [DiagnosticKind; 38] = [
         WaitAdvancedEarly,
         RecvWithoutSend,
         PendingSendDropped,
@@ -180,6 +183,7 @@ impl DiagnosticKind {
         KernelSymbols,
         AfterRoot,
         LossyNames,
+        SendIdReused,
     ];
 
     /// The kebab-case name shown in JSON and text (`wait-advanced-early`).
@@ -222,6 +226,7 @@ impl DiagnosticKind {
             KernelSymbols => "kernel-symbols",
             AfterRoot => "after-root",
             LossyNames => "lossy-names",
+            SendIdReused => "send-id-reused",
         }
     }
 
@@ -269,6 +274,7 @@ impl DiagnosticKind {
             LossyNames => "Some names are not UTF-8 (a C program's bytes in another encoding): each was read with U+FFFD in place of the bytes that are not UTF-8, so names that differ only there are one name. Give the SDK UTF-8 names.",
             AfterRoot => "Some spans started after their request's root span had ended (work the request set off and did not wait for: a message handled later, a follows-from span): the request's path ends with its root span, so they are not on it. --to SERVICE ends the path with one of them instead.",
             SpanContext => "Trace context was lost between services (propagation headers not injected or not extracted): requests split into one-service traces, spans whose parent is in no trace, client calls with no server span. Their waits are missing: fix the propagation.",
+            SendIdReused => "A message was sent with the id of an earlier one not yet received: the earlier send was dropped unreceived, and a recv of the id depends on the later. Give each message an id of its own (or record the recv the earlier one had).",
             RecorderShare => "The recorder (perf) ran on the CPUs beside the program: where a path thread waited for a CPU it held, the runnable state's blame names it.",
         }
     }
@@ -279,9 +285,8 @@ impl DiagnosticKind {
             WaitAdvancedEarly | RecvWithoutSend | PendingSendDropped | Disconnected
             | StackMismatch | InputSkipped | InputCut | CutShort | DamagedInput
             | LostAnnotations | LostEvents | CollectiveUnmatched | DuplicateRank
-            | LaunchUnmatched | NotSystemWide | PathGap | SpanContext | UnlinkedThreads => {
-                Severity::ChangesAnswer
-            }
+            | LaunchUnmatched | NotSystemWide | PathGap | SpanContext | UnlinkedThreads
+            | SendIdReused => Severity::ChangesAnswer,
             LongState | TracepointFormats | LostSwitchIn | UnknownWaker | UncausedWakeup
             | Straggler | RecorderShare | CommandGuessed | InferredTransition
             | ChildOutlivesParent | InferredLink | KernelSymbols | AfterRoot | LossyNames => {

@@ -206,6 +206,36 @@ impl Engine<'_> {
         });
     }
 
+    /// Reports a send of `id` by SM `sm` while the send of that id at
+    /// `earlier` was still pending: the earlier one is dropped unreceived.
+    #[cold]
+    pub(super) fn send_reused(
+        &mut self,
+        sm: u32,
+        id: LinkId,
+        earlier: u64,
+        (t, pos): (u64, Pos),
+        strings: &Interner,
+    ) {
+        if !self.diags.want(DiagnosticKind::SendIdReused) {
+            return;
+        }
+        let s = &self.m.sms[sm as usize];
+        let (sys, name) = (s.sys, s.name);
+        let id = link_label(strings, id);
+        self.diags.push(move |strings| {
+            Diagnostic::new(
+                DiagnosticKind::SendIdReused,
+                format!(
+                    "{}: send of id {id} at t={t} ({pos}) while the send of that id at t={earlier} was not yet received: the earlier send was dropped, and a recv of the id depends on this one (give each message an id of its own)",
+                    sm_label(strings, sys, name),
+                ),
+            )
+            .on(strings, sys, name)
+            .at(t, pos)
+        });
+    }
+
     /// Reports that SM `sm` left its waiting state `key` too early: it
     /// waited as `wait` says, and `seen` is the awaited transition found.
     pub(super) fn early(

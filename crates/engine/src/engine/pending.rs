@@ -80,28 +80,31 @@ impl Pending {
     }
 
     /// A send of `id`, pending until received. A later send of the same id
-    /// replaces an earlier one.
+    /// replaces an earlier one still pending, which it returns.
     #[inline]
-    pub fn insert(&mut self, id: LinkId, n: NodeRef) {
+    pub fn insert(&mut self, id: LinkId, n: NodeRef) -> Option<NodeRef> {
         let (i, k) = slot(&id);
+        let mut older = None;
         if self.turned || len(&self.young) >= self.half {
-            self.insert_aged(i, k);
+            older = self.insert_aged(i, k);
         }
-        self.young[i].insert(k, n);
+        self.young[i].insert(k, n).or(older)
     }
 
     /// Before a send of key `k` once the young generation is full or has
-    /// turned: turns it if needed, and forgets older sends of `k`.
+    /// turned: turns it if needed, and forgets older sends of `k` (the one
+    /// still pending, returned).
     #[cold]
-    fn insert_aged(&mut self, i: usize, k: u64) {
+    fn insert_aged(&mut self, i: usize, k: u64) -> Option<NodeRef> {
         if len(&self.young) >= self.half && !self.young[i].contains_key(&k) {
             self.rotate();
         }
-        if !self.old[i].is_empty() {
-            self.old[i].remove(&k);
-        }
         if !self.dropped[i].is_empty() {
             self.dropped[i].remove(&k);
+        }
+        match self.old[i].is_empty() {
+            true => None,
+            false => self.old[i].remove(&k),
         }
     }
 
@@ -241,8 +244,9 @@ mod tests {
         assert!(matches!(p.take(&LinkId::Num(0)), Taken::Dropped));
         assert!(matches!(p.take(&LinkId::Num(0)), Taken::Missing));
         assert_eq!(sent(p.take(&LinkId::Num(2))), Some(2));
-        // Sending a dropped id again makes it pending again.
-        p.insert(LinkId::Num(1), node(7));
+        // Sending a dropped id again makes it pending again (no send of
+        // it was pending: none is replaced).
+        assert!(p.insert(LinkId::Num(1), node(7)).is_none());
         assert_eq!(sent(p.take(&LinkId::Num(1))), Some(7));
     }
 
@@ -262,7 +266,8 @@ mod tests {
         p.insert(LinkId::Num(1), node(1));
         p.insert(LinkId::Num(2), node(2));
         p.insert(LinkId::Num(3), node(3)); // 1, 2 now old
-        p.insert(LinkId::Num(1), node(9));
+        let replaced = p.insert(LinkId::Num(1), node(9));
+        assert_eq!(replaced.map(|n| n.id), Some(1), "the old send is said");
         assert_eq!(sent(p.take(&LinkId::Num(1))), Some(9));
         assert!(matches!(p.take(&LinkId::Num(1)), Taken::Missing));
     }

@@ -70,7 +70,7 @@ impl Engine<'_> {
             Event::End { who } => (who, M_END, WaitOn::No, None),
             Event::Send { who, id } => {
                 if let Some(sm) = self.resolve(sys, who, t, pos, strings) {
-                    self.send(sm, t, id, strings);
+                    self.send(sm, (t, pos), id, strings);
                 }
                 return;
             }
@@ -197,7 +197,7 @@ impl Engine<'_> {
 
     /// A `send` of `id`: a node on the sender's SM, pending until received.
     #[inline(never)]
-    fn send(&mut self, sm: u32, t: u64, id: LinkId, strings: &Interner) {
+    fn send(&mut self, sm: u32, (t, pos): (u64, Pos), id: LinkId, strings: &Interner) {
         let node = self.new_node();
         let b = self.before(sm);
         let n = match (b.cur, b.last) {
@@ -214,7 +214,9 @@ impl Engine<'_> {
         if b.cur != NONE32 {
             s.cnode = n.cnode;
         }
-        self.pending.insert(id, n);
+        if let Some(earlier) = self.pending.insert(id, n) {
+            self.send_reused(sm, id, earlier.t, (t, pos), strings);
+        }
         self.note_node(sm, n);
     }
 
