@@ -186,24 +186,9 @@ impl Engine<'_> {
         (t, pos): (u64, Pos),
         strings: &Interner,
     ) {
-        if !self.diags.want(DiagnosticKind::RecvWithoutSend) {
-            return;
-        }
-        let s = &self.m.sms[sm as usize];
-        let (sys, name) = (s.sys, s.name);
-        // A transient id's text may be gone by the end.
-        let id = link_label(strings, id);
-        self.diags.push(move |strings| {
-            Diagnostic::new(
-                DiagnosticKind::RecvWithoutSend,
-                format!(
-                    "{}: recv of id {id} at t={t} ({pos}) has no pending send (none was sent before it, or an earlier recv took it: a send is received once); the dependence is missing (record a send before each recv)",
-                    sm_label(strings, sys, name),
-                ),
-            )
-            .on(strings, sys, name)
-            .at(t, pos)
-        });
+        self.link_finding(DiagnosticKind::RecvWithoutSend, sm, id, (t, pos), strings, move |sm, id| format!(
+            "{sm}: recv of id {id} at t={t} ({pos}) has no pending send (none was sent before it, or an earlier recv took it: a send is received once); the dependence is missing (record a send before each recv)"
+        ));
     }
 
     /// Reports a send of `id` by SM `sm` while the send of that id at
@@ -217,22 +202,34 @@ impl Engine<'_> {
         (t, pos): (u64, Pos),
         strings: &Interner,
     ) {
-        if !self.diags.want(DiagnosticKind::SendIdReused) {
+        self.link_finding(DiagnosticKind::SendIdReused, sm, id, (t, pos), strings, move |sm, id| format!(
+            "{sm}: send of id {id} at t={t} ({pos}) while the send of that id at t={earlier} was not yet received: the earlier send was dropped, and a recv of the id depends on this one (give each message an id of its own)"
+        ));
+    }
+
+    /// A finding of `kind` about link `id` of SM `sm` at `(t, pos)`, if
+    /// findings of the kind are still wanted: `say` makes its message of
+    /// the SM's label and the id's (taken now: a transient id's text may be
+    /// gone by the end).
+    pub(super) fn link_finding(
+        &mut self,
+        kind: DiagnosticKind,
+        sm: u32,
+        id: LinkId,
+        (t, pos): (u64, Pos),
+        strings: &Interner,
+        say: impl FnOnce(&str, &str) -> String + Send + 'static,
+    ) {
+        if !self.diags.want(kind) {
             return;
         }
         let s = &self.m.sms[sm as usize];
         let (sys, name) = (s.sys, s.name);
         let id = link_label(strings, id);
         self.diags.push(move |strings| {
-            Diagnostic::new(
-                DiagnosticKind::SendIdReused,
-                format!(
-                    "{}: send of id {id} at t={t} ({pos}) while the send of that id at t={earlier} was not yet received: the earlier send was dropped, and a recv of the id depends on this one (give each message an id of its own)",
-                    sm_label(strings, sys, name),
-                ),
-            )
-            .on(strings, sys, name)
-            .at(t, pos)
+            Diagnostic::new(kind, say(&sm_label(strings, sys, name), &id))
+                .on(strings, sys, name)
+                .at(t, pos)
         });
     }
 

@@ -13,7 +13,6 @@
 //! has half the bound pending at once does exactly one hash operation per
 //! send and per recv, as without a bound.
 
-use super::names::{link_label, sm_label};
 use super::{Engine, NodeRef};
 use critpath_trace::{Diagnostic, DiagnosticKind, Interner, LinkId, Pos};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -158,27 +157,13 @@ impl Engine<'_> {
         &mut self,
         sm: u32,
         id: LinkId,
-        (t, pos): (u64, Pos),
+        at: (u64, Pos),
         strings: &Interner,
     ) {
-        if !self.diags.want(DiagnosticKind::PendingSendDropped) {
-            return;
-        }
-        let s = &self.m.sms[sm as usize];
-        let (sys, name, limit) = (s.sys, s.name, self.pending.limit());
-        // A transient id's text may be gone by the end.
-        let id = link_label(strings, id);
-        self.diags.push(move |strings| {
-            Diagnostic::new(
-                DiagnosticKind::PendingSendDropped,
-                format!(
-                    "{}: recv of id {id} at t={t} ({pos}): its send was dropped unreceived for the bound of {limit} pending sends (CRITPATH_PENDING_SENDS); the dependence is missing",
-                    sm_label(strings, sys, name),
-                ),
-            )
-            .on(strings, sys, name)
-            .at(t, pos)
-        });
+        let (t, pos, limit) = (at.0, at.1, self.pending.limit());
+        self.link_finding(DiagnosticKind::PendingSendDropped, sm, id, at, strings, move |sm, id| format!(
+            "{sm}: recv of id {id} at t={t} ({pos}): its send was dropped unreceived for the bound of {limit} pending sends (CRITPATH_PENDING_SENDS); the dependence is missing"
+        ));
     }
 
     /// How many sends were dropped for the bound, if any.
